@@ -1,0 +1,785 @@
+//! SRTP/SRTCP contexts: the per-session state machine, without I/O.
+//!
+//! Every operation runs in three steps (design.md §2):
+//! [`Context::prepare`] (header checks, index estimation, replay pre-check,
+//! IV), [`Engine::transform`] on a batch of [`Job`]s built with
+//! [`Context::job`], and [`Context::commit`] (tag verdict; only then are the
+//! ROC, the replay window and new streams updated). The one-packet methods
+//! ([`Context::protect_rtp`] and friends) run the three in a row.
+
+use crate::engine::{Engine, Job, Op, Outcome};
+use crate::error::{Error, HeaderError};
+use crate::header::{check_padding, RtcpHeader, RtpHeader};
+use crate::index::{estimate, roc_of, MAX_SRTCP_INDEX, MAX_SRTP_INDEX};
+use crate::kdf::SessionKeys;
+use crate::keys::MasterKey;
+use crate::replay::{ReplayCheck, ReplayWindow, DEFAULT_WINDOW, MAX_WINDOW};
+use crate::suite::{Cipher, Suite};
+use rustc_hash::FxHashMap;
+use zeroize::Zeroizing;
+
+/// Largest packet accepted, protected or not.
+pub const MAX_PACKET_LEN: usize = 65_535;
+/// Most bytes protection adds to an SRTP packet (tag + MKI of 128 bytes).
+pub const MAX_TRAILER_LEN: usize = 16 + 128;
+/// Most bytes protection adds to an SRTCP packet (tag + index word + MKI).
+pub const MAX_RTCP_TRAILER_LEN: usize = 16 + 4 + 128;
+
+/// Parameters of a context.
+#[derive(Clone, Debug)]
+pub struct Policy {
+    /// The protection profile.
+    pub suite: Suite,
+    /// One or more master keys; with several, each needs an MKI of `mki_len` bytes.
+    pub keys: Vec<MasterKey>,
+    /// Key derivation rate: 0, or a power of two up to 2^24 (RFC 3711 §4.3.1).
+    pub kdr: u64,
+    /// Replay window in packets (64..=32768; rounded up to a multiple of 64).
+    pub replay_window: usize,
+    /// Most SSRCs per direction; packets of further SSRCs are refused.
+    pub max_streams: usize,
+    /// Encrypt SRTP payloads (false = `UNENCRYPTED_SRTP`, RFC 4568 §6.3.2).
+    pub encrypt_rtp: bool,
+    /// Encrypt SRTCP (false = `UNENCRYPTED_SRTCP`: the E flag is clear).
+    pub encrypt_rtcp: bool,
+}
+
+impl Policy {
+    /// A policy with one master key and the defaults (window 128, 1024 streams).
+    pub fn new(suite: Suite, key: MasterKey) -> Policy {
+        Policy {
+            suite,
+            keys: vec![key],
+            kdr: 0,
+            replay_window: DEFAULT_WINDOW,
+            max_streams: 1024,
+            encrypt_rtp: true,
+            encrypt_rtcp: true,
+        }
+    }
+}
+
+/// RTP or RTCP.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// SRTP.
+    Rtp,
+    /// SRTCP.
+    Rtcp,
+}
+
+/// Where a prepared job finds its session keys.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum KeyRef {
+    /// The keys of master key `n`, derived once (kdr = 0).
+    Fixed(usize),
+    /// A per-stream slot (kdr ≠ 0), valid while its generation matches.
+    Stream { ssrc: u32, tx: bool, slot: usize, gen: u64 },
+    /// A context-wide scratch slot for a receive SSRC that has no stream yet
+    /// (kdr ≠ 0): streams are created only after authentication.
+    Scratch { slot: usize, gen: u64 },
+}
+
+/// The result of [`Context::prepare`]: everything the job and the commit need.
+#[derive(Clone, Copy, Debug)]
+pub struct Prepared {
+    kind: Kind,
+    op: Op,
+    ssrc: u32,
+    index: u64,
+    key: usize,
+    keys: KeyRef,
+    iv: [u8; 16],
+    enc: (usize, usize),
+    auth_end: usize,
+    suffix: [u8; 4],
+    suffix_len: usize,
+    tag_start: usize,
+    tag_len: usize,
+    out_len: usize,
+}
+
+impl Prepared {
+    /// Length of the result in the output buffer once committed.
+    pub fn out_len(&self) -> usize {
+        self.out_len
+    }
+    /// SSRC of the packet.
+    pub fn ssrc(&self) -> u32 {
+        self.ssrc
+    }
+    /// The packet index (48-bit SRTP index or 31-bit SRTCP index).
+    pub fn index(&self) -> u64 {
+        self.index
+    }
+    /// SRTP or SRTCP.
+    pub fn kind(&self) -> Kind {
+        self.kind
+    }
+    /// Protect or unprotect.
+    pub fn op(&self) -> Op {
+        self.op
+    }
+}
+
+/// Session keys as the engine wants them, plus the raw salt the IV needs.
+struct Derived<K> {
+    keys: K,
+    salt: Zeroizing<[u8; 14]>,
+}
+
+impl<K> Derived<K> {
+    fn new<E: Engine<Keys = K>>(engine: &E, sk: &SessionKeys) -> Result<Derived<K>, Error> {
+        let mut salt = Zeroizing::new([0u8; 14]);
+        salt[..sk.salt().len()].copy_from_slice(sk.salt());
+        Ok(Derived { keys: engine.prepare_keys(sk)?, salt })
+    }
+}
+
+struct KdrSlot<K> {
+    ssrc: u32,
+    kind: Kind,
+    key: usize,
+    r: u64,
+    gen: u64,
+    derived: Derived<K>,
+}
+
+struct Stream<K> {
+    /// Highest SRTP index sent or accepted.
+    rtp_highest: Option<u64>,
+    /// Receive side only.
+    rtp_window: Option<ReplayWindow>,
+    /// Send side: the next SRTCP index.
+    rtcp_next: u32,
+    /// Receive side only.
+    rtcp_window: Option<ReplayWindow>,
+    /// kdr ≠ 0 only: session keys of the two latest derivation intervals,
+    /// slots 0–1 for SRTP and 2–3 for SRTCP.
+    kdr: [Option<KdrSlot<K>>; 4],
+}
+
+impl<K> Stream<K> {
+    fn new(rx: bool, window: usize) -> Stream<K> {
+        Stream {
+            rtp_highest: None,
+            rtp_window: rx.then(|| ReplayWindow::new(window)),
+            rtcp_next: 0,
+            rtcp_window: rx.then(|| ReplayWindow::new(window)),
+            kdr: [None, None, None, None],
+        }
+    }
+}
+
+struct KeySet<K> {
+    master: MasterKey,
+    rtp: Option<Derived<K>>,
+    rtcp: Option<Derived<K>>,
+    srtp_packets: u64,
+    srtcp_packets: u64,
+}
+
+/// Stream counts of a context.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ContextStats {
+    /// Streams on the send side.
+    pub tx_streams: usize,
+    /// Streams on the receive side.
+    pub rx_streams: usize,
+}
+
+const SCRATCH: usize = 4;
+
+/// An SRTP session: one or more master keys, and the state of each SSRC seen,
+/// separately for the send (protect) and receive (unprotect) directions.
+/// Streams are found by a hash lookup, never a scan.
+pub struct Context<E: Engine> {
+    engine: E,
+    suite: Suite,
+    keys: Vec<KeySet<E::Keys>>,
+    mki_len: usize,
+    active: usize,
+    kdr: u64,
+    window: usize,
+    max_streams: usize,
+    encrypt_rtp: bool,
+    encrypt_rtcp: bool,
+    tx: FxHashMap<u32, Stream<E::Keys>>,
+    rx: FxHashMap<u32, Stream<E::Keys>>,
+    preset_roc: FxHashMap<u32, u32>,
+    scratch: [Option<KdrSlot<E::Keys>>; SCRATCH],
+    gen: u64,
+}
+
+fn xor_into(dst: &mut [u8], src: &[u8]) {
+    dst.iter_mut().zip(src).for_each(|(d, s)| *d ^= s);
+}
+
+impl<E: Engine> Context<E> {
+    /// Creates a context, deriving and precomputing the session keys once.
+    pub fn new(policy: Policy, engine: E) -> Result<Context<E>, Error> {
+        let suite = policy.suite;
+        if policy.keys.is_empty() {
+            return Err(Error::InvalidPolicy("no master key".into()));
+        }
+        let mki_len = policy.keys[0].mki().len();
+        if policy.keys.iter().any(|k| k.mki().len() != mki_len) {
+            return Err(Error::InvalidPolicy("all master keys need MKIs of one length".into()));
+        }
+        if policy.keys.len() > 1 && mki_len == 0 {
+            return Err(Error::InvalidPolicy("several master keys need an MKI each".into()));
+        }
+        for (i, a) in policy.keys.iter().enumerate() {
+            if mki_len > 0 && policy.keys[..i].iter().any(|b| b.mki() == a.mki()) {
+                return Err(Error::InvalidPolicy("two master keys share an MKI".into()));
+            }
+            if a.key().len() != suite.master_key_len() || a.salt().len() != suite.master_salt_len() {
+                return Err(Error::InvalidKey(format!("master key does not fit {suite}")));
+            }
+        }
+        if policy.kdr != 0 && (!policy.kdr.is_power_of_two() || policy.kdr > 1 << 24) {
+            return Err(Error::InvalidPolicy(format!(
+                "key derivation rate {} is not 0 or a power of two up to 2^24",
+                policy.kdr
+            )));
+        }
+        if !(64..=MAX_WINDOW).contains(&policy.replay_window) {
+            return Err(Error::InvalidPolicy(format!(
+                "replay window {} outside 64..={MAX_WINDOW}",
+                policy.replay_window
+            )));
+        }
+        if policy.max_streams == 0 {
+            return Err(Error::InvalidPolicy("max_streams is 0".into()));
+        }
+        let mut keys = Vec::with_capacity(policy.keys.len());
+        for master in policy.keys {
+            let (rtp, rtcp) = if policy.kdr == 0 {
+                let rtp = SessionKeys::derive(suite, master.key(), master.salt(), false, 0)?;
+                let rtcp = SessionKeys::derive(suite, master.key(), master.salt(), true, 0)?;
+                (Some(Derived::new(&engine, &rtp)?), Some(Derived::new(&engine, &rtcp)?))
+            } else {
+                (None, None)
+            };
+            keys.push(KeySet { master, rtp, rtcp, srtp_packets: 0, srtcp_packets: 0 });
+        }
+        Ok(Context {
+            engine,
+            suite,
+            keys,
+            mki_len,
+            active: 0,
+            kdr: policy.kdr,
+            window: policy.replay_window,
+            max_streams: policy.max_streams,
+            encrypt_rtp: policy.encrypt_rtp,
+            encrypt_rtcp: policy.encrypt_rtcp,
+            tx: FxHashMap::default(),
+            rx: FxHashMap::default(),
+            preset_roc: FxHashMap::default(),
+            scratch: Default::default(),
+            gen: 0,
+        })
+    }
+
+    /// The suite of this context.
+    pub fn suite(&self) -> Suite {
+        self.suite
+    }
+
+    /// The engine.
+    pub fn engine(&self) -> &E {
+        &self.engine
+    }
+
+    /// Stream counts.
+    pub fn stats(&self) -> ContextStats {
+        ContextStats { tx_streams: self.tx.len(), rx_streams: self.rx.len() }
+    }
+
+    /// Selects the master key (by MKI) used to protect from now on.
+    pub fn set_active_mki(&mut self, mki: &[u8]) -> Result<(), Error> {
+        self.active = self.keys.iter().position(|k| k.master.mki() == mki).ok_or(Error::UnknownMki)?;
+        Ok(())
+    }
+
+    /// The rollover counter of `ssrc` on the send (`tx`) or receive side, if
+    /// the stream exists.
+    pub fn roc(&self, ssrc: u32, tx: bool) -> Option<u32> {
+        let map = if tx { &self.tx } else { &self.rx };
+        map.get(&ssrc).and_then(|s| s.rtp_highest).map(roc_of)
+    }
+
+    /// Sets the rollover counter of `ssrc` on both sides, for an endpoint that
+    /// joins a session late (RFC 3711 §3.3.1). An existing stream keeps its
+    /// sequence number and restarts its replay window at the new index.
+    pub fn set_roc(&mut self, ssrc: u32, roc: u32) {
+        for map in [&mut self.tx, &mut self.rx] {
+            if let Some(s) = map.get_mut(&ssrc) {
+                if let Some(h) = s.rtp_highest {
+                    let idx = ((roc as u64) << 16) | (h & 0xffff);
+                    s.rtp_highest = Some(idx);
+                    if let Some(w) = s.rtp_window.as_mut() {
+                        *w = ReplayWindow::new(self.window);
+                        w.update(idx);
+                    }
+                }
+            }
+        }
+        self.preset_roc.insert(ssrc, roc);
+    }
+
+    /// Step 1: checks `pkt`, copies it into `out` and returns what
+    /// [`job`](Self::job) and [`commit`](Self::commit) need. When protecting,
+    /// `out` must have room for the trailer ([`MAX_TRAILER_LEN`] or
+    /// [`MAX_RTCP_TRAILER_LEN`] more bytes than the packet is always enough).
+    pub fn prepare(&mut self, kind: Kind, op: Op, pkt: &[u8], out: &mut [u8]) -> Result<Prepared, Error> {
+        if pkt.len() > MAX_PACKET_LEN {
+            return Err(Error::PacketTooLarge(pkt.len()));
+        }
+        let p = match (kind, op) {
+            (Kind::Rtp, Op::Protect) => self.prepare_rtp_protect(pkt)?,
+            (Kind::Rtp, Op::Unprotect) => self.prepare_rtp_unprotect(pkt)?,
+            (Kind::Rtcp, Op::Protect) => self.prepare_rtcp_protect(pkt)?,
+            (Kind::Rtcp, Op::Unprotect) => self.prepare_rtcp_unprotect(pkt)?,
+        };
+        let total = if op == Op::Protect { pkt.len() + self.trailer_len(kind) } else { pkt.len() };
+        if out.len() < total {
+            return Err(Error::BufferTooSmall(total));
+        }
+        out[..pkt.len()].copy_from_slice(pkt);
+        if op == Op::Protect {
+            let aead = self.suite.is_aead();
+            let n = pkt.len();
+            // Trailer layouts: RFC 3711 §3.1/§3.4; RFC 7714 §8, §9 (tag first).
+            let (word_at, mki_at) = match (kind, aead) {
+                (Kind::Rtp, false) => (None, n),
+                (Kind::Rtp, true) => (None, n + 16),
+                (Kind::Rtcp, false) => (Some(n), n + 4),
+                (Kind::Rtcp, true) => (Some(n + 16), n + 20),
+            };
+            if let Some(at) = word_at {
+                out[at..at + 4].copy_from_slice(&p.suffix_word(self.encrypt_rtcp));
+            }
+            let mki = self.keys[p.key].master.mki();
+            out[mki_at..mki_at + mki.len()].copy_from_slice(mki);
+        }
+        Ok(p)
+    }
+
+    fn trailer_len(&self, kind: Kind) -> usize {
+        self.suite.tag_len(kind == Kind::Rtcp) + self.mki_len + if kind == Kind::Rtcp { 4 } else { 0 }
+    }
+
+    /// Step 2: the engine job of a prepared packet, over the buffer that was
+    /// given to [`prepare`](Self::prepare).
+    pub fn job<'a>(&'a self, p: &Prepared, out: &'a mut [u8]) -> Result<Job<'a, E::Keys>, Error> {
+        let d = self.resolve(&p.keys, p.kind)?;
+        let need = p.out_len.max(p.tag_start + p.tag_len);
+        if out.len() < need {
+            return Err(Error::BufferTooSmall(need));
+        }
+        Ok(Job {
+            keys: &d.keys,
+            op: p.op,
+            iv: p.iv,
+            buf: out,
+            enc_start: p.enc.0,
+            enc_end: p.enc.1,
+            auth_end: p.auth_end,
+            suffix: p.suffix,
+            suffix_len: p.suffix_len,
+            tag_start: p.tag_start,
+            tag_len: p.tag_len,
+            outcome: Outcome::Pending,
+        })
+    }
+
+    /// Step 3: applies the engine's verdict. Returns the length of the result
+    /// in `out`. Only an authenticated packet updates the ROC and the replay
+    /// window, or creates a stream.
+    pub fn commit(&mut self, p: &Prepared, outcome: Outcome, out: &[u8]) -> Result<usize, Error> {
+        match outcome {
+            Outcome::Done => {}
+            Outcome::AuthFailed => return Err(Error::AuthFailed),
+            Outcome::Pending => return Err(Error::InvalidPolicy("commit before transform".into())),
+        }
+        let tx = p.op == Op::Protect;
+        if !tx {
+            // Check the plaintext now that it is in the clear.
+            match p.kind {
+                Kind::Rtp => {
+                    let plain = &out[..p.out_len];
+                    let hdr = RtpHeader::parse(plain)?;
+                    check_padding(&hdr, plain)?;
+                }
+                Kind::Rtcp => {
+                    RtcpHeader::parse(&out[..p.out_len])?;
+                }
+            }
+        }
+        let (window, max) = (self.window, self.max_streams);
+        let map = if tx { &mut self.tx } else { &mut self.rx };
+        if !map.contains_key(&p.ssrc) && map.len() >= max {
+            return Err(Error::TooManyStreams(max));
+        }
+        let s = map.entry(p.ssrc).or_insert_with(|| Stream::new(!tx, window));
+        match p.kind {
+            Kind::Rtp => {
+                if let Some(w) = s.rtp_window.as_mut() {
+                    // A duplicate in the same batch passed the pre-check too.
+                    if w.check(p.index) == ReplayCheck::Replayed {
+                        return Err(Error::Replayed);
+                    }
+                    w.update(p.index);
+                }
+                if s.rtp_highest.is_none_or(|h| p.index > h) {
+                    s.rtp_highest = Some(p.index);
+                }
+                self.keys[p.key].srtp_packets += 1;
+            }
+            Kind::Rtcp => {
+                if let Some(w) = s.rtcp_window.as_mut() {
+                    if w.check(p.index) == ReplayCheck::Replayed {
+                        return Err(Error::Replayed);
+                    }
+                    w.update(p.index);
+                } else if p.index as u32 >= s.rtcp_next {
+                    s.rtcp_next = p.index as u32 + 1;
+                }
+                self.keys[p.key].srtcp_packets += 1;
+            }
+        }
+        Ok(p.out_len)
+    }
+
+    /// Protects one RTP packet into `out`; returns the SRTP packet's length.
+    pub fn protect_rtp(&mut self, pkt: &[u8], out: &mut [u8]) -> Result<usize, Error> {
+        self.one(Kind::Rtp, Op::Protect, pkt, out)
+    }
+    /// Unprotects one SRTP packet into `out`; returns the RTP packet's length.
+    pub fn unprotect_rtp(&mut self, pkt: &[u8], out: &mut [u8]) -> Result<usize, Error> {
+        self.one(Kind::Rtp, Op::Unprotect, pkt, out)
+    }
+    /// Protects one (compound) RTCP packet into `out`.
+    pub fn protect_rtcp(&mut self, pkt: &[u8], out: &mut [u8]) -> Result<usize, Error> {
+        self.one(Kind::Rtcp, Op::Protect, pkt, out)
+    }
+    /// Unprotects one SRTCP packet into `out`.
+    pub fn unprotect_rtcp(&mut self, pkt: &[u8], out: &mut [u8]) -> Result<usize, Error> {
+        self.one(Kind::Rtcp, Op::Unprotect, pkt, out)
+    }
+
+    fn one(&mut self, kind: Kind, op: Op, pkt: &[u8], out: &mut [u8]) -> Result<usize, Error> {
+        let p = self.prepare(kind, op, pkt, out)?;
+        let outcome = {
+            let mut job = [self.job(&p, out)?];
+            self.engine.transform(&mut job);
+            job[0].outcome
+        };
+        self.commit(&p, outcome, out)
+    }
+
+    fn check_lifetime(&self, key: usize, kind: Kind) -> Result<(), Error> {
+        let ks = &self.keys[key];
+        let (count, max) = match kind {
+            Kind::Rtp => (ks.srtp_packets, 1u64 << 48),
+            Kind::Rtcp => (ks.srtcp_packets, 1u64 << 31),
+        };
+        if count >= ks.master.lifetime().unwrap_or(u64::MAX).min(max) {
+            return Err(Error::KeyExpired);
+        }
+        Ok(())
+    }
+
+    /// The master key named by the packet's MKI (or the only/active one).
+    fn mki_key(&self, pkt: &[u8], kind: Kind) -> Result<usize, Error> {
+        if self.mki_len == 0 {
+            return Ok(self.active);
+        }
+        let tag = self.suite.tag_len(kind == Kind::Rtcp);
+        // Before the tag (RFC 3711), or last (RFC 7714).
+        let at = if self.suite.is_aead() { pkt.len() - self.mki_len } else { pkt.len() - tag - self.mki_len };
+        let mki = &pkt[at..at + self.mki_len];
+        self.keys.iter().position(|k| k.master.mki() == mki).ok_or(Error::UnknownMki)
+    }
+
+    fn resolve(&self, key: &KeyRef, kind: Kind) -> Result<&Derived<E::Keys>, Error> {
+        let stale = || Error::InvalidPolicy("session keys were re-derived within the batch; prepare again".into());
+        match *key {
+            KeyRef::Fixed(k) => {
+                let ks = &self.keys[k];
+                Ok(if kind == Kind::Rtp { ks.rtp.as_ref() } else { ks.rtcp.as_ref() }.expect("kdr = 0 keys"))
+            }
+            KeyRef::Stream { ssrc, tx, slot, gen } => {
+                let map = if tx { &self.tx } else { &self.rx };
+                match map.get(&ssrc).and_then(|s| s.kdr[slot].as_ref()) {
+                    Some(s) if s.gen == gen => Ok(&s.derived),
+                    _ => Err(stale()),
+                }
+            }
+            KeyRef::Scratch { slot, gen } => match self.scratch[slot].as_ref() {
+                Some(s) if s.gen == gen => Ok(&s.derived),
+                _ => Err(stale()),
+            },
+        }
+    }
+
+    /// Picks the session keys for a packet at `index`; with kdr ≠ 0 derives
+    /// them when the derivation interval `index / kdr` has no keys yet.
+    fn key_ref(&mut self, kind: Kind, tx: bool, ssrc: u32, key: usize, index: u64) -> Result<KeyRef, Error> {
+        if self.kdr == 0 {
+            return Ok(KeyRef::Fixed(key));
+        }
+        let r = index / self.kdr;
+        let base = if kind == Kind::Rtcp { 2 } else { 0 };
+        let matches = |s: &Option<KdrSlot<E::Keys>>| {
+            s.as_ref().is_some_and(|s| s.ssrc == ssrc && s.kind == kind && s.key == key && s.r == r)
+        };
+        let map = if tx { &self.tx } else { &self.rx };
+        let has_stream = map.contains_key(&ssrc);
+        if let Some(s) = map.get(&ssrc) {
+            if let Some(slot) = (base..base + 2).find(|&i| matches(&s.kdr[i])) {
+                return Ok(KeyRef::Stream { ssrc, tx, slot, gen: s.kdr[slot].as_ref().expect("found").gen });
+            }
+        } else if !tx {
+            if let Some(slot) = (0..SCRATCH).find(|&i| matches(&self.scratch[i])) {
+                return Ok(KeyRef::Scratch { slot, gen: self.scratch[slot].as_ref().expect("found").gen });
+            }
+        }
+        let master = &self.keys[key].master;
+        let sk = SessionKeys::derive(self.suite, master.key(), master.salt(), kind == Kind::Rtcp, r)?;
+        let derived = Derived::new(&self.engine, &sk)?;
+        self.gen += 1;
+        let new = KdrSlot { ssrc, kind, key, r, gen: self.gen, derived };
+        let oldest = |slots: &[Option<KdrSlot<E::Keys>>]| {
+            (0..slots.len()).min_by_key(|&i| slots[i].as_ref().map_or(0, |s| s.gen)).expect("non-empty")
+        };
+        if !tx && !has_stream {
+            let slot = oldest(&self.scratch);
+            self.scratch[slot] = Some(new);
+            return Ok(KeyRef::Scratch { slot, gen: self.gen });
+        }
+        let (window, max) = (self.window, self.max_streams);
+        let map = if tx { &mut self.tx } else { &mut self.rx };
+        if !map.contains_key(&ssrc) && map.len() >= max {
+            return Err(Error::TooManyStreams(max));
+        }
+        // The send side owns its streams: creating one here is not input-driven.
+        let s = map.entry(ssrc).or_insert_with(|| Stream::new(!tx, window));
+        let slot = base + oldest(&s.kdr[base..base + 2]);
+        s.kdr[slot] = Some(new);
+        Ok(KeyRef::Stream { ssrc, tx, slot, gen: self.gen })
+    }
+
+    fn salt(&self, key: &KeyRef, kind: Kind) -> Result<[u8; 14], Error> {
+        Ok(*self.resolve(key, kind)?.salt)
+    }
+
+    fn prepare_rtp_protect(&mut self, pkt: &[u8]) -> Result<Prepared, Error> {
+        let hdr = RtpHeader::parse(pkt)?;
+        check_padding(&hdr, pkt)?;
+        let index = match self.tx.get(&hdr.ssrc).and_then(|s| s.rtp_highest) {
+            Some(h) => estimate(roc_of(h), h as u16, hdr.seq).ok_or(Error::KeyExpired)?,
+            None => ((self.preset_roc.get(&hdr.ssrc).copied().unwrap_or(0) as u64) << 16) | hdr.seq as u64,
+        };
+        if index > MAX_SRTP_INDEX {
+            return Err(Error::KeyExpired);
+        }
+        let key = self.active;
+        self.check_lifetime(key, Kind::Rtp)?;
+        let keys = self.key_ref(Kind::Rtp, true, hdr.ssrc, key, index)?;
+        let n = pkt.len();
+        let tag_len = self.suite.srtp_tag_len();
+        let iv = self.rtp_iv(&keys, &hdr, pkt, index)?;
+        let enc = if self.encrypt_rtp { (hdr.len, n) } else { (n, n) };
+        let aead = self.suite.is_aead();
+        Ok(Prepared {
+            kind: Kind::Rtp,
+            op: Op::Protect,
+            ssrc: hdr.ssrc,
+            index,
+            key,
+            keys,
+            iv,
+            enc,
+            auth_end: n,
+            suffix: roc_of(index).to_be_bytes(),
+            suffix_len: if aead { 0 } else { 4 },
+            tag_start: if aead { n } else { n + self.mki_len },
+            tag_len,
+            out_len: n + tag_len + self.mki_len,
+        })
+    }
+
+    fn prepare_rtp_unprotect(&mut self, pkt: &[u8]) -> Result<Prepared, Error> {
+        let tag_len = self.suite.srtp_tag_len();
+        let trailer = tag_len + self.mki_len;
+        if pkt.len() < 12 + trailer {
+            return Err(if pkt.len() < 12 { HeaderError::TooShort(pkt.len()).into() } else { Error::TrailerTooShort });
+        }
+        let n = pkt.len() - trailer;
+        let hdr = RtpHeader::parse(&pkt[..n])?;
+        let key = self.mki_key(pkt, Kind::Rtp)?;
+        let index = match self.rx.get(&hdr.ssrc) {
+            Some(s) => {
+                let h = s.rtp_highest.expect("receive streams exist only after a packet");
+                let index = estimate(roc_of(h), h as u16, hdr.seq).ok_or(Error::Replayed)?;
+                if s.rtp_window.as_ref().is_some_and(|w| w.check(index) == ReplayCheck::Replayed) {
+                    return Err(Error::Replayed);
+                }
+                index
+            }
+            None => ((self.preset_roc.get(&hdr.ssrc).copied().unwrap_or(0) as u64) << 16) | hdr.seq as u64,
+        };
+        self.check_lifetime(key, Kind::Rtp)?;
+        let keys = self.key_ref(Kind::Rtp, false, hdr.ssrc, key, index)?;
+        let iv = self.rtp_iv(&keys, &hdr, pkt, index)?;
+        let aead = self.suite.is_aead();
+        Ok(Prepared {
+            kind: Kind::Rtp,
+            op: Op::Unprotect,
+            ssrc: hdr.ssrc,
+            index,
+            key,
+            keys,
+            iv,
+            enc: if self.encrypt_rtp { (hdr.len, n) } else { (n, n) },
+            auth_end: n,
+            suffix: roc_of(index).to_be_bytes(),
+            suffix_len: if aead { 0 } else { 4 },
+            tag_start: if aead { n } else { n + self.mki_len },
+            tag_len,
+            out_len: n,
+        })
+    }
+
+    fn prepare_rtcp_protect(&mut self, pkt: &[u8]) -> Result<Prepared, Error> {
+        let hdr = RtcpHeader::parse(pkt)?;
+        let next = self.tx.get(&hdr.ssrc).map_or(0, |s| s.rtcp_next);
+        if next > MAX_SRTCP_INDEX {
+            return Err(Error::KeyExpired);
+        }
+        let key = self.active;
+        self.check_lifetime(key, Kind::Rtcp)?;
+        let keys = self.key_ref(Kind::Rtcp, true, hdr.ssrc, key, next as u64)?;
+        let e = self.encrypt_rtcp;
+        let iv = self.rtcp_iv(&keys, pkt, hdr.ssrc, next, e)?;
+        let n = pkt.len();
+        let tag_len = self.suite.srtcp_tag_len();
+        let aead = self.suite.is_aead();
+        let word = next | if e { 0x8000_0000 } else { 0 };
+        Ok(Prepared {
+            kind: Kind::Rtcp,
+            op: Op::Protect,
+            ssrc: hdr.ssrc,
+            index: next as u64,
+            key,
+            keys,
+            iv,
+            enc: if e { (8, n) } else { (n, n) },
+            auth_end: n + 4,
+            suffix: word.to_be_bytes(),
+            suffix_len: if aead { 4 } else { 0 },
+            tag_start: if aead { n } else { n + 4 + self.mki_len },
+            tag_len,
+            out_len: n + self.trailer_len(Kind::Rtcp),
+        })
+    }
+
+    fn prepare_rtcp_unprotect(&mut self, pkt: &[u8]) -> Result<Prepared, Error> {
+        let tag_len = self.suite.srtcp_tag_len();
+        let trailer = tag_len + 4 + self.mki_len;
+        if pkt.len() < 8 + trailer {
+            return Err(if pkt.len() < 8 { HeaderError::TooShort(pkt.len()).into() } else { Error::TrailerTooShort });
+        }
+        let hdr = RtcpHeader::parse_fixed(pkt)?;
+        let aead = self.suite.is_aead();
+        let n = pkt.len() - trailer;
+        let word_at = if aead { n + tag_len } else { n };
+        let word = u32::from_be_bytes([pkt[word_at], pkt[word_at + 1], pkt[word_at + 2], pkt[word_at + 3]]);
+        let e = word & 0x8000_0000 != 0;
+        let index = word & MAX_SRTCP_INDEX;
+        let key = self.mki_key(pkt, Kind::Rtcp)?;
+        if let Some(w) = self.rx.get(&hdr.ssrc).and_then(|s| s.rtcp_window.as_ref()) {
+            if w.check(index as u64) == ReplayCheck::Replayed {
+                return Err(Error::Replayed);
+            }
+        }
+        self.check_lifetime(key, Kind::Rtcp)?;
+        let keys = self.key_ref(Kind::Rtcp, false, hdr.ssrc, key, index as u64)?;
+        let iv = self.rtcp_iv(&keys, pkt, hdr.ssrc, index, e)?;
+        Ok(Prepared {
+            kind: Kind::Rtcp,
+            op: Op::Unprotect,
+            ssrc: hdr.ssrc,
+            index: index as u64,
+            key,
+            keys,
+            iv,
+            enc: if e { (8, n) } else { (n, n) },
+            auth_end: n + 4,
+            suffix: word.to_be_bytes(),
+            suffix_len: if aead { 4 } else { 0 },
+            tag_start: if aead { n } else { n + 4 + self.mki_len },
+            tag_len,
+            out_len: n,
+        })
+    }
+
+    fn rtp_iv(&self, keys: &KeyRef, hdr: &RtpHeader, pkt: &[u8], index: u64) -> Result<[u8; 16], Error> {
+        let salt = self.salt(keys, Kind::Rtp)?;
+        let mut iv = [0u8; 16];
+        match self.suite.cipher() {
+            // IV = salt·2^16 ⊕ SSRC·2^64 ⊕ index·2^16 (RFC 3711 §4.1.1).
+            Cipher::AesCm(_) | Cipher::Null => {
+                iv[..14].copy_from_slice(&salt);
+                xor_into(&mut iv[4..8], &hdr.ssrc.to_be_bytes());
+                xor_into(&mut iv[8..14], &index.to_be_bytes()[2..]);
+            }
+            // IV = 0x00 ∥ M ∥ PT ∥ SEQ ∥ TS ∥ SSRC ∥ ROC (RFC 3711 §4.1.2.2).
+            Cipher::AesF8 => {
+                iv[1..12].copy_from_slice(&pkt[1..12]);
+                iv[12..].copy_from_slice(&roc_of(index).to_be_bytes());
+            }
+            // IV = (0x0000 ∥ SSRC ∥ ROC ∥ SEQ) ⊕ salt (RFC 7714 §8.1).
+            Cipher::AesGcm(_) => {
+                iv[2..6].copy_from_slice(&hdr.ssrc.to_be_bytes());
+                iv[6..12].copy_from_slice(&index.to_be_bytes()[2..]);
+                xor_into(&mut iv[..12], &salt[..12]);
+            }
+        }
+        Ok(iv)
+    }
+
+    fn rtcp_iv(&self, keys: &KeyRef, pkt: &[u8], ssrc: u32, index: u32, e: bool) -> Result<[u8; 16], Error> {
+        let salt = self.salt(keys, Kind::Rtcp)?;
+        let mut iv = [0u8; 16];
+        match self.suite.cipher() {
+            Cipher::AesCm(_) | Cipher::Null => {
+                iv[..14].copy_from_slice(&salt);
+                xor_into(&mut iv[4..8], &ssrc.to_be_bytes());
+                xor_into(&mut iv[10..14], &index.to_be_bytes());
+            }
+            // IV = 0 (32 bits) ∥ E ∥ SRTCP index ∥ V ∥ P ∥ RC ∥ PT ∥ length ∥ SSRC.
+            Cipher::AesF8 => {
+                let word = index | if e { 0x8000_0000 } else { 0 };
+                iv[4..8].copy_from_slice(&word.to_be_bytes());
+                iv[8..16].copy_from_slice(&pkt[..8]);
+            }
+            // IV = (0x0000 ∥ SSRC ∥ 0x0000 ∥ 0 ∥ index) ⊕ salt (RFC 7714 §9.1).
+            Cipher::AesGcm(_) => {
+                iv[2..6].copy_from_slice(&ssrc.to_be_bytes());
+                iv[8..12].copy_from_slice(&index.to_be_bytes());
+                xor_into(&mut iv[..12], &salt[..12]);
+            }
+        }
+        Ok(iv)
+    }
+}
+
+impl Prepared {
+    fn suffix_word(&self, e: bool) -> [u8; 4] {
+        ((self.index as u32) | if e { 0x8000_0000 } else { 0 }).to_be_bytes()
+    }
+}

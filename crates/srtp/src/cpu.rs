@@ -1,0 +1,238 @@
+//! The production CPU engine, on RustCrypto's vetted primitives: `aes`
+//! (AES-NI/VAES when present, constant-time bitsliced software otherwise),
+//! `sha1` (SHA-NI when present) and `aes-gcm` (PCLMULQDQ).
+//!
+//! Keys are expanded once per session key: AES round keys, HMAC-SHA1
+//! midstates, GCM hash key. The per-packet path does no allocation and no key
+//! setup; tags are compared in constant time; all key material is zeroized
+//! on drop.
+
+use crate::engine::{Engine, Job, Op, Outcome};
+use crate::error::Error;
+use crate::gcm::{ghash, inc32};
+use crate::kdf::SessionKeys;
+use crate::sha1mac::HmacSha1;
+use crate::suite::Cipher;
+use aes::cipher::consts::U16;
+use aes::cipher::{BlockEncrypt, BlockSizeUser, KeyInit};
+use aes_gcm::aead::AeadInPlace;
+use aes_gcm::{Aes128Gcm, Aes256Gcm};
+use ghash::GHash;
+use subtle::ConstantTimeEq;
+
+/// Blocks of keystream generated per AES call (lets AES-NI pipeline).
+const PAR: usize = 16;
+
+enum CpuCipher {
+    Null,
+    Cm128(aes::Aes128),
+    Cm192(aes::Aes192),
+    Cm256(aes::Aes256),
+    F8 { k: aes::Aes128, masked: aes::Aes128 },
+    Gcm128(Box<(Aes128Gcm, aes::Aes128, GHash)>),
+    Gcm256(Box<(Aes256Gcm, aes::Aes256, GHash)>),
+}
+
+/// Session keys expanded for the CPU engine.
+pub struct CpuKeys {
+    cipher: CpuCipher,
+    mac: Option<HmacSha1>,
+}
+
+/// The production CPU engine. Stateless; share it freely.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CpuEngine;
+
+impl CpuEngine {
+    /// A new engine.
+    pub fn new() -> CpuEngine {
+        CpuEngine
+    }
+}
+
+fn gcm_parts<C: BlockEncrypt + KeyInit + BlockSizeUser<BlockSize = U16>>(key: &[u8]) -> (C, GHash) {
+    let c = C::new_from_slice(key).expect("key length checked by SessionKeys");
+    let mut h = aes::Block::default();
+    c.encrypt_block(&mut h);
+    let g = <GHash as ghash::universal_hash::KeyInit>::new(&h);
+    (c, g)
+}
+
+/// The f8 key mask m = salt || 0x5555 (RFC 3711 §4.1.2.2), XORed into the key.
+pub(crate) fn f8_masked_key(key: &[u8], salt: &[u8]) -> [u8; 16] {
+    let mut m = [0x55u8; 16];
+    m[..salt.len()].copy_from_slice(salt);
+    let mut out = [0u8; 16];
+    for i in 0..16 {
+        out[i] = key[i] ^ m[i];
+    }
+    out
+}
+
+impl Engine for CpuEngine {
+    type Keys = CpuKeys;
+
+    fn name(&self) -> &'static str {
+        "cpu"
+    }
+
+    fn prepare_keys(&self, keys: &SessionKeys) -> Result<CpuKeys, Error> {
+        let k = keys.enc_key();
+        let cipher = match keys.suite().cipher() {
+            Cipher::Null => CpuCipher::Null,
+            Cipher::AesCm(16) => CpuCipher::Cm128(aes::Aes128::new_from_slice(k).expect("16")),
+            Cipher::AesCm(24) => CpuCipher::Cm192(aes::Aes192::new_from_slice(k).expect("24")),
+            Cipher::AesCm(_) => CpuCipher::Cm256(aes::Aes256::new_from_slice(k).expect("32")),
+            Cipher::AesF8 => {
+                let mut masked = f8_masked_key(k, keys.salt());
+                let c = CpuCipher::F8 {
+                    k: aes::Aes128::new_from_slice(k).expect("16"),
+                    masked: aes::Aes128::new_from_slice(&masked).expect("16"),
+                };
+                zeroize::Zeroize::zeroize(&mut masked);
+                c
+            }
+            Cipher::AesGcm(16) => {
+                let (c, g) = gcm_parts::<aes::Aes128>(k);
+                CpuCipher::Gcm128(Box::new((Aes128Gcm::new_from_slice(k).expect("16"), c, g)))
+            }
+            Cipher::AesGcm(_) => {
+                let (c, g) = gcm_parts::<aes::Aes256>(k);
+                CpuCipher::Gcm256(Box::new((Aes256Gcm::new_from_slice(k).expect("32"), c, g)))
+            }
+        };
+        let mac = (!keys.suite().is_aead()).then(|| HmacSha1::new(keys.auth_key()));
+        Ok(CpuKeys { cipher, mac })
+    }
+
+    fn transform(&self, jobs: &mut [Job<'_, CpuKeys>]) {
+        for job in jobs {
+            job.outcome = if job.is_well_formed() { run(job) } else { Outcome::AuthFailed };
+        }
+    }
+}
+
+fn run(job: &mut Job<'_, CpuKeys>) -> Outcome {
+    let keys = job.keys;
+    match &keys.cipher {
+        CpuCipher::Gcm128(g) => return gcm(job, &g.0, &g.1, &g.2),
+        CpuCipher::Gcm256(g) => return gcm(job, &g.0, &g.1, &g.2),
+        _ => {}
+    }
+    let mac = keys.mac.as_ref().expect("HMAC suites have a MAC key");
+    if job.op == Op::Unprotect {
+        let tag = mac.mac(&[&job.buf[..job.auth_end], job.suffix()]);
+        let got = &job.buf[job.tag_start..job.tag_start + job.tag_len];
+        if !bool::from(tag[..job.tag_len].ct_eq(got)) {
+            return Outcome::AuthFailed;
+        }
+    }
+    let (iv, range) = (job.iv, job.enc_start..job.enc_end);
+    match &keys.cipher {
+        CpuCipher::Null => {}
+        CpuCipher::Cm128(c) => ctr128(c, iv, &mut job.buf[range]),
+        CpuCipher::Cm192(c) => ctr128(c, iv, &mut job.buf[range]),
+        CpuCipher::Cm256(c) => ctr128(c, iv, &mut job.buf[range]),
+        CpuCipher::F8 { k, masked } => f8(k, masked, iv, &mut job.buf[range]),
+        CpuCipher::Gcm128(_) | CpuCipher::Gcm256(_) => unreachable!("handled above"),
+    }
+    if job.op == Op::Protect {
+        let tag = mac.mac(&[&job.buf[..job.auth_end], job.suffix()]);
+        job.buf[job.tag_start..job.tag_start + job.tag_len].copy_from_slice(&tag[..job.tag_len]);
+    }
+    Outcome::Done
+}
+
+/// XORs `data` with the AES counter-mode keystream starting at counter block
+/// `iv` (128-bit big-endian increment, RFC 3711 §4.1.1).
+pub(crate) fn ctr128<C: BlockEncrypt + BlockSizeUser<BlockSize = U16>>(cipher: &C, iv: [u8; 16], data: &mut [u8]) {
+    ctr_with(cipher, iv, data, |b, i| *b = (u128::from_be_bytes(*b).wrapping_add(i as u128)).to_be_bytes());
+}
+
+fn ctr_with<C: BlockEncrypt + BlockSizeUser<BlockSize = U16>>(cipher: &C, iv: [u8; 16], data: &mut [u8], step: impl Fn(&mut [u8; 16], u32)) {
+    let mut blocks = [aes::Block::default(); PAR];
+    let mut counter = 0u32;
+    for chunk in data.chunks_mut(PAR * 16) {
+        let n = chunk.len().div_ceil(16);
+        for b in blocks[..n].iter_mut() {
+            let mut c = iv;
+            step(&mut c, counter);
+            *b = c.into();
+            counter = counter.wrapping_add(1);
+        }
+        cipher.encrypt_blocks(&mut blocks[..n]);
+        for (d, k) in chunk.iter_mut().zip(blocks.iter().flat_map(|b| b.iter())) {
+            *d ^= k;
+        }
+    }
+}
+
+/// AES-f8 (RFC 3711 §4.1.2.2): IV' = E(k XOR m, IV); S(j) = E(k, IV' XOR j XOR S(j-1)).
+pub(crate) fn f8(k: &aes::Aes128, masked: &aes::Aes128, iv: [u8; 16], data: &mut [u8]) {
+    let mut iv2 = aes::Block::from(iv);
+    masked.encrypt_block(&mut iv2);
+    let mut s = aes::Block::default();
+    for (j, chunk) in data.chunks_mut(16).enumerate() {
+        let jb = (j as u128).to_be_bytes();
+        for i in 0..16 {
+            s[i] ^= iv2[i] ^ jb[i];
+        }
+        k.encrypt_block(&mut s);
+        for (d, k) in chunk.iter_mut().zip(s.iter()) {
+            *d ^= k;
+        }
+    }
+}
+
+fn gcm<A: AeadInPlace, C: BlockEncrypt + BlockSizeUser<BlockSize = U16>>(job: &mut Job<'_, CpuKeys>, aead: &A, cipher: &C, h: &GHash) -> Outcome {
+    let nonce = aes_gcm::Nonce::<A::NonceSize>::from_slice(&job.iv[..12]);
+    let (head, rest) = job.buf.split_at_mut(job.enc_start);
+    let (data, tail) = rest.split_at_mut(job.enc_end - job.enc_start);
+    let tag_off = job.tag_start - job.enc_end;
+    if job.tag_start < job.enc_end || job.tag_len != 16 {
+        return Outcome::AuthFailed;
+    }
+    let tag = &mut tail[tag_off..tag_off + 16];
+    if job.suffix_len == 0 {
+        // The common case: contiguous AAD; the aead crate interleaves CTR and GHASH.
+        match job.op {
+            Op::Protect => match aead.encrypt_in_place_detached(nonce, head, data) {
+                Ok(t) => {
+                    tag.copy_from_slice(&t);
+                    Outcome::Done
+                }
+                Err(_) => Outcome::AuthFailed,
+            },
+            Op::Unprotect => {
+                let t = aes_gcm::Tag::<A::TagSize>::clone_from_slice(tag);
+                match aead.decrypt_in_place_detached(nonce, head, data, &t) {
+                    Ok(()) => Outcome::Done,
+                    Err(_) => Outcome::AuthFailed,
+                }
+            }
+        }
+    } else {
+        let mut j0 = [0u8; 16];
+        j0[..12].copy_from_slice(&job.iv[..12]);
+        j0[15] = 1;
+        let mut mask = aes::Block::from(j0);
+        cipher.encrypt_block(&mut mask);
+        let suffix = &job.suffix[..job.suffix_len];
+        let mut ctr = j0;
+        inc32(&mut ctr, 1);
+        if job.op == Op::Unprotect {
+            let mut expect = ghash(h, head, suffix, data);
+            expect.iter_mut().zip(mask.iter()).for_each(|(e, m)| *e ^= m);
+            if !bool::from(expect.ct_eq(tag)) {
+                return Outcome::AuthFailed;
+            }
+        }
+        ctr_with(cipher, ctr, data, |b, i| inc32(b, i));
+        if job.op == Op::Protect {
+            let mut t = ghash(h, head, suffix, data);
+            t.iter_mut().zip(mask.iter()).for_each(|(e, m)| *e ^= m);
+            tag.copy_from_slice(&t);
+        }
+        Outcome::Done
+    }
+}

@@ -1,0 +1,101 @@
+//! The batch-first crypto engine interface (design.md §2).
+//!
+//! An SRTP operation is split in three steps: *prepare* (per stream, in
+//! order: parse, index, replay pre-check, IV), *transform* (this trait: a pure
+//! function of keys, IV and bytes, any order, in parallel) and *commit* (per
+//! stream: only on success update the ROC and replay window). Batching the
+//! middle step across streams is what lets one engine serve many calls.
+
+use crate::error::Error;
+use crate::kdf::SessionKeys;
+
+/// What a job does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// Encrypt, then write the tag.
+    Protect,
+    /// Check the tag in constant time, then decrypt.
+    Unprotect,
+}
+
+/// The engine's verdict on a job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Not transformed yet.
+    Pending,
+    /// Done; for unprotect the tag was valid.
+    Done,
+    /// Unprotect only: the tag did not match; the payload is unspecified.
+    AuthFailed,
+}
+
+/// One packet's transform, in place in `buf`.
+///
+/// Layout of `buf`: `[0, enc_start)` is sent in clear, `[enc_start, enc_end)`
+/// is encrypted, the tag occupies `[tag_start, tag_start + tag_len)`.
+/// * HMAC suites authenticate `buf[..auth_end]` followed by `suffix` (the ROC
+///   for SRTP; empty for SRTCP, whose index word lies inside `auth_end`).
+/// * GCM authenticates `buf[..enc_start]` followed by `suffix` as AAD (for
+///   SRTCP the E-flag and index word) and encrypts `[enc_start, enc_end)`.
+#[derive(Debug)]
+pub struct Job<'a, K> {
+    /// The engine's precomputed session keys.
+    pub keys: &'a K,
+    /// Protect or unprotect.
+    pub op: Op,
+    /// Counter block (AES-CM), IV (f8), or the 12-byte nonce in the first bytes (GCM).
+    pub iv: [u8; 16],
+    /// The packet.
+    pub buf: &'a mut [u8],
+    /// Start of the encrypted range.
+    pub enc_start: usize,
+    /// End of the encrypted range.
+    pub enc_end: usize,
+    /// End of the HMAC-authenticated range.
+    pub auth_end: usize,
+    /// Bytes authenticated after `buf[..auth_end]` (HMAC) or after the AAD (GCM).
+    pub suffix: [u8; 4],
+    /// How many bytes of `suffix` are used (0 or 4).
+    pub suffix_len: usize,
+    /// Offset of the tag.
+    pub tag_start: usize,
+    /// Tag length.
+    pub tag_len: usize,
+    /// Set by the engine.
+    pub outcome: Outcome,
+}
+
+impl<K> Job<'_, K> {
+    /// The authenticated suffix.
+    pub fn suffix(&self) -> &[u8] {
+        &self.suffix[..self.suffix_len]
+    }
+
+    /// Checks the offsets against the buffer, so that engines can index
+    /// without further checks.
+    pub fn is_well_formed(&self) -> bool {
+        self.enc_start <= self.enc_end
+            && self.enc_end <= self.buf.len()
+            && self.auth_end <= self.buf.len()
+            && self.tag_start.checked_add(self.tag_len).is_some_and(|end| end <= self.buf.len())
+            && self.suffix_len <= 4
+    }
+}
+
+/// A crypto engine: turns session keys into its own precomputed form once,
+/// then transforms batches of jobs.
+pub trait Engine: Send + Sync {
+    /// Keys in the engine's precomputed form (round keys, HMAC midstates,
+    /// GCM tables; for a GPU engine, a handle to a device slot).
+    type Keys: Send + Sync;
+
+    /// Short name, as used on the command line.
+    fn name(&self) -> &'static str;
+
+    /// Precomputes `keys`. Called when a session key is installed, never per packet.
+    fn prepare_keys(&self, keys: &SessionKeys) -> Result<Self::Keys, Error>;
+
+    /// Transforms every job, setting its [`Outcome`]. A job that is not
+    /// [well formed](Job::is_well_formed) fails with [`Outcome::AuthFailed`].
+    fn transform(&self, jobs: &mut [Job<'_, Self::Keys>]);
+}

@@ -1,0 +1,32 @@
+//! Sans-IO SRTP and SRTCP (RFC 3711, RFC 6188, RFC 7714) with a batch-first
+//! crypto engine interface.
+//!
+//! The protocol state lives in a [`Context`]; the cryptography is done by an
+//! [`Engine`] on batches of [`Job`]s: [`CpuEngine`] (production, AES-NI and
+//! SHA-NI through RustCrypto) or [`PortableEngine`] (table AES, the model of
+//! the GPU kernels). No sockets, threads or clocks; no allocation per packet.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod context;
+pub mod cpu;
+pub mod engine;
+pub mod error;
+mod gcm;
+pub mod header;
+pub mod index;
+pub mod kdf;
+pub mod keys;
+pub mod portable;
+pub mod replay;
+pub mod sha1mac;
+pub mod suite;
+
+pub use context::{Context, Kind, Policy, Prepared, MAX_PACKET_LEN, MAX_RTCP_TRAILER_LEN, MAX_TRAILER_LEN};
+pub use cpu::CpuEngine;
+pub use engine::{Engine, Job, Op, Outcome};
+pub use error::{Error, HeaderError};
+pub use kdf::SessionKeys;
+pub use keys::MasterKey;
+pub use portable::PortableEngine;
+pub use suite::Suite;
