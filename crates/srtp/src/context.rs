@@ -148,7 +148,8 @@ struct KdrSlot<K> {
 struct Stream<K> {
     /// Highest SRTP index sent or accepted.
     rtp_highest: Option<u64>,
-    /// Receive side only.
+    /// Indices seen: on the receive side the replay window; on the send side
+    /// it refuses to protect an index twice (keystream reuse).
     rtp_window: Option<ReplayWindow>,
     /// Send side: the next SRTCP index.
     rtcp_next: u32,
@@ -163,7 +164,7 @@ impl<K> Stream<K> {
     fn new(rx: bool, window: usize) -> Stream<K> {
         Stream {
             rtp_highest: None,
-            rtp_window: rx.then(|| ReplayWindow::new(window)),
+            rtp_window: Some(ReplayWindow::new(window)),
             rtcp_next: 0,
             rtcp_window: rx.then(|| ReplayWindow::new(window)),
             kdr: [None, None, None, None],
@@ -359,12 +360,43 @@ impl<E: Engine> Context<E> {
                 (Kind::Rtcp, true) => (Some(n + 16), n + 20),
             };
             if let Some(at) = word_at {
-                out[at..at + 4].copy_from_slice(&p.suffix_word(self.encrypt_rtcp));
+                out[at..at + 4].copy_from_slice(&p.suffix_word(self.rtcp_e_flag()));
             }
             let mki = self.keys[p.key].master.mki();
             out[mki_at..mki_at + mki.len()].copy_from_slice(mki);
         }
         Ok(p)
+    }
+
+    /// The SRTCP E flag: set when the packet is encrypted (never for NULL).
+    fn rtcp_e_flag(&self) -> bool {
+        self.encrypt_rtcp && self.suite.cipher() != Cipher::Null
+    }
+
+    /// Sets the SRTCP index the next protected packet of `ssrc` carries
+    /// (to resume a sender).
+    pub fn set_rtcp_index(&mut self, ssrc: u32, next: u32) -> Result<(), Error> {
+        if next > MAX_SRTCP_INDEX {
+            return Err(Error::KeyExpired);
+        }
+        if !self.tx.contains_key(&ssrc) && self.tx.len() >= self.max_streams {
+            return Err(Error::TooManyStreams(self.max_streams));
+        }
+        let window = self.window;
+        self.tx.entry(ssrc).or_insert_with(|| Stream::new(false, window)).rtcp_next = next;
+        Ok(())
+    }
+
+    /// Replaces the session keys of the first master key by keys agreed
+    /// outside SRTP's key derivation (and by the RFC 7714 test vectors, which
+    /// give session keys). Only with a key derivation rate of 0.
+    pub fn set_session_keys(&mut self, rtp: &SessionKeys, rtcp: &SessionKeys) -> Result<(), Error> {
+        if self.kdr != 0 || rtp.suite() != self.suite || rtcp.suite() != self.suite {
+            return Err(Error::InvalidPolicy("session keys need kdr 0 and the context's suite".into()));
+        }
+        self.keys[0].rtp = Some(Derived::new(&self.engine, rtp)?);
+        self.keys[0].rtcp = Some(Derived::new(&self.engine, rtcp)?);
+        Ok(())
     }
 
     fn trailer_len(&self, kind: Kind) -> usize {
@@ -413,8 +445,10 @@ impl<E: Engine> Context<E> {
                     let hdr = RtpHeader::parse(plain)?;
                     check_padding(&hdr, plain)?;
                 }
+                // SRTCP checks only the fixed header: the compound structure is
+                // the application's business, and endpoints get it wrong.
                 Kind::Rtcp => {
-                    RtcpHeader::parse(&out[..p.out_len])?;
+                    RtcpHeader::parse_fixed(&out[..p.out_len])?;
                 }
             }
         }
@@ -579,10 +613,14 @@ impl<E: Engine> Context<E> {
     fn prepare_rtp_protect(&mut self, pkt: &[u8]) -> Result<Prepared, Error> {
         let hdr = RtpHeader::parse(pkt)?;
         check_padding(&hdr, pkt)?;
-        let index = match self.tx.get(&hdr.ssrc).and_then(|s| s.rtp_highest) {
-            Some(h) => estimate(roc_of(h), h as u16, hdr.seq).ok_or(Error::KeyExpired)?,
+        let stream = self.tx.get(&hdr.ssrc);
+        let index = match stream.and_then(|s| s.rtp_highest) {
+            Some(h) => estimate(roc_of(h), h as u16, hdr.seq).ok_or(Error::Replayed)?,
             None => ((self.preset_roc.get(&hdr.ssrc).copied().unwrap_or(0) as u64) << 16) | hdr.seq as u64,
         };
+        if stream.and_then(|s| s.rtp_window.as_ref()).is_some_and(|w| w.check(index) == ReplayCheck::Replayed) {
+            return Err(Error::Replayed);
+        }
         if index > MAX_SRTP_INDEX {
             return Err(Error::KeyExpired);
         }
@@ -655,7 +693,7 @@ impl<E: Engine> Context<E> {
     }
 
     fn prepare_rtcp_protect(&mut self, pkt: &[u8]) -> Result<Prepared, Error> {
-        let hdr = RtcpHeader::parse(pkt)?;
+        let hdr = RtcpHeader::parse_fixed(pkt)?;
         let next = self.tx.get(&hdr.ssrc).map_or(0, |s| s.rtcp_next);
         if next > MAX_SRTCP_INDEX {
             return Err(Error::KeyExpired);
@@ -663,7 +701,7 @@ impl<E: Engine> Context<E> {
         let key = self.active;
         self.check_lifetime(key, Kind::Rtcp)?;
         let keys = self.key_ref(Kind::Rtcp, true, hdr.ssrc, key, next as u64)?;
-        let e = self.encrypt_rtcp;
+        let e = self.rtcp_e_flag();
         let iv = self.rtcp_iv(&keys, pkt, hdr.ssrc, next, e)?;
         let n = pkt.len();
         let tag_len = self.suite.srtcp_tag_len();

@@ -1,0 +1,497 @@
+//! The conformance suite every engine runs: the RFC vectors (as data files
+//! under tests/vectors/) and protocol behaviour through the context, plus a
+//! differential test that all engines give identical bytes.
+
+use proptest::prelude::*;
+use serde_json::Value;
+use srtp::engine::{Engine, Job, Op, Outcome};
+use srtp::{Context, CpuEngine, Error, Kind, MasterKey, Policy, PortableEngine, SessionKeys, Suite};
+
+fn vectors(name: &str) -> Vec<Value> {
+    let path = format!("{}/../../tests/vectors/{name}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    serde_json::from_str::<Vec<Value>>(&text).expect("vector file is a JSON array")
+}
+
+fn hx(v: &Value, field: &str) -> Vec<u8> {
+    hex::decode(v[field].as_str().unwrap_or_else(|| panic!("field {field}"))).expect("hex")
+}
+
+/// Runs one raw job (keystream / f8 vectors).
+fn raw_job<E: Engine>(engine: &E, keys: &SessionKeys, iv: [u8; 16], data: &mut [u8]) {
+    let k = engine.prepare_keys(keys).unwrap();
+    let n = data.len();
+    let mut jobs = [Job {
+        keys: &k,
+        op: Op::Protect,
+        iv,
+        buf: data,
+        enc_start: 0,
+        enc_end: n,
+        auth_end: 0,
+        suffix: [0; 4],
+        suffix_len: 0,
+        tag_start: n,
+        tag_len: 0,
+        outcome: Outcome::Pending,
+    }];
+    engine.transform(&mut jobs);
+    assert_eq!(jobs[0].outcome, Outcome::Done);
+}
+
+#[test]
+fn rfc_key_derivation() {
+    for v in vectors("kdf.json") {
+        let (mk, ms) = (hx(&v, "master_key"), hx(&v, "master_salt"));
+        let kdr = v["kdr"].as_u64().unwrap();
+        let r = if kdr == 0 { 0 } else { v["index"].as_u64().unwrap() / kdr };
+        for out in v["outputs"].as_array().unwrap() {
+            let want = hx(out, "hex");
+            let mut got = vec![0u8; want.len()];
+            srtp::kdf::prf(&mk, &ms, out["label"].as_u64().unwrap() as u8, r, &mut got).unwrap();
+            assert_eq!(got, want, "{} label {}", v["source"], out["label"]);
+        }
+        // And through SessionKeys for the matching AES-CM suite.
+        let suite = match mk.len() {
+            16 => Suite::AES_CM_128_HMAC_SHA1_80,
+            24 => Suite::AES_192_CM_HMAC_SHA1_80,
+            _ => Suite::AES_256_CM_HMAC_SHA1_80,
+        };
+        let sk = SessionKeys::derive(suite, &mk, &ms, false, r).unwrap();
+        for out in v["outputs"].as_array().unwrap() {
+            let want = hx(out, "hex");
+            let got = match out["label"].as_u64().unwrap() {
+                0 => sk.enc_key(),
+                1 => sk.auth_key(),
+                2 => sk.salt(),
+                _ => continue,
+            };
+            assert_eq!(got, &want[..got.len()], "{} via SessionKeys", v["source"]);
+        }
+    }
+}
+
+fn aes_cm_keystream<E: Engine>(engine: &E) {
+    for v in vectors("aes_cm.json") {
+        let key = hx(&v, "key");
+        let suite = match key.len() {
+            16 => Suite::AES_CM_128_HMAC_SHA1_80,
+            24 => Suite::AES_192_CM_HMAC_SHA1_80,
+            _ => Suite::AES_256_CM_HMAC_SHA1_80,
+        };
+        let keys = SessionKeys::from_raw(suite, &key, &hx(&v, "session_salt"), &[0; 20]).unwrap();
+        let iv: [u8; 16] = hx(&v, "iv").try_into().unwrap();
+        let blocks = v["segment_length_blocks"].as_u64().unwrap() as usize;
+        let mut ks = vec![0u8; blocks * 16];
+        raw_job(engine, &keys, iv, &mut ks);
+        for seg in v["segments"].as_array().unwrap() {
+            let at = seg["block"].as_u64().unwrap() as usize * 16;
+            let want = hx(seg, "hex");
+            assert_eq!(&ks[at..at + want.len()], &want[..], "{} block {}", v["source"], seg["block"]);
+        }
+    }
+}
+
+fn f8_vector<E: Engine + Clone>(engine: &E) {
+    for v in vectors("f8.json") {
+        // RFC 3711 B.1 uses a 32-bit salt; the key mask pads it with 0x55,
+        // which is what a 14-byte salt of the same bytes followed by 0x55 gives.
+        let mut salt = hx(&v, "salt");
+        salt.resize(14, 0x55);
+        let keys = SessionKeys::from_raw(Suite::F8_128_HMAC_SHA1_80, &hx(&v, "key"), &salt, &[0; 20]).unwrap();
+        let mut data = hx(&v, "plaintext");
+        raw_job(engine, &keys, hx(&v, "iv").try_into().unwrap(), &mut data);
+        assert_eq!(data, hx(&v, "ciphertext"), "{} raw", v["source"]);
+
+        // Through a context: the context builds the IV from the header and ROC.
+        let suite = Suite::F8_128_HMAC_SHA1_80;
+        let mk = MasterKey::new(suite, &[0; 16], &[0; 14]).unwrap();
+        let mut ctx = Context::new(Policy::new(suite, mk), engine.clone()).unwrap();
+        ctx.set_session_keys(&keys, &keys).unwrap();
+        let hdr = hx(&v, "rtp_header");
+        let ssrc = u32::from_be_bytes(hdr[8..12].try_into().unwrap());
+        ctx.set_roc(ssrc, v["roc"].as_u64().unwrap() as u32);
+        let mut pkt = hdr.clone();
+        pkt.extend(hx(&v, "plaintext"));
+        let mut out = vec![0u8; pkt.len() + 64];
+        let n = ctx.protect_rtp(&pkt, &mut out).unwrap();
+        assert_eq!(n, pkt.len() + 10);
+        assert_eq!(&out[12..pkt.len()], &hx(&v, "ciphertext")[..], "{} via context", v["source"]);
+    }
+}
+
+fn gcm_packets<E: Engine + Clone>(engine: &E) {
+    for v in vectors("packets.json") {
+        let suite: Suite = v["suite"].as_str().unwrap().parse().unwrap();
+        let keys = SessionKeys::from_raw(suite, &hx(&v, "session_key"), &hx(&v, "session_salt"), &[]).unwrap();
+        let mk = MasterKey::new(suite, &vec![0; suite.master_key_len()], &[0; 12]).unwrap();
+        let mut policy = Policy::new(suite, mk);
+        let encrypt = v["encrypt"].as_bool().unwrap();
+        let rtcp = v["kind"] == "rtcp";
+        policy.encrypt_rtp = encrypt;
+        policy.encrypt_rtcp = encrypt;
+        let mut ctx = Context::new(policy, engine.clone()).unwrap();
+        ctx.set_session_keys(&keys, &keys).unwrap();
+        let plain = hx(&v, "plaintext");
+        let prot = hx(&v, "protected");
+        let ssrc_of = |p: &[u8]| {
+            let at = if rtcp { 4 } else { 8 };
+            u32::from_be_bytes(p[at..at + 4].try_into().unwrap())
+        };
+        let ssrc = ssrc_of(&prot);
+        if rtcp {
+            ctx.set_rtcp_index(ssrc, v["srtcp_index"].as_u64().unwrap() as u32).unwrap();
+        } else {
+            ctx.set_roc(ssrc, v["roc"].as_u64().unwrap() as u32);
+        }
+        let mut out = vec![0u8; prot.len().max(plain.len()) + 200];
+        let src = &v["source"];
+        match (v["direction"].as_str().unwrap(), v["expect"].as_str().unwrap()) {
+            ("encrypt", "ok") => {
+                let kind = if rtcp { Kind::Rtcp } else { Kind::Rtp };
+                let n = if kind == Kind::Rtcp { ctx.protect_rtcp(&plain, &mut out) } else { ctx.protect_rtp(&plain, &mut out) }
+                    .unwrap_or_else(|e| panic!("{src}: {e}"));
+                assert_eq!(&out[..n], &prot[..], "{src}");
+            }
+            (_, expect) => {
+                let r = if rtcp { ctx.unprotect_rtcp(&prot, &mut out) } else { ctx.unprotect_rtp(&prot, &mut out) };
+                if expect == "ok" {
+                    let n = r.unwrap_or_else(|e| panic!("{src}: {e}"));
+                    assert_eq!(&out[..n], &plain[..], "{src}");
+                } else {
+                    assert_eq!(r, Err(Error::AuthFailed), "{src}");
+                }
+            }
+        }
+    }
+}
+
+fn rtp(ssrc: u32, seq: u16, payload: &[u8]) -> Vec<u8> {
+    let mut p = vec![0x80, 0x00];
+    p.extend(seq.to_be_bytes());
+    p.extend(0x1234_5678u32.to_be_bytes());
+    p.extend(ssrc.to_be_bytes());
+    p.extend_from_slice(payload);
+    p
+}
+
+fn rtcp_sr(ssrc: u32, fill: u8) -> Vec<u8> {
+    let mut p = vec![0x80, 200, 0, 6];
+    p.extend(ssrc.to_be_bytes());
+    p.extend([fill; 20]);
+    p
+}
+
+fn pair<E: Engine + Clone>(engine: &E, suite: Suite, f: impl Fn(&mut Policy)) -> (Context<E>, Context<E>) {
+    let key: Vec<u8> = (0..suite.master_key_len() as u8).collect();
+    let salt: Vec<u8> = (100..100 + suite.master_salt_len() as u8).collect();
+    let mut policy = Policy::new(suite, MasterKey::new(suite, &key, &salt).unwrap());
+    f(&mut policy);
+    (Context::new(policy.clone(), engine.clone()).unwrap(), Context::new(policy, engine.clone()).unwrap())
+}
+
+/// Protocol behaviour that must hold for every engine and suite.
+fn behaviour<E: Engine + Clone>(engine: &E) {
+    for suite in Suite::ALL {
+        let (mut tx, mut rx) = pair(engine, suite, |_| {});
+        let mut out = vec![0u8; 2048];
+        let mut back = vec![0u8; 2048];
+        // Across the sequence wrap: ROC goes 0 -> 1.
+        let mut sent = Vec::new();
+        for seq in (65530..=65535).chain(0..6) {
+            let p = rtp(7, seq, &[seq as u8; 160]);
+            let n = tx.protect_rtp(&p, &mut out).unwrap();
+            assert_eq!(n, p.len() + suite.srtp_tag_len());
+            if suite.cipher() != srtp::suite::Cipher::Null {
+                assert_ne!(&out[12..p.len()], &p[12..], "{suite}: payload encrypted");
+            }
+            sent.push((p, out[..n].to_vec()));
+        }
+        assert_eq!(tx.roc(7, true), Some(1));
+        // Reordered delivery within the window.
+        sent.swap(4, 5);
+        sent.swap(6, 7);
+        for (p, s) in &sent {
+            let n = rx.unprotect_rtp(s, &mut back).unwrap_or_else(|e| panic!("{suite}: {e}"));
+            assert_eq!(&back[..n], &p[..]);
+        }
+        assert_eq!(rx.roc(7, false), Some(1));
+        // Replay.
+        assert_eq!(rx.unprotect_rtp(&sent[3].1, &mut back), Err(Error::Replayed), "{suite}");
+        // Protect refuses an index it already used.
+        assert_eq!(tx.protect_rtp(&sent[3].0, &mut out), Err(Error::Replayed), "{suite}");
+        // Tampering anywhere: header, payload, tag.
+        let p = rtp(7, 6, &[1; 40]);
+        let n = tx.protect_rtp(&p, &mut out).unwrap();
+        for bit in [3 * 8, 20 * 8 + 1, (n - 1) * 8 + 7] {
+            let mut bad = out[..n].to_vec();
+            bad[bit / 8] ^= 1 << (bit % 8);
+            assert_eq!(rx.unprotect_rtp(&bad, &mut back), Err(Error::AuthFailed), "{suite} bit {bit}");
+        }
+        // ... and the good one still passes afterwards.
+        rx.unprotect_rtp(&out[..n], &mut back).unwrap();
+        // A forged packet of a new SSRC creates no stream.
+        let mut forged = out[..n].to_vec();
+        forged[11] ^= 1;
+        assert_eq!(rx.unprotect_rtp(&forged, &mut back), Err(Error::AuthFailed));
+        assert_eq!(rx.stats().rx_streams, 1);
+        // SRTCP both ways, its own index and window.
+        for i in 0..5u8 {
+            let c = rtcp_sr(7, i);
+            let n = tx.protect_rtcp(&c, &mut out).unwrap();
+            assert_eq!(n, c.len() + 4 + suite.srtcp_tag_len());
+            let mut bad = out[..n].to_vec();
+            bad[9] ^= 0x10;
+            assert_eq!(rx.unprotect_rtcp(&bad, &mut back), Err(Error::AuthFailed));
+            let m = rx.unprotect_rtcp(&out[..n], &mut back).unwrap_or_else(|e| panic!("{suite} rtcp: {e}"));
+            assert_eq!(&back[..m], &c[..]);
+            assert_eq!(rx.unprotect_rtcp(&out[..n], &mut back), Err(Error::Replayed));
+        }
+        // Truncated and malformed input: errors, never panics.
+        for len in 0..n {
+            assert!(rx.unprotect_rtp(&out[..len], &mut back).is_err());
+            assert!(rx.unprotect_rtcp(&out[..len], &mut back).is_err());
+        }
+    }
+}
+
+/// Several master keys selected by MKI, and the key lifetime.
+fn mki_and_lifetime<E: Engine + Clone>(engine: &E) {
+    for suite in [Suite::AES_CM_128_HMAC_SHA1_80, Suite::AEAD_AES_128_GCM] {
+        let k = |b: u8, mki: u8| {
+            MasterKey::new(suite, &vec![b; suite.master_key_len()], &vec![b; suite.master_salt_len()])
+                .unwrap()
+                .with_mki(&[0, mki])
+                .with_lifetime(3)
+        };
+        let mut policy = Policy::new(suite, k(1, 1));
+        policy.keys.push(k(2, 2));
+        let mut tx = Context::new(policy.clone(), engine.clone()).unwrap();
+        let mut rx = Context::new(policy, engine.clone()).unwrap();
+        let mut out = vec![0u8; 512];
+        let mut back = vec![0u8; 512];
+        for seq in 0..3 {
+            let n = tx.protect_rtp(&rtp(1, seq, &[9; 30]), &mut out).unwrap();
+            assert_eq!(n, 12 + 30 + 2 + suite.srtp_tag_len());
+            rx.unprotect_rtp(&out[..n], &mut back).unwrap();
+        }
+        assert_eq!(tx.protect_rtp(&rtp(1, 3, &[9; 30]), &mut out), Err(Error::KeyExpired));
+        tx.set_active_mki(&[0, 2]).unwrap();
+        let n = tx.protect_rtp(&rtp(1, 3, &[9; 30]), &mut out).unwrap();
+        let at = if suite.is_aead() { n - 2 } else { n - suite.srtp_tag_len() - 2 };
+        assert_eq!(&out[at..at + 2], &[0, 2]);
+        assert_eq!(rx.unprotect_rtp(&out[..n], &mut back).unwrap(), 42);
+        out[at + 1] = 3;
+        assert_eq!(rx.unprotect_rtp(&out[..n], &mut back), Err(Error::UnknownMki));
+    }
+}
+
+/// Key derivation rate ≠ 0: keys change every `kdr` packets on both sides.
+fn kdr_nonzero<E: Engine + Clone>(engine: &E) {
+    for suite in [Suite::AES_CM_128_HMAC_SHA1_80, Suite::AEAD_AES_256_GCM, Suite::F8_128_HMAC_SHA1_80] {
+        let (mut tx, mut rx) = pair(engine, suite, |p| p.kdr = 4);
+        let (mut tx0, _) = pair(engine, suite, |_| {});
+        let mut out = vec![0u8; 512];
+        let mut out0 = vec![0u8; 512];
+        let mut back = vec![0u8; 512];
+        for seq in 0..20u16 {
+            let p = rtp(5, seq, &[seq as u8; 50]);
+            let n = tx.protect_rtp(&p, &mut out).unwrap();
+            tx0.protect_rtp(&p, &mut out0).unwrap();
+            // Interval 0 uses the same keys as kdr = 0; later ones differ.
+            assert_eq!(out[..n] == out0[..n], seq < 4, "{suite} seq {seq}");
+            assert_eq!(rx.unprotect_rtp(&out[..n], &mut back).unwrap(), p.len());
+            let c = rtcp_sr(5, seq as u8);
+            let n = tx.protect_rtcp(&c, &mut out).unwrap();
+            assert_eq!(rx.unprotect_rtcp(&out[..n], &mut back).unwrap(), c.len());
+        }
+    }
+}
+
+/// The batch interface: many contexts, one transform, commits in order.
+fn batch<E: Engine + Clone>(engine: &E) {
+    let suites = [Suite::AES_CM_128_HMAC_SHA1_80, Suite::AEAD_AES_128_GCM, Suite::AES_256_CM_HMAC_SHA1_32];
+    let mut ctxs: Vec<_> = suites.iter().map(|&s| pair(engine, s, |_| {})).collect();
+    let pkts: Vec<(usize, Vec<u8>)> = (0..30).map(|i| (i % 3, rtp(100 + i as u32 % 2, i as u16, &[i as u8; 100]))).collect();
+    let mut bufs: Vec<Vec<u8>> = pkts.iter().map(|_| vec![0u8; 400]).collect();
+    let mut preps = Vec::new();
+    for ((c, p), b) in pkts.iter().zip(bufs.iter_mut()) {
+        preps.push(ctxs[*c].0.prepare(Kind::Rtp, Op::Protect, p, b).unwrap());
+    }
+    let outcomes: Vec<Outcome> = {
+        let mut jobs: Vec<_> = pkts
+            .iter()
+            .zip(bufs.iter_mut())
+            .zip(&preps)
+            .map(|(((c, _), b), p)| ctxs[*c].0.job(p, b).unwrap())
+            .collect();
+        engine.transform(&mut jobs);
+        jobs.iter().map(|j| j.outcome).collect()
+    };
+    for (((c, p), b), (prep, o)) in pkts.iter().zip(&bufs).zip(preps.iter().zip(outcomes)) {
+        let n = ctxs[*c].0.commit(prep, o, b).unwrap();
+        let mut back = vec![0u8; 400];
+        let m = ctxs[*c].1.unprotect_rtp(&b[..n], &mut back).unwrap();
+        assert_eq!(&back[..m], &p[..]);
+    }
+    // A duplicate within one batch: the second commit reports the replay.
+    let (ref mut tx, ref mut rx) = ctxs[0];
+    let mut out = vec![0u8; 400];
+    let n = tx.protect_rtp(&rtp(9, 1, &[1; 10]), &mut out).unwrap();
+    let srtp = out[..n].to_vec();
+    let (mut b1, mut b2) = (vec![0u8; 400], vec![0u8; 400]);
+    let p1 = rx.prepare(Kind::Rtp, Op::Unprotect, &srtp, &mut b1).unwrap();
+    let p2 = rx.prepare(Kind::Rtp, Op::Unprotect, &srtp, &mut b2).unwrap();
+    let o = {
+        let mut jobs = [rx.job(&p1, &mut b1).unwrap(), rx.job(&p2, &mut b2).unwrap()];
+        engine.transform(&mut jobs);
+        [jobs[0].outcome, jobs[1].outcome]
+    };
+    assert!(rx.commit(&p1, o[0], &b1).is_ok());
+    assert_eq!(rx.commit(&p2, o[1], &b2), Err(Error::Replayed));
+}
+
+/// Jobs with offsets outside their buffer fail cleanly.
+fn bad_jobs<E: Engine>(engine: &E) {
+    for suite in Suite::ALL {
+        let keys = SessionKeys::derive(suite, &vec![3; suite.master_key_len()], &vec![4; suite.master_salt_len()], false, 0).unwrap();
+        let k = engine.prepare_keys(&keys).unwrap();
+        let mut buf = [0u8; 32];
+        let mut jobs = [Job {
+            keys: &k,
+            op: Op::Unprotect,
+            iv: [0; 16],
+            buf: &mut buf,
+            enc_start: 12,
+            enc_end: 40,
+            auth_end: 20,
+            suffix: [0; 4],
+            suffix_len: 4,
+            tag_start: 30,
+            tag_len: suite.srtp_tag_len(),
+            outcome: Outcome::Pending,
+        }];
+        engine.transform(&mut jobs);
+        assert_eq!(jobs[0].outcome, Outcome::AuthFailed);
+    }
+}
+
+macro_rules! conformance {
+    ($module:ident, $engine:expr) => {
+        mod $module {
+            use super::*;
+            #[test]
+            fn rfc_aes_cm_keystream() {
+                aes_cm_keystream(&$engine);
+            }
+            #[test]
+            fn rfc_f8() {
+                f8_vector(&$engine);
+            }
+            #[test]
+            fn rfc7714_packets() {
+                gcm_packets(&$engine);
+            }
+            #[test]
+            fn protocol_behaviour() {
+                behaviour(&$engine);
+            }
+            #[test]
+            fn mki_and_key_lifetime() {
+                mki_and_lifetime(&$engine);
+            }
+            #[test]
+            fn key_derivation_rate() {
+                kdr_nonzero(&$engine);
+            }
+            #[test]
+            fn batch_interface() {
+                batch(&$engine);
+            }
+            #[test]
+            fn malformed_jobs() {
+                bad_jobs(&$engine);
+            }
+        }
+    };
+}
+
+conformance!(cpu, CpuEngine::new());
+conformance!(portable, PortableEngine::new());
+
+fn any_suite() -> impl Strategy<Value = Suite> {
+    prop::sample::select(Suite::ALL.to_vec())
+}
+
+fn any_rtp() -> impl Strategy<Value = Vec<u8>> {
+    (any::<u8>(), 0u8..4, any::<bool>(), 0usize..6, prop::collection::vec(any::<u8>(), 0..1400), any::<[u8; 12]>()).prop_map(
+        |(pt, cc, ext, ext_words, payload, fixed)| {
+            let mut p = fixed.to_vec();
+            p[0] = 0x80 | cc | if ext { 0x10 } else { 0 };
+            p[1] = pt;
+            for i in 0..cc {
+                p.extend([i; 4]);
+            }
+            if ext {
+                p.extend([0xbe, 0xde, 0, ext_words as u8]);
+                p.extend(vec![0x11; 4 * ext_words]);
+            }
+            p.extend(payload);
+            p
+        },
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+    /// All engines produce identical bytes and decisions on random packets,
+    /// keys and indices, and each engine reads what the other wrote.
+    #[test]
+    fn engines_agree(suite in any_suite(), key in any::<[u8; 32]>(), salt in any::<[u8; 14]>(),
+                     roc in any::<u32>(), pkts in prop::collection::vec(any_rtp(), 1..6),
+                     kdr in prop::sample::select(vec![0u64, 1, 2, 1 << 16]), flip in any::<Option<(u16, u8)>>()) {
+        let mk = MasterKey::new(suite, &key[..suite.master_key_len()], &salt[..suite.master_salt_len()]).unwrap();
+        let mut policy = Policy::new(suite, mk);
+        policy.kdr = kdr;
+        let mut a = Context::new(policy.clone(), CpuEngine::new()).unwrap();
+        let mut b = Context::new(policy.clone(), PortableEngine::new()).unwrap();
+        let mut ra = Context::new(policy.clone(), CpuEngine::new()).unwrap();
+        let mut rb = Context::new(policy, PortableEngine::new()).unwrap();
+        let (mut oa, mut ob, mut back) = (vec![0u8; 2000], vec![0u8; 2000], vec![0u8; 2000]);
+        for p in &pkts {
+            let ssrc = u32::from_be_bytes(p[8..12].try_into().unwrap());
+            for c in [&mut a as &mut dyn SetRoc, &mut b, &mut ra, &mut rb] {
+                c.roc(ssrc, roc);
+            }
+            let na = a.protect_rtp(p, &mut oa);
+            let nb = b.protect_rtp(p, &mut ob);
+            prop_assert_eq!(&na, &nb);
+            let Ok(n) = na else { continue };
+            prop_assert_eq!(&oa[..n], &ob[..n]);
+            let mut wire = oa[..n].to_vec();
+            if let Some((pos, bit)) = flip {
+                let i = pos as usize % n;
+                wire[i] ^= 1 << (bit % 8);
+            }
+            let ua = ra.unprotect_rtp(&wire, &mut back).map(|m| back[..m].to_vec());
+            let ub = rb.unprotect_rtp(&wire, &mut back).map(|m| back[..m].to_vec());
+            prop_assert_eq!(&ua, &ub);
+            if flip.is_none() {
+                prop_assert_eq!(ua.unwrap(), p.clone());
+            } else {
+                prop_assert!(ua.is_err());
+            }
+        }
+    }
+}
+
+/// Object-safe helper so the proptest can set the ROC on contexts of
+/// different engine types in one loop.
+trait SetRoc {
+    fn roc(&mut self, ssrc: u32, roc: u32);
+}
+impl<E: Engine> SetRoc for Context<E> {
+    fn roc(&mut self, ssrc: u32, roc: u32) {
+        self.set_roc(ssrc, roc);
+    }
+}
