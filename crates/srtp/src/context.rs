@@ -42,6 +42,10 @@ pub struct Policy {
     pub encrypt_rtp: bool,
     /// Encrypt SRTCP (false = `UNENCRYPTED_SRTCP`: the E flag is clear).
     pub encrypt_rtcp: bool,
+    /// For the AES-192 suites, derive keys as libsrtp before 2.8.0 does
+    /// (an AES-256 PRF; cisco/libsrtp#763) instead of as RFC 6188 says.
+    /// Off by default; turn on only for peers running such a libsrtp.
+    pub libsrtp_aes192_kdf: bool,
 }
 
 impl Policy {
@@ -55,6 +59,18 @@ impl Policy {
             max_streams: 1024,
             encrypt_rtp: true,
             encrypt_rtcp: true,
+            libsrtp_aes192_kdf: false,
+        }
+    }
+
+    /// Derives the session keys of master key `master` as this policy says.
+    fn derive(&self, master: &MasterKey, rtcp: bool, r: u64) -> Result<SessionKeys, Error> {
+        if self.libsrtp_aes192_kdf && matches!(self.suite.cipher(), Cipher::AesCm(24)) {
+            let mut k = SessionKeys::derive_libsrtp_aes192(master.key(), master.salt(), rtcp, r)?;
+            k.set_suite(self.suite);
+            Ok(k)
+        } else {
+            SessionKeys::derive(self.suite, master.key(), master.salt(), rtcp, r)
         }
     }
 }
@@ -156,8 +172,9 @@ struct Stream<K> {
     /// Receive side only.
     rtcp_window: Option<ReplayWindow>,
     /// kdr ≠ 0 only: session keys of the two latest derivation intervals,
-    /// slots 0–1 for SRTP and 2–3 for SRTCP.
-    kdr: [Option<KdrSlot<K>>; 4],
+    /// slots 0–1 for SRTP and 2–3 for SRTCP. Boxed: most sessions use kdr 0
+    /// and the stream entry stays small (it is touched by every packet).
+    kdr: Option<Box<[Option<KdrSlot<K>>; 4]>>,
 }
 
 impl<K> Stream<K> {
@@ -167,7 +184,7 @@ impl<K> Stream<K> {
             rtp_window: Some(ReplayWindow::new(window)),
             rtcp_next: 0,
             rtcp_window: rx.then(|| ReplayWindow::new(window)),
-            kdr: [None, None, None, None],
+            kdr: None,
         }
     }
 }
@@ -205,6 +222,8 @@ pub struct Context<E: Engine> {
     max_streams: usize,
     encrypt_rtp: bool,
     encrypt_rtcp: bool,
+    /// Derivation settings, kept for kdr ≠ 0 re-derivation.
+    kdf: Policy,
     tx: FxHashMap<u32, Stream<E::Keys>>,
     rx: FxHashMap<u32, Stream<E::Keys>>,
     preset_roc: FxHashMap<u32, u32>,
@@ -254,10 +273,11 @@ impl<E: Engine> Context<E> {
             return Err(Error::InvalidPolicy("max_streams is 0".into()));
         }
         let mut keys = Vec::with_capacity(policy.keys.len());
+        let kdf = Policy { keys: Vec::new(), ..policy.clone() };
         for master in policy.keys {
             let (rtp, rtcp) = if policy.kdr == 0 {
-                let rtp = SessionKeys::derive(suite, master.key(), master.salt(), false, 0)?;
-                let rtcp = SessionKeys::derive(suite, master.key(), master.salt(), true, 0)?;
+                let rtp = kdf.derive(&master, false, 0)?;
+                let rtcp = kdf.derive(&master, true, 0)?;
                 (Some(Derived::new(&engine, &rtp)?), Some(Derived::new(&engine, &rtcp)?))
             } else {
                 (None, None)
@@ -275,6 +295,7 @@ impl<E: Engine> Context<E> {
             max_streams: policy.max_streams,
             encrypt_rtp: policy.encrypt_rtp,
             encrypt_rtcp: policy.encrypt_rtcp,
+            kdf,
             tx: FxHashMap::default(),
             rx: FxHashMap::default(),
             preset_roc: FxHashMap::default(),
@@ -454,10 +475,15 @@ impl<E: Engine> Context<E> {
         }
         let (window, max) = (self.window, self.max_streams);
         let map = if tx { &mut self.tx } else { &mut self.rx };
-        if !map.contains_key(&p.ssrc) && map.len() >= max {
-            return Err(Error::TooManyStreams(max));
-        }
-        let s = map.entry(p.ssrc).or_insert_with(|| Stream::new(!tx, window));
+        let s = match map.get_mut(&p.ssrc) {
+            Some(s) => s,
+            None => {
+                if map.len() >= max {
+                    return Err(Error::TooManyStreams(max));
+                }
+                map.entry(p.ssrc).or_insert_with(|| Stream::new(!tx, window))
+            }
+        };
         match p.kind {
             Kind::Rtp => {
                 if let Some(w) = s.rtp_window.as_mut() {
@@ -547,7 +573,7 @@ impl<E: Engine> Context<E> {
             }
             KeyRef::Stream { ssrc, tx, slot, gen } => {
                 let map = if tx { &self.tx } else { &self.rx };
-                match map.get(&ssrc).and_then(|s| s.kdr[slot].as_ref()) {
+                match map.get(&ssrc).and_then(|s| s.kdr.as_ref()).and_then(|k| k[slot].as_ref()) {
                     Some(s) if s.gen == gen => Ok(&s.derived),
                     _ => Err(stale()),
                 }
@@ -572,17 +598,16 @@ impl<E: Engine> Context<E> {
         };
         let map = if tx { &self.tx } else { &self.rx };
         let has_stream = map.contains_key(&ssrc);
-        if let Some(s) = map.get(&ssrc) {
-            if let Some(slot) = (base..base + 2).find(|&i| matches(&s.kdr[i])) {
-                return Ok(KeyRef::Stream { ssrc, tx, slot, gen: s.kdr[slot].as_ref().expect("found").gen });
+        if let Some(k) = map.get(&ssrc).and_then(|s| s.kdr.as_ref()) {
+            if let Some(slot) = (base..base + 2).find(|&i| matches(&k[i])) {
+                return Ok(KeyRef::Stream { ssrc, tx, slot, gen: k[slot].as_ref().expect("found").gen });
             }
         } else if !tx {
             if let Some(slot) = (0..SCRATCH).find(|&i| matches(&self.scratch[i])) {
                 return Ok(KeyRef::Scratch { slot, gen: self.scratch[slot].as_ref().expect("found").gen });
             }
         }
-        let master = &self.keys[key].master;
-        let sk = SessionKeys::derive(self.suite, master.key(), master.salt(), kind == Kind::Rtcp, r)?;
+        let sk = self.kdf.derive(&self.keys[key].master, kind == Kind::Rtcp, r)?;
         let derived = Derived::new(&self.engine, &sk)?;
         self.gen += 1;
         let new = KdrSlot { ssrc, kind, key, r, gen: self.gen, derived };
@@ -601,8 +626,9 @@ impl<E: Engine> Context<E> {
         }
         // The send side owns its streams: creating one here is not input-driven.
         let s = map.entry(ssrc).or_insert_with(|| Stream::new(!tx, window));
-        let slot = base + oldest(&s.kdr[base..base + 2]);
-        s.kdr[slot] = Some(new);
+        let k = s.kdr.get_or_insert_with(Default::default);
+        let slot = base + oldest(&k[base..base + 2]);
+        k[slot] = Some(new);
         Ok(KeyRef::Stream { ssrc, tx, slot, gen: self.gen })
     }
 

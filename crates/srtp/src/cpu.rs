@@ -146,23 +146,42 @@ fn run(job: &mut Job<'_, CpuKeys>) -> Outcome {
 /// XORs `data` with the AES counter-mode keystream starting at counter block
 /// `iv` (128-bit big-endian increment, RFC 3711 §4.1.1).
 pub(crate) fn ctr128<C: BlockEncrypt + BlockSizeUser<BlockSize = U16>>(cipher: &C, iv: [u8; 16], data: &mut [u8]) {
-    ctr_with(cipher, iv, data, |b, i| *b = (u128::from_be_bytes(*b).wrapping_add(i as u128)).to_be_bytes());
+    let base = u128::from_be_bytes(iv);
+    ctr_with(cipher, data, |i| base.wrapping_add(i as u128).to_be_bytes());
 }
 
-fn ctr_with<C: BlockEncrypt + BlockSizeUser<BlockSize = U16>>(cipher: &C, iv: [u8; 16], data: &mut [u8], step: impl Fn(&mut [u8; 16], u32)) {
+/// Counter mode with GCM's 32-bit increment (NIST SP 800-38D §6.2).
+fn ctr32<C: BlockEncrypt + BlockSizeUser<BlockSize = U16>>(cipher: &C, iv: [u8; 16], data: &mut [u8]) {
+    let low = u32::from_be_bytes([iv[12], iv[13], iv[14], iv[15]]);
+    ctr_with(cipher, data, |i| {
+        let mut b = iv;
+        b[12..].copy_from_slice(&low.wrapping_add(i).to_be_bytes());
+        b
+    });
+}
+
+fn ctr_with<C: BlockEncrypt + BlockSizeUser<BlockSize = U16>>(cipher: &C, data: &mut [u8], counter: impl Fn(u32) -> [u8; 16]) {
     let mut blocks = [aes::Block::default(); PAR];
-    let mut counter = 0u32;
+    let mut i = 0u32;
     for chunk in data.chunks_mut(PAR * 16) {
         let n = chunk.len().div_ceil(16);
         for b in blocks[..n].iter_mut() {
-            let mut c = iv;
-            step(&mut c, counter);
-            *b = c.into();
-            counter = counter.wrapping_add(1);
+            *b = counter(i).into();
+            i = i.wrapping_add(1);
         }
         cipher.encrypt_blocks(&mut blocks[..n]);
-        for (d, k) in chunk.iter_mut().zip(blocks.iter().flat_map(|b| b.iter())) {
-            *d ^= k;
+        xor_keystream(chunk, &blocks[..n]);
+    }
+}
+
+/// XORs whole 16-byte words at a time (the byte loop only for the tail).
+pub(crate) fn xor_keystream(data: &mut [u8], blocks: &[aes::Block]) {
+    for (d, k) in data.chunks_mut(16).zip(blocks) {
+        if let Ok(d16) = <&mut [u8; 16]>::try_from(&mut *d) {
+            let x = u128::from_ne_bytes(*d16) ^ u128::from_ne_bytes((*k).into());
+            *d16 = x.to_ne_bytes();
+        } else {
+            d.iter_mut().zip(k.iter()).for_each(|(d, k)| *d ^= k);
         }
     }
 }
@@ -227,7 +246,7 @@ fn gcm<A: AeadInPlace, C: BlockEncrypt + BlockSizeUser<BlockSize = U16>>(job: &m
                 return Outcome::AuthFailed;
             }
         }
-        ctr_with(cipher, ctr, data, |b, i| inc32(b, i));
+        ctr32(cipher, ctr, data);
         if job.op == Op::Protect {
             let mut t = ghash(h, head, suffix, data);
             t.iter_mut().zip(mask.iter()).for_each(|(e, m)| *e ^= m);

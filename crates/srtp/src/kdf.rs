@@ -80,6 +80,29 @@ impl core::fmt::Debug for SessionKeys {
 }
 
 impl SessionKeys {
+    /// Derives the session keys as libsrtp before 2.8.0 does for the AES-192
+    /// suites: with an AES-256 PRF keyed by master key ∥ salt[0..8] and the
+    /// salt's last 6 bytes, zero-padded, as its salt (cisco/libsrtp#763; RFC
+    /// 6188 says AES-192). Only for interworking with such endpoints; for any
+    /// other suite this is [`derive`](Self::derive).
+    pub fn derive_libsrtp_aes192(master_key: &[u8], master_salt: &[u8], rtcp: bool, r: u64) -> Result<SessionKeys, Error> {
+        let suite = Suite::AES_192_CM_HMAC_SHA1_80;
+        if master_key.len() != 24 || master_salt.len() != 14 {
+            return Err(Error::InvalidKey("AES-192 needs a 24-byte key and a 14-byte salt".into()));
+        }
+        let mut key = zeroize::Zeroizing::new([0u8; 32]);
+        key[..24].copy_from_slice(master_key);
+        key[24..].copy_from_slice(&master_salt[..8]);
+        let mut salt = zeroize::Zeroizing::new([0u8; 14]);
+        salt[..6].copy_from_slice(&master_salt[8..]);
+        let base = if rtcp { 3 } else { 0 };
+        let mut keys = SessionKeys { suite, enc: [0; 32], salt: [0; 14], auth: [0; 20] };
+        prf(&key[..], &salt[..], base, r, &mut keys.enc[..24])?;
+        prf(&key[..], &salt[..], base + 1, r, &mut keys.auth)?;
+        prf(&key[..], &salt[..], base + 2, r, &mut keys.salt)?;
+        Ok(keys)
+    }
+
     /// Derives the SRTP (`rtcp == false`) or SRTCP session keys at
     /// derivation index `r`.
     pub fn derive(suite: Suite, master_key: &[u8], master_salt: &[u8], rtcp: bool, r: u64) -> Result<SessionKeys, Error> {
@@ -111,6 +134,10 @@ impl SessionKeys {
         keys.salt[..salt.len()].copy_from_slice(salt);
         keys.auth[..auth.len()].copy_from_slice(auth);
         Ok(keys)
+    }
+
+    pub(crate) fn set_suite(&mut self, suite: Suite) {
+        self.suite = suite;
     }
 
     /// The suite these keys belong to.

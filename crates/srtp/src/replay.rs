@@ -12,7 +12,7 @@ pub const MAX_WINDOW: usize = 32_768;
 /// Sliding replay window over 64-bit indices.
 #[derive(Clone, Debug)]
 pub struct ReplayWindow {
-    bits: Box<[u64]>,
+    bits: Bits,
     /// Highest index accepted so far; `None` before the first packet.
     highest: Option<u64>,
 }
@@ -26,15 +26,44 @@ pub enum ReplayCheck {
     Replayed,
 }
 
+/// Bitmap storage: inline for windows up to 256 packets (no pointer to chase
+/// per packet), on the heap for larger ones.
+#[derive(Clone, Debug)]
+enum Bits {
+    Inline { words: [u64; 4], len: u8 },
+    Heap(Box<[u64]>),
+}
+
+impl core::ops::Deref for Bits {
+    type Target = [u64];
+    fn deref(&self) -> &[u64] {
+        match self {
+            Bits::Inline { words, len } => &words[..*len as usize],
+            Bits::Heap(b) => b,
+        }
+    }
+}
+
+impl core::ops::DerefMut for Bits {
+    fn deref_mut(&mut self) -> &mut [u64] {
+        match self {
+            Bits::Inline { words, len } => &mut words[..*len as usize],
+            Bits::Heap(b) => b,
+        }
+    }
+}
+
 impl ReplayWindow {
     /// A window of `size` packets, rounded up to a multiple of 64
     /// (clamped to 64..=[`MAX_WINDOW`]).
     pub fn new(size: usize) -> ReplayWindow {
-        let size = size.clamp(64, MAX_WINDOW);
-        ReplayWindow {
-            bits: vec![0u64; size.div_ceil(64)].into_boxed_slice(),
-            highest: None,
-        }
+        let words = size.clamp(64, MAX_WINDOW).div_ceil(64);
+        let bits = if words <= 4 {
+            Bits::Inline { words: [0; 4], len: words as u8 }
+        } else {
+            Bits::Heap(vec![0u64; words].into_boxed_slice())
+        };
+        ReplayWindow { bits, highest: None }
     }
 
     /// Window size in packets.

