@@ -219,8 +219,24 @@ fn primitives(payload: usize, budget: Duration) -> Vec<Record> {
             black_box((&data, tag.ok()));
         }
     });
+    let key = aws_lc_rs::aead::LessSafeKey::new(
+        aws_lc_rs::aead::UnboundKey::new(&aws_lc_rs::aead::AES_128_GCM, &[9u8; 16]).expect("16-byte key"),
+    );
+    let aws_seal = time_rounds(budget, n, || {
+        for i in 0..n {
+            let mut nonce = [0u8; 12];
+            nonce[4..].copy_from_slice(&(i as u64).to_be_bytes());
+            let tag = key.seal_in_place_separate_tag(
+                aws_lc_rs::aead::Nonce::assume_unique_for_key(nonce),
+                aws_lc_rs::aead::Aad::from(&hdr),
+                &mut data,
+            );
+            black_box((&data, tag.ok()));
+        }
+    });
     let s = Suite::AES_CM_128_HMAC_SHA1_80.name();
     vec![
+        record("aws-lc", Suite::AEAD_AES_128_GCM.name(), "gcm_seal", payload, 1, aws_seal),
         record("rustcrypto", s, "aes128_ctr", payload, 1, ctr),
         record("rustcrypto", s, &format!("sha1_{sha_blocks}blocks"), payload, 1, sha),
         record("rustcrypto", s, "primitive_limit", payload, 1, ctr + sha),

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The main job as it stands, on the CPU engine: write a capture of an SRTP
+# call, decrypt it with the call's keys, and measure the engine beside
+# Debian's libsrtp and the OpenSSL primitives on one core.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/deps.sh
+cargo build --release -p srtpgate --quiet
+bin=target/release/srtpgate
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+echo "== 1. a 30 s SRTP call (two directions, AES_CM_128_HMAC_SHA1_80) written to call.pcap"
+"$bin" sample "$work/call.pcap" --plain "$work/plain.pcap" | tee "$work/keys.txt"
+echo
+echo "== 2. srtpgate decrypt with the two keys from the SDP"
+mapfile -t keys < "$work/keys.txt"
+"$bin" decrypt --key "${keys[0]}" --key "${keys[1]}" "$work/call.pcap" "$work/decrypted.pcap"
+if cmp -s <(tail -c +25 "$work/decrypted.pcap") <(tail -c +25 "$work/plain.pcap"); then
+  echo "decrypted capture is identical to the plaintext capture"
+else
+  echo "decrypted capture differs from the plaintext capture" >&2
+  exit 1
+fi
+echo
+echo "== 3. bench: cpu engine vs Debian libsrtp vs OpenSSL primitives (one core)"
+core=$(( $(nproc) - 1 ))
+taskset -c "$core" bench/libsrtp/srtp-tool bench --json > "$work/libsrtp.json"
+taskset -c "$core" "$bin" bench cpu --json --engine cpu --streams 1,10000 \
+  --suite AES_CM_128_HMAC_SHA1_80,AEAD_AES_128_GCM --seconds 0.3 > "$work/srtpgate.json"
+python3 bench/compare.py "$work/srtpgate.json" "$work/libsrtp.json" "$(date -u +%FT%TZ)"

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs what the project needs on a fresh Debian machine: the C toolchain
+# and Debian's libsrtp2 (the reference for interop and benchmarks), Python's
+# venv with pytest and cryptography, and a Rust toolchain if none is present.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+need=()
+for pkg in libsrtp2-dev pkg-config libssl-dev build-essential python3-venv; do
+  dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
+done
+if [ ${#need[@]} -gt 0 ]; then
+  echo "== installing Debian packages: ${need[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "== installing Rust (rustup, from Debian)"
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq rustup >/dev/null
+  rustup default stable
+fi
+
+if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c "import pytest, cryptography" 2>/dev/null; then
+  echo "== Python venv (.venv): pytest, cryptography"
+  python3 -m venv .venv
+  .venv/bin/pip install -q -r tests/interop/requirements.txt cryptography
+fi
+
+make -s -C bench/libsrtp

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Runs every test of the project: formatting and lints, the Rust unit,
+# conformance (RFC vectors, every engine) and property tests, the CLI tests,
+# the independent check of the vector files, interop with Debian's libsrtp in
+# both directions, and the fuzz targets' seed replay.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/deps.sh
+
+echo "== cargo fmt --check"
+cargo fmt --all -- --check
+echo "== cargo clippy -D warnings"
+cargo clippy --workspace --all-targets --quiet -- -D warnings
+
+echo "== cargo test (workspace)"
+cargo test --workspace --release
+
+echo "== RFC vector files, recomputed independently (Python cryptography)"
+.venv/bin/python tests/vectors/check.py | tail -n 1
+
+echo "== interop with libsrtp (both directions)"
+cargo build --release -p srtpgate --quiet
+SRTPGATE_BIN="$PWD/target/release/srtpgate" SRTP_TOOL="$PWD/bench/libsrtp/srtp-tool" \
+  .venv/bin/python -m pytest tests/interop -q
+
+if [ -f fuzz/Cargo.toml ]; then
+  echo "== fuzz targets: seed replay"
+  cargo test --release --manifest-path fuzz/Cargo.toml
+fi
+echo "== all tests passed"
