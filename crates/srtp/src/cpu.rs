@@ -25,12 +25,18 @@ use subtle::ConstantTimeEq;
 /// Blocks of keystream generated per AES call (lets AES-NI pipeline).
 const PAR: usize = 16;
 
+// One per session key, never moved per packet: boxing the big variants would
+// only add a pointer chase to every packet.
+#[allow(clippy::large_enum_variant)]
 enum CpuCipher {
     Null,
     Cm128(aes::Aes128),
     Cm192(aes::Aes192),
     Cm256(aes::Aes256),
-    F8 { k: aes::Aes128, masked: aes::Aes128 },
+    F8 {
+        k: aes::Aes128,
+        masked: aes::Aes128,
+    },
     /// aws-lc for the packet path; AES + GHASH for an SRTCP AAD too long to
     /// gather on the stack (unencrypted SRTCP, RFC 7714 §17).
     Gcm128(Box<(LessSafeKey, aes::Aes128, GHash)>),
@@ -168,7 +174,11 @@ fn ctr32<C: BlockEncrypt + BlockSizeUser<BlockSize = U16>>(cipher: &C, iv: [u8; 
     });
 }
 
-fn ctr_with<C: BlockEncrypt + BlockSizeUser<BlockSize = U16>>(cipher: &C, data: &mut [u8], counter: impl Fn(u32) -> [u8; 16]) {
+fn ctr_with<C: BlockEncrypt + BlockSizeUser<BlockSize = U16>>(
+    cipher: &C,
+    data: &mut [u8],
+    counter: impl Fn(u32) -> [u8; 16],
+) {
     let mut blocks = [aes::Block::default(); PAR];
     let mut i = 0u32;
     for chunk in data.chunks_mut(PAR * 16) {
@@ -214,7 +224,12 @@ pub(crate) fn f8(k: &aes::Aes128, masked: &aes::Aes128, iv: [u8; 16], data: &mut
 /// Largest AAD gathered on the stack for aws-lc (header + SRTCP index word).
 const MAX_STACK_AAD: usize = 128;
 
-fn gcm<C: BlockEncrypt + BlockSizeUser<BlockSize = U16>>(job: &mut Job<'_, CpuKeys>, aead: &LessSafeKey, cipher: &C, h: &GHash) -> Outcome {
+fn gcm<C: BlockEncrypt + BlockSizeUser<BlockSize = U16>>(
+    job: &mut Job<'_, CpuKeys>,
+    aead: &LessSafeKey,
+    cipher: &C,
+    h: &GHash,
+) -> Outcome {
     // RFC 7714: the tag follows the ciphertext directly, for SRTP and SRTCP.
     if job.tag_start != job.enc_end || job.tag_len != 16 {
         return Outcome::AuthFailed;

@@ -113,10 +113,7 @@ impl RtcpHeader {
         if off != pkt.len() {
             return Err(HeaderError::RtcpLength);
         }
-        Ok(RtcpHeader {
-            packet_type,
-            ssrc: u32::from_be_bytes([pkt[4], pkt[5], pkt[6], pkt[7]]),
-        })
+        Ok(RtcpHeader { packet_type, ssrc: u32::from_be_bytes([pkt[4], pkt[5], pkt[6], pkt[7]]) })
     }
 
     /// Parses only the fixed 8 bytes (version, type and SSRC), as a receiver
@@ -133,10 +130,7 @@ impl RtcpHeader {
         if !(192..=223).contains(&packet_type) {
             return Err(HeaderError::NotRtcp(packet_type));
         }
-        Ok(RtcpHeader {
-            packet_type,
-            ssrc: u32::from_be_bytes([pkt[4], pkt[5], pkt[6], pkt[7]]),
-        })
+        Ok(RtcpHeader { packet_type, ssrc: u32::from_be_bytes([pkt[4], pkt[5], pkt[6], pkt[7]]) })
     }
 }
 
@@ -174,10 +168,7 @@ mod tests {
         assert_eq!(RtpHeader::parse(&rtp(0x40, &[])), Err(HeaderError::BadVersion(1)));
         assert_eq!(RtpHeader::parse(&rtp(0x81, &[0; 3])), Err(HeaderError::CsrcOverrun(1)));
         assert_eq!(RtpHeader::parse(&rtp(0x90, &[0; 3])), Err(HeaderError::ExtensionOverrun));
-        assert_eq!(
-            RtpHeader::parse(&rtp(0x90, &[0xbe, 0xde, 0, 2, 0, 0, 0, 0])),
-            Err(HeaderError::ExtensionOverrun)
-        );
+        assert_eq!(RtpHeader::parse(&rtp(0x90, &[0xbe, 0xde, 0, 2, 0, 0, 0, 0])), Err(HeaderError::ExtensionOverrun));
     }
 
     #[test]
@@ -200,9 +191,6 @@ mod tests {
         assert_eq!(RtcpHeader::parse(&p).unwrap().ssrc, 0x01020304);
         p.push(0);
         assert_eq!(RtcpHeader::parse(&p), Err(HeaderError::RtcpLength));
-        assert_eq!(
-            RtcpHeader::parse(&[0x80, 96, 0, 1, 0, 0, 0, 0]),
-            Err(HeaderError::NotRtcp(96))
-        );
+        assert_eq!(RtcpHeader::parse(&[0x80, 96, 0, 1, 0, 0, 0, 0]), Err(HeaderError::NotRtcp(96)));
     }
 }

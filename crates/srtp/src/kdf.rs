@@ -85,7 +85,12 @@ impl SessionKeys {
     /// salt's last 6 bytes, zero-padded, as its salt (cisco/libsrtp#763; RFC
     /// 6188 says AES-192). Only for interworking with such endpoints; for any
     /// other suite this is [`derive`](Self::derive).
-    pub fn derive_libsrtp_aes192(master_key: &[u8], master_salt: &[u8], rtcp: bool, r: u64) -> Result<SessionKeys, Error> {
+    pub fn derive_libsrtp_aes192(
+        master_key: &[u8],
+        master_salt: &[u8],
+        rtcp: bool,
+        r: u64,
+    ) -> Result<SessionKeys, Error> {
         let suite = Suite::AES_192_CM_HMAC_SHA1_80;
         if master_key.len() != 24 || master_salt.len() != 14 {
             return Err(Error::InvalidKey("AES-192 needs a 24-byte key and a 14-byte salt".into()));
@@ -105,7 +110,13 @@ impl SessionKeys {
 
     /// Derives the SRTP (`rtcp == false`) or SRTCP session keys at
     /// derivation index `r`.
-    pub fn derive(suite: Suite, master_key: &[u8], master_salt: &[u8], rtcp: bool, r: u64) -> Result<SessionKeys, Error> {
+    pub fn derive(
+        suite: Suite,
+        master_key: &[u8],
+        master_salt: &[u8],
+        rtcp: bool,
+        r: u64,
+    ) -> Result<SessionKeys, Error> {
         if master_key.len() != suite.master_key_len() || master_salt.len() != suite.master_salt_len() {
             return Err(Error::InvalidKey(format!(
                 "{suite} needs a {}-byte key and a {}-byte salt",
@@ -126,7 +137,10 @@ impl SessionKeys {
 
     /// Session keys given directly (test vectors, or keys negotiated outside SRTP).
     pub fn from_raw(suite: Suite, enc: &[u8], salt: &[u8], auth: &[u8]) -> Result<SessionKeys, Error> {
-        if enc.len() != suite.session_key_len() || salt.len() != suite.session_salt_len() || auth.len() != suite.auth_key_len() {
+        if enc.len() != suite.session_key_len()
+            || salt.len() != suite.session_salt_len()
+            || auth.len() != suite.auth_key_len()
+        {
             return Err(Error::InvalidKey(format!("session key lengths do not fit {suite}")));
         }
         let mut keys = SessionKeys { suite, enc: [0; 32], salt: [0; 14], auth: [0; 20] };

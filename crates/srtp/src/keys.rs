@@ -16,10 +16,7 @@ pub struct MasterKey {
 
 impl core::fmt::Debug for MasterKey {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("MasterKey")
-            .field("mki", &self.mki)
-            .field("lifetime", &self.lifetime)
-            .finish_non_exhaustive()
+        f.debug_struct("MasterKey").field("mki", &self.mki).field("lifetime", &self.lifetime).finish_non_exhaustive()
     }
 }
 

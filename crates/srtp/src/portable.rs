@@ -168,7 +168,8 @@ impl TableAes {
     }
 
     fn load(block: &[u8; 16], rk: &[u32]) -> [u32; 4] {
-        let w = |i: usize| u32::from_be_bytes([block[4 * i], block[4 * i + 1], block[4 * i + 2], block[4 * i + 3]]) ^ rk[i];
+        let w =
+            |i: usize| u32::from_be_bytes([block[4 * i], block[4 * i + 1], block[4 * i + 2], block[4 * i + 3]]) ^ rk[i];
         [w(0), w(1), w(2), w(3)]
     }
 
@@ -246,6 +247,8 @@ struct Hoisted {
     q: [u32; 4],
 }
 
+// One per session key, never moved per packet (see `CpuCipher`).
+#[allow(clippy::large_enum_variant)]
 enum PortableCipher {
     Null,
     Cm(TableAes),

@@ -44,7 +44,7 @@ fn rfc_key_derivation() {
     for v in vectors("kdf.json") {
         let (mk, ms) = (hx(&v, "master_key"), hx(&v, "master_salt"));
         let kdr = v["kdr"].as_u64().unwrap();
-        let r = if kdr == 0 { 0 } else { v["index"].as_u64().unwrap() / kdr };
+        let r = v["index"].as_u64().unwrap().checked_div(kdr).unwrap_or(0);
         for out in v["outputs"].as_array().unwrap() {
             let want = hx(out, "hex");
             let mut got = vec![0u8; want.len()];
@@ -174,8 +174,12 @@ fn gcm_packets<E: Engine + Clone>(engine: &E) {
         match (v["direction"].as_str().unwrap(), v["expect"].as_str().unwrap()) {
             ("encrypt", "ok") => {
                 let kind = if rtcp { Kind::Rtcp } else { Kind::Rtp };
-                let n = if kind == Kind::Rtcp { ctx.protect_rtcp(&plain, &mut out) } else { ctx.protect_rtp(&plain, &mut out) }
-                    .unwrap_or_else(|e| panic!("{src}: {e}"));
+                let n = if kind == Kind::Rtcp {
+                    ctx.protect_rtcp(&plain, &mut out)
+                } else {
+                    ctx.protect_rtp(&plain, &mut out)
+                }
+                .unwrap_or_else(|e| panic!("{src}: {e}"));
                 assert_eq!(&out[..n], &prot[..], "{src}");
             }
             (_, expect) => {
@@ -337,7 +341,8 @@ fn kdr_nonzero<E: Engine + Clone>(engine: &E) {
 fn batch<E: Engine + Clone>(engine: &E) {
     let suites = [Suite::AES_CM_128_HMAC_SHA1_80, Suite::AEAD_AES_128_GCM, Suite::AES_256_CM_HMAC_SHA1_32];
     let mut ctxs: Vec<_> = suites.iter().map(|&s| pair(engine, s, |_| {})).collect();
-    let pkts: Vec<(usize, Vec<u8>)> = (0..30).map(|i| (i % 3, rtp(100 + i as u32 % 2, i as u16, &[i as u8; 100]))).collect();
+    let pkts: Vec<(usize, Vec<u8>)> =
+        (0..30).map(|i| (i % 3, rtp(100 + i as u32 % 2, i as u16, &[i as u8; 100]))).collect();
     let mut bufs: Vec<Vec<u8>> = pkts.iter().map(|_| vec![0u8; 400]).collect();
     let mut preps = Vec::new();
     for ((c, p), b) in pkts.iter().zip(bufs.iter_mut()) {
@@ -379,7 +384,9 @@ fn batch<E: Engine + Clone>(engine: &E) {
 /// Jobs with offsets outside their buffer fail cleanly.
 fn bad_jobs<E: Engine>(engine: &E) {
     for suite in Suite::ALL {
-        let keys = SessionKeys::derive(suite, &vec![3; suite.master_key_len()], &vec![4; suite.master_salt_len()], false, 0).unwrap();
+        let keys =
+            SessionKeys::derive(suite, &vec![3; suite.master_key_len()], &vec![4; suite.master_salt_len()], false, 0)
+                .unwrap();
         let k = engine.prepare_keys(&keys).unwrap();
         let mut buf = [0u8; 32];
         let mut jobs = [Job {
@@ -449,8 +456,8 @@ fn any_suite() -> impl Strategy<Value = Suite> {
 }
 
 fn any_rtp() -> impl Strategy<Value = Vec<u8>> {
-    (any::<u8>(), 0u8..4, any::<bool>(), 0usize..6, prop::collection::vec(any::<u8>(), 0..1400), any::<[u8; 12]>()).prop_map(
-        |(pt, cc, ext, ext_words, payload, fixed)| {
+    (any::<u8>(), 0u8..4, any::<bool>(), 0usize..6, prop::collection::vec(any::<u8>(), 0..1400), any::<[u8; 12]>())
+        .prop_map(|(pt, cc, ext, ext_words, payload, fixed)| {
             let mut p = fixed.to_vec();
             p[0] = 0x80 | cc | if ext { 0x10 } else { 0 };
             p[1] = pt;
@@ -463,8 +470,7 @@ fn any_rtp() -> impl Strategy<Value = Vec<u8>> {
             }
             p.extend(payload);
             p
-        },
-    )
+        })
 }
 
 proptest! {
