@@ -140,7 +140,11 @@ fn print_table(recs: &[Record]) {
 fn machine() -> String {
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string()))
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
+        })
         .unwrap_or_else(|| "unknown CPU".into());
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
     format!("{cpu}, {cores} cores")
@@ -262,16 +266,24 @@ fn policy(suite: Suite, streams: usize) -> Result<Policy, String> {
 }
 
 /// Protect and unprotect of `streams` SSRCs round-robin in one context.
-fn measure<E: Engine + Clone>(engine: E, suite: Suite, payload: usize, streams: usize, budget: Duration) -> Result<Vec<Record>, String> {
+fn measure<E: Engine + Clone>(
+    engine: E,
+    suite: Suite,
+    payload: usize,
+    streams: usize,
+    budget: Duration,
+) -> Result<Vec<Record>, String> {
     let name = engine.name();
     let err = |e: srtp::Error| e.to_string();
-    // Protect: each stream's packet is rewritten with the next sequence number.
+    // Protect: one packet buffer, as a relay's receive buffer is, rewritten
+    // with the next stream's SSRC and sequence number: what grows with the
+    // number of streams is the per-stream state, not the packet memory.
     let mut tx = Context::new(policy(suite, streams)?, engine.clone()).map_err(err)?;
-    let mut pkts: Vec<Vec<u8>> = (0..streams).map(|s| rtp(0x1000 + s as u32, 0, payload)).collect();
+    let mut pkt = rtp(0x1000, 0, payload);
     let mut out = vec![0u8; 12 + payload + srtp::MAX_TRAILER_LEN];
     let mut seq = 0u16;
-    for p in &pkts {
-        tx.protect_rtp(p, &mut out).map_err(err)?;
+    for s in 0..streams {
+        tx.protect_rtp(&rtp(0x1000 + s as u32, 0, payload), &mut out).map_err(err)?;
     }
     let per_round = (20_000 / streams).max(1) * streams;
     let mut failed = None;
@@ -281,9 +293,9 @@ fn measure<E: Engine + Clone>(engine: E, suite: Suite, payload: usize, streams: 
             if s == 0 {
                 seq = seq.wrapping_add(1);
             }
-            let p = &mut pkts[s];
-            p[2..4].copy_from_slice(&seq.to_be_bytes());
-            if let Err(e) = tx.protect_rtp(p, &mut out) {
+            pkt[2..4].copy_from_slice(&seq.to_be_bytes());
+            pkt[8..12].copy_from_slice(&(0x1000 + s as u32).to_be_bytes());
+            if let Err(e) = tx.protect_rtp(&pkt, &mut out) {
                 failed = Some(e);
             }
             black_box(&out);
@@ -293,8 +305,9 @@ fn measure<E: Engine + Clone>(engine: E, suite: Suite, payload: usize, streams: 
         return Err(format!("{name} {suite} protect: {e}"));
     }
 
-    // Unprotect: pre-protected packets, in rounds over a fresh receiver whose
-    // streams were created (untimed) by each stream's first packet.
+    // Unprotect: pre-protected packets (distinct per stream, so read from a
+    // larger array), in rounds over a fresh receiver whose streams were
+    // created (untimed) by each stream's first packet.
     let rounds_per_stream = (40_000 / streams).clamp(2, 20_000);
     let mut sender = Context::new(policy(suite, streams)?, engine.clone()).map_err(err)?;
     let mut wire: Vec<Vec<u8>> = Vec::with_capacity(rounds_per_stream * streams);

@@ -123,7 +123,13 @@ fn filter<E: srtp::Engine>(mut ctx: Context<E>, kind: Kind, op: Op) -> Result<()
     Ok(())
 }
 
-fn transform<E: srtp::Engine>(ctx: &mut Context<E>, kind: Kind, op: Op, pkt: &[u8], buf: &mut [u8]) -> Result<usize, srtp::Error> {
+fn transform<E: srtp::Engine>(
+    ctx: &mut Context<E>,
+    kind: Kind,
+    op: Op,
+    pkt: &[u8],
+    buf: &mut [u8],
+) -> Result<usize, srtp::Error> {
     match (kind, op) {
         (Kind::Rtp, Op::Protect) => ctx.protect_rtp(pkt, buf),
         (Kind::Rtp, Op::Unprotect) => ctx.unprotect_rtp(pkt, buf),
