@@ -100,6 +100,8 @@ enum KeyRef {
 #[derive(Clone, Copy, Debug)]
 pub struct Prepared {
     kind: Kind,
+    /// The stream's slot when it existed at prepare time.
+    slot: Option<u32>,
     op: Op,
     ssrc: u32,
     index: u64,
@@ -162,6 +164,7 @@ struct KdrSlot<K> {
 }
 
 struct Stream<K> {
+    ssrc: u32,
     /// Highest SRTP index sent or accepted.
     rtp_highest: Option<u64>,
     /// Indices seen: on the receive side the replay window; on the send side
@@ -180,12 +183,66 @@ struct Stream<K> {
 impl<K> Stream<K> {
     fn new(rx: bool, window: usize) -> Stream<K> {
         Stream {
+            ssrc: 0,
             rtp_highest: None,
             rtp_window: Some(ReplayWindow::new(window)),
             rtcp_next: 0,
             rtcp_window: rx.then(|| ReplayWindow::new(window)),
             kdr: None,
         }
+    }
+}
+
+/// The streams of one direction: a compact SSRC → slot map (8 bytes an
+/// entry, so it stays in cache with many streams) and the streams in a vector.
+/// `prepare` finds the slot once; `commit` goes straight to it.
+struct Streams<K> {
+    slots: FxHashMap<u32, u32>,
+    list: Vec<Stream<K>>,
+}
+
+impl<K> Default for Streams<K> {
+    fn default() -> Self {
+        Streams { slots: FxHashMap::default(), list: Vec::new() }
+    }
+}
+
+impl<K> Streams<K> {
+    fn len(&self) -> usize {
+        self.list.len()
+    }
+    fn slot_of(&self, ssrc: u32) -> Option<u32> {
+        self.slots.get(&ssrc).copied()
+    }
+    fn contains_key(&self, ssrc: &u32) -> bool {
+        self.slots.contains_key(ssrc)
+    }
+    fn get(&self, ssrc: &u32) -> Option<&Stream<K>> {
+        self.slot_of(*ssrc).map(|i| &self.list[i as usize])
+    }
+    fn get_mut(&mut self, ssrc: &u32) -> Option<&mut Stream<K>> {
+        self.slot_of(*ssrc).map(|i| &mut self.list[i as usize])
+    }
+    fn at(&self, slot: u32) -> &Stream<K> {
+        &self.list[slot as usize]
+    }
+    /// The stream in `slot` if it is still `ssrc`'s.
+    fn at_mut(&mut self, slot: Option<u32>, ssrc: u32) -> Option<&mut Stream<K>> {
+        slot.and_then(|i| self.list.get_mut(i as usize)).filter(|s| s.ssrc == ssrc)
+    }
+    fn get_or_insert(&mut self, ssrc: u32, new: impl FnOnce() -> Stream<K>) -> &mut Stream<K> {
+        let i = match self.slots.get(&ssrc) {
+            Some(&i) => i,
+            None => {
+                let i = self.list.len() as u32;
+                let mut s = new();
+                s.ssrc = ssrc;
+                self.list.push(s);
+                self.slots.insert(ssrc, i);
+                i
+            }
+        };
+        &mut self.list[i as usize]
     }
 }
 
@@ -224,8 +281,8 @@ pub struct Context<E: Engine> {
     encrypt_rtcp: bool,
     /// Derivation settings, kept for kdr ≠ 0 re-derivation.
     kdf: Policy,
-    tx: FxHashMap<u32, Stream<E::Keys>>,
-    rx: FxHashMap<u32, Stream<E::Keys>>,
+    tx: Streams<E::Keys>,
+    rx: Streams<E::Keys>,
     preset_roc: FxHashMap<u32, u32>,
     scratch: [Option<KdrSlot<E::Keys>>; SCRATCH],
     gen: u64,
@@ -296,8 +353,8 @@ impl<E: Engine> Context<E> {
             encrypt_rtp: policy.encrypt_rtp,
             encrypt_rtcp: policy.encrypt_rtcp,
             kdf,
-            tx: FxHashMap::default(),
-            rx: FxHashMap::default(),
+            tx: Streams::default(),
+            rx: Streams::default(),
             preset_roc: FxHashMap::default(),
             scratch: Default::default(),
             gen: 0,
@@ -404,7 +461,7 @@ impl<E: Engine> Context<E> {
             return Err(Error::TooManyStreams(self.max_streams));
         }
         let window = self.window;
-        self.tx.entry(ssrc).or_insert_with(|| Stream::new(false, window)).rtcp_next = next;
+        self.tx.get_or_insert(ssrc, || Stream::new(false, window)).rtcp_next = next;
         Ok(())
     }
 
@@ -475,14 +532,12 @@ impl<E: Engine> Context<E> {
         }
         let (window, max) = (self.window, self.max_streams);
         let map = if tx { &mut self.tx } else { &mut self.rx };
-        let s = match map.get_mut(&p.ssrc) {
+        if map.at_mut(p.slot, p.ssrc).is_none() && !map.contains_key(&p.ssrc) && map.len() >= max {
+            return Err(Error::TooManyStreams(max));
+        }
+        let s = match map.at_mut(p.slot, p.ssrc) {
             Some(s) => s,
-            None => {
-                if map.len() >= max {
-                    return Err(Error::TooManyStreams(max));
-                }
-                map.entry(p.ssrc).or_insert_with(|| Stream::new(!tx, window))
-            }
+            None => map.get_or_insert(p.ssrc, || Stream::new(!tx, window)),
         };
         match p.kind {
             Kind::Rtp => {
@@ -625,7 +680,7 @@ impl<E: Engine> Context<E> {
             return Err(Error::TooManyStreams(max));
         }
         // The send side owns its streams: creating one here is not input-driven.
-        let s = map.entry(ssrc).or_insert_with(|| Stream::new(!tx, window));
+        let s = map.get_or_insert(ssrc, || Stream::new(!tx, window));
         let k = s.kdr.get_or_insert_with(Default::default);
         let slot = base + oldest(&k[base..base + 2]);
         k[slot] = Some(new);
@@ -639,7 +694,8 @@ impl<E: Engine> Context<E> {
     fn prepare_rtp_protect(&mut self, pkt: &[u8]) -> Result<Prepared, Error> {
         let hdr = RtpHeader::parse(pkt)?;
         check_padding(&hdr, pkt)?;
-        let stream = self.tx.get(&hdr.ssrc);
+        let slot = self.tx.slot_of(hdr.ssrc);
+        let stream = slot.map(|i| self.tx.at(i));
         let index = match stream.and_then(|s| s.rtp_highest) {
             Some(h) => estimate(roc_of(h), h as u16, hdr.seq).ok_or(Error::Replayed)?,
             None => ((self.preset_roc.get(&hdr.ssrc).copied().unwrap_or(0) as u64) << 16) | hdr.seq as u64,
@@ -659,6 +715,7 @@ impl<E: Engine> Context<E> {
         let enc = if self.encrypt_rtp { (hdr.len, n) } else { (n, n) };
         let aead = self.suite.is_aead();
         Ok(Prepared {
+            slot,
             kind: Kind::Rtp,
             op: Op::Protect,
             ssrc: hdr.ssrc,
@@ -685,7 +742,8 @@ impl<E: Engine> Context<E> {
         let n = pkt.len() - trailer;
         let hdr = RtpHeader::parse(&pkt[..n])?;
         let key = self.mki_key(pkt, Kind::Rtp)?;
-        let index = match self.rx.get(&hdr.ssrc) {
+        let slot = self.rx.slot_of(hdr.ssrc);
+        let index = match slot.map(|i| self.rx.at(i)) {
             Some(s) => {
                 let h = s.rtp_highest.expect("receive streams exist only after a packet");
                 let index = estimate(roc_of(h), h as u16, hdr.seq).ok_or(Error::Replayed)?;
@@ -701,6 +759,7 @@ impl<E: Engine> Context<E> {
         let iv = self.rtp_iv(&keys, &hdr, pkt, index)?;
         let aead = self.suite.is_aead();
         Ok(Prepared {
+            slot,
             kind: Kind::Rtp,
             op: Op::Unprotect,
             ssrc: hdr.ssrc,
@@ -720,7 +779,8 @@ impl<E: Engine> Context<E> {
 
     fn prepare_rtcp_protect(&mut self, pkt: &[u8]) -> Result<Prepared, Error> {
         let hdr = RtcpHeader::parse_fixed(pkt)?;
-        let next = self.tx.get(&hdr.ssrc).map_or(0, |s| s.rtcp_next);
+        let slot = self.tx.slot_of(hdr.ssrc);
+        let next = slot.map_or(0, |i| self.tx.at(i).rtcp_next);
         if next > MAX_SRTCP_INDEX {
             return Err(Error::KeyExpired);
         }
@@ -734,6 +794,7 @@ impl<E: Engine> Context<E> {
         let aead = self.suite.is_aead();
         let word = next | if e { 0x8000_0000 } else { 0 };
         Ok(Prepared {
+            slot,
             kind: Kind::Rtcp,
             op: Op::Protect,
             ssrc: hdr.ssrc,
@@ -765,7 +826,8 @@ impl<E: Engine> Context<E> {
         let e = word & 0x8000_0000 != 0;
         let index = word & MAX_SRTCP_INDEX;
         let key = self.mki_key(pkt, Kind::Rtcp)?;
-        if let Some(w) = self.rx.get(&hdr.ssrc).and_then(|s| s.rtcp_window.as_ref()) {
+        let slot = self.rx.slot_of(hdr.ssrc);
+        if let Some(w) = slot.and_then(|i| self.rx.at(i).rtcp_window.as_ref()) {
             if w.check(index as u64) == ReplayCheck::Replayed {
                 return Err(Error::Replayed);
             }
@@ -774,6 +836,7 @@ impl<E: Engine> Context<E> {
         let keys = self.key_ref(Kind::Rtcp, false, hdr.ssrc, key, index as u64)?;
         let iv = self.rtcp_iv(&keys, pkt, hdr.ssrc, index, e)?;
         Ok(Prepared {
+            slot,
             kind: Kind::Rtcp,
             op: Op::Unprotect,
             ssrc: hdr.ssrc,
