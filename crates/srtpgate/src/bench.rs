@@ -146,7 +146,9 @@ fn machine() -> String {
                 .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
         })
         .unwrap_or_else(|| "unknown CPU".into());
-    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    // Count the machine's CPUs, not the affinity mask (the bench runs pinned).
+    let cores = std::fs::read_to_string("/proc/cpuinfo")
+        .map_or(0, |s| s.lines().filter(|l| l.starts_with("processor")).count());
     format!("{cpu}, {cores} cores")
 }
 
