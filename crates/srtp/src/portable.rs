@@ -133,6 +133,13 @@ impl TableAes {
         Ok(TableAes { rk, rounds })
     }
 
+    /// The expanded encryption key: `4 * (rounds + 1)` big-endian words
+    /// (FIPS-197 `w[i]`), and the number of rounds. For engines that upload
+    /// the schedule elsewhere (the GPU key table).
+    pub fn round_keys(&self) -> (&[u32], usize) {
+        (&self.rk[..4 * (self.rounds + 1)], self.rounds)
+    }
+
     #[inline(always)]
     fn round(&self, s: [u32; 4], r: usize) -> [u32; 4] {
         let k = &self.rk[4 * r..4 * r + 4];

@@ -55,6 +55,18 @@ struct GpuBench {
     /// Print one JSON document instead of a table.
     #[arg(long)]
     json: bool,
+    /// Batch sizes in packets (comma-separated).
+    #[arg(long, value_delimiter = ',', default_values_t = [1usize, 16, 256, 4096, 65_536, 1_048_576])]
+    batch: Vec<usize>,
+    /// Only these suites (SDES names, comma-separated; default: every GPU suite).
+    #[arg(long, value_delimiter = ',')]
+    suite: Vec<String>,
+    /// Seconds per figure.
+    #[arg(long, default_value_t = 0.3)]
+    seconds: f64,
+    /// Fewer repetitions (a smoke run).
+    #[arg(long)]
+    quick: bool,
 }
 
 /// One measured figure, in the shape other tools read.
@@ -78,9 +90,19 @@ struct Report<'a> {
 pub fn run(args: BenchArgs) -> Result<(), String> {
     match args.target {
         BenchTarget::Cpu(b) => cpu(b),
-        BenchTarget::Gpu(_) => Err("the GPU engine is unavailable in this build: it has no CUDA support yet \
-             (use `bench cpu`)"
-            .into()),
+        BenchTarget::Gpu(g) => {
+            let suites: Vec<Suite> = if g.suite.is_empty() {
+                crate::gpubench::GPU_SUITES.to_vec()
+            } else {
+                g.suite.iter().map(|s| s.parse::<Suite>().map_err(|e| e.to_string())).collect::<Result<_, _>>()?
+            };
+            if g.batch.iter().any(|&b| b == 0 || b > 4 << 20) {
+                return Err("batch sizes must be 1..=4194304".into());
+            }
+            let opts =
+                crate::gpubench::GpuBenchOptions { batches: g.batch, seconds: g.seconds, suites, quick: g.quick };
+            crate::gpubench::run(opts, g.json)
+        }
     }
 }
 
@@ -137,7 +159,7 @@ fn print_table(recs: &[Record]) {
     }
 }
 
-fn machine() -> String {
+pub(crate) fn machine() -> String {
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
         .and_then(|s| {

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 mod bench;
 mod decrypt;
+mod gpubench;
 mod packet;
 mod pcap;
 mod sample;

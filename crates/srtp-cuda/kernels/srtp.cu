@@ -1,0 +1,760 @@
+/*
+ * srtp.cu -- the SRTP/SRTCP transform of the GPU engine, one packet per thread.
+ *
+ * Plain CUDA C, compiled at run time by NVRTC (no host headers). The device
+ * functions are also valid C11: kernels/emu_main.c compiles them on the host
+ * through the shim kernels/emu.h (SRTP_EMU defined), which is how they are
+ * tested bit for bit against the CPU engine (tests/emulator.rs).
+ *
+ * Memory layout (the ABI shared with src/layout.rs; all words u32, little-endian
+ * in memory):
+ *   key slot (KEY_WORDS = 192 words):
+ *     w[0] kind: 0 NULL + HMAC-SHA1, 1 AES-CM + HMAC-SHA1, 2 AES-GCM (other: unsupported)
+ *     w[1] AES rounds (10/12/14; 0 for NULL)
+ *     w[4..64]   AES encryption round keys, FIPS-197 w[i] (big-endian words)
+ *     w[64..69]  HMAC-SHA1 inner midstate, w[69..74] outer midstate
+ *     w[80..84]  GCM hash key H = E_K(0^128), 4 big-endian words
+ *     w[96..160] GHASH 4-bit table: entry i (0..15) at w[96 + 4*i .. 96 + 4*i + 4],
+ *                the 128-bit value i*H as 4 big-endian words, most significant
+ *                word first (Shoup's table as in mbedTLS's HH[i]:HL[i])
+ *   descriptor (DESC_WORDS = 16 words):
+ *     d[0] key slot; d[1] flags: bit 0 unprotect, bits 8..15 suffix_len, bits 16..23 tag_len
+ *     d[2] packet offset in the data region (16-byte aligned); d[3] packet length
+ *     d[4] enc_start, d[5] enc_end, d[6] auth_end, d[7] tag_start (relative to the packet)
+ *     d[8] suffix bytes, big-endian packed; d[9..13] IV, 4 big-endian words
+ *     d[13] outcome (written here): 1 done, 2 authentication failed / malformed
+ *
+ * Not constant-time: the AES T-table and the GHASH table are indexed by secret
+ * state (as in srtp::portable). Tag comparison is constant-time style.
+ *
+ * Host-side obligations (not checkable here, the kernels do not get the sizes):
+ * d[0] < number of key slots, d[2] + d[3] <= size of the data region.
+ */
+
+#ifndef SRTP_HAVE_STDINT
+typedef unsigned int uint32_t;
+typedef unsigned char uint8_t;
+typedef unsigned long long uint64_t;
+#endif
+
+#ifndef SRTP_EMU
+/* Device build (NVRTC). */
+#define SRTP_FN static __device__ __forceinline__
+#define SRTP_UNROLL _Pragma("unroll")
+#define SRTP_LD32(p) (*(const uint32_t*)(p))
+#define SRTP_ST32(p, v) (*(uint32_t*)(p) = (v))
+#endif
+
+/* ABI constants (must equal src/layout.rs). */
+#define SRTP_KEY_WORDS 192u
+#define SRTP_DESC_WORDS 16u
+#define SRTP_K_KIND 0
+#define SRTP_K_ROUNDS 1
+#define SRTP_K_RK 4
+#define SRTP_K_HMAC_INNER 64
+#define SRTP_K_HMAC_OUTER 69
+#define SRTP_K_GCM_H 80
+#define SRTP_K_GHASH_TABLE 96
+#define SRTP_KIND_NULL 0u
+#define SRTP_KIND_AES_CM 1u
+#define SRTP_KIND_AES_GCM 2u
+#define SRTP_OUTCOME_DONE 1u
+#define SRTP_OUTCOME_FAILED 2u
+/* Words of the replicated T-table in shared memory: 256 entries x 32 banks. */
+#define SRTP_TE_WORDS (256u * 32u)
+
+/* A 128-bit value or AES state as 4 big-endian words (w0 = bytes 0..3). */
+typedef struct {
+    uint32_t w0, w1, w2, w3;
+} srtp_u128;
+
+/* The constant parts of AES rounds 0-2 for a run of 256 counter blocks that
+ * share bytes 0..14 (see srtp::portable::TableAes::hoist). */
+typedef struct {
+    uint32_t x15; /* byte 15 of round-0 state with counter byte 15 = 0 */
+    uint32_t p0;  /* round-1 column 0 without its Te3 term */
+    uint32_t q0, q1, q2, q3; /* round-2 columns without their round-1 column-0 term */
+} srtp_hoist;
+
+/* SHA-1 chaining state. */
+typedef struct {
+    uint32_t a, b, c, d, e;
+} srtp_sha1;
+
+/* Rotate right by a constant 1..31 (a funnel shift on the device). */
+SRTP_FN uint32_t srtp_rotr(uint32_t x, uint32_t n) {
+    return (x >> n) | (x << (32u - n));
+}
+
+/* Rotate left by a constant 1..31. */
+SRTP_FN uint32_t srtp_rotl(uint32_t x, uint32_t n) {
+    return (x << n) | (x >> (32u - n));
+}
+
+/* Byte swap (one PRMT): little-endian memory word <-> big-endian value. */
+SRTP_FN uint32_t srtp_bswap(uint32_t x) {
+    return __byte_perm(x, 0u, 0x0123u);
+}
+
+/* T-table access. `te` points at this thread's bank column of the replicated
+ * table: te[x * 32] = Te0[x] = (2*S[x], S[x], S[x], 3*S[x]); every lane of a
+ * warp reads its own bank, so lookups never conflict. Te1..Te3 are rotations. */
+#define SRTP_TE0(x) (te[((uint32_t)(x)) << 5])
+#define SRTP_TE1(x) srtp_rotr(SRTP_TE0(x), 8u)
+#define SRTP_TE2(x) srtp_rotr(SRTP_TE0(x), 16u)
+#define SRTP_TE3(x) srtp_rotr(SRTP_TE0(x), 24u)
+#define SRTP_B0(w) ((w) >> 24)
+#define SRTP_B1(w) (((w) >> 16) & 0xffu)
+#define SRTP_B2(w) (((w) >> 8) & 0xffu)
+#define SRTP_B3(w) ((w)&0xffu)
+
+/* One full AES round (SubBytes, ShiftRows, MixColumns, AddRoundKey k[0..4]). */
+SRTP_FN srtp_u128 srtp_aes_round(const uint32_t* te, srtp_u128 s, const uint32_t* k) {
+    srtp_u128 o;
+    o.w0 = SRTP_TE0(SRTP_B0(s.w0)) ^ SRTP_TE1(SRTP_B1(s.w1)) ^ SRTP_TE2(SRTP_B2(s.w2)) ^ SRTP_TE3(SRTP_B3(s.w3)) ^ k[0];
+    o.w1 = SRTP_TE0(SRTP_B0(s.w1)) ^ SRTP_TE1(SRTP_B1(s.w2)) ^ SRTP_TE2(SRTP_B2(s.w3)) ^ SRTP_TE3(SRTP_B3(s.w0)) ^ k[1];
+    o.w2 = SRTP_TE0(SRTP_B0(s.w2)) ^ SRTP_TE1(SRTP_B1(s.w3)) ^ SRTP_TE2(SRTP_B2(s.w0)) ^ SRTP_TE3(SRTP_B3(s.w1)) ^ k[2];
+    o.w3 = SRTP_TE0(SRTP_B0(s.w3)) ^ SRTP_TE1(SRTP_B1(s.w0)) ^ SRTP_TE2(SRTP_B2(s.w1)) ^ SRTP_TE3(SRTP_B3(s.w2)) ^ k[3];
+    return o;
+}
+
+/* S[x], taken from byte 2 of Te0[x] (no separate S-box table). */
+SRTP_FN uint32_t srtp_sbox(const uint32_t* te, uint32_t x) {
+    return (SRTP_TE0(x) >> 8) & 0xffu;
+}
+
+/* One word of the last round: S-box of the four selected bytes, then the key. */
+SRTP_FN uint32_t srtp_final_word(const uint32_t* te, uint32_t a, uint32_t b, uint32_t c, uint32_t d, uint32_t k) {
+    return ((srtp_sbox(te, SRTP_B0(a)) << 24) | (srtp_sbox(te, SRTP_B1(b)) << 16) | (srtp_sbox(te, SRTP_B2(c)) << 8) |
+            srtp_sbox(te, SRTP_B3(d))) ^
+           k;
+}
+
+/* AES rounds 3 .. rounds-1 and the final round, from the state after round 2.
+ * rk: the round keys (FIPS-197 w[0..]); rounds: 10, 12 or 14. */
+SRTP_FN srtp_u128 srtp_aes_finish(const uint32_t* te, const uint32_t* rk, uint32_t rounds, srtp_u128 s) {
+    s = srtp_aes_round(te, s, rk + 12);
+    s = srtp_aes_round(te, s, rk + 16);
+    s = srtp_aes_round(te, s, rk + 20);
+    s = srtp_aes_round(te, s, rk + 24);
+    s = srtp_aes_round(te, s, rk + 28);
+    s = srtp_aes_round(te, s, rk + 32);
+    s = srtp_aes_round(te, s, rk + 36);
+    if (rounds > 10u) {
+        s = srtp_aes_round(te, s, rk + 40);
+        s = srtp_aes_round(te, s, rk + 44);
+    }
+    if (rounds > 12u) {
+        s = srtp_aes_round(te, s, rk + 48);
+        s = srtp_aes_round(te, s, rk + 52);
+    }
+    const uint32_t* k = rk + 4u * rounds;
+    srtp_u128 o;
+    o.w0 = srtp_final_word(te, s.w0, s.w1, s.w2, s.w3, k[0]);
+    o.w1 = srtp_final_word(te, s.w1, s.w2, s.w3, s.w0, k[1]);
+    o.w2 = srtp_final_word(te, s.w2, s.w3, s.w0, s.w1, k[2]);
+    o.w3 = srtp_final_word(te, s.w3, s.w0, s.w1, s.w2, k[3]);
+    return o;
+}
+
+/* Encrypts one block (big-endian words). */
+SRTP_FN srtp_u128 srtp_aes_encrypt(const uint32_t* te, const uint32_t* rk, uint32_t rounds, srtp_u128 in) {
+    srtp_u128 s;
+    s.w0 = in.w0 ^ rk[0];
+    s.w1 = in.w1 ^ rk[1];
+    s.w2 = in.w2 ^ rk[2];
+    s.w3 = in.w3 ^ rk[3];
+    s = srtp_aes_round(te, s, rk + 4);
+    s = srtp_aes_round(te, s, rk + 8);
+    return srtp_aes_finish(te, rk, rounds, s);
+}
+
+/* The constant parts of rounds 0-2 for the 256 counter blocks sharing bytes
+ * 0..14 with `ctr` (the technique of srtp::portable, Corneliusen 2016). */
+SRTP_FN srtp_hoist srtp_aes_hoist(const uint32_t* te, const uint32_t* rk, srtp_u128 ctr) {
+    uint32_t s0 = ctr.w0 ^ rk[0];
+    uint32_t s1 = ctr.w1 ^ rk[1];
+    uint32_t s2 = ctr.w2 ^ rk[2];
+    uint32_t s3 = (ctr.w3 & 0xffffff00u) ^ rk[3];
+    srtp_hoist h;
+    h.x15 = s3 & 0xffu;
+    h.p0 = SRTP_TE0(SRTP_B0(s0)) ^ SRTP_TE1(SRTP_B1(s1)) ^ SRTP_TE2(SRTP_B2(s2)) ^ rk[4];
+    uint32_t t1 = SRTP_TE0(SRTP_B0(s1)) ^ SRTP_TE1(SRTP_B1(s2)) ^ SRTP_TE2(SRTP_B2(s3)) ^ SRTP_TE3(SRTP_B3(s0)) ^ rk[5];
+    uint32_t t2 = SRTP_TE0(SRTP_B0(s2)) ^ SRTP_TE1(SRTP_B1(s3)) ^ SRTP_TE2(SRTP_B2(s0)) ^ SRTP_TE3(SRTP_B3(s1)) ^ rk[6];
+    uint32_t t3 = SRTP_TE0(SRTP_B0(s3)) ^ SRTP_TE1(SRTP_B1(s0)) ^ SRTP_TE2(SRTP_B2(s1)) ^ SRTP_TE3(SRTP_B3(s2)) ^ rk[7];
+    h.q0 = SRTP_TE1(SRTP_B1(t1)) ^ SRTP_TE2(SRTP_B2(t2)) ^ SRTP_TE3(SRTP_B3(t3)) ^ rk[8];
+    h.q1 = SRTP_TE0(SRTP_B0(t1)) ^ SRTP_TE1(SRTP_B1(t2)) ^ SRTP_TE2(SRTP_B2(t3)) ^ rk[9];
+    h.q2 = SRTP_TE0(SRTP_B0(t2)) ^ SRTP_TE1(SRTP_B1(t3)) ^ SRTP_TE3(SRTP_B3(t1)) ^ rk[10];
+    h.q3 = SRTP_TE0(SRTP_B0(t3)) ^ SRTP_TE2(SRTP_B2(t1)) ^ SRTP_TE3(SRTP_B3(t2)) ^ rk[11];
+    return h;
+}
+
+/* Keystream block for the counter whose byte 15 is `low`, given the hoisted
+ * constants of its run: 1 + 4 lookups for rounds 1-2 instead of 32. */
+SRTP_FN srtp_u128 srtp_ctr_block(const uint32_t* te, const uint32_t* rk, uint32_t rounds, srtp_hoist h,
+                                 uint32_t low) {
+    uint32_t t0 = h.p0 ^ SRTP_TE3(h.x15 ^ low);
+    srtp_u128 s;
+    s.w0 = h.q0 ^ SRTP_TE0(SRTP_B0(t0));
+    s.w1 = h.q1 ^ SRTP_TE3(SRTP_B3(t0));
+    s.w2 = h.q2 ^ SRTP_TE2(SRTP_B2(t0));
+    s.w3 = h.q3 ^ SRTP_TE1(SRTP_B1(t0));
+    return srtp_aes_finish(te, rk, rounds, s);
+}
+
+/* XORs keystream word k (big-endian) into up to 4 bytes at p (n bytes, n < 4
+ * or unaligned). */
+SRTP_FN void srtp_xor_bytes(uint8_t* p, uint32_t k, uint32_t n) {
+    SRTP_UNROLL
+    for (uint32_t b = 0; b < 4u; b++) {
+        if (b < n) {
+            p[b] ^= (uint8_t)(k >> (24u - 8u * b));
+        }
+    }
+}
+
+/* XORs one keystream word into the 4 (or fewer, n) bytes at p: one aligned
+ * 32-bit access when `aligned` and n >= 4, bytes otherwise. */
+SRTP_FN void srtp_xor_word(uint8_t* p, uint32_t k, uint32_t n, int aligned) {
+    if (aligned && n >= 4u) {
+        SRTP_ST32(p, SRTP_LD32(p) ^ srtp_bswap(k));
+    } else {
+        srtp_xor_bytes(p, k, n < 4u ? n : 4u);
+    }
+}
+
+/* Counter mode: XORs len bytes at p with the keystream from counter block ctr.
+ * inc32 != 0: GCM's 32-bit increment; else the 128-bit increment of AES-CM.
+ * aligned: p is 4-byte aligned (32-bit loads/stores for whole words). */
+SRTP_FN void srtp_ctr_xor(const uint32_t* te, const uint32_t* rk, uint32_t rounds, srtp_u128 ctr, uint8_t* p,
+                          uint32_t len, int inc32, int aligned) {
+    srtp_hoist h = srtp_aes_hoist(te, rk, ctr);
+    uint32_t left = len;
+    while (left > 0u) {
+        /* Bytes 0..14 change only when byte 15 wraps: recompute the constants. */
+        if ((ctr.w3 & 0xffu) == 0u && left != len) {
+            h = srtp_aes_hoist(te, rk, ctr);
+        }
+        srtp_u128 k = srtp_ctr_block(te, rk, rounds, h, ctr.w3 & 0xffu);
+        uint32_t n = left < 16u ? left : 16u;
+        srtp_xor_word(p, k.w0, n, aligned);
+        if (n > 4u) {
+            srtp_xor_word(p + 4, k.w1, n - 4u, aligned);
+        }
+        if (n > 8u) {
+            srtp_xor_word(p + 8, k.w2, n - 8u, aligned);
+        }
+        if (n > 12u) {
+            srtp_xor_word(p + 12, k.w3, n - 12u, aligned);
+        }
+        p += n;
+        left -= n;
+        ctr.w3 += 1u;
+        if (!inc32 && ctr.w3 == 0u) {
+            ctr.w2 += 1u;
+            if (ctr.w2 == 0u) {
+                ctr.w1 += 1u;
+                if (ctr.w1 == 0u) {
+                    ctr.w0 += 1u;
+                }
+            }
+        }
+    }
+}
+
+/* Big-endian word of the message m = p[0..end) || sfx[0..sfx_len) || 0x80 ||
+ * zeros at byte position pos (a multiple of 4). pad80 != 0 adds the SHA-1
+ * padding byte 0x80 right after the message; 0 gives GHASH's zero padding.
+ * The whole-word case inside p is one aligned 32-bit load (p is 4-aligned). */
+SRTP_FN uint32_t srtp_msg_word(const uint8_t* p, uint32_t end, uint32_t sfx, uint32_t sfx_len, uint32_t pos,
+                               int pad80) {
+    if (pos < end && end - pos >= 4u) {
+        return srtp_bswap(SRTP_LD32(p + pos));
+    }
+    uint32_t w = 0u;
+    SRTP_UNROLL
+    for (uint32_t b = 0; b < 4u; b++) {
+        uint32_t q = pos + b;
+        uint32_t v;
+        if (q < end) {
+            v = p[q];
+        } else if (q - end < sfx_len) {
+            v = (sfx >> (24u - 8u * (q - end))) & 0xffu;
+        } else if (pad80 && q - end == sfx_len) {
+            v = 0x80u;
+        } else {
+            v = 0u;
+        }
+        w |= v << (24u - 8u * b);
+    }
+    return w;
+}
+
+/* SHA-1 compression of one 64-byte block w[0..16] (big-endian words). The
+ * fully unrolled loop keeps w in registers. */
+SRTP_FN srtp_sha1 srtp_sha1_compress(srtp_sha1 st, uint32_t* w) {
+    uint32_t a = st.a, b = st.b, c = st.c, d = st.d, e = st.e;
+    SRTP_UNROLL
+    for (int i = 0; i < 80; i++) {
+        uint32_t wi;
+        if (i < 16) {
+            wi = w[i];
+        } else {
+            wi = srtp_rotl(w[(i - 3) & 15] ^ w[(i - 8) & 15] ^ w[(i - 14) & 15] ^ w[i & 15], 1u);
+            w[i & 15] = wi;
+        }
+        uint32_t f, k;
+        if (i < 20) {
+            f = (b & c) | (~b & d);
+            k = 0x5A827999u;
+        } else if (i < 40) {
+            f = b ^ c ^ d;
+            k = 0x6ED9EBA1u;
+        } else if (i < 60) {
+            f = (b & c) | (b & d) | (c & d);
+            k = 0x8F1BBCDCu;
+        } else {
+            f = b ^ c ^ d;
+            k = 0xCA62C1D6u;
+        }
+        uint32_t t = srtp_rotl(a, 5u) + f + e + k + wi;
+        e = d;
+        d = c;
+        c = srtp_rotl(b, 30u);
+        b = a;
+        a = t;
+    }
+    st.a += a;
+    st.b += b;
+    st.c += c;
+    st.d += d;
+    st.e += e;
+    return st;
+}
+
+/* Loads a SHA-1 state from 5 key-slot words. */
+SRTP_FN srtp_sha1 srtp_sha1_load(const uint32_t* m) {
+    srtp_sha1 s;
+    s.a = m[0];
+    s.b = m[1];
+    s.c = m[2];
+    s.d = m[3];
+    s.e = m[4];
+    return s;
+}
+
+/* HMAC-SHA1 over pkt[0..auth_end) || suffix from the precomputed midstates
+ * (mid[0..5] inner, mid[5..10] outer). The message is read big-endian straight
+ * from the packet; the last block(s) (tail, suffix, 0x80, length) are built in
+ * registers. Returns the 20-byte MAC as a SHA-1 state. */
+SRTP_FN srtp_sha1 srtp_hmac_sha1(const uint32_t* mid, const uint8_t* pkt, uint32_t auth_end, uint32_t sfx,
+                                 uint32_t sfx_len) {
+    srtp_sha1 st = srtp_sha1_load(mid);
+    uint32_t mlen = auth_end + sfx_len;
+    /* Blocks after the 64-byte ipad block: message, 0x80, 8-byte length. */
+    uint32_t nblk = (mlen + 8u) / 64u + 1u;
+    /* Total length in bits, including the ipad block. */
+    uint32_t bits_hi = (uint32_t)(((uint64_t)mlen + 64u) >> 29);
+    uint32_t bits_lo = (mlen + 64u) << 3;
+    uint32_t w[16];
+    for (uint32_t k = 0; k < nblk; k++) {
+        uint32_t base = k * 64u;
+        if (base < auth_end && auth_end - base >= 64u) {
+            SRTP_UNROLL
+            for (int j = 0; j < 16; j++) {
+                w[j] = srtp_bswap(SRTP_LD32(pkt + base + 4u * (uint32_t)j));
+            }
+        } else {
+            SRTP_UNROLL
+            for (int j = 0; j < 16; j++) {
+                w[j] = srtp_msg_word(pkt, auth_end, sfx, sfx_len, base + 4u * (uint32_t)j, 1);
+            }
+            if (k + 1u == nblk) {
+                w[14] = bits_hi;
+                w[15] = bits_lo;
+            }
+        }
+        st = srtp_sha1_compress(st, w);
+    }
+    /* Outer hash: the inner digest, 0x80, length (64 + 20) * 8 bits. */
+    w[0] = st.a;
+    w[1] = st.b;
+    w[2] = st.c;
+    w[3] = st.d;
+    w[4] = st.e;
+    w[5] = 0x80000000u;
+    SRTP_UNROLL
+    for (int j = 6; j < 15; j++) {
+        w[j] = 0u;
+    }
+    w[15] = (64u + 20u) * 8u;
+    return srtp_sha1_compress(srtp_sha1_load(mid + 5), w);
+}
+
+/* Byte i (0..19) of a SHA-1 digest. */
+SRTP_FN uint32_t srtp_sha1_byte(srtp_sha1 s, uint32_t i) {
+    uint32_t w = i < 4u ? s.a : i < 8u ? s.b : i < 12u ? s.c : i < 16u ? s.d : s.e;
+    return (w >> (24u - 8u * (i & 3u))) & 0xffu;
+}
+
+/* Byte i (0..15) of a 128-bit value. */
+SRTP_FN uint32_t srtp_u128_byte(srtp_u128 s, uint32_t i) {
+    uint32_t w = i < 4u ? s.w0 : i < 8u ? s.w1 : i < 12u ? s.w2 : s.w3;
+    return (w >> (24u - 8u * (i & 3u))) & 0xffu;
+}
+
+/* The GHASH reduction constant for the 4 bits shifted out, pre-shifted into the
+ * top word: the standard 16-entry table (0x0000, 0x1c20, 0x3840, ... 0xb5e0)
+ * << 16, computed as the XOR of its 4 basis entries (branch-free, no local
+ * array). */
+SRTP_FN uint32_t srtp_gf_rem(uint32_t r) {
+    return ((0u - (r & 1u)) & 0x1c200000u) ^ ((0u - ((r >> 1) & 1u)) & 0x38400000u) ^
+           ((0u - ((r >> 2) & 1u)) & 0x70800000u) ^ ((0u - ((r >> 3) & 1u)) & 0xe1000000u);
+}
+
+/* One nibble step of Shoup's 4-bit multiplication: z = z * x^4 (a right shift
+ * by 4 in GCM's bit order, with reduction), then z ^= table[nib]. */
+SRTP_FN srtp_u128 srtp_gf_step(const uint32_t* tab, srtp_u128 z, uint32_t nib) {
+    uint32_t r = z.w3 & 0xfu;
+    z.w3 = (z.w3 >> 4) | (z.w2 << 28);
+    z.w2 = (z.w2 >> 4) | (z.w1 << 28);
+    z.w1 = (z.w1 >> 4) | (z.w0 << 28);
+    z.w0 = (z.w0 >> 4) ^ srtp_gf_rem(r);
+    const uint32_t* t = tab + 4u * nib;
+    z.w0 ^= t[0];
+    z.w1 ^= t[1];
+    z.w2 ^= t[2];
+    z.w3 ^= t[3];
+    return z;
+}
+
+/* Nibbles of one word, least significant first (= bytes last to first, low
+ * nibble before high nibble, as Shoup's method consumes them). */
+SRTP_FN srtp_u128 srtp_gf_word(const uint32_t* tab, srtp_u128 z, uint32_t w) {
+    SRTP_UNROLL
+    for (uint32_t s = 0; s < 32u; s += 4u) {
+        z = srtp_gf_step(tab, z, (w >> s) & 0xfu);
+    }
+    return z;
+}
+
+/* x * H in GF(2^128) with the 4-bit table of H (key slot w[96..160]). */
+SRTP_FN srtp_u128 srtp_gf_mul(const uint32_t* tab, srtp_u128 x) {
+    srtp_u128 z;
+    z.w0 = 0u;
+    z.w1 = 0u;
+    z.w2 = 0u;
+    z.w3 = 0u;
+    z = srtp_gf_word(tab, z, x.w3);
+    z = srtp_gf_word(tab, z, x.w2);
+    z = srtp_gf_word(tab, z, x.w1);
+    z = srtp_gf_word(tab, z, x.w0);
+    return z;
+}
+
+/* One GHASH block step: y = (y ^ b) * H. */
+SRTP_FN srtp_u128 srtp_ghash_block(const uint32_t* tab, srtp_u128 y, uint32_t b0, uint32_t b1, uint32_t b2,
+                                   uint32_t b3) {
+    y.w0 ^= b0;
+    y.w1 ^= b1;
+    y.w2 ^= b2;
+    y.w3 ^= b3;
+    return srtp_gf_mul(tab, y);
+}
+
+/* GHASH_H(A || pad || C || pad || [len(A)]64 || [len(C)]64) with
+ * A = pkt[0..enc_start) || suffix and C = pkt[enc_start..enc_end).
+ * aligned: enc_start is a multiple of 4 (whole-word loads for C). */
+SRTP_FN srtp_u128 srtp_ghash_packet(const uint32_t* tab, const uint8_t* pkt, uint32_t enc_start, uint32_t enc_end,
+                                    uint32_t sfx, uint32_t sfx_len, int aligned) {
+    srtp_u128 y;
+    y.w0 = 0u;
+    y.w1 = 0u;
+    y.w2 = 0u;
+    y.w3 = 0u;
+    uint32_t alen = enc_start + sfx_len;
+    for (uint32_t pos = 0; pos < alen; pos += 16u) {
+        y = srtp_ghash_block(tab, y, srtp_msg_word(pkt, enc_start, sfx, sfx_len, pos, 0),
+                             srtp_msg_word(pkt, enc_start, sfx, sfx_len, pos + 4u, 0),
+                             srtp_msg_word(pkt, enc_start, sfx, sfx_len, pos + 8u, 0),
+                             srtp_msg_word(pkt, enc_start, sfx, sfx_len, pos + 12u, 0));
+    }
+    const uint8_t* c = pkt + enc_start;
+    uint32_t clen = enc_end - enc_start;
+    for (uint32_t pos = 0; pos < clen; pos += 16u) {
+        uint32_t w[4];
+        SRTP_UNROLL
+        for (int j = 0; j < 4; j++) {
+            uint32_t q = pos + 4u * (uint32_t)j;
+            if (aligned) {
+                w[j] = srtp_msg_word(c, clen, 0u, 0u, q, 0);
+            } else {
+                /* Unaligned ciphertext: bytes only. */
+                uint32_t v = 0u;
+                SRTP_UNROLL
+                for (uint32_t b = 0; b < 4u; b++) {
+                    if (q + b < clen) {
+                        v |= (uint32_t)c[q + b] << (24u - 8u * b);
+                    }
+                }
+                w[j] = v;
+            }
+        }
+        y = srtp_ghash_block(tab, y, w[0], w[1], w[2], w[3]);
+    }
+    return srtp_ghash_block(tab, y, (uint32_t)((uint64_t)alen >> 29), alen << 3, (uint32_t)((uint64_t)clen >> 29),
+                            clen << 3);
+}
+
+/* Checks a descriptor exactly like srtp::engine::Job::is_well_formed, plus the
+ * kind's own rules (GCM: tag right after the ciphertext, 16 bytes; HMAC: tag at
+ * most 20 bytes; AES: a valid round count) and the ABI's 16-byte alignment of
+ * the packet offset. */
+SRTP_FN int srtp_well_formed(uint32_t kind, uint32_t rounds, uint32_t off, uint32_t len, uint32_t es, uint32_t ee,
+                             uint32_t ae, uint32_t ts, uint32_t tag_len, uint32_t sfx_len) {
+    int ok = (off & 15u) == 0u && es <= ee && ee <= len && ae <= len && ts <= len && tag_len <= len - ts &&
+             sfx_len <= 4u;
+    int aes_ok = rounds == 10u || rounds == 12u || rounds == 14u;
+    if (kind == SRTP_KIND_AES_GCM) {
+        ok = ok && aes_ok && ts == ee && tag_len == 16u;
+    } else if (kind == SRTP_KIND_AES_CM) {
+        ok = ok && aes_ok && tag_len <= 20u;
+    } else if (kind == SRTP_KIND_NULL) {
+        ok = ok && tag_len <= 20u;
+    } else {
+        ok = 0;
+    }
+    return ok;
+}
+
+/* The whole transform of one descriptor, in place in the data region.
+ *   keys: the key slot array; desc: this packet's 16 descriptor words (the
+ *   outcome is written to desc[13]); data: the data region base (16-aligned);
+ *   te: this thread's column of the replicated T-table (shared memory + lane).
+ * Unprotect verifies the tag (constant-time style) before decrypting, and on
+ * failure leaves the packet untouched; protect encrypts, then authenticates.
+ * Only bytes in [d[2], d[2] + d[3]) are read or written, and nothing at all
+ * for a malformed descriptor. */
+__device__ void srtp_packet(const uint32_t* keys, uint32_t* desc, uint8_t* data, const uint32_t* te) {
+    uint32_t slot = desc[0], flags = desc[1], off = desc[2], len = desc[3];
+    uint32_t es = desc[4], ee = desc[5], ae = desc[6], ts = desc[7], sfx = desc[8];
+    srtp_u128 iv;
+    iv.w0 = desc[9];
+    iv.w1 = desc[10];
+    iv.w2 = desc[11];
+    iv.w3 = desc[12];
+    int unprotect = (flags & 1u) != 0u;
+    uint32_t sfx_len = (flags >> 8) & 0xffu;
+    uint32_t tag_len = (flags >> 16) & 0xffu;
+    const uint32_t* key = keys + (uint64_t)slot * SRTP_KEY_WORDS;
+    uint32_t kind = key[SRTP_K_KIND];
+    uint32_t rounds = key[SRTP_K_ROUNDS];
+    if (!srtp_well_formed(kind, rounds, off, len, es, ee, ae, ts, tag_len, sfx_len)) {
+        desc[13] = SRTP_OUTCOME_FAILED;
+        return;
+    }
+    uint8_t* pkt = data + off;
+    const uint32_t* rk = key + SRTP_K_RK;
+    int aligned = (es & 3u) == 0u;
+
+    if (kind == SRTP_KIND_AES_GCM) {
+        const uint32_t* tab = key + SRTP_K_GHASH_TABLE;
+        srtp_u128 j0 = iv;
+        j0.w3 = 1u;
+        srtp_u128 mask = srtp_aes_encrypt(te, rk, rounds, j0);
+        if (unprotect) {
+            srtp_u128 y = srtp_ghash_packet(tab, pkt, es, ee, sfx, sfx_len, aligned);
+            uint32_t diff = 0u;
+            SRTP_UNROLL
+            for (uint32_t i = 0; i < 16u; i++) {
+                diff |= (srtp_u128_byte(y, i) ^ srtp_u128_byte(mask, i)) ^ pkt[ts + i];
+            }
+            if (diff != 0u) {
+                desc[13] = SRTP_OUTCOME_FAILED;
+                return;
+            }
+        }
+        srtp_u128 ctr = iv;
+        ctr.w3 = 2u;
+        srtp_ctr_xor(te, rk, rounds, ctr, pkt + es, ee - es, 1, aligned);
+        if (!unprotect) {
+            srtp_u128 y = srtp_ghash_packet(tab, pkt, es, ee, sfx, sfx_len, aligned);
+            SRTP_UNROLL
+            for (uint32_t i = 0; i < 16u; i++) {
+                pkt[ts + i] = (uint8_t)(srtp_u128_byte(y, i) ^ srtp_u128_byte(mask, i));
+            }
+        }
+        desc[13] = SRTP_OUTCOME_DONE;
+        return;
+    }
+
+    const uint32_t* mid = key + SRTP_K_HMAC_INNER;
+    if (unprotect) {
+        srtp_sha1 mac = srtp_hmac_sha1(mid, pkt, ae, sfx, sfx_len);
+        uint32_t diff = 0u;
+        SRTP_UNROLL
+        for (uint32_t i = 0; i < 20u; i++) {
+            if (i < tag_len) {
+                diff |= srtp_sha1_byte(mac, i) ^ pkt[ts + i];
+            }
+        }
+        if (diff != 0u) {
+            desc[13] = SRTP_OUTCOME_FAILED;
+            return;
+        }
+    }
+    if (kind == SRTP_KIND_AES_CM) {
+        srtp_ctr_xor(te, rk, rounds, iv, pkt + es, ee - es, 0, aligned);
+    }
+    if (!unprotect) {
+        srtp_sha1 mac = srtp_hmac_sha1(mid, pkt, ae, sfx, sfx_len);
+        SRTP_UNROLL
+        for (uint32_t i = 0; i < 20u; i++) {
+            if (i < tag_len) {
+                pkt[ts + i] = (uint8_t)srtp_sha1_byte(mac, i);
+            }
+        }
+    }
+    desc[13] = SRTP_OUTCOME_DONE;
+}
+
+#ifndef SRTP_EMU
+
+/* Fills the block's shared replicated table: word x*32 + l = Te0[x] for every
+ * bank l. 32 KiB, static shared memory. */
+static __device__ __forceinline__ void srtp_load_table(uint32_t* te_sh, const uint32_t* te0_global) {
+    for (uint32_t i = threadIdx.x; i < SRTP_TE_WORDS; i += blockDim.x) {
+        te_sh[i] = te0_global[i >> 5];
+    }
+}
+
+/* One launch per batch: descriptors 0..n, grid-stride. Any grid and block size
+ * (blockDim.x a multiple of 32 is best). Static shared memory: 32 KiB. */
+extern "C" __global__ void srtp_launch(const uint32_t* keys, uint32_t* descs, uint8_t* data, uint32_t n,
+                                       const uint32_t* te0_global) {
+    __shared__ uint32_t te_sh[SRTP_TE_WORDS];
+    srtp_load_table(te_sh, te0_global);
+    __syncthreads();
+    const uint32_t* te = te_sh + (threadIdx.x & 31u);
+    uint32_t stride = gridDim.x * blockDim.x;
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        srtp_packet(keys, descs + (uint64_t)i * SRTP_DESC_WORDS, data, te);
+    }
+}
+
+/* %globaltimer in nanoseconds. */
+static __device__ __forceinline__ uint64_t srtp_globaltimer(void) {
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+/* Control words of the persistent kernel (mapped pinned host memory). */
+#define SRTP_CTL_DOORBELL 0
+#define SRTP_CTL_COUNT 1
+#define SRTP_CTL_STOP 2
+#define SRTP_CTL_DONE 3
+#define SRTP_CTL_EXITED 4
+/* The device counter: bits 0..15 blocks that finished the current batch (or,
+ * once exiting, blocks that exited); bits 16..30 blocks that started it; bit 31
+ * the grid decided to exit. Zero when no batch is in progress. */
+#define SRTP_CNT_STARTED 0x10000u
+#define SRTP_CNT_EXIT 0x80000000u
+
+/* The resident kernel. ctl/descs/data in mapped pinned host memory, counter in
+ * device memory (zero at launch). Protocol (one batch in flight at a time):
+ *   host: write descs + data, ctl[1] = n, then ctl[0] = seq (!= ctl[3]); wait
+ *   until ctl[3] == seq. At launch ctl[0] == ctl[3] (no batch pending).
+ *   device: every block processes every batch (grid-stride over its share);
+ *   the last block to finish resets the counter and writes ctl[3] = seq.
+ * Exit (ctl[2] != 0, or no batch for idle_ns): all-or-nothing per batch: a
+ * block may set the exit bit only while no batch is in progress (counter == 0,
+ * by CAS), and a block that sees a new doorbell registers as started first; a
+ * block that finds the exit bit set exits without touching the batch. So a
+ * batch is either processed by all blocks or by none; in the latter case
+ * ctl[3] != ctl[0] once ctl[4] == 1, and the host relaunches (the new kernel
+ * starts from ctl[3] and picks the batch up). The last block to exit resets
+ * the counter and writes ctl[4] = 1. Needs gridDim.x < 32768 and all blocks
+ * co-resident (grid <= SMs x resident blocks per SM). */
+extern "C" __global__ void srtp_persistent(const uint32_t* keys, volatile uint32_t* ctl, uint32_t* descs,
+                                           uint8_t* data, uint32_t* counter, const uint32_t* te0_global,
+                                           unsigned long long idle_ns) {
+    __shared__ uint32_t te_sh[SRTP_TE_WORDS];
+    __shared__ uint32_t s_cmd, s_seq, s_n;
+    srtp_load_table(te_sh, te0_global);
+    const uint32_t* te = te_sh + (threadIdx.x & 31u);
+    volatile uint32_t* vcounter = counter;
+    uint32_t last = 0u;
+    if (threadIdx.x == 0u) {
+        last = ctl[SRTP_CTL_DONE];
+    }
+    for (;;) {
+        if (threadIdx.x == 0u) {
+            uint64_t idle_since = srtp_globaltimer();
+            uint32_t ns = 32u;
+            uint32_t cmd = 0u; /* 0: process s_seq; 1: exit */
+            for (;;) {
+                uint32_t seq = ctl[SRTP_CTL_DOORBELL];
+                if (seq != last) {
+                    uint32_t old = atomicAdd(counter, SRTP_CNT_STARTED);
+                    if (old & SRTP_CNT_EXIT) {
+                        cmd = 1u;
+                    } else {
+                        /* Acquire: the host wrote descs, data and ctl[1] before ctl[0]. */
+                        __threadfence_system();
+                        s_seq = seq;
+                        s_n = ctl[SRTP_CTL_COUNT];
+                        last = seq;
+                    }
+                    break;
+                }
+                int want_exit = ctl[SRTP_CTL_STOP] != 0u || srtp_globaltimer() - idle_since > idle_ns;
+                if (want_exit || (*vcounter & SRTP_CNT_EXIT)) {
+                    uint32_t old = atomicCAS(counter, 0u, SRTP_CNT_EXIT);
+                    if (old == 0u || (old & SRTP_CNT_EXIT)) {
+                        cmd = 1u;
+                        break;
+                    }
+                    /* A batch is in progress: join it (the doorbell is rung). */
+                }
+                __nanosleep(ns);
+                if (ns < 256u) {
+                    ns *= 2u;
+                }
+            }
+            s_cmd = cmd;
+        }
+        __syncthreads();
+        if (s_cmd != 0u) {
+            break;
+        }
+        uint32_t n = s_n;
+        uint32_t seq = s_seq;
+        uint32_t stride = gridDim.x * blockDim.x;
+        for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+            srtp_packet(keys, descs + (uint64_t)i * SRTP_DESC_WORDS, data, te);
+        }
+        __threadfence_system();
+        __syncthreads();
+        if (threadIdx.x == 0u) {
+            uint32_t old = atomicAdd(counter, 1u);
+            if ((old & 0xffffu) == gridDim.x - 1u) {
+                atomicExch(counter, 0u);
+                __threadfence_system();
+                ctl[SRTP_CTL_DONE] = seq;
+            }
+        }
+        /* s_cmd/s_seq/s_n are rewritten by thread 0 only after this barrier. */
+        __syncthreads();
+    }
+    if (threadIdx.x == 0u) {
+        uint32_t old = atomicAdd(counter, 1u);
+        if ((old & 0xffffu) == gridDim.x - 1u) {
+            atomicExch(counter, 0u);
+            __threadfence_system();
+            ctl[SRTP_CTL_EXITED] = 1u;
+        }
+    }
+}
+
+#endif /* !SRTP_EMU */

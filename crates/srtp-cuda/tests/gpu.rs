@@ -1,0 +1,243 @@
+//! The GPU engine against the CPU engine, on a machine with a GPU. Without
+//! one (CI) every test prints why it skips and passes.
+
+use proptest::prelude::*;
+use srtp::engine::{Engine, Job, Op, Outcome};
+use srtp::{Context, CpuEngine, Error, MasterKey, Policy, SessionKeys, Suite};
+use srtp_cuda::{GpuConfig, GpuEngine, Mode};
+
+/// One engine per mode for the whole test binary (starting one compiles the
+/// kernels); None, with the reason printed, where there is no GPU.
+fn engine(mode: Mode) -> Option<GpuEngine> {
+    static ENGINES: std::sync::OnceLock<[Result<GpuEngine, String>; 2]> = std::sync::OnceLock::new();
+    let all = ENGINES.get_or_init(|| {
+        [Mode::Launch, Mode::Persistent].map(|mode| {
+            GpuEngine::new(GpuConfig {
+                mode,
+                key_slots: 4096,
+                chunk_packets: 4096,
+                chunk_bytes: 4096 * 1600,
+                ..Default::default()
+            })
+            .map_err(|e| e.to_string())
+        })
+    });
+    match &all[if mode == Mode::Launch { 0 } else { 1 }] {
+        Ok(e) => Some(e.clone()),
+        Err(e) => {
+            println!("SKIP: {e}");
+            None
+        }
+    }
+}
+
+fn rtp(ssrc: u32, seq: u16, payload: &[u8]) -> Vec<u8> {
+    let mut p = vec![0x80, 0x00];
+    p.extend(seq.to_be_bytes());
+    p.extend(0x1234_5678u32.to_be_bytes());
+    p.extend(ssrc.to_be_bytes());
+    p.extend_from_slice(payload);
+    p
+}
+
+/// Contexts on the GPU engine interoperate with contexts on the CPU engine,
+/// for every suite (AES-f8 runs on the CPU inside the GPU engine), SRTP and
+/// SRTCP, across the sequence wrap, with replay and tamper detection.
+fn contexts_interoperate(gpu: &GpuEngine) {
+    for suite in Suite::ALL {
+        let key: Vec<u8> = (0..suite.master_key_len() as u8).collect();
+        let salt: Vec<u8> = (9..9 + suite.master_salt_len() as u8).collect();
+        let policy = Policy::new(suite, MasterKey::new(suite, &key, &salt).unwrap());
+        let mut g_tx = Context::new(policy.clone(), gpu.clone()).unwrap();
+        let mut c_rx = Context::new(policy.clone(), CpuEngine::new()).unwrap();
+        let mut c_tx = Context::new(policy.clone(), CpuEngine::new()).unwrap();
+        let mut g_rx = Context::new(policy, gpu.clone()).unwrap();
+        let (mut a, mut b, mut back) = (vec![0u8; 2048], vec![0u8; 2048], vec![0u8; 2048]);
+        for seq in (65530..=65535u16).chain(0..6) {
+            let p = rtp(3, seq, &vec![seq as u8; 160 + seq as usize % 300]);
+            let n = g_tx.protect_rtp(&p, &mut a).unwrap();
+            let m = c_tx.protect_rtp(&p, &mut b).unwrap();
+            assert_eq!(a[..n], b[..m], "{suite} seq {seq}: GPU and CPU protect differ");
+            assert_eq!(c_rx.unprotect_rtp(&a[..n], &mut back).unwrap(), p.len());
+            assert_eq!(&back[..p.len()], &p[..]);
+            assert_eq!(g_rx.unprotect_rtp(&b[..m], &mut back).unwrap(), p.len());
+            assert_eq!(&back[..p.len()], &p[..]);
+            assert_eq!(g_rx.unprotect_rtp(&b[..m], &mut back), Err(Error::Replayed));
+            let mut bad = b[..m].to_vec();
+            bad[m - 1] ^= 1;
+            let mut c2 = bad.clone();
+            c2[3] ^= 0x40; // a fresh index, so the tag check runs
+            assert_eq!(g_rx.unprotect_rtp(&c2, &mut back), Err(Error::AuthFailed), "{suite}");
+        }
+        let mut rtcp = vec![0x80, 200, 0, 6, 0, 0, 0, 3];
+        rtcp.extend([7u8; 20]);
+        let n = g_tx.protect_rtcp(&rtcp, &mut a).unwrap();
+        assert_eq!(c_rx.unprotect_rtcp(&a[..n], &mut back).unwrap(), rtcp.len(), "{suite} rtcp");
+    }
+}
+
+#[test]
+fn launch_mode_contexts() {
+    if let Some(g) = engine(Mode::Launch) {
+        contexts_interoperate(&g);
+    }
+}
+
+#[test]
+fn persistent_mode_contexts() {
+    if let Some(g) = engine(Mode::Persistent) {
+        contexts_interoperate(&g);
+    }
+}
+
+const GPU_SUITES: [Suite; 10] = [
+    Suite::AES_CM_128_HMAC_SHA1_80,
+    Suite::AES_CM_128_HMAC_SHA1_32,
+    Suite::AES_192_CM_HMAC_SHA1_80,
+    Suite::AES_192_CM_HMAC_SHA1_32,
+    Suite::AES_256_CM_HMAC_SHA1_80,
+    Suite::AES_256_CM_HMAC_SHA1_32,
+    Suite::AEAD_AES_128_GCM,
+    Suite::AEAD_AES_256_GCM,
+    Suite::NULL_HMAC_SHA1_80,
+    Suite::F8_128_HMAC_SHA1_80,
+];
+
+/// One random job's description.
+#[derive(Debug, Clone)]
+struct Spec {
+    suite: usize,
+    key: u8,
+    op_unprotect: bool,
+    iv: [u8; 16],
+    payload: Vec<u8>,
+    rtcp_suffix: bool,
+    corrupt: bool,
+}
+
+fn spec() -> impl Strategy<Value = Spec> {
+    (
+        0..GPU_SUITES.len(),
+        0u8..4,
+        any::<bool>(),
+        any::<[u8; 16]>(),
+        prop::collection::vec(any::<u8>(), 0..1600),
+        any::<bool>(),
+        any::<bool>(),
+    )
+        .prop_map(|(suite, key, op_unprotect, iv, payload, rtcp_suffix, corrupt)| Spec {
+            suite,
+            key,
+            op_unprotect,
+            iv,
+            payload,
+            rtcp_suffix,
+            corrupt,
+        })
+}
+
+fn differential(gpu: &GpuEngine, specs: &[Spec]) -> Result<(), TestCaseError> {
+    let cpu = CpuEngine::new();
+    let sks: Vec<Vec<SessionKeys>> = GPU_SUITES
+        .iter()
+        .map(|&s| {
+            (0..4u8)
+                .map(|k| {
+                    SessionKeys::derive(
+                        s,
+                        &vec![k; s.master_key_len()],
+                        &vec![k ^ 0x5a; s.master_salt_len()],
+                        k % 2 == 1,
+                        0,
+                    )
+                    .unwrap()
+                })
+                .collect()
+        })
+        .collect();
+    let ck: Vec<Vec<_>> = sks.iter().map(|v| v.iter().map(|k| cpu.prepare_keys(k).unwrap()).collect()).collect();
+    let gk: Vec<Vec<_>> = sks.iter().map(|v| v.iter().map(|k| gpu.prepare_keys(k).unwrap()).collect()).collect();
+    // Buffers: header(12) + payload + tag.
+    let mut bufs: Vec<Vec<u8>> = specs
+        .iter()
+        .map(|s| {
+            let mut b = vec![0x80u8; 12];
+            b.extend(&s.payload);
+            b.extend(vec![0u8; GPU_SUITES[s.suite].srtp_tag_len()]);
+            b
+        })
+        .collect();
+    // Unprotect jobs need valid tags first (protect on the CPU), some corrupted.
+    for (s, b) in specs.iter().zip(bufs.iter_mut()) {
+        if s.op_unprotect {
+            let mut one = [mk_job(&ck[s.suite][s.key as usize], s, Op::Protect, b)];
+            cpu.transform(&mut one);
+            if s.corrupt {
+                let last = b.len() - 1;
+                b[last] ^= 0x80;
+            }
+        }
+    }
+    let mut cb = bufs.clone();
+    let oc: Vec<Outcome> = {
+        let mut jobs: Vec<_> =
+            specs.iter().zip(cb.iter_mut()).map(|(s, b)| mk_job(&ck[s.suite][s.key as usize], s, op(s), b)).collect();
+        cpu.transform(&mut jobs);
+        jobs.iter().map(|j| j.outcome).collect()
+    };
+    let og: Vec<Outcome> = {
+        let mut jobs: Vec<_> =
+            specs.iter().zip(bufs.iter_mut()).map(|(s, b)| mk_job(&gk[s.suite][s.key as usize], s, op(s), b)).collect();
+        gpu.transform_gpu(&mut jobs).unwrap();
+        jobs.iter().map(|j| j.outcome).collect()
+    };
+    for i in 0..specs.len() {
+        prop_assert_eq!(oc[i], og[i], "job {} {:?}", i, GPU_SUITES[specs[i].suite]);
+        if oc[i] == Outcome::Done {
+            prop_assert_eq!(&cb[i], &bufs[i], "job {} {:?}", i, GPU_SUITES[specs[i].suite]);
+        }
+    }
+    Ok(())
+}
+
+fn op(s: &Spec) -> Op {
+    if s.op_unprotect {
+        Op::Unprotect
+    } else {
+        Op::Protect
+    }
+}
+
+fn mk_job<'a, K>(keys: &'a K, s: &Spec, op: Op, buf: &'a mut [u8]) -> Job<'a, K> {
+    let suite = GPU_SUITES[s.suite];
+    let n = 12 + s.payload.len();
+    let aead = suite.is_aead();
+    Job {
+        keys,
+        op,
+        iv: s.iv,
+        buf,
+        enc_start: 12,
+        enc_end: n,
+        auth_end: n,
+        suffix: [1, 2, 3, 4],
+        suffix_len: if aead && !s.rtcp_suffix { 0 } else { 4 },
+        tag_start: n,
+        tag_len: suite.srtp_tag_len(),
+        outcome: Outcome::Pending,
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+    /// Mixed suites, keys, lengths, IVs and verdicts in one batch: the GPU
+    /// gives the CPU engine's bytes and decisions.
+    #[test]
+    fn gpu_matches_cpu(specs in prop::collection::vec(spec(), 1..400)) {
+        for mode in [Mode::Launch, Mode::Persistent] {
+            if let Some(g) = engine(mode) {
+                differential(&g, &specs)?;
+            }
+        }
+    }
+}

@@ -1,0 +1,414 @@
+//! `srtpgate bench gpu`: the GPU engine against the PCIe limit and the CPU
+//! engine on all cores, in one run. Every run first checks that the GPU gives
+//! bit-identical results to the CPU engine, then times.
+
+use serde::Serialize;
+use srtp::engine::{Engine, Job, Op, Outcome};
+use srtp::{CpuEngine, PortableEngine, SessionKeys, Suite};
+use srtp_cuda::{GpuConfig, GpuEngine, Mode};
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+/// The GPU suites measured.
+pub const GPU_SUITES: [Suite; 8] = [
+    Suite::AES_CM_128_HMAC_SHA1_80,
+    Suite::AES_CM_128_HMAC_SHA1_32,
+    Suite::AES_192_CM_HMAC_SHA1_80,
+    Suite::AES_192_CM_HMAC_SHA1_32,
+    Suite::AES_256_CM_HMAC_SHA1_80,
+    Suite::AES_256_CM_HMAC_SHA1_32,
+    Suite::AEAD_AES_128_GCM,
+    Suite::AEAD_AES_256_GCM,
+];
+
+/// One GPU figure.
+#[derive(Serialize, Debug, Clone, Default)]
+pub struct GpuRecord {
+    pub engine: String,
+    pub suite: String,
+    pub op: String,
+    pub payload: usize,
+    pub streams: usize,
+    pub ns_per_op: f64,
+    pub ops_per_s: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub batch: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gbit_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_us_p50: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_us_p99: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blocks: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub threads: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bytes_per_s: Option<f64>,
+}
+
+/// Options of `bench gpu`.
+pub struct GpuBenchOptions {
+    pub batches: Vec<usize>,
+    pub seconds: f64,
+    pub suites: Vec<Suite>,
+    pub quick: bool,
+}
+
+/// A batch of packets in one buffer, with the fields of each job.
+struct Batch {
+    data: Vec<u8>,
+    spans: Vec<(usize, usize)>,
+    fields: Vec<Fields>,
+}
+
+#[derive(Clone, Copy)]
+struct Fields {
+    key: usize,
+    op: Op,
+    iv: [u8; 16],
+    enc: (usize, usize),
+    auth_end: usize,
+    suffix: [u8; 4],
+    suffix_len: usize,
+    tag_start: usize,
+    tag_len: usize,
+}
+
+/// `n` G.711-like packets (12-byte header + `payload`) for `suite`, spread
+/// over `keys` session keys; for unprotect, first protected with the CPU engine.
+fn make_batch(suite: Suite, n: usize, payload: usize, keys: usize, op: Op, seed: u64) -> Batch {
+    let tag = suite.srtp_tag_len();
+    let len = 12 + payload + tag;
+    let mut data = vec![0u8; n * len];
+    let mut x = seed | 1;
+    for b in data.iter_mut() {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        *b = x as u8;
+    }
+    let mut spans = Vec::with_capacity(n);
+    let mut fields = Vec::with_capacity(n);
+    for i in 0..n {
+        spans.push((i * len, len));
+        let mut iv = [0u8; 16];
+        iv[..8].copy_from_slice(&(seed ^ i as u64).to_be_bytes());
+        iv[8..12].copy_from_slice(&(i as u32).to_be_bytes());
+        let aead = suite.is_aead();
+        fields.push(Fields {
+            key: i % keys,
+            op,
+            iv,
+            enc: (12, 12 + payload),
+            auth_end: 12 + payload,
+            suffix: (i as u32 >> 16).to_be_bytes(),
+            suffix_len: if aead { 0 } else { 4 },
+            tag_start: 12 + payload,
+            tag_len: tag,
+        });
+        data[i * len] = 0x80;
+    }
+    Batch { data, spans, fields }
+}
+
+fn jobs<'a, K>(batch: &'a mut Batch, keys: &'a [K]) -> Vec<Job<'a, K>> {
+    let mut rest: &mut [u8] = &mut batch.data;
+    let mut out = Vec::with_capacity(batch.spans.len());
+    for (&(_, len), f) in batch.spans.iter().zip(&batch.fields) {
+        let (buf, tail) = rest.split_at_mut(len);
+        rest = tail;
+        out.push(Job {
+            keys: &keys[f.key],
+            op: f.op,
+            iv: f.iv,
+            buf,
+            enc_start: f.enc.0,
+            enc_end: f.enc.1,
+            auth_end: f.auth_end,
+            suffix: f.suffix,
+            suffix_len: f.suffix_len,
+            tag_start: f.tag_start,
+            tag_len: f.tag_len,
+            outcome: Outcome::Pending,
+        });
+    }
+    out
+}
+
+fn session_keys(suite: Suite, n: usize) -> Vec<SessionKeys> {
+    (0..n)
+        .map(|i| {
+            let k: Vec<u8> = (0..suite.master_key_len()).map(|j| (i * 31 + j) as u8).collect();
+            let s: Vec<u8> = (0..suite.master_salt_len()).map(|j| (i * 7 + j + 1) as u8).collect();
+            SessionKeys::derive(suite, &k, &s, false, 0).expect("key lengths fit the suite")
+        })
+        .collect()
+}
+
+/// Transforms a copy of `batch` with the CPU engine and the GPU engine and
+/// compares bytes and verdicts. Returns the number of packets compared.
+fn check_exact(gpu: &GpuEngine, seed: u64) -> Result<usize, String> {
+    let cpu = CpuEngine::new();
+    let mut total = 0;
+    for (si, suite) in GPU_SUITES.iter().copied().enumerate() {
+        let sks = session_keys(suite, 17);
+        let ck: Vec<_> = sks.iter().map(|k| cpu.prepare_keys(k).expect("cpu keys")).collect();
+        let gk: Vec<_> =
+            sks.iter().map(|k| gpu.prepare_keys(k).map_err(|e| e.to_string())).collect::<Result<_, _>>()?;
+        for op in [Op::Protect, Op::Unprotect] {
+            for payload in [0usize, 1, 15, 16, 17, 160, 1000, 4100] {
+                let mut a = make_batch(suite, 300, payload, 17, Op::Protect, seed ^ (si as u64) << 8 ^ payload as u64);
+                if op == Op::Unprotect {
+                    // Valid tags for most, corrupted for some.
+                    cpu.transform(&mut jobs(&mut a, &ck));
+                    for f in a.fields.iter_mut() {
+                        f.op = Op::Unprotect;
+                    }
+                    for i in (0..a.spans.len()).step_by(7) {
+                        let (at, len) = a.spans[i];
+                        a.data[at + len - 1] ^= 0x20;
+                    }
+                }
+                let mut b = Batch { data: a.data.clone(), spans: a.spans.clone(), fields: a.fields.clone() };
+                let mut ja = jobs(&mut a, &ck);
+                cpu.transform(&mut ja);
+                let oa: Vec<Outcome> = ja.iter().map(|j| j.outcome).collect();
+                drop(ja);
+                let mut jb = jobs(&mut b, &gk);
+                gpu.transform_gpu(&mut jb).map_err(|e| e.to_string())?;
+                let ob: Vec<Outcome> = jb.iter().map(|j| j.outcome).collect();
+                drop(jb);
+                for i in 0..oa.len() {
+                    let (at, len) = a.spans[i];
+                    if oa[i] != ob[i] || (oa[i] == Outcome::Done && a.data[at..at + len] != b.data[at..at + len]) {
+                        return Err(format!(
+                            "GPU differs from CPU: {suite} {op:?} payload {payload} packet {i}: cpu {:?} gpu {:?}",
+                            oa[i], ob[i]
+                        ));
+                    }
+                }
+                total += oa.len();
+            }
+        }
+    }
+    Ok(total)
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
+}
+
+fn rec(engine: &str, suite: Suite, op: &str, payload: usize, ns: f64) -> GpuRecord {
+    GpuRecord {
+        engine: engine.into(),
+        suite: suite.name().into(),
+        op: op.into(),
+        payload,
+        streams: 1,
+        ns_per_op: (ns * 10.0).round() / 10.0,
+        ops_per_s: (1e9 / ns).round(),
+        ..Default::default()
+    }
+}
+
+/// Throughput (and, for small batches, round-trip latency) of `gpu` on
+/// batches of `n` packets.
+fn measure_gpu(gpu: &GpuEngine, suite: Suite, n: usize, payload: usize, budget: Duration) -> Result<GpuRecord, String> {
+    let keys = session_keys(suite, 1024.min(n.max(1)));
+    let gk: Vec<_> = keys.iter().map(|k| gpu.prepare_keys(k).map_err(|e| e.to_string())).collect::<Result<_, _>>()?;
+    let mut batch = make_batch(suite, n, payload, gk.len(), Op::Protect, n as u64);
+    let mut lat = Vec::new();
+    // Warm-up.
+    gpu.transform_gpu(&mut jobs(&mut batch, &gk)).map_err(|e| e.to_string())?;
+    let start = Instant::now();
+    while start.elapsed() < budget || lat.len() < 5 {
+        let mut j = jobs(&mut batch, &gk);
+        let t = Instant::now();
+        gpu.transform_gpu(&mut j).map_err(|e| e.to_string())?;
+        lat.push(t.elapsed().as_secs_f64() * 1e6);
+        black_box(&j);
+        if lat.len() > 100_000 {
+            break;
+        }
+    }
+    let mut sorted = lat.clone();
+    sorted.sort_by(|a, b| a.total_cmp(b));
+    let median_us = percentile(&sorted, 0.5);
+    let ns = median_us * 1e3 / n as f64;
+    let mut r = rec(gpu.name(), suite, "protect", payload, ns);
+    r.batch = Some(n);
+    r.mode = Some(if gpu.config().mode == Mode::Launch { "launch" } else { "persistent" }.into());
+    r.gbit_s = Some(((12 + payload) as f64 * 8.0) / ns);
+    r.latency_us_p50 = Some((median_us * 10.0).round() / 10.0);
+    r.latency_us_p99 = Some((percentile(&sorted, 0.99) * 10.0).round() / 10.0);
+    r.blocks = Some(gpu.info().blocks);
+    Ok(r)
+}
+
+/// The CPU engine on every core: each thread transforms its own batch.
+fn cpu_all_cores(suite: Suite, payload: usize, budget: Duration) -> GpuRecord {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let per = 4096;
+    let total_ops: u64 = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..threads)
+            .map(|t| {
+                s.spawn(move || {
+                    let cpu = CpuEngine::new();
+                    let keys: Vec<_> =
+                        session_keys(suite, 64).iter().map(|k| cpu.prepare_keys(k).expect("keys")).collect();
+                    let mut batch = make_batch(suite, per, payload, keys.len(), Op::Protect, t as u64);
+                    let start = Instant::now();
+                    let mut ops = 0u64;
+                    while start.elapsed() < budget {
+                        let mut j = jobs(&mut batch, &keys);
+                        cpu.transform(&mut j);
+                        black_box(&j);
+                        ops += per as u64;
+                    }
+                    (ops, start.elapsed())
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().map(|(o, _)| o).unwrap_or(0)).sum()
+    });
+    let ns = budget.as_secs_f64() * 1e9 / total_ops as f64;
+    let mut r = rec("cpu-all-cores", suite, "protect", payload, ns);
+    r.threads = Some(threads);
+    r.gbit_s = Some(((12 + payload) as f64 * 8.0) / ns);
+    r
+}
+
+/// One packet of `payload` bytes through `engine`, single-packet latency.
+fn one_packet<E: Engine>(engine: &E, suite: Suite, payload: usize, reps: usize) -> Result<f64, String> {
+    let keys: Vec<_> = session_keys(suite, 1)
+        .iter()
+        .map(|k| engine.prepare_keys(k).map_err(|e| e.to_string()))
+        .collect::<Result<_, _>>()?;
+    let mut batch = make_batch(suite, 1, payload, 1, Op::Protect, 99);
+    let mut samples = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        let mut j = jobs(&mut batch, &keys);
+        let t = Instant::now();
+        engine.transform(&mut j);
+        samples.push(t.elapsed().as_nanos() as f64);
+    }
+    samples.sort_by(|a, b| a.total_cmp(b));
+    Ok(percentile(&samples, 0.5))
+}
+
+pub fn run(opts: GpuBenchOptions, json: bool) -> Result<(), String> {
+    let mut out: Vec<GpuRecord> = Vec::new();
+    let budget = Duration::from_secs_f64(opts.seconds.clamp(0.01, 30.0));
+    let say = |r: &GpuRecord| {
+        if !json {
+            println!(
+                "{:<15} {:<24} {:<9} batch {:>8} {:>10.1} ns/op {:>14.0} ops/s {:>8.1} Gbit/s p50 {:>9.1} us p99 {:>9.1} us",
+                r.engine,
+                r.suite,
+                r.op,
+                r.batch.unwrap_or(1),
+                r.ns_per_op,
+                r.ops_per_s,
+                r.gbit_s.unwrap_or(0.0),
+                r.latency_us_p50.unwrap_or(0.0),
+                r.latency_us_p99.unwrap_or(0.0)
+            );
+        }
+    };
+    let modes = [Mode::Launch, Mode::Persistent];
+    let mut engines = Vec::new();
+    for mode in modes {
+        match GpuEngine::new(GpuConfig { mode, ..Default::default() }) {
+            Ok(e) => engines.push(e),
+            Err(e) => {
+                eprintln!("srtpgate: {e}; measuring the CPU engines only");
+                break;
+            }
+        }
+    }
+    if let Some(g) = engines.first() {
+        let i = g.info();
+        eprintln!(
+            "GPU: {} (sm_{}{}, {} SMs), {} blocks × {} threads",
+            i.name, i.cc.0, i.cc.1, i.sms, i.blocks, i.threads
+        );
+        let (h2d, d2h) = g.pcie_bandwidth(64 << 20, 20).map_err(|e| e.to_string())?;
+        for (op, bw) in [("pcie_h2d", h2d), ("pcie_d2h", d2h)] {
+            let mut r =
+                GpuRecord { engine: "pcie".into(), op: op.into(), bytes_per_s: Some(bw.round()), ..Default::default() };
+            r.gbit_s = Some(bw * 8.0 / 1e9);
+            if !json {
+                println!("{op}: {:.1} GB/s (pinned, 64 MiB transfers)", bw / 1e9);
+            }
+            out.push(r);
+        }
+        for g in &engines {
+            let n = check_exact(g, 7).map_err(|e| format!("{}: {e}", g.name()))?;
+            eprintln!("{}: bit-identical to the CPU engine on {n} packets (8 suites, protect and unprotect)", g.name());
+        }
+    }
+    for g in &engines {
+        for &suite in &opts.suites {
+            for &n in &opts.batches {
+                let r = measure_gpu(g, suite, n, 160, budget)?;
+                say(&r);
+                out.push(r);
+            }
+        }
+    }
+    for &suite in &opts.suites {
+        let r = cpu_all_cores(suite, 160, budget);
+        say(&r);
+        out.push(r);
+    }
+    if let Some(g) = engines.first() {
+        // Throughput against the number of blocks in use (launch mode).
+        let sms = g.info().sms;
+        let mut blocks = 1u32;
+        while blocks <= sms * 8 {
+            let ge = GpuEngine::new(GpuConfig { mode: Mode::Launch, blocks, ..Default::default() })
+                .map_err(|e| e.to_string())?;
+            let mut r = measure_gpu(&ge, Suite::AES_CM_128_HMAC_SHA1_80, 65_536, 160, budget / 2)?;
+            r.op = "blocks_sweep".into();
+            say(&r);
+            out.push(r);
+            blocks = if blocks < sms && blocks * 2 > sms { sms } else { blocks * 2 };
+        }
+    }
+    // The thesis's table 6.1: one packet of 1, 5, 10, 15, 20 AES blocks.
+    let suite = Suite::AES_CM_128_HMAC_SHA1_80;
+    for aes_blocks in [1usize, 5, 10, 15, 20] {
+        let payload = aes_blocks * 16;
+        let mut rows = vec![
+            ("cpu", one_packet(&CpuEngine::new(), suite, payload, 20_000)?),
+            ("portable", one_packet(&PortableEngine::new(), suite, payload, 20_000)?),
+        ];
+        for g in &engines {
+            rows.push((g.name(), one_packet(g, suite, payload, if opts.quick { 200 } else { 2000 })?));
+        }
+        for (name, ns) in rows {
+            let mut r = rec(name, suite, "one_packet", payload, ns);
+            r.batch = Some(1);
+            say(&r);
+            out.push(r);
+        }
+    }
+    if json {
+        #[derive(Serialize)]
+        struct Doc<'a> {
+            machine: String,
+            gpu: Option<String>,
+            results: &'a [GpuRecord],
+        }
+        let gpu = engines.first().map(|g| g.info().name.clone());
+        let doc = Doc { machine: crate::bench::machine(), gpu, results: &out };
+        println!("{}", serde_json::to_string(&doc).map_err(|e| e.to_string())?);
+    }
+    Ok(())
+}
