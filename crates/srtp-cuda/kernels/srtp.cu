@@ -676,9 +676,51 @@ static __device__ __forceinline__ uint64_t srtp_globaltimer(void) {
  * starts from ctl[3] and picks the batch up). The last block to exit resets
  * the counter and writes ctl[4] = 1. Needs gridDim.x < 32768 and all blocks
  * co-resident (grid <= SMs x resident blocks per SM). */
+/*
+ * The persistent kernel's descriptors and packets live in mapped host memory:
+ * every access is a PCIe round trip. So each thread reads its descriptor and
+ * packet with 16-byte loads, eight in flight at a time, into device memory
+ * (`scratch`, at the same offsets), transforms it there, and writes the packet
+ * back with 16-byte stores (posted writes) only when the transform succeeded.
+ */
+__device__ __forceinline__ void srtp_staged_packet(const uint32_t* keys, uint32_t* hdesc, const uint8_t* data,
+                                                   uint8_t* scratch, const uint32_t* te) {
+    const uint4* h4 = (const uint4*)hdesc;
+    uint4 q0 = h4[0], q1 = h4[1], q2 = h4[2], q3 = h4[3];
+    uint32_t d[SRTP_DESC_WORDS] = {q0.x, q0.y, q0.z, q0.w, q1.x, q1.y, q1.z, q1.w,
+                                   q2.x, q2.y, q2.z, q2.w, q3.x, q3.y, q3.z, q3.w};
+    uint32_t off = d[2], len = d[3];
+    uint32_t words = (len + 15u) >> 4;
+    int staged = (off & 15u) == 0u;
+    if (staged) {
+        const uint4* src = (const uint4*)(data + off);
+        uint4* dst = (uint4*)(scratch + off);
+        for (uint32_t w = 0; w < words; w += 8u) {
+            uint4 r[8];
+#pragma unroll
+            for (uint32_t k = 0; k < 8u; k++) {
+                if (w + k < words) r[k] = src[w + k];
+            }
+#pragma unroll
+            for (uint32_t k = 0; k < 8u; k++) {
+                if (w + k < words) dst[w + k] = r[k];
+            }
+        }
+    }
+    srtp_packet(keys, d, scratch, te);
+    if (staged && d[13] == SRTP_OUTCOME_DONE) {
+        const uint4* src = (const uint4*)(scratch + off);
+        uint4* dst = (uint4*)(data + off);
+        for (uint32_t w = 0; w < words; w++) {
+            dst[w] = src[w];
+        }
+    }
+    hdesc[13] = d[13];
+}
+
 extern "C" __global__ void srtp_persistent(const uint32_t* keys, volatile uint32_t* ctl, uint32_t* descs,
                                            uint8_t* data, uint32_t* counter, const uint32_t* te0_global,
-                                           unsigned long long idle_ns) {
+                                           unsigned long long idle_ns, uint8_t* scratch) {
     __shared__ uint32_t te_sh[SRTP_TE_WORDS];
     __shared__ uint32_t s_cmd, s_seq, s_n;
     srtp_load_table(te_sh, te0_global);
@@ -732,7 +774,7 @@ extern "C" __global__ void srtp_persistent(const uint32_t* keys, volatile uint32
         uint32_t seq = s_seq;
         uint32_t stride = gridDim.x * blockDim.x;
         for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-            srtp_packet(keys, descs + (uint64_t)i * SRTP_DESC_WORDS, data, te);
+            srtp_staged_packet(keys, descs + (uint64_t)i * SRTP_DESC_WORDS, data, scratch, te);
         }
         __threadfence_system();
         __syncthreads();

@@ -184,16 +184,23 @@ unsafe impl Send for Pinned {}
 
 impl Pinned {
     fn new(len: usize) -> Result<Pinned, GpuError> {
-        // SAFETY: a fresh allocation of `len` bytes; zeroed before use below.
+        Pinned::with_flags(len, sys::CU_MEMHOSTALLOC_DEVICEMAP | sys::CU_MEMHOSTALLOC_PORTABLE)
+    }
+
+    fn with_flags(len: usize, flags: u32) -> Result<Pinned, GpuError> {
+        // SAFETY: a fresh allocation of `len` bytes, zeroed before use; the
+        // device pointer is asked for only when the memory is mapped.
         unsafe {
-            let ptr =
-                result::malloc_host(len, sys::CU_MEMHOSTALLOC_DEVICEMAP | sys::CU_MEMHOSTALLOC_PORTABLE)? as *mut u8;
+            let ptr = result::malloc_host(len.max(16), flags)? as *mut u8;
             std::ptr::write_bytes(ptr, 0, len);
             let mut dev: CUdeviceptr = 0;
-            sys::cuMemHostGetDevicePointer_v2(&mut dev, ptr as *mut _, 0).result()?;
+            if flags & sys::CU_MEMHOSTALLOC_DEVICEMAP != 0 {
+                sys::cuMemHostGetDevicePointer_v2(&mut dev, ptr as *mut _, 0).result()?;
+            }
             Ok(Pinned { ptr, len, dev })
         }
     }
+
     fn bytes(&mut self) -> &mut [u8] {
         // SAFETY: ptr/len describe our live allocation; &mut self gives exclusivity.
         unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
@@ -254,6 +261,8 @@ fn chunk_layout(cfg: &GpuConfig) -> (usize, usize) {
 struct Ring {
     mem: Pinned,
     counter: DevBuf,
+    /// Device copy of the data region: the kernel stages packets here.
+    scratch: DevBuf,
     stream: Arc<CudaStream>,
     seq: u32,
     running: bool,
@@ -381,6 +390,7 @@ impl GpuEngine {
                 runner.ring = Some(Ring {
                     mem: Pinned::new(CTL_BYTES + chunk)?,
                     counter: DevBuf::new(16)?,
+                    scratch: DevBuf::new(chunk)?,
                     stream: ctx.new_stream()?,
                     seq: 0,
                     running: false,
@@ -445,7 +455,8 @@ impl GpuEngine {
         let ctl_dev = ring.mem.dev;
         let counter = ring.counter.ptr;
         let te0 = self.te0.ptr;
-        b.arg(&keys).arg(&ctl_dev).arg(&descs).arg(&data).arg(&counter).arg(&te0).arg(&idle_ns);
+        let scratch = ring.scratch.ptr;
+        b.arg(&keys).arg(&ctl_dev).arg(&descs).arg(&data).arg(&counter).arg(&te0).arg(&idle_ns).arg(&scratch);
         // SAFETY: the arguments are device pointers of live allocations that
         // outlive the kernel (it is stopped in Drop before they are freed).
         unsafe { b.launch(cfg)? };
@@ -566,15 +577,15 @@ impl GpuEngine {
     }
 
     fn run_launch(&self, runner: &mut Runner, jobs: &mut [Job<'_, GpuKeys>]) -> Result<(), GpuError> {
-        let (data_at, _) = chunk_layout(&self.cfg);
         self.shared.ctx.bind_to_thread()?;
         // Chunks alternate between the two lanes: while one lane's chunk is
         // copied and computed, the host packs the next into the other.
-        let mut pending: [Option<(usize, usize, usize)>; 2] = [None, None];
+        // (first job, jobs, bytes, where the data starts)
+        let mut pending: [Option<(usize, usize, usize, usize)>; 2] = [None, None];
         let mut start = 0usize;
         let mut lane = 0usize;
         loop {
-            if let Some((s, n, _)) = pending[lane].take() {
+            if let Some((s, n, _, data_at)) = pending[lane].take() {
                 runner.lanes[lane].stream.synchronize()?;
                 self.unpack(&mut jobs[s..s + n], runner.lanes[lane].host.bytes(), data_at);
             }
@@ -593,6 +604,8 @@ impl GpuEngine {
                 continue;
             }
             let l = &mut runner.lanes[lane];
+            // Only the descriptors in use travel: the data follows them.
+            let data_at = (n * layout::DESC_WORDS * 4).next_multiple_of(256);
             let used = Self::pack(&jobs[start..start + n], l.host.bytes(), data_at).expect("chunk_len checked the fit");
             let total = data_at + used;
             let descs = l.dev.ptr;
@@ -617,7 +630,7 @@ impl GpuEngine {
                 let dst = std::slice::from_raw_parts_mut(l.host.ptr, total);
                 result::memcpy_dtoh_async(dst, l.dev.ptr, l.stream.cu_stream())?;
             }
-            pending[lane] = Some((start, n, total));
+            pending[lane] = Some((start, n, total, data_at));
             start += n;
             lane ^= 1;
         }
@@ -718,8 +731,14 @@ impl GpuEngine {
     /// Measures host↔device copy bandwidth with pinned memory (bytes/s in,
     /// bytes/s out) over `bytes`-sized transfers.
     pub fn pcie_bandwidth(&self, bytes: usize, reps: u32) -> Result<(f64, f64), GpuError> {
+        self.pcie_bandwidth_with(bytes, reps, sys::CU_MEMHOSTALLOC_DEVICEMAP | sys::CU_MEMHOSTALLOC_PORTABLE)
+    }
+
+    /// As [`pcie_bandwidth`](Self::pcie_bandwidth), with host memory
+    /// allocated with `flags` (`CU_MEMHOSTALLOC_*`).
+    pub fn pcie_bandwidth_with(&self, bytes: usize, reps: u32, flags: u32) -> Result<(f64, f64), GpuError> {
         self.shared.ctx.bind_to_thread()?;
-        let host = Pinned::new(bytes)?;
+        let host = Pinned::with_flags(bytes, flags)?;
         let dev = DevBuf::new(bytes)?;
         let stream = self.shared.ctx.new_stream()?;
         let mut times = [0f64; 2];
@@ -748,6 +767,40 @@ impl GpuEngine {
         }
         let total = bytes as f64 * reps as f64;
         Ok((total / times[0], total / times[1]))
+    }
+}
+
+impl GpuEngine {
+    /// Kernel time alone, the batch resident in device memory: packs `jobs`
+    /// once, copies them once, then times `reps` launches with the stream
+    /// synchronised. Returns ns per packet. (The jobs' buffers are not updated.)
+    pub fn kernel_only(&self, jobs: &[Job<'_, GpuKeys>], reps: u32) -> Result<f64, GpuError> {
+        let n = jobs.len();
+        if n == 0 || n > self.cfg.chunk_packets || self.chunk_len(jobs) < n {
+            return Err(GpuError::Capacity("kernel_only takes one chunk".into()));
+        }
+        self.shared.ctx.bind_to_thread()?;
+        let data_at = (n * layout::DESC_WORDS * 4).next_multiple_of(256);
+        let total = data_at + jobs.iter().map(|j| j.buf.len().next_multiple_of(16)).sum::<usize>();
+        let mut host = Pinned::with_flags(total, 0)?;
+        Self::pack(jobs, host.bytes(), data_at).ok_or_else(|| GpuError::Capacity("pack".into()))?;
+        let dev = DevBuf::new(total)?;
+        let stream = self.shared.ctx.new_stream()?;
+        // SAFETY: both buffers hold `total` bytes.
+        unsafe { result::memcpy_htod_async(dev.ptr, std::slice::from_raw_parts(host.ptr, total), stream.cu_stream())? };
+        stream.synchronize()?;
+        let cfg = self.launch_config(n);
+        let (keys, descs, data, count, te0) =
+            (self.shared.keys_dev, dev.ptr, dev.ptr + data_at as u64, n as u32, self.te0.ptr);
+        let start = Instant::now();
+        for _ in 0..reps.max(1) {
+            let mut b = stream.launch_builder(&self.launch_fn);
+            b.arg(&keys).arg(&descs).arg(&data).arg(&count).arg(&te0);
+            // SAFETY: device buffers sized for n descriptors and their data.
+            unsafe { b.launch(cfg)? };
+        }
+        stream.synchronize()?;
+        Ok(start.elapsed().as_nanos() as f64 / (reps.max(1) as f64 * n as f64))
     }
 }
 

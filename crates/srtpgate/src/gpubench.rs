@@ -339,7 +339,13 @@ pub fn run(opts: GpuBenchOptions, json: bool) -> Result<(), String> {
             i.name, i.cc.0, i.cc.1, i.sms, i.blocks, i.threads
         );
         let (h2d, d2h) = g.pcie_bandwidth(64 << 20, 20).map_err(|e| e.to_string())?;
-        for (op, bw) in [("pcie_h2d", h2d), ("pcie_d2h", d2h)] {
+        let (h2d0, d2h0) = g.pcie_bandwidth_with(64 << 20, 20, 0).map_err(|e| e.to_string())?;
+        for (op, bw) in [
+            ("pcie_h2d", h2d),
+            ("pcie_d2h", d2h),
+            ("pcie_h2d_pinned_unmapped", h2d0),
+            ("pcie_d2h_pinned_unmapped", d2h0),
+        ] {
             let mut r =
                 GpuRecord { engine: "pcie".into(), op: op.into(), bytes_per_s: Some(bw.round()), ..Default::default() };
             r.gbit_s = Some(bw * 8.0 / 1e9);
@@ -351,6 +357,24 @@ pub fn run(opts: GpuBenchOptions, json: bool) -> Result<(), String> {
         for g in &engines {
             let n = check_exact(g, 7).map_err(|e| format!("{}: {e}", g.name()))?;
             eprintln!("{}: bit-identical to the CPU engine on {n} packets (8 suites, protect and unprotect)", g.name());
+        }
+    }
+    if let Some(g) = engines.first() {
+        // The kernel alone, the batch resident on the device: the GPU's own
+        // limit, without the host link.
+        for &suite in &opts.suites {
+            let keys = session_keys(suite, 1024);
+            let gk: Vec<_> =
+                keys.iter().map(|k| g.prepare_keys(k).map_err(|e| e.to_string())).collect::<Result<_, _>>()?;
+            let mut batch = make_batch(suite, 65_536, 160, gk.len(), Op::Protect, 5);
+            let j = jobs(&mut batch, &gk);
+            let ns = g.kernel_only(&j, if opts.quick { 5 } else { 50 }).map_err(|e| e.to_string())?;
+            let mut r = rec("gpu-kernel", suite, "kernel_only", 160, ns);
+            r.batch = Some(65_536);
+            r.gbit_s = Some(172.0 * 8.0 / ns);
+            r.blocks = Some(g.info().blocks);
+            say(&r);
+            out.push(r);
         }
     }
     for g in &engines {
