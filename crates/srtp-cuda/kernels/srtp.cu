@@ -726,6 +726,7 @@ extern "C" __global__ void srtp_persistent(const uint32_t* keys, volatile uint32
     srtp_load_table(te_sh, te0_global);
     const uint32_t* te = te_sh + (threadIdx.x & 31u);
     volatile uint32_t* vcounter = counter;
+    volatile uint32_t* relay = counter + 1;
     uint32_t last = 0u;
     if (threadIdx.x == 0u) {
         last = ctl[SRTP_CTL_DONE];
@@ -736,7 +737,24 @@ extern "C" __global__ void srtp_persistent(const uint32_t* keys, volatile uint32
             uint32_t ns = 32u;
             uint32_t cmd = 0u; /* 0: process s_seq; 1: exit */
             for (;;) {
-                uint32_t seq = ctl[SRTP_CTL_DOORBELL];
+                /* Only block 0 polls the host's control words (each read is a
+                 * PCIe round trip); it relays them through device memory
+                 * (relay[0] = doorbell, relay[1] = count, relay[2] = stop),
+                 * which the other blocks poll cheaply. The host sets relay[0]
+                 * to the last completed batch before each launch. */
+                if (blockIdx.x == 0u) {
+                    uint32_t hseq = ctl[SRTP_CTL_DOORBELL];
+                    if (hseq != relay[0]) {
+                        __threadfence_system();
+                        relay[1] = ctl[SRTP_CTL_COUNT];
+                        __threadfence();
+                        relay[0] = hseq;
+                    }
+                    if (ctl[SRTP_CTL_STOP] != 0u) {
+                        relay[2] = 1u;
+                    }
+                }
+                uint32_t seq = relay[0];
                 if (seq != last) {
                     uint32_t old = atomicAdd(counter, SRTP_CNT_STARTED);
                     if (old & SRTP_CNT_EXIT) {
@@ -745,12 +763,12 @@ extern "C" __global__ void srtp_persistent(const uint32_t* keys, volatile uint32
                         /* Acquire: the host wrote descs, data and ctl[1] before ctl[0]. */
                         __threadfence_system();
                         s_seq = seq;
-                        s_n = ctl[SRTP_CTL_COUNT];
+                        s_n = relay[1];
                         last = seq;
                     }
                     break;
                 }
-                int want_exit = ctl[SRTP_CTL_STOP] != 0u || srtp_globaltimer() - idle_since > idle_ns;
+                int want_exit = relay[2] != 0u || srtp_globaltimer() - idle_since > idle_ns;
                 if (want_exit || (*vcounter & SRTP_CNT_EXIT)) {
                     uint32_t old = atomicCAS(counter, 0u, SRTP_CNT_EXIT);
                     if (old == 0u || (old & SRTP_CNT_EXIT)) {

@@ -379,8 +379,10 @@ impl GpuEngine {
         match cfg.mode {
             Mode::Launch => {
                 for _ in 0..2 {
+                    // Plain (unmapped) pinned memory: copies from mapped memory ran
+                    // at 6 and 1.6 GB/s on the H100 machine, from this at 55 GB/s.
                     runner.lanes.push(Lane {
-                        host: Pinned::new(chunk)?,
+                        host: Pinned::with_flags(chunk, 0)?,
                         dev: DevBuf::new(chunk)?,
                         stream: ctx.new_stream()?,
                     });
@@ -439,7 +441,8 @@ impl GpuEngine {
             std::ptr::write_volatile(ctl.add(CTL_EXITED), 0);
             std::ptr::write_volatile(ctl.add(CTL_DONE), ring.seq);
             std::ptr::write_volatile(ctl.add(CTL_DOORBELL), ring.seq);
-            result::memset_d8_sync(ring.counter.ptr, 0, 16)?;
+            // counter = 0; relay: doorbell = last completed batch, count 0, no stop.
+            result::memcpy_htod_sync(ring.counter.ptr, &[0u32, ring.seq, 0, 0])?;
         }
         fence(Ordering::SeqCst);
         let descs = ring.mem.dev + CTL_BYTES as u64;
@@ -792,6 +795,12 @@ impl GpuEngine {
         let cfg = self.launch_config(n);
         let (keys, descs, data, count, te0) =
             (self.shared.keys_dev, dev.ptr, dev.ptr + data_at as u64, n as u32, self.te0.ptr);
+        // One untimed launch: the first pays for loading the module.
+        let mut b = stream.launch_builder(&self.launch_fn);
+        b.arg(&keys).arg(&descs).arg(&data).arg(&count).arg(&te0);
+        // SAFETY: as below.
+        unsafe { b.launch(cfg)? };
+        stream.synchronize()?;
         let start = Instant::now();
         for _ in 0..reps.max(1) {
             let mut b = stream.launch_builder(&self.launch_fn);
