@@ -469,67 +469,54 @@ impl GpuEngine {
 
     /// Packs `jobs` into a staging area: descriptors at 0, data after
     /// `data_at`. Returns the data bytes used, or None if they do not fit.
+    /// Large batches are packed by several threads, each into its own
+    /// contiguous part of the area.
     fn pack(jobs: &[Job<'_, GpuKeys>], area: &mut [u8], data_at: usize) -> Option<usize> {
-        let mut off = 0usize;
-        for (i, job) in jobs.iter().enumerate() {
-            let at = i * layout::DESC_WORDS * 4;
-            let Some(slot) = job.keys.slot else {
-                // Not a GPU suite: an empty, malformed descriptor the kernel
-                // rejects without reading anything; the CPU runs it after.
-                let d = layout::descriptor(0, job.op, job.iv, 0, 0, 0, job.suffix, 0, 0, 16, off as u32, 0);
-                for (k, w) in d.iter().enumerate() {
-                    area[at + 4 * k..at + 4 * k + 4].copy_from_slice(&w.to_le_bytes());
-                }
-                continue;
-            };
-            let len = job.buf.len();
-            let end = data_at + off + len;
-            if end > area.len() {
-                return None;
-            }
-            area[data_at + off..end].copy_from_slice(job.buf);
-            let d = layout::descriptor(
-                slot,
-                job.op,
-                job.iv,
-                job.enc_start,
-                job.enc_end,
-                job.auth_end,
-                job.suffix,
-                job.suffix_len,
-                job.tag_start,
-                job.tag_len,
-                off as u32,
-                len as u32,
-            );
-            for (k, w) in d.iter().enumerate() {
-                area[at + 4 * k..at + 4 * k + 4].copy_from_slice(&w.to_le_bytes());
-            }
-            off = (off + len).next_multiple_of(16);
+        let total: usize = jobs.iter().map(staged_len).sum();
+        if jobs.len() * DESC_BYTES > data_at || data_at + total > area.len() {
+            return None;
         }
-        Some(off)
+        let (mut descs, mut data) = area.split_at_mut(data_at);
+        let per = part_size(jobs.len());
+        if per >= jobs.len() {
+            pack_part(jobs, descs, data, 0);
+            return Some(total);
+        }
+        std::thread::scope(|scope| {
+            let mut base = 0;
+            for part in jobs.chunks(per) {
+                let bytes: usize = part.iter().map(staged_len).sum();
+                let (d, rest) = std::mem::take(&mut descs).split_at_mut(part.len() * DESC_BYTES);
+                descs = rest;
+                let (x, rest) = std::mem::take(&mut data).split_at_mut(bytes);
+                data = rest;
+                let b = base;
+                base += bytes;
+                scope.spawn(move || pack_part(part, d, x, b));
+            }
+        });
+        Some(total)
     }
 
-    /// Copies results back into the jobs (and runs the CPU-only ones).
+    /// Copies results back into the jobs (and runs the CPU-only ones), with
+    /// several threads for large batches.
     fn unpack(&self, jobs: &mut [Job<'_, GpuKeys>], area: &[u8], data_at: usize) {
-        let mut off = 0usize;
-        for (i, job) in jobs.iter_mut().enumerate() {
-            if job.keys.slot.is_none() {
-                self.run_cpu(core::slice::from_mut(job));
-                continue;
-            }
-            let at = (i * layout::DESC_WORDS + layout::D_OUTCOME) * 4;
-            let outcome = u32::from_le_bytes([area[at], area[at + 1], area[at + 2], area[at + 3]]);
-            let len = job.buf.len();
-            job.outcome = match outcome {
-                1 => {
-                    job.buf.copy_from_slice(&area[data_at + off..data_at + off + len]);
-                    Outcome::Done
-                }
-                _ => Outcome::AuthFailed,
-            };
-            off = (off + len).next_multiple_of(16);
+        let (mut descs, mut data) = area.split_at(data_at);
+        let per = part_size(jobs.len());
+        let cpu = &self.cpu;
+        if per >= jobs.len() {
+            return unpack_part(cpu, jobs, descs, data);
         }
+        std::thread::scope(|scope| {
+            for part in jobs.chunks_mut(per) {
+                let bytes: usize = part.iter().map(staged_len).sum();
+                let (d, rest) = descs.split_at(part.len() * DESC_BYTES);
+                descs = rest;
+                let (x, rest) = data.split_at(bytes);
+                data = rest;
+                scope.spawn(move || unpack_part(cpu, part, d, x));
+            }
+        });
     }
 
     /// How many of `jobs` fit one chunk.
@@ -549,24 +536,7 @@ impl GpuEngine {
     }
 
     fn run_cpu(&self, jobs: &mut [Job<'_, GpuKeys>]) {
-        for job in jobs.iter_mut() {
-            let mut one = [Job {
-                keys: &job.keys.cpu,
-                op: job.op,
-                iv: job.iv,
-                buf: &mut *job.buf,
-                enc_start: job.enc_start,
-                enc_end: job.enc_end,
-                auth_end: job.auth_end,
-                suffix: job.suffix,
-                suffix_len: job.suffix_len,
-                tag_start: job.tag_start,
-                tag_len: job.tag_len,
-                outcome: Outcome::Pending,
-            }];
-            self.cpu.transform(&mut one);
-            job.outcome = one[0].outcome;
-        }
+        run_cpu_with(&self.cpu, jobs)
     }
 
     /// Transforms on the GPU (no hybrid shortcut). Jobs the GPU could not take
@@ -890,5 +860,108 @@ impl Engine for GpuEngine {
             eprintln!("srtp-cuda: {e}; this batch ran on the CPU");
             self.run_cpu(jobs);
         }
+    }
+}
+
+/// Bytes a job takes in the staged data region.
+fn staged_len(job: &Job<'_, GpuKeys>) -> usize {
+    if job.keys.slot.is_some() {
+        job.buf.len().next_multiple_of(16)
+    } else {
+        0
+    }
+}
+
+const DESC_BYTES: usize = layout::DESC_WORDS * 4;
+
+/// Jobs per packing thread: one part below 16 Ki jobs (spawning costs more
+/// than it saves), else up to one part per core.
+fn part_size(n: usize) -> usize {
+    const MIN_PART: usize = 8192;
+    if n < 2 * MIN_PART {
+        return n.max(1);
+    }
+    let threads = std::thread::available_parallelism().map_or(1, |t| t.get()).min(32);
+    n.div_ceil(threads).max(MIN_PART)
+}
+
+/// Packs `jobs` into `descs` (their descriptors) and `data` (their bytes,
+/// which start at offset `base` of the data region).
+fn pack_part(jobs: &[Job<'_, GpuKeys>], descs: &mut [u8], data: &mut [u8], base: usize) {
+    let mut off = 0usize;
+    for (i, job) in jobs.iter().enumerate() {
+        let d = match job.keys.slot {
+            // Not a GPU suite: an empty, malformed descriptor the kernel
+            // rejects without reading anything; the CPU runs it after.
+            None => layout::descriptor(0, job.op, job.iv, 0, 0, 0, job.suffix, 0, 0, 16, (base + off) as u32, 0),
+            Some(slot) => {
+                let len = job.buf.len();
+                data[off..off + len].copy_from_slice(job.buf);
+                let d = layout::descriptor(
+                    slot,
+                    job.op,
+                    job.iv,
+                    job.enc_start,
+                    job.enc_end,
+                    job.auth_end,
+                    job.suffix,
+                    job.suffix_len,
+                    job.tag_start,
+                    job.tag_len,
+                    (base + off) as u32,
+                    len as u32,
+                );
+                off += len.next_multiple_of(16);
+                d
+            }
+        };
+        let at = i * DESC_BYTES;
+        for (k, w) in d.iter().enumerate() {
+            descs[at + 4 * k..at + 4 * k + 4].copy_from_slice(&w.to_le_bytes());
+        }
+    }
+}
+
+/// Reads the outcomes and bytes of `jobs` back from their part of the area.
+fn unpack_part(cpu: &CpuEngine, jobs: &mut [Job<'_, GpuKeys>], descs: &[u8], data: &[u8]) {
+    let mut off = 0usize;
+    for (i, job) in jobs.iter_mut().enumerate() {
+        if job.keys.slot.is_none() {
+            run_cpu_with(cpu, core::slice::from_mut(job));
+            continue;
+        }
+        let at = i * DESC_BYTES + layout::D_OUTCOME * 4;
+        let outcome = u32::from_le_bytes([descs[at], descs[at + 1], descs[at + 2], descs[at + 3]]);
+        let len = job.buf.len();
+        job.outcome = match outcome {
+            1 => {
+                job.buf.copy_from_slice(&data[off..off + len]);
+                Outcome::Done
+            }
+            _ => Outcome::AuthFailed,
+        };
+        off += len.next_multiple_of(16);
+    }
+}
+
+/// Runs jobs on the CPU engine with the CPU half of their keys.
+fn run_cpu_with(cpu: &CpuEngine, jobs: &mut [Job<'_, GpuKeys>]) {
+    for job in jobs.iter_mut() {
+        let mut one = [Job {
+            keys: &job.keys.cpu,
+            op: job.op,
+            iv: job.iv,
+            buf: &mut *job.buf,
+            enc_start: job.enc_start,
+            enc_end: job.enc_end,
+            auth_end: job.auth_end,
+            suffix: job.suffix,
+            suffix_len: job.suffix_len,
+            tag_start: job.tag_start,
+            tag_len: job.tag_len,
+            outcome: Outcome::Pending,
+        }];
+        cpu.transform(&mut one);
+        job.outcome = one[0].outcome;
     }
 }
