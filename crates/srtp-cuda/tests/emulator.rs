@@ -28,6 +28,13 @@ const KERNELS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/kernels");
 /// them (every packet runs in its own exactly-sized heap buffer, so any access
 /// outside the packet aborts). None (after printing SKIP) without a compiler.
 fn build_emulator() -> Option<PathBuf> {
+    // Built once per test binary: the tests run in parallel, and one must not
+    // execute the file while another is still writing it.
+    static EMU: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    EMU.get_or_init(build_emulator_once).clone()
+}
+
+fn build_emulator_once() -> Option<PathBuf> {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));
     let src = format!("{KERNELS}/emu_main.c");
     let base = ["-O2", "-std=c11", "-Wall", "-Wextra", "-Werror", "-x", "c", &src];
