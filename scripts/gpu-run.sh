@@ -16,7 +16,7 @@ fi
 if [ "$what" = sanitize ] || [ "$what" = all ]; then
   for tool in memcheck racecheck; do
     echo "== compute-sanitizer --tool $tool"
-    timeout 300 compute-sanitizer --tool "$tool" --print-limit 20 .gpu/gpu-tests --test-threads 1 launch_mode_contexts \
+    timeout "${SAN_TIMEOUT:-150}" compute-sanitizer --tool "$tool" --print-limit 20 .gpu/gpu-tests --test-threads 1 launch_mode_contexts \
       > "$out/sanitize-$tool.log" 2>&1
     echo "exit $?"; grep -E "ERROR SUMMARY|RACECHECK SUMMARY|test result" "$out/sanitize-$tool.log"
   done
@@ -30,7 +30,7 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 print("device:", d.get("gpu"), "| host:", d.get("machine"))
 for r in d["results"]:
-    if r["engine"] == "pcie":
+    if r["engine"] in ("pcie", "host"):
         print(f'{r["op"]}: {r["bytes_per_s"]/1e9:.1f} GB/s')
     else:
         print(f'{r["engine"]:<15} {r["suite"]:<24} {r["op"]:<12} batch {r.get("batch", 1):>8} '

@@ -783,6 +783,29 @@ impl GpuEngine {
     }
 }
 
+impl GpuEngine {
+    /// Host memory bandwidth of the packing step: bytes/s of a CPU copy from
+    /// ordinary memory into pinned memory, and into ordinary memory, one thread.
+    pub fn host_copy_bandwidth(&self, bytes: usize, reps: u32) -> Result<(f64, f64), GpuError> {
+        self.shared.ctx.bind_to_thread()?;
+        let mut pinned = Pinned::with_flags(bytes, 0)?;
+        let src = vec![0x5au8; bytes];
+        let mut plain = vec![0u8; bytes];
+        let time = |dst: &mut [u8]| {
+            dst.copy_from_slice(&src);
+            let t = Instant::now();
+            for _ in 0..reps.max(1) {
+                dst.copy_from_slice(&src);
+                std::hint::black_box(&dst);
+            }
+            bytes as f64 * reps.max(1) as f64 / t.elapsed().as_secs_f64()
+        };
+        let to_pinned = time(pinned.bytes());
+        let to_plain = time(&mut plain);
+        Ok((to_pinned, to_plain))
+    }
+}
+
 impl Drop for Runner {
     fn drop(&mut self) {
         if let Some(ring) = self.ring.as_mut() {

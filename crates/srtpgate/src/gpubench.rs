@@ -383,6 +383,15 @@ pub fn run(opts: GpuBenchOptions, json: bool) -> Result<(), String> {
             }
             out.push(r);
         }
+        let (to_pinned, to_plain) = g.host_copy_bandwidth(64 << 20, 10).map_err(|e| e.to_string())?;
+        for (op, bw) in [("host_copy_to_pinned", to_pinned), ("host_copy_to_pageable", to_plain)] {
+            let r =
+                GpuRecord { engine: "host".into(), op: op.into(), bytes_per_s: Some(bw.round()), ..Default::default() };
+            if !json {
+                println!("{op}: {:.1} GB/s (one thread, 64 MiB)", bw / 1e9);
+            }
+            out.push(r);
+        }
         for g in &engines {
             let n = check_exact(g, 7).map_err(|e| format!("{}: {e}", g.name()))?;
             eprintln!("{}: bit-identical to the CPU engine on {n} packets (8 suites, protect and unprotect)", g.name());
