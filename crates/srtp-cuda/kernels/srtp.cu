@@ -637,7 +637,7 @@ extern "C" __global__ void srtp_launch(const uint32_t* keys, uint32_t* descs, ui
     __syncthreads();
     const uint32_t* te = te_sh + (threadIdx.x & 31u);
     uint32_t stride = gridDim.x * blockDim.x;
-    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+    for (uint32_t i = threadIdx.x * gridDim.x + blockIdx.x; i < n; i += stride) {
         srtp_packet(keys, descs + (uint64_t)i * SRTP_DESC_WORDS, data, te);
     }
 }
@@ -683,6 +683,10 @@ static __device__ __forceinline__ uint64_t srtp_globaltimer(void) {
  * (`scratch`, at the same offsets), transforms it there, and writes the packet
  * back with 16-byte stores (posted writes) only when the transform succeeded.
  */
+/* Both kernels map packet i to block i % gridDim.x, thread i / gridDim.x, that is
+ * i = threadIdx.x * gridDim.x + blockIdx.x: a small batch spreads over every
+ * multiprocessor (one packet per block) instead of filling one block, so its
+ * latency is that of one packet, not of one SM's worth. */
 __device__ __forceinline__ void srtp_staged_packet(const uint32_t* keys, uint32_t* hdesc, const uint8_t* data,
                                                    uint8_t* scratch, const uint32_t* te) {
     const uint4* h4 = (const uint4*)hdesc;
@@ -791,7 +795,7 @@ extern "C" __global__ void srtp_persistent(const uint32_t* keys, volatile uint32
         uint32_t n = s_n;
         uint32_t seq = s_seq;
         uint32_t stride = gridDim.x * blockDim.x;
-        for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        for (uint32_t i = threadIdx.x * gridDim.x + blockIdx.x; i < n; i += stride) {
             srtp_staged_packet(keys, descs + (uint64_t)i * SRTP_DESC_WORDS, data, scratch, te);
         }
         __threadfence_system();

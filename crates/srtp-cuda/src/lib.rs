@@ -427,9 +427,11 @@ impl GpuEngine {
     }
 
     fn launch_config(&self, n: usize) -> LaunchConfig {
+        // Packet i runs on thread i / blocks of block i % blocks (see the
+        // kernels): up to `blocks` packets, one per block, across every SM.
         let threads = self.info.threads;
-        let needed = (n as u32).div_ceil(threads).max(1);
-        LaunchConfig { grid_dim: (needed.min(self.info.blocks), 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: 0 }
+        let grid = (n.max(1) as u32).min(self.info.blocks);
+        LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: 0 }
     }
 
     fn start_persistent(&self, ring: &mut Ring) -> Result<(), GpuError> {

@@ -56,7 +56,7 @@ struct GpuBench {
     #[arg(long)]
     json: bool,
     /// Batch sizes in packets (comma-separated).
-    #[arg(long, value_delimiter = ',', default_values_t = [1usize, 16, 256, 4096, 65_536, 1_048_576])]
+    #[arg(long, value_delimiter = ',', default_values_t = [1usize, 16, 256, 1024, 4096, 65_536, 1_048_576])]
     batch: Vec<usize>,
     /// Only these suites (SDES names, comma-separated; default: every GPU suite).
     #[arg(long, value_delimiter = ',')]
