@@ -109,48 +109,11 @@ pub const PACKET_ALIGN: usize = 16;
 /// Static shared memory of either kernel: the replicated T-table (32 KiB).
 pub const SHARED_TABLE_BYTES: usize = 256 * 32 * 4;
 
-const fn xtime(x: u8) -> u8 {
-    (x << 1) ^ if x & 0x80 != 0 { 0x1b } else { 0 }
-}
-
-const fn gmul(mut a: u8, mut b: u8) -> u8 {
-    let mut p = 0u8;
-    while b != 0 {
-        if b & 1 != 0 {
-            p ^= a;
-        }
-        a = xtime(a);
-        b >>= 1;
-    }
-    p
-}
-
-/// Te0 computed from the S-box definition, as `srtp::portable` does.
-const TE0: [u32; 256] = {
-    let mut t = [0u32; 256];
-    let mut x = 0usize;
-    while x < 256 {
-        let mut inv = 1u8;
-        let mut e = 0;
-        while e < 254 {
-            inv = gmul(inv, x as u8);
-            e += 1;
-        }
-        if x == 0 {
-            inv = 0;
-        }
-        let s = inv ^ inv.rotate_left(1) ^ inv.rotate_left(2) ^ inv.rotate_left(3) ^ inv.rotate_left(4) ^ 0x63;
-        t[x] = u32::from_be_bytes([gmul(s, 2), s, s, gmul(s, 3)]);
-        x += 1;
-    }
-    t
-};
-
 /// The AES T-table Te0: `Te0[x] = (2·S[x], S[x], S[x], 3·S[x])` as a
 /// big-endian word. The kernels take these 256 words (`te0_global`) and
 /// replicate each into all 32 shared-memory banks.
 pub fn te0() -> [u32; 256] {
-    TE0
+    srtp::portable::te0()
 }
 
 /// `x · x⁻¹`-style right shift by one bit in GCM's reflected bit order, with

@@ -34,6 +34,20 @@ use std::sync::atomic::{fence, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+/// The suites the kernels implement (AES-f8 runs on the CPU inside the engine).
+pub const KERNEL_SUITES: [srtp::Suite; 10] = [
+    srtp::Suite::AES_CM_128_HMAC_SHA1_80,
+    srtp::Suite::AES_CM_128_HMAC_SHA1_32,
+    srtp::Suite::AES_192_CM_HMAC_SHA1_80,
+    srtp::Suite::AES_192_CM_HMAC_SHA1_32,
+    srtp::Suite::AES_256_CM_HMAC_SHA1_80,
+    srtp::Suite::AES_256_CM_HMAC_SHA1_32,
+    srtp::Suite::AEAD_AES_128_GCM,
+    srtp::Suite::AEAD_AES_256_GCM,
+    srtp::Suite::NULL_HMAC_SHA1_80,
+    srtp::Suite::NULL_HMAC_SHA1_32,
+];
+
 /// The kernels' source, compiled at start by NVRTC.
 pub const KERNEL_SOURCE: &str = include_str!("../kernels/srtp.cu");
 

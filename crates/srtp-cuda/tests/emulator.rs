@@ -70,18 +70,7 @@ fn run_emulator(emu: &Path, batch: &Batch, tag: &str) -> Batch {
 }
 
 /// The kernels' suites (AES-f8 stays on the CPU).
-const SUITES: [Suite; 10] = [
-    Suite::AES_CM_128_HMAC_SHA1_80,
-    Suite::AES_CM_128_HMAC_SHA1_32,
-    Suite::AES_192_CM_HMAC_SHA1_80,
-    Suite::AES_192_CM_HMAC_SHA1_32,
-    Suite::AES_256_CM_HMAC_SHA1_80,
-    Suite::AES_256_CM_HMAC_SHA1_32,
-    Suite::AEAD_AES_128_GCM,
-    Suite::AEAD_AES_256_GCM,
-    Suite::NULL_HMAC_SHA1_80,
-    Suite::NULL_HMAC_SHA1_32,
-];
+const SUITES: [Suite; 10] = srtp_cuda::KERNEL_SUITES;
 
 fn random_keys(rng: &mut StdRng, suite: Suite) -> SessionKeys {
     let mut v = |n: usize| (0..n).map(|_| rng.gen()).collect::<Vec<u8>>();

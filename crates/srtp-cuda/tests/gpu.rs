@@ -90,18 +90,11 @@ fn persistent_mode_contexts() {
     }
 }
 
-const GPU_SUITES: [Suite; 10] = [
-    Suite::AES_CM_128_HMAC_SHA1_80,
-    Suite::AES_CM_128_HMAC_SHA1_32,
-    Suite::AES_192_CM_HMAC_SHA1_80,
-    Suite::AES_192_CM_HMAC_SHA1_32,
-    Suite::AES_256_CM_HMAC_SHA1_80,
-    Suite::AES_256_CM_HMAC_SHA1_32,
-    Suite::AEAD_AES_128_GCM,
-    Suite::AEAD_AES_256_GCM,
-    Suite::NULL_HMAC_SHA1_80,
-    Suite::F8_128_HMAC_SHA1_80,
-];
+/// Every kernel suite, and AES-f8, which the engine runs on the CPU.
+const GPU_SUITES: [Suite; 11] = {
+    let k = srtp_cuda::KERNEL_SUITES;
+    [k[0], k[1], k[2], k[3], k[4], k[5], k[6], k[7], k[8], k[9], Suite::F8_128_HMAC_SHA1_80]
+};
 
 /// One random job's description.
 #[derive(Debug, Clone)]

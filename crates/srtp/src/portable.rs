@@ -81,6 +81,12 @@ const TE: [[u32; 256]; 4] = {
     t
 };
 
+/// The AES T-table Te0 (FIPS-197 S-box times the MixColumns column
+/// (2, 1, 1, 3)), as big-endian words: the GPU kernels take it from here.
+pub fn te0() -> [u32; 256] {
+    TE[0]
+}
+
 #[inline(always)]
 fn b0(w: u32) -> usize {
     (w >> 24) as usize

@@ -574,8 +574,14 @@ fn portable_matches_cpu_at_edge_lengths() {
     let largest = srtp::MAX_PACKET_LEN - 12 - srtp::MAX_TRAILER_LEN;
     let (cpu, portable) = (CpuEngine::new(), PortableEngine::new());
     for suite in Suite::ALL.into_iter().filter(|s| s.cipher() != srtp::suite::Cipher::Null) {
-        let sk = SessionKeys::derive(suite, &vec![0x42; suite.master_key_len()], &vec![0x17; suite.master_salt_len()], false, 7)
-            .unwrap();
+        let sk = SessionKeys::derive(
+            suite,
+            &vec![0x42; suite.master_key_len()],
+            &vec![0x17; suite.master_salt_len()],
+            false,
+            7,
+        )
+        .unwrap();
         let (kc, kp) = (cpu.prepare_keys(&sk).unwrap(), portable.prepare_keys(&sk).unwrap());
         for len in [0usize, 1, 15, 16, 17, 4095, 4096, 4097, largest] {
             for op in [Op::Protect, Op::Unprotect] {

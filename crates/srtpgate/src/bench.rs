@@ -92,7 +92,7 @@ pub fn run(args: BenchArgs) -> Result<(), String> {
         BenchTarget::Cpu(b) => cpu(b),
         BenchTarget::Gpu(g) => {
             let suites: Vec<Suite> = if g.suite.is_empty() {
-                crate::gpubench::GPU_SUITES.to_vec()
+                crate::gpubench::gpu_suites()
             } else {
                 g.suite.iter().map(|s| s.parse::<Suite>().map_err(|e| e.to_string())).collect::<Result<_, _>>()?
             };
