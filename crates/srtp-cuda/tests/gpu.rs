@@ -25,10 +25,21 @@ fn engine(mode: Mode) -> Option<GpuEngine> {
     match &all[if mode == Mode::Launch { 0 } else { 1 }] {
         Ok(e) => Some(e.clone()),
         Err(e) => {
-            println!("SKIP: {e}");
+            skip(e);
             None
         }
     }
+}
+
+/// Says once, on the real stderr (the test harness captures `println!` of
+/// passing tests), why the GPU tests do not run here.
+fn skip(reason: &str) {
+    static SAID: std::sync::Once = std::sync::Once::new();
+    SAID.call_once(|| {
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr(), "SKIP: GPU tests: {reason}");
+    });
+    println!("SKIP: {reason}");
 }
 
 fn rtp(ssrc: u32, seq: u16, payload: &[u8]) -> Vec<u8> {
