@@ -38,6 +38,26 @@ pub struct OwnedJob<K> {
     pub outcome: Outcome,
 }
 
+impl<K> OwnedJob<K> {
+    /// The engine job over this job's buffer, outcome pending.
+    pub fn job(&mut self) -> Job<'_, K> {
+        Job {
+            keys: &*self.keys,
+            op: self.op,
+            iv: self.iv,
+            buf: &mut self.buf[..],
+            enc_start: self.enc_start,
+            enc_end: self.enc_end,
+            auth_end: self.auth_end,
+            suffix: self.suffix,
+            suffix_len: self.suffix_len,
+            tag_start: self.tag_start,
+            tag_len: self.tag_len,
+            outcome: Outcome::Pending,
+        }
+    }
+}
+
 /// When a batch closes.
 #[derive(Clone, Copy, Debug)]
 pub struct BatcherConfig {
@@ -144,23 +164,7 @@ fn run<E: Engine>(engine: E, cfg: BatcherConfig, rx: Receiver<Request<E::Keys>>)
         }
         outcomes.clear();
         {
-            let mut jobs: Vec<Job<'_, E::Keys>> = batch
-                .iter_mut()
-                .map(|(j, _)| Job {
-                    keys: &*j.keys,
-                    op: j.op,
-                    iv: j.iv,
-                    buf: &mut j.buf[..],
-                    enc_start: j.enc_start,
-                    enc_end: j.enc_end,
-                    auth_end: j.auth_end,
-                    suffix: j.suffix,
-                    suffix_len: j.suffix_len,
-                    tag_start: j.tag_start,
-                    tag_len: j.tag_len,
-                    outcome: Outcome::Pending,
-                })
-                .collect();
+            let mut jobs: Vec<Job<'_, E::Keys>> = batch.iter_mut().map(|(j, _)| j.job()).collect();
             engine.transform(&mut jobs);
             outcomes.extend(jobs.iter().map(|j| j.outcome));
         }
@@ -216,20 +220,7 @@ mod tests {
         got.sort_by_key(|j| j.iv[0]);
         for (i, j) in got.iter().enumerate() {
             let mut want = job(&keys, i as u8);
-            let mut one = [Job {
-                keys: &*want.keys,
-                op: want.op,
-                iv: want.iv,
-                buf: &mut want.buf[..],
-                enc_start: 12,
-                enc_end: 172,
-                auth_end: 172,
-                suffix: [0; 4],
-                suffix_len: 4,
-                tag_start: 172,
-                tag_len: 10,
-                outcome: Outcome::Pending,
-            }];
+            let mut one = [want.job()];
             engine.transform(&mut one);
             assert_eq!(one[0].outcome, Outcome::Done);
             assert_eq!(j.outcome, Outcome::Done);

@@ -986,20 +986,8 @@ fn unpack_part(cpu: &CpuEngine, jobs: &mut [Job<'_, GpuKeys>], descs: &[u8], dat
 /// Runs jobs on the CPU engine with the CPU half of their keys.
 fn run_cpu_with(cpu: &CpuEngine, jobs: &mut [Job<'_, GpuKeys>]) {
     for job in jobs.iter_mut() {
-        let mut one = [Job {
-            keys: &job.keys.cpu,
-            op: job.op,
-            iv: job.iv,
-            buf: &mut *job.buf,
-            enc_start: job.enc_start,
-            enc_end: job.enc_end,
-            auth_end: job.auth_end,
-            suffix: job.suffix,
-            suffix_len: job.suffix_len,
-            tag_start: job.tag_start,
-            tag_len: job.tag_len,
-            outcome: Outcome::Pending,
-        }];
+        let keys = job.keys;
+        let mut one = [job.with_keys(&keys.cpu)];
         cpu.transform(&mut one);
         job.outcome = one[0].outcome;
     }

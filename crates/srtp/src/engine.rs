@@ -66,6 +66,25 @@ pub struct Job<'a, K> {
 }
 
 impl<K> Job<'_, K> {
+    /// The same job over the same buffer with other keys (another engine's
+    /// form of the same session keys), outcome pending.
+    pub fn with_keys<'b, K2>(&'b mut self, keys: &'b K2) -> Job<'b, K2> {
+        Job {
+            keys,
+            op: self.op,
+            iv: self.iv,
+            buf: &mut *self.buf,
+            enc_start: self.enc_start,
+            enc_end: self.enc_end,
+            auth_end: self.auth_end,
+            suffix: self.suffix,
+            suffix_len: self.suffix_len,
+            tag_start: self.tag_start,
+            tag_len: self.tag_len,
+            outcome: Outcome::Pending,
+        }
+    }
+
     /// The authenticated suffix.
     pub fn suffix(&self) -> &[u8] {
         &self.suffix[..self.suffix_len]

@@ -150,6 +150,32 @@ fn scaled_ts(raw: u64, scale: TsScale) -> Duration {
     Duration::from_secs(secs).saturating_add(Duration::from_nanos(u64::try_from(nanos).unwrap_or(0)))
 }
 
+/// The body of an enhanced (6) or obsolete (2) pcapng packet block after its
+/// interface id: timestamp high and low words at 4 and 8, captured and
+/// original lengths at 12 and 16, data from 20. Err(None) for a corrupt body
+/// (the caller names the block), Err(Some) for a bad interface timestamp unit.
+fn timed_packet(
+    body: &[u8],
+    iface: usize,
+    big: bool,
+    interfaces: &[InterfaceDescriptionBlock<'_>],
+) -> Result<Frame, Option<String>> {
+    let hi = read_u32(body, 4, big).ok_or(None)?;
+    let lo = read_u32(body, 8, big).ok_or(None)?;
+    let cap = read_u32(body, 12, big).ok_or(None)?;
+    let orig = read_u32(body, 16, big).ok_or(None)?;
+    let data = usize::try_from(cap).ok().and_then(|c| body.get(20..20usize.checked_add(c)?)).ok_or(None)?;
+    let raw = (u64::from(hi) << 32) | u64::from(lo);
+    let (link, snaplen, ts) = match interfaces.get(iface) {
+        Some(idb) => {
+            let scale = ts_scale(idb).map_err(Some)?;
+            (Some(u32::from(idb.linktype)), idb.snaplen, scaled_ts(raw, scale))
+        }
+        None => (None, 0, Duration::from_micros(raw)),
+    };
+    Ok(Frame { ts, orig_len: orig.max(cap), data: data.to_vec(), link, snaplen })
+}
+
 fn read_u32(bytes: &[u8], at: usize, big: bool) -> Option<u32> {
     let b: [u8; 4] = bytes.get(at..at.checked_add(4)?)?.try_into().ok()?;
     Some(if big { u32::from_be_bytes(b) } else { u32::from_le_bytes(b) })
@@ -285,24 +311,10 @@ impl CaptureReader {
                     // Enhanced packet block.
                     6 => {
                         let iface = read_u32(body, 0, big).ok_or_else(|| bad("enhanced packet"))?;
-                        let hi = read_u32(body, 4, big).ok_or_else(|| bad("enhanced packet"))?;
-                        let lo = read_u32(body, 8, big).ok_or_else(|| bad("enhanced packet"))?;
-                        let cap = read_u32(body, 12, big).ok_or_else(|| bad("enhanced packet"))?;
-                        let orig = read_u32(body, 16, big).ok_or_else(|| bad("enhanced packet"))?;
-                        let data = usize::try_from(cap)
-                            .ok()
-                            .and_then(|c| body.get(20..20usize.checked_add(c)?))
-                            .ok_or_else(|| bad("enhanced packet"))?;
-                        let raw = (u64::from(hi) << 32) | u64::from(lo);
-                        let (link, snaplen, ts) = match r.interfaces().get(iface as usize) {
-                            Some(idb) => {
-                                let scale = ts_scale(idb).map_err(|e| format!("{name}: record {n}: {e}"))?;
-                                (Some(u32::from(idb.linktype)), idb.snaplen, scaled_ts(raw, scale))
-                            }
-                            None => (None, 0, Duration::from_micros(raw)),
-                        };
                         self.count = n;
-                        return Ok(Some(Frame { ts, orig_len: orig.max(cap), data: data.to_vec(), link, snaplen }));
+                        return timed_packet(body, iface as usize, big, r.interfaces()).map(Some).map_err(|e| {
+                            e.map_or_else(|| bad("enhanced packet"), |e| format!("{name}: record {n}: {e}"))
+                        });
                     }
                     // Simple packet block: interface 0, no timestamp.
                     3 => {
@@ -321,27 +333,13 @@ impl CaptureReader {
                             snaplen: idb.map(|i| i.snaplen).unwrap_or(0),
                         }));
                     }
-                    // Obsolete packet block.
+                    // Obsolete packet block: the same layout with a 16-bit interface id.
                     2 => {
                         let iface = read_u16(body, 0, big).ok_or_else(|| bad("packet"))?;
-                        let hi = read_u32(body, 4, big).ok_or_else(|| bad("packet"))?;
-                        let lo = read_u32(body, 8, big).ok_or_else(|| bad("packet"))?;
-                        let cap = read_u32(body, 12, big).ok_or_else(|| bad("packet"))?;
-                        let orig = read_u32(body, 16, big).ok_or_else(|| bad("packet"))?;
-                        let data = usize::try_from(cap)
-                            .ok()
-                            .and_then(|c| body.get(20..20usize.checked_add(c)?))
-                            .ok_or_else(|| bad("packet"))?;
-                        let raw = (u64::from(hi) << 32) | u64::from(lo);
-                        let (link, snaplen, ts) = match r.interfaces().get(usize::from(iface)) {
-                            Some(idb) => {
-                                let scale = ts_scale(idb).map_err(|e| format!("{name}: record {n}: {e}"))?;
-                                (Some(u32::from(idb.linktype)), idb.snaplen, scaled_ts(raw, scale))
-                            }
-                            None => (None, 0, Duration::from_micros(raw)),
-                        };
                         self.count = n;
-                        return Ok(Some(Frame { ts, orig_len: orig.max(cap), data: data.to_vec(), link, snaplen }));
+                        return timed_packet(body, usize::from(iface), big, r.interfaces())
+                            .map(Some)
+                            .map_err(|e| e.map_or_else(|| bad("packet"), |e| format!("{name}: record {n}: {e}")));
                     }
                     // Section headers, interface descriptions (kept by the
                     // reader), statistics, name resolution, custom blocks.
