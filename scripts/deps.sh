@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 need=()
-for pkg in libsrtp2-dev pkg-config libssl-dev build-essential python3-venv; do
+# kamailio: the SIP proxy (with its rtpengine module) of the end-to-end test.
+for pkg in libsrtp2-dev pkg-config libssl-dev build-essential python3-venv kamailio; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then
@@ -23,8 +24,8 @@ if ! command -v cargo >/dev/null 2>&1; then
   rustup default stable
 fi
 
-if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c "import pytest, cryptography" 2>/dev/null; then
-  echo "== Python venv (.venv): pytest, cryptography"
+if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c "import pytest, cryptography, pylibsrtp" 2>/dev/null; then
+  echo "== Python venv (.venv): pytest, cryptography, pylibsrtp"
   python3 -m venv .venv
   .venv/bin/pip install -q -r tests/interop/requirements.txt cryptography
 fi

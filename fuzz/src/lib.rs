@@ -32,13 +32,18 @@ use srtp::{MAX_PACKET_LEN, MAX_RTCP_TRAILER_LEN, MAX_TRAILER_LEN};
 
 /// The targets, by name, as `(name, function)`: the names of the fuzz
 /// binaries and of the folders under `seeds/`.
-pub const TARGETS: [(&str, fn(&[u8])); 5] = [
+pub const TARGETS: [(&str, fn(&[u8])); 7] = [
     ("rtp_header", rtp_header),
     ("rtcp_header", rtcp_header),
     ("unprotect_rtp", unprotect_rtp),
     ("unprotect_rtcp", unprotect_rtcp),
     ("sdes_key", sdes_key),
+    ("ng_message", ng::ng_message),
+    ("sdp", sdp::sdp),
 ];
+
+pub mod ng;
+pub mod sdp;
 
 /// `RtpHeader::parse` and `check_padding` on arbitrary bytes.
 pub fn rtp_header(data: &[u8]) {

@@ -118,3 +118,21 @@ pub trait Engine: Send + Sync {
     /// [well formed](Job::is_well_formed) fails with [`Outcome::AuthFailed`].
     fn transform(&self, jobs: &mut [Job<'_, Self::Keys>]);
 }
+
+/// A shared engine is an engine: contexts of many calls (and worker threads)
+/// hold one engine, such as the GPU engine with its device and queues.
+impl<E: Engine + ?Sized> Engine for std::sync::Arc<E> {
+    type Keys = E::Keys;
+
+    fn name(&self) -> &'static str {
+        (**self).name()
+    }
+
+    fn prepare_keys(&self, keys: &SessionKeys) -> Result<Self::Keys, Error> {
+        (**self).prepare_keys(keys)
+    }
+
+    fn transform(&self, jobs: &mut [Job<'_, Self::Keys>]) {
+        (**self).transform(jobs)
+    }
+}

@@ -8,7 +8,9 @@ mod decrypt;
 mod gpubench;
 mod packet;
 mod pcap;
+mod relay;
 mod sample;
+mod serve;
 
 /// SRTP media gateway tools.
 #[derive(Parser, Debug)]
@@ -28,6 +30,8 @@ enum Command {
     Sample(sample::SampleArgs),
     /// Measure the engines.
     Bench(bench::BenchArgs),
+    /// Run the media relay, controlled by the rtpengine NG protocol.
+    Serve(Box<serve::config::ServeArgs>),
 }
 
 fn main() -> ExitCode {
@@ -37,6 +41,7 @@ fn main() -> ExitCode {
         Command::Decrypt(args) => decrypt::run(args),
         Command::Sample(args) => sample::run(args),
         Command::Bench(args) => bench::run(args),
+        Command::Serve(args) => serve::run(*args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

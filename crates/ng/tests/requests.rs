@@ -1,0 +1,487 @@
+//! NG requests as Kamailio's and OpenSIPS's `rtpengine` modules send them
+//! (built from the modules' `parse_flags` and rtpengine's NG documentation).
+
+use proptest::prelude::*;
+use srtpgate_ng::*;
+
+const SDP: &str = "v=0\r\no=- 1545997027 1 IN IP4 198.51.100.1\r\ns=tester\r\nt=0 0\r\n\
+                   m=audio 2000 RTP/AVP 0 8 101\r\nc=IN IP4 198.51.100.1\r\na=rtpmap:101 telephone-event/8000\r\n\
+                   a=sendrecv\r\n";
+
+fn list(items: &[&str]) -> Value {
+    Value::List(items.iter().map(|s| Value::from(*s)).collect())
+}
+
+fn parse(v: &Value) -> Result<Request, NgError> {
+    parse_request(&v.to_bytes())
+}
+
+fn err(v: &Value) -> String {
+    parse(v).expect_err("should be refused").to_string()
+}
+
+/// What `rtpengine_offer("trust-address replace-origin replace-session-connection
+/// ICE=remove RTP/SAVP SDES-no-AES_CM_128_HMAC_SHA1_32 rtcp-mux-demux
+/// via-branch=1 record-call=yes label=caller")` sends, keys in the module's
+/// (unsorted) insertion order.
+fn kamailio_offer_bytes() -> Vec<u8> {
+    let mut b = b"d".to_vec();
+    let mut kv = |k: &str, v: Value| {
+        b.extend(format!("{}:{}", k.len(), k).as_bytes());
+        v.encode(&mut b);
+    };
+    kv("sdp", Value::from(SDP));
+    kv("ICE", Value::from("remove"));
+    kv("record-call", Value::from("yes"));
+    kv("label", Value::from("caller"));
+    kv("flags", list(&["trust-address", "SDES-no-AES_CM_128_HMAC_SHA1_32", "directional"]));
+    kv("replace", list(&["origin", "session-connection"]));
+    kv("transport-protocol", Value::from("RTP/SAVP"));
+    kv("rtcp-mux", list(&["demux"]));
+    kv("call-id", Value::from("a84b4c76e66710@pc33.atlanta.example.com"));
+    kv("via-branch", Value::from("z9hG4bK776asdhds"));
+    kv("received-from", list(&["IP4", "192.0.2.10"]));
+    kv("from-tag", Value::from("1928301774"));
+    kv("command", Value::from("offer"));
+    b.push(b'e');
+    b
+}
+
+#[test]
+fn kamailio_offer() {
+    let datagram = [b"12345_678_0 ".as_slice(), &kamailio_offer_bytes()].concat();
+    let (cookie, body) = split(&datagram).unwrap();
+    assert_eq!(cookie, b"12345_678_0");
+    let r = parse_request(body).unwrap();
+    assert_eq!(r.command, Command::Offer);
+    assert_eq!(r.call_id.as_deref(), Some("a84b4c76e66710@pc33.atlanta.example.com"));
+    assert_eq!(r.from_tag.as_deref(), Some("1928301774"));
+    assert_eq!(r.to_tag, None);
+    assert_eq!(r.via_branch.as_deref(), Some("z9hG4bK776asdhds"));
+    assert_eq!(r.sdp.as_deref(), Some(SDP));
+    assert_eq!(r.transport_protocol, Some(TransportProtocol::RtpSavp));
+    assert!(r.transport_protocol.unwrap().is_secure());
+    assert_eq!(r.replace, Replace { origin: true, session_connection: true, ..Replace::default() });
+    assert_eq!(r.ice, Some(Ice::Remove));
+    assert_eq!(r.rtcp_mux, vec![RtcpMux::Demux]);
+    assert_eq!(r.sdes, vec![Sdes::No("AES_CM_128_HMAC_SHA1_32".into())]);
+    assert_eq!(r.record_call, Some(true));
+    assert_eq!(r.received_from, Some(("IP4".into(), "192.0.2.10".into())));
+    assert_eq!(r.label.as_deref(), Some("caller"));
+    assert!(r.flags.trust_address && r.flags.directional);
+    assert!(!r.flags.strict_source);
+    assert_eq!(r.warnings, vec!["call recording is not supported: 'record call' ignored".to_string()]);
+    assert_eq!(r.warning().as_deref(), Some("call recording is not supported: 'record call' ignored"));
+    assert_eq!(r.raw.get("command").and_then(Value::as_str), Some("offer"));
+}
+
+#[test]
+fn offer_with_everything() {
+    let v = Value::dict()
+        .with("command", "offer")
+        .with("call-id", "cfBXzDSZqhYNcXM")
+        .with("from-tag", "mS9rSAn0Cr")
+        .with("sdp", SDP)
+        .with("via-branch", "5KiTRPZHH1nL6")
+        .with(
+            "flags",
+            list(&[
+                "trust address",
+                "strict-source",
+                "loop_protect",
+                "no-rtcp-attribute",
+                "full rtcp attribute",
+                "generate-mid",
+                "strip extmap",
+                "port-latching",
+                "media-handover",
+                "symmetric",
+                "SIP-source-address",
+                "fragment",
+                "pad crypto",
+                "OSRTP-accept",
+                "codec-strip-PCMU",
+                "codec-offer-opus",
+                "SDES-only-aes_cm_128_hmac_sha1_80",
+                "SDES-lifetime",
+                "replace-username",
+                "rtcp-mux-offer",
+                "RTP/AVPF",
+            ]),
+        )
+        .with("replace", list(&["origin", "SDP version", "session name", "zero_address", "force-increment-sdp-ver"]))
+        .with("address family", "IP6")
+        .with("received from", list(&["IP6", "2001:db8::1"]))
+        .with("ICE", "force-relay")
+        .with("rtcp-mux", list(&["accept", "require"]))
+        .with(
+            "SDES",
+            list(&[
+                "unencrypted_srtcp",
+                "UNAUTHENTICATED_SRTP",
+                "no-NULL_HMAC_SHA1_32",
+                "order:AES_256_CM_HMAC_SHA1_80;AES_CM_128_HMAC_SHA1_80;",
+            ]),
+        )
+        .with("media address", "2001:db8::6f24:65b")
+        .with("DTLS", "off")
+        .with("direction", list(&["priv", "pub"]))
+        .with("record call", "no")
+        .with("delete-delay", "30")
+        .with("codec", Value::dict().with("strip", list(&["G729"])).with("transcode", list(&["PCMA"])))
+        .with("TOS", 184i64)
+        .with("supports", list(&["load limit"]));
+    let r = parse(&v).unwrap();
+    let f = r.flags;
+    assert!(f.trust_address && f.strict_source && f.loop_protect && f.no_rtcp_attribute && f.full_rtcp_attribute);
+    assert!(f.generate_mid && f.strip_extmap && f.port_latching && f.media_handover && f.symmetric);
+    assert!(f.sip_source_address && f.fragment);
+    assert!(!f.asymmetric && !f.reset);
+    assert_eq!(r.transport_protocol, Some(TransportProtocol::RtpAvpf));
+    assert_eq!(
+        r.replace,
+        Replace {
+            origin: true,
+            username: true,
+            sdp_version: true,
+            session_name: true,
+            zero_address: true,
+            force_increment_sdp_ver: true,
+            ..Replace::default()
+        }
+    );
+    assert_eq!(r.ice, Some(Ice::ForceRelay));
+    // Keys are processed sorted ("flags" < "rtcp-mux"), items in list order.
+    assert_eq!(r.rtcp_mux, vec![RtcpMux::Offer, RtcpMux::Accept, RtcpMux::Require]);
+    assert_eq!(
+        r.sdes,
+        vec![
+            Sdes::UnencryptedSrtcp,
+            Sdes::UnauthenticatedSrtp,
+            Sdes::No("NULL_HMAC_SHA1_32".into()),
+            Sdes::Order(vec!["AES_256_CM_HMAC_SHA1_80".into(), "AES_CM_128_HMAC_SHA1_80".into()]),
+            Sdes::Pad,
+            Sdes::Only("AES_CM_128_HMAC_SHA1_80".into()),
+            Sdes::Lifetime,
+        ]
+    );
+    assert_eq!(r.osrtp, vec![Osrtp::Accept]);
+    assert_eq!(r.codec.strip, vec!["G729".to_string(), "PCMU".to_string()]);
+    assert_eq!(r.codec.offer, vec!["opus".to_string()]);
+    assert_eq!(r.codec.transcode, vec!["PCMA".to_string()]);
+    assert_eq!(r.address_family.as_deref(), Some("IP6"));
+    assert_eq!(r.received_from, Some(("IP6".into(), "2001:db8::1".into())));
+    assert_eq!(r.media_address.as_deref(), Some("2001:db8::6f24:65b"));
+    assert!(r.dtls_off);
+    assert!(r.supports_load_limit);
+    assert_eq!(r.direction, Some(("priv".into(), "pub".into())));
+    assert_eq!(r.record_call, Some(false));
+    assert_eq!(r.delete_delay, Some(30));
+    assert_eq!(
+        r.warnings,
+        vec![
+            "key 'TOS' ignored: not supported by srtpgate".to_string(),
+            "codec 'transcode' ignored: srtpgate does not transcode".to_string(),
+        ]
+    );
+}
+
+#[test]
+fn answer_delete_query_ping_list_statistics() {
+    let answer = Value::dict()
+        .with("command", "answer")
+        .with("call-id", "c1")
+        .with("from-tag", "f1")
+        .with("to-tag", "t1")
+        .with("sdp", SDP)
+        .with("flags", list(&["trust-address"]))
+        .with("replace", list(&["origin"]))
+        .with("transport-protocol", "RTP/AVP")
+        .with("received-from", list(&["IP4", "203.0.113.7"]));
+    let r = parse(&answer).unwrap();
+    assert_eq!(r.command, Command::Answer);
+    assert_eq!(r.to_tag.as_deref(), Some("t1"));
+    assert_eq!(r.transport_protocol, Some(TransportProtocol::RtpAvp));
+    assert!(r.warnings.is_empty());
+
+    let delete = Value::dict()
+        .with("command", "delete")
+        .with("call-id", "c1")
+        .with("from-tag", "f1")
+        .with("delete-delay", 0i64)
+        .with("flags", list(&["fatal", "to-tag"]))
+        .with("received-from", list(&["IP4", "203.0.113.7"]));
+    let r = parse(&delete).unwrap();
+    assert_eq!(r.command, Command::Delete);
+    assert_eq!(r.delete_delay, Some(0));
+    assert!(r.flags.fatal && r.flags.to_tag);
+
+    let r = parse(&Value::dict().with("command", "query").with("call-id", "c1").with("from-tag", "f1")).unwrap();
+    assert_eq!(r.command, Command::Query);
+
+    let r = parse(&Value::dict().with("command", "ping")).unwrap();
+    assert_eq!(r.command, Command::Ping);
+    assert_eq!(r, parse_request(b"d7:command4:pinge").unwrap());
+
+    let r = parse(&Value::dict().with("command", "list").with("limit", "10")).unwrap();
+    assert_eq!((r.command, r.limit), (Command::List, Some(10)));
+
+    let r = parse(&Value::dict().with("command", "statistics")).unwrap();
+    assert_eq!(r.command, Command::Statistics);
+    assert_eq!(parse(&Value::dict().with("command", "Statistics")).unwrap().command, Command::Statistics);
+}
+
+#[test]
+fn missing_keys() {
+    let offer = Value::dict().with("command", "offer").with("call-id", "c").with("from-tag", "f").with("sdp", SDP);
+    assert!(parse(&offer).is_ok());
+    let mut o = offer.clone();
+    o.remove("call-id");
+    assert_eq!(err(&o), "missing key 'call-id'");
+    let mut o = offer.clone();
+    o.remove("from-tag");
+    assert_eq!(err(&o), "missing key 'from-tag'");
+    let mut o = offer.clone();
+    o.remove("sdp");
+    assert_eq!(err(&o), "missing key 'sdp'");
+    let answer = offer.clone().with("command", "answer");
+    assert_eq!(err(&answer), "missing key 'to-tag'");
+    assert_eq!(err(&Value::dict().with("command", "delete")), "missing key 'call-id'");
+    assert_eq!(err(&Value::dict().with("command", "query").with("from-tag", "f")), "missing key 'call-id'");
+    assert_eq!(err(&Value::dict().with("call-id", "c")), "missing key 'command'");
+}
+
+#[test]
+fn unknown_commands_and_flags() {
+    let base = || Value::dict().with("command", "offer").with("call-id", "c").with("from-tag", "f").with("sdp", SDP);
+    assert_eq!(err(&Value::dict().with("command", "foo")), "Unrecognized command 'foo'");
+    assert_eq!(err(&Value::dict().with("command", "start recording")), "Unrecognized command 'start recording'");
+    assert_eq!(err(&Value::dict().with("command", 3i64)), "key 'command' must be a string");
+    assert_eq!(err(&base().with("flags", list(&["xyz"]))), "unknown flag 'xyz'");
+    assert_eq!(err(&base().with("flags", list(&["SDES-bogus"]))), "unknown flag 'SDES-bogus'");
+    assert_eq!(err(&base().with("flags", list(&["replace-bogus"]))), "unknown flag 'replace-bogus'");
+    assert_eq!(err(&base().with("flags", list(&["rtcp-mux-bogus"]))), "unknown flag 'rtcp-mux-bogus'");
+    assert_eq!(err(&base().with("flags", list(&["OSRTP-bogus"]))), "unknown flag 'OSRTP-bogus'");
+    assert_eq!(err(&base().with("flags", list(&["BUNDLE-bogus"]))), "unknown flag 'BUNDLE-bogus'");
+    assert_eq!(err(&base().with("flags", list(&["SDES-no-AES_CM_129"]))), "unknown crypto suite 'AES_CM_129'");
+    assert_eq!(
+        err(&base().with("flags", list(&["UDP/TLS/RTP/SAVPF"]))),
+        "unsupported transport-protocol 'UDP/TLS/RTP/SAVPF'"
+    );
+    assert!(err(&base().with("flags", list(&["WebRTC"]))).starts_with("unsupported: flag 'WebRTC'"));
+    assert_eq!(err(&base().with("replace", list(&["bogus"]))), "unknown replace option 'bogus'");
+    assert_eq!(err(&base().with("SDES", list(&["bogus"]))), "unknown SDES option 'bogus'");
+    assert_eq!(
+        err(&base().with("SDES", list(&["only-F8_128_HMAC_SHA1_32"]))),
+        "unknown crypto suite 'F8_128_HMAC_SHA1_32'"
+    );
+    assert_eq!(err(&base().with("rtcp-mux", list(&["bogus"]))), "unknown rtcp-mux option 'bogus'");
+    assert_eq!(err(&base().with("ICE", "bogus")), "unknown ICE option 'bogus'");
+    assert_eq!(err(&base().with("OSRTP", list(&["bogus"]))), "unknown OSRTP option 'bogus'");
+    assert_eq!(
+        err(&base().with("transport-protocol", "UDP/TLS/RTP/SAVP")),
+        "unsupported transport-protocol 'UDP/TLS/RTP/SAVP'"
+    );
+    assert_eq!(err(&base().with("transport-protocol", "accept")), "unsupported transport-protocol 'accept'");
+    assert_eq!(err(&base().with("record-call", "maybe")), "invalid value 'maybe' for 'record-call'");
+    assert_eq!(err(&base().with("media-address", "example.com")), "invalid value 'example.com' for 'media-address'");
+    assert_eq!(
+        err(&base().with("received-from", list(&["IP6", "192.0.2.1"]))),
+        "invalid value 'IP6' for 'received-from'"
+    );
+    assert_eq!(err(&base().with("address family", "IP5")), "invalid value 'IP5' for 'address family'");
+    assert_eq!(err(&base().with("direction", list(&["a"]))), "key 'direction' must be a list of two interface names");
+    assert_eq!(err(&base().with("delete-delay", "soon")), "key 'delete-delay' must be an integer");
+    assert_eq!(err(&base().with("flags", Value::Int(1))), "key 'flags' must be a list of strings");
+    assert_eq!(err(&base().with("call id", "other")), "duplicate key 'call-id'");
+    // Long untrusted names are cut in the error text.
+    let long = "x".repeat(1000);
+    assert_eq!(err(&base().with("flags", list(&[&long]))), format!("unknown flag '{}'", "x".repeat(64)));
+}
+
+#[test]
+fn ignored_things_warn() {
+    let r = parse(
+        &Value::dict()
+            .with("command", "offer")
+            .with("call-id", "c")
+            .with("from-tag", "f")
+            .with("sdp", SDP)
+            .with(
+                "flags",
+                list(&["always-transcode", "early media", "endpoint-learning-delayed", "T.38-decode", "record-call"]),
+            )
+            .with("frobnicate", "1")
+            .with("ptime", 20i64)
+            .with("sip-message-type", "sip_request"),
+    )
+    .unwrap();
+    assert_eq!(
+        r.warnings,
+        vec![
+            "flag 'always-transcode' ignored: not supported by srtpgate",
+            "flag 'early media' ignored: not supported by srtpgate",
+            "flag 'endpoint-learning-delayed' ignored: not supported by srtpgate",
+            "flag 'T.38-decode' ignored: not supported by srtpgate",
+            "call recording is not supported: 'record call' ignored",
+            "unknown key 'frobnicate' ignored",
+            "key 'ptime' ignored: not supported by srtpgate",
+        ]
+    );
+    assert_eq!(r.record_call, Some(true));
+}
+
+#[test]
+fn spellings_are_equivalent() {
+    let base = || Value::dict().with("command", "offer").with("call-id", "c").with("from-tag", "f").with("sdp", SDP);
+    for spelling in ["trust-address", "trust address", "trust_address", "Trust-Address", "TRUST ADDRESS"] {
+        assert!(parse(&base().with("flags", list(&[spelling]))).unwrap().flags.trust_address, "{spelling}");
+    }
+    for spelling in ["reject-ICE", "ICE-reject", "reject ice", "ice_reject"] {
+        assert!(parse(&base().with("flags", list(&[spelling]))).unwrap().flags.reject_ice, "{spelling}");
+    }
+    for key in ["record call", "record-call", "record_call", "Record-Call"] {
+        assert_eq!(parse(&base().with(key, "on")).unwrap().record_call, Some(true), "{key}");
+    }
+    for value in ["force_relay", "force-relay", "force relay", "FORCE-RELAY"] {
+        assert_eq!(parse(&base().with("ice", value)).unwrap().ice, Some(Ice::ForceRelay), "{value}");
+    }
+    assert_eq!(
+        parse(&base().with("transport protocol", "rtp/savpf")).unwrap().transport_protocol,
+        Some(TransportProtocol::RtpSavpf)
+    );
+    // A string where rtpengine also takes a comma-separated list.
+    let r = parse(&base().with("flags", "trust-address, strict-source").with("replace", "origin")).unwrap();
+    assert!(r.flags.trust_address && r.flags.strict_source && r.replace.origin);
+    // Integers as strings and as integers.
+    assert_eq!(parse(&base().with("delete delay", 5i64)).unwrap().delete_delay, Some(5));
+    assert_eq!(parse(&base().with("delete_delay", "5")).unwrap().delete_delay, Some(5));
+    // from-interface/to-interface fill direction.
+    let r = parse(&base().with("from-interface", "priv").with("to-interface", "pub")).unwrap();
+    assert_eq!(r.direction, Some(("priv".into(), "pub".into())));
+    // received-from as a plain address.
+    let r = parse(&base().with("received-from", "192.0.2.1")).unwrap();
+    assert_eq!(r.received_from, Some(("IP4".into(), "192.0.2.1".into())));
+}
+
+#[test]
+fn rtpp_flags_string() {
+    let v = Value::dict().with("command", "offer").with("call-id", "c").with("from-tag", "f").with("sdp", SDP).with(
+        "rtpp-flags",
+        "replace-origin replace-session-connection strict-source label=caller OSRTP-accept \
+             address-family=IP4 transport-protocol=RTP/SAVP rtcp-mux=[demux] SDES=[no-AES_CM_128_HMAC_SHA1_32 pad] \
+             codec=[strip=[G729 G722] offer=[PCMA]]",
+    );
+    let r = parse(&v).unwrap();
+    assert!(r.replace.origin && r.replace.session_connection && r.flags.strict_source);
+    assert_eq!(r.label.as_deref(), Some("caller"));
+    assert_eq!(r.osrtp, vec![Osrtp::Accept]);
+    assert_eq!(r.address_family.as_deref(), Some("IP4"));
+    assert_eq!(r.transport_protocol, Some(TransportProtocol::RtpSavp));
+    assert_eq!(r.rtcp_mux, vec![RtcpMux::Demux]);
+    assert_eq!(r.sdes, vec![Sdes::No("AES_CM_128_HMAC_SHA1_32".into()), Sdes::Pad]);
+    assert_eq!(r.codec.strip, vec!["G729".to_string(), "G722".to_string()]);
+    assert_eq!(r.codec.offer, vec!["PCMA".to_string()]);
+    assert_eq!(err(&v.clone().with("rtpp-flags", "bogus-flag")), "unknown flag 'bogus-flag'");
+    assert!(parse(&v.clone().with("rtpp-flags", "codec=[strip=[G729")).is_err());
+    assert!(parse(&v.clone().with("rtpp-flags", "a=[[[[[[x]]]]]]")).is_err());
+    assert!(parse(&v.with("rtpp-flags", "rtpp-flags=x")).is_err());
+}
+
+#[test]
+fn datagrams() {
+    assert_eq!(split(b"1_2_3 d7:command4:pinge").unwrap(), (&b"1_2_3"[..], &b"d7:command4:pinge"[..]));
+    assert_eq!(split(b"abc").unwrap_err().to_string(), "malformed datagram: no space after the cookie");
+    assert_eq!(split(b" de").unwrap_err().to_string(), "malformed datagram: empty cookie");
+    assert!(split(&[b"x".repeat(65), b" de".to_vec()].concat()).is_err());
+    assert!(split(&[b"x".repeat(64), b" de".to_vec()].concat()).is_ok());
+    assert!(split(b"a\x01b de").is_err());
+    assert!(matches!(split(&vec![b'a'; MAX_DATAGRAM + 1]), Err(NgError::TooLarge(_))));
+    assert_eq!(split(b"c ").unwrap(), (&b"c"[..], &b""[..]));
+    assert_eq!(parse_request(b"").unwrap_err().to_string(), "malformed bencode at byte 0: unexpected end of input");
+    assert_eq!(parse_request(b"le").unwrap_err(), NgError::NotADictionary);
+    assert!(parse_request(br#"{"command":"ping"}"#).unwrap_err().to_string().contains("JSON"));
+    assert_eq!(
+        parse_request(b"d7:command4:ping7:commandi1ee").unwrap_err().to_string(),
+        "malformed bencode at byte 16: duplicate dictionary key 'command'"
+    );
+    assert_eq!(
+        parse_request(b"d7:command4:pingex").unwrap_err().to_string(),
+        "malformed bencode at byte 17: trailing data after the value"
+    );
+}
+
+#[test]
+fn replies_round_trip() {
+    let datagram = request("5323_1", &Value::dict().with("command", "ping"));
+    assert_eq!(datagram, b"5323_1 d7:command4:pinge");
+    let (cookie, body) = split(&datagram).unwrap();
+    assert_eq!(parse_request(body).unwrap().command, Command::Ping);
+
+    let pong = reply(cookie, &Value::dict().with("result", "pong"));
+    assert_eq!(pong, b"5323_1 d6:result4:ponge");
+    let (c, v) = parse_reply(&pong).unwrap();
+    assert_eq!(c, b"5323_1");
+    assert_eq!(v.get("result").and_then(Value::as_str), Some("pong"));
+
+    let e = reply(b"7", &error("Unrecognized command 'foo'"));
+    assert_eq!(e, b"7 d12:error-reason26:Unrecognized command 'foo'6:result5:errore");
+    let (_, v) = parse_reply(&e).unwrap();
+    assert_eq!(v, error("Unrecognized command 'foo'"));
+    let answer = ok().with("sdp", SDP).with("warning", "x");
+    assert_eq!(parse_reply(&reply(b"c", &answer)).unwrap().1.get("sdp").and_then(Value::as_str), Some(SDP));
+    assert_eq!(parse_reply(b"c de").unwrap_err().to_string(), "malformed reply: no string 'result'");
+    assert_eq!(parse_reply(b"c i1e").unwrap_err(), NgError::NotADictionary);
+}
+
+#[test]
+fn result_does_not_depend_on_key_order() {
+    let body = kamailio_offer_bytes();
+    let a = parse_request(&body).unwrap();
+    let b = parse_request(&a.raw.to_bytes()).unwrap();
+    assert_eq!(a, b);
+}
+
+proptest! {
+    #[test]
+    fn parse_never_panics(data in proptest::collection::vec(any::<u8>(), 0..512)) {
+        if let Ok((_, body)) = split(&data) {
+            let _ = parse_request(body);
+        }
+        let _ = parse_request(&data);
+    }
+
+    #[test]
+    fn parse_never_panics_on_plausible_requests(
+        cmd in prop_oneof![Just("offer"), Just("answer"), Just("delete"), Just("ping"), Just("query"), Just("x")],
+        flags in proptest::collection::vec("[a-zA-Z/_ .:=\\[\\]-]{0,24}", 0..6),
+        keys in proptest::collection::vec(("[a-zA-Z _-]{1,12}", "[a-zA-Z0-9/:._ \\[\\]=-]{0,16}"), 0..6),
+    ) {
+        let mut v = Value::dict().with("command", cmd).with("call-id", "c").with("from-tag", "f").with("to-tag", "t").with("sdp", "v=0");
+        v.insert("flags", Value::List(flags.iter().map(|f| Value::from(f.as_str())).collect()));
+        for (k, val) in &keys {
+            v.insert(k, val.as_str());
+        }
+        v.insert("rtpp-flags", flags.join(" "));
+        if let Ok(r) = parse(&v) {
+            let again = parse_request(&r.raw.to_bytes()).unwrap();
+            prop_assert_eq!(r, again);
+        }
+    }
+}
+
+/// The fuzz seeds: `bad-*` are refused, the others parse.
+#[test]
+fn fuzz_seeds_parse_as_named() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds/ng_message");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return;
+    };
+    for e in entries {
+        let path = e.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let data = std::fs::read(&path).unwrap();
+        let parsed = split(&data).and_then(|(_, body)| parse_request(body));
+        assert_eq!(parsed.is_ok(), !name.starts_with("bad-"), "{name}: {parsed:?}");
+    }
+}

@@ -1,0 +1,375 @@
+//! Counters of the relay: per leg, per worker and global, and the histogram
+//! of the delay a packet spends in the relay (receive to send).
+//!
+//! Every counter is a relaxed atomic written by exactly one worker thread
+//! (the one that owns the leg's sockets), so the hot path takes no lock and
+//! shares no cache line with another writer. Readers (NG `query`,
+//! `statistics`, `/metrics`) sum them when asked.
+
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+/// Why a packet was dropped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Drop {
+    /// The SRTP/SRTCP tag did not verify.
+    AuthFailed,
+    /// The index was seen before or is older than the replay window.
+    Replayed,
+    /// Not an RTP/RTCP packet, or a header that does not parse.
+    Malformed,
+    /// From an address other than the latched peer.
+    UnknownPeer,
+    /// The other leg has no address or keys yet (before the answer).
+    NoDestination,
+    /// No free packet buffer.
+    PoolExhausted,
+    /// Any other SRTP error (stream limit, key lifetime, MKI) or a send error.
+    Other,
+}
+
+impl Drop {
+    /// Every reason, in the order of the counters.
+    pub const ALL: [Drop; 7] = [
+        Drop::AuthFailed,
+        Drop::Replayed,
+        Drop::Malformed,
+        Drop::UnknownPeer,
+        Drop::NoDestination,
+        Drop::PoolExhausted,
+        Drop::Other,
+    ];
+
+    /// The name used in NG replies and metric labels.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Drop::AuthFailed => "auth_failed",
+            Drop::Replayed => "replayed",
+            Drop::Malformed => "malformed",
+            Drop::UnknownPeer => "unknown_peer",
+            Drop::NoDestination => "no_destination",
+            Drop::PoolExhausted => "pool_exhausted",
+            Drop::Other => "other",
+        }
+    }
+
+    /// The drop reason of an SRTP error.
+    pub fn of(e: &srtp::Error) -> Drop {
+        match e {
+            srtp::Error::AuthFailed => Drop::AuthFailed,
+            srtp::Error::Replayed => Drop::Replayed,
+            srtp::Error::Malformed(_) | srtp::Error::TrailerTooShort | srtp::Error::PacketTooLarge(_) => {
+                Drop::Malformed
+            }
+            _ => Drop::Other,
+        }
+    }
+}
+
+/// Packet and byte counts of one direction of one leg, with drops.
+#[derive(Default, Debug)]
+pub struct LegStats {
+    /// Packets received from the leg's endpoint (before any check).
+    pub packets_in: AtomicU64,
+    /// Bytes received from the leg's endpoint.
+    pub bytes_in: AtomicU64,
+    /// Packets sent to the leg's endpoint.
+    pub packets_out: AtomicU64,
+    /// Bytes sent to the leg's endpoint.
+    pub bytes_out: AtomicU64,
+    /// Packets from this leg's endpoint that were dropped, by [`Drop`].
+    pub drops: [AtomicU64; Drop::ALL.len()],
+    /// Sum of the added delay of packets received on this leg, in ns.
+    pub delay_ns_sum: AtomicU64,
+    /// Largest added delay of a packet received on this leg, in ns.
+    pub delay_ns_max: AtomicU64,
+    /// Unix time in ms of the last packet received from the endpoint (0 = none).
+    pub last_packet_ms: AtomicU64,
+}
+
+/// A plain copy of [`LegStats`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LegSnapshot {
+    /// Packets received.
+    pub packets_in: u64,
+    /// Bytes received.
+    pub bytes_in: u64,
+    /// Packets sent.
+    pub packets_out: u64,
+    /// Bytes sent.
+    pub bytes_out: u64,
+    /// Drops by reason.
+    pub drops: [u64; Drop::ALL.len()],
+    /// Sum of added delays (ns).
+    pub delay_ns_sum: u64,
+    /// Largest added delay (ns).
+    pub delay_ns_max: u64,
+    /// Unix ms of the last packet (0 = none).
+    pub last_packet_ms: u64,
+}
+
+impl LegStats {
+    /// Counts a received packet.
+    #[inline]
+    pub fn received(&self, bytes: usize, now_ms: u64) {
+        bump(&self.packets_in, 1);
+        bump(&self.bytes_in, bytes as u64);
+        self.last_packet_ms.store(now_ms, Relaxed);
+    }
+    /// Counts a packet sent to the endpoint.
+    #[inline]
+    pub fn sent(&self, bytes: usize) {
+        bump(&self.packets_out, 1);
+        bump(&self.bytes_out, bytes as u64);
+    }
+    /// Counts a dropped packet from the endpoint.
+    #[inline]
+    pub fn dropped(&self, why: Drop) {
+        bump(&self.drops[why as usize], 1);
+    }
+    /// Records the added delay of a packet received on this leg.
+    #[inline]
+    pub fn delay(&self, ns: u64) {
+        bump(&self.delay_ns_sum, ns);
+        if ns > self.delay_ns_max.load(Relaxed) {
+            self.delay_ns_max.store(ns, Relaxed);
+        }
+    }
+    /// A copy of the counters.
+    pub fn snapshot(&self) -> LegSnapshot {
+        LegSnapshot {
+            packets_in: self.packets_in.load(Relaxed),
+            bytes_in: self.bytes_in.load(Relaxed),
+            packets_out: self.packets_out.load(Relaxed),
+            bytes_out: self.bytes_out.load(Relaxed),
+            drops: std::array::from_fn(|i| self.drops[i].load(Relaxed)),
+            delay_ns_sum: self.delay_ns_sum.load(Relaxed),
+            delay_ns_max: self.delay_ns_max.load(Relaxed),
+            last_packet_ms: self.last_packet_ms.load(Relaxed),
+        }
+    }
+}
+
+impl LegSnapshot {
+    /// Adds another snapshot into this one.
+    pub fn add(&mut self, o: &LegSnapshot) {
+        self.packets_in += o.packets_in;
+        self.bytes_in += o.bytes_in;
+        self.packets_out += o.packets_out;
+        self.bytes_out += o.bytes_out;
+        for (d, s) in self.drops.iter_mut().zip(o.drops) {
+            *d += s;
+        }
+        self.delay_ns_sum += o.delay_ns_sum;
+        self.delay_ns_max = self.delay_ns_max.max(o.delay_ns_max);
+        self.last_packet_ms = self.last_packet_ms.max(o.last_packet_ms);
+    }
+    /// Total drops.
+    pub fn dropped(&self) -> u64 {
+        self.drops.iter().sum()
+    }
+}
+
+/// A single-writer increment: the owning worker is the only writer, so a
+/// load and a store are enough (no locked read-modify-write on the hot path).
+#[inline]
+fn bump(a: &AtomicU64, n: u64) {
+    a.store(a.load(Relaxed).wrapping_add(n), Relaxed);
+}
+
+/// Upper bounds (inclusive, in µs) of the delay histogram's buckets; a last
+/// bucket takes everything above.
+pub const DELAY_BOUNDS_US: [u64; 20] =
+    [5, 10, 20, 30, 50, 75, 100, 150, 200, 300, 500, 750, 1_000, 2_000, 3_000, 5_000, 10_000, 20_000, 50_000, 100_000];
+
+/// Counters of one worker thread, written only by it.
+#[derive(Debug)]
+pub struct WorkerStats {
+    /// Everything received and dropped on this worker's legs, including
+    /// legs already deleted.
+    pub total: LegStats,
+    /// Packets received on a media port that has no call any more.
+    pub stray: AtomicU64,
+    /// Delay histogram: counts per [`DELAY_BOUNDS_US`] bucket, then the overflow.
+    pub delay_buckets: [AtomicU64; DELAY_BOUNDS_US.len() + 1],
+    /// Receive system calls and the packets they returned (the batching factor).
+    pub recv_calls: AtomicU64,
+    /// Send system calls and the packets they sent.
+    pub send_calls: AtomicU64,
+    /// Crypto batches handed to the engine.
+    pub batches: AtomicU64,
+    /// Packets in those batches.
+    pub batch_packets: AtomicU64,
+    /// Packet buffers in the worker's pool, and how many are free now.
+    pub pool_size: AtomicU64,
+    /// Free buffers (sampled once per loop).
+    pub pool_free: AtomicU64,
+    /// Legs (sides of a media stream) this worker owns.
+    pub legs: AtomicU64,
+}
+
+impl WorkerStats {
+    /// New zeroed counters.
+    pub fn new() -> WorkerStats {
+        WorkerStats {
+            total: LegStats::default(),
+            stray: AtomicU64::new(0),
+            delay_buckets: std::array::from_fn(|_| AtomicU64::new(0)),
+            recv_calls: AtomicU64::new(0),
+            send_calls: AtomicU64::new(0),
+            batches: AtomicU64::new(0),
+            batch_packets: AtomicU64::new(0),
+            pool_size: AtomicU64::new(0),
+            pool_free: AtomicU64::new(0),
+            legs: AtomicU64::new(0),
+        }
+    }
+
+    /// Records one packet's added delay.
+    #[inline]
+    pub fn delay(&self, ns: u64) {
+        let us = ns / 1_000;
+        let i = DELAY_BOUNDS_US.partition_point(|&b| b < us);
+        bump(&self.delay_buckets[i], 1);
+        self.total.delay(ns);
+    }
+
+    /// Counts a receive call that returned `n` packets.
+    #[inline]
+    pub fn recv_call(&self) {
+        bump(&self.recv_calls, 1);
+    }
+
+    /// Counts a send call.
+    #[inline]
+    pub fn send_call(&self) {
+        bump(&self.send_calls, 1);
+    }
+
+    /// Counts an engine batch of `n` packets.
+    #[inline]
+    pub fn batch(&self, n: usize) {
+        bump(&self.batches, 1);
+        bump(&self.batch_packets, n as u64);
+    }
+
+    /// Counts a packet for a port without a call.
+    #[inline]
+    pub fn stray(&self) {
+        bump(&self.stray, 1);
+    }
+}
+
+impl Default for WorkerStats {
+    fn default() -> Self {
+        WorkerStats::new()
+    }
+}
+
+/// The delay histogram summed over workers.
+#[derive(Clone, Debug, Default)]
+pub struct Histogram {
+    /// Counts per bucket ([`DELAY_BOUNDS_US`], then the overflow).
+    pub buckets: Vec<u64>,
+}
+
+impl Histogram {
+    /// Sums the workers' histograms.
+    pub fn of(workers: &[std::sync::Arc<WorkerStats>]) -> Histogram {
+        let mut buckets = vec![0u64; DELAY_BOUNDS_US.len() + 1];
+        for w in workers {
+            for (b, a) in buckets.iter_mut().zip(&w.delay_buckets) {
+                *b += a.load(Relaxed);
+            }
+        }
+        Histogram { buckets }
+    }
+
+    /// Packets counted.
+    pub fn count(&self) -> u64 {
+        self.buckets.iter().sum()
+    }
+
+    /// The upper bound (µs) of the bucket holding quantile `q` (0..=1): the
+    /// quantile is at most this. `None` when empty or in the overflow bucket.
+    pub fn quantile_us(&self, q: f64) -> Option<u64> {
+        let n = self.count();
+        if n == 0 {
+            return None;
+        }
+        let rank = ((q * n as f64).ceil() as u64).clamp(1, n);
+        let mut seen = 0;
+        for (i, &c) in self.buckets.iter().enumerate() {
+            seen += c;
+            if seen >= rank {
+                return DELAY_BOUNDS_US.get(i).copied();
+            }
+        }
+        None
+    }
+
+    /// Writes the histogram in the Prometheus text format (seconds).
+    pub fn write_prometheus(&self, out: &mut String, name: &str, sum_ns: u64) {
+        let mut cum = 0;
+        for (i, c) in self.buckets.iter().enumerate() {
+            cum += c;
+            match DELAY_BOUNDS_US.get(i) {
+                Some(b) => {
+                    let _ = writeln!(out, "{name}_bucket{{le=\"{}\"}} {cum}", *b as f64 / 1e6);
+                }
+                None => {
+                    let _ = writeln!(out, "{name}_bucket{{le=\"+Inf\"}} {cum}");
+                }
+            }
+        }
+        let _ = writeln!(out, "{name}_sum {}", sum_ns as f64 / 1e9);
+        let _ = writeln!(out, "{name}_count {cum}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn histogram_quantiles_and_buckets() {
+        let w = Arc::new(WorkerStats::new());
+        for _ in 0..90 {
+            w.delay(4_000); // 4 µs -> bucket le 5
+        }
+        for _ in 0..9 {
+            w.delay(40_000); // 40 µs -> le 50
+        }
+        w.delay(2_000_000_000); // 2 s -> overflow
+        let h = Histogram::of(std::slice::from_ref(&w));
+        assert_eq!(h.count(), 100);
+        assert_eq!(h.quantile_us(0.5), Some(5));
+        assert_eq!(h.quantile_us(0.95), Some(50));
+        assert_eq!(h.quantile_us(1.0), None);
+        let mut s = String::new();
+        h.write_prometheus(&mut s, "d", w.total.snapshot().delay_ns_sum);
+        assert!(s.contains("d_bucket{le=\"0.000005\"} 90"), "{s}");
+        assert!(s.contains("d_bucket{le=\"0.00005\"} 99"), "{s}");
+        assert!(s.contains("d_bucket{le=\"+Inf\"} 100"), "{s}");
+        assert!(s.contains("d_count 100"));
+        assert_eq!(w.total.snapshot().delay_ns_max, 2_000_000_000);
+    }
+
+    #[test]
+    fn leg_counters_add_up() {
+        let l = LegStats::default();
+        l.received(100, 5);
+        l.received(50, 9);
+        l.sent(60);
+        l.dropped(Drop::Replayed);
+        let mut s = l.snapshot();
+        assert_eq!((s.packets_in, s.bytes_in, s.packets_out, s.bytes_out), (2, 150, 1, 60));
+        assert_eq!(s.drops[Drop::Replayed as usize], 1);
+        assert_eq!(s.last_packet_ms, 9);
+        let t = s;
+        s.add(&t);
+        assert_eq!((s.packets_in, s.dropped()), (4, 2));
+        assert_eq!(Drop::of(&srtp::Error::AuthFailed), Drop::AuthFailed);
+    }
+}

@@ -1,0 +1,890 @@
+//! Calls and the offer/answer logic: the NG commands turned into SDP
+//! rewrites, port pairs, fresh SDES keys for each leg, and the workers'
+//! per-leg crypto contexts.
+//!
+//! A call has two parties, found by their SIP tags: the offerer of the first
+//! `offer` is side 0, the answerer side 1 (a re-INVITE from the callee is an
+//! offer from side 1). Each media stream (SDP m-line) has, per side, a port
+//! pair on the relay where that side's endpoint sends, the key the endpoint
+//! sends with (from its `a=crypto`), and the key the relay sends to it with
+//! (generated here, put in the SDP that side receives). A packet from side
+//! `s` is unprotected with `s`'s endpoint key and protected with the relay's
+//! key for the other side, so each endpoint only ever holds its own keys.
+
+use super::config::Config;
+use crate::relay::ports::Ports;
+use crate::relay::stats::{LegSnapshot, LegStats};
+use crate::relay::worker::{CallKey, Cmd, SideConfig, SideSockets};
+use crate::relay::WorkerHandle;
+use rand::rngs::OsRng;
+use srtp::{Context, Engine, Suite};
+use srtpgate_ng::{Command, Ice, Request, RtcpMux, Sdes, Value};
+use srtpgate_sdp::crypto::CryptoAttr;
+use srtpgate_sdp::{Media, Sdp};
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// Why a command failed: the text goes into the NG reply's `error-reason`.
+pub type CmdError = String;
+
+/// One side of a media stream.
+struct Side {
+    ip: IpAddr,
+    port: u16,
+    stats: Arc<LegStats>,
+    /// This side's endpoint speaks SRTP.
+    srtp: bool,
+    /// What this side offered (when it was the offerer), valid suites only.
+    offered: Vec<CryptoAttr>,
+    /// The key this side's endpoint sends with, once agreed.
+    endpoint_key: Option<CryptoAttr>,
+    /// Keys the relay put in the SDP this side received (one per suite
+    /// offered to it; after its answer, the one it picked comes first).
+    relay_keys: Vec<CryptoAttr>,
+    /// The relay key in use towards this side, once agreed.
+    relay_key: Option<CryptoAttr>,
+    /// The endpoint's addresses from its SDP.
+    peer: Option<(Option<SocketAddr>, Option<SocketAddr>)>,
+    /// The endpoint offered or accepted rtcp-mux.
+    mux: bool,
+    /// The SDP protocol of this side.
+    proto: String,
+}
+
+struct Stream {
+    media_type: String,
+    sides: [Side; 2],
+    /// Rejected (port 0) in the answer.
+    rejected: bool,
+    /// rtcp-mux was offered to the answerer.
+    mux_offered: bool,
+}
+
+struct Call {
+    key: CallKey,
+    worker: usize,
+    created: SystemTime,
+    last_signal: Instant,
+    tags: [Option<String>; 2],
+    /// Media streams by m-line index (`None`: not relayed).
+    streams: Vec<Option<Stream>>,
+    answered: bool,
+    /// Side of the last offer.
+    offerer: usize,
+}
+
+/// Counters of the signalling.
+#[derive(Default, Debug, Clone)]
+pub struct Totals {
+    /// Requests by command name.
+    pub commands: HashMap<&'static str, u64>,
+    /// Requests refused, by reason text prefix (up to the first quote).
+    pub errors: HashMap<String, u64>,
+    /// Calls created.
+    pub calls_created: u64,
+    /// Calls ended by `delete`.
+    pub calls_deleted: u64,
+    /// Calls ended by the media timeout.
+    pub calls_timed_out: u64,
+    /// Calls ended by the final timeout.
+    pub calls_final_timeout: u64,
+    /// Media counters of calls that have ended.
+    pub ended: LegSnapshot,
+}
+
+/// The call table and everything offer/answer need.
+pub struct Calls<E: Engine> {
+    cfg: Arc<Config>,
+    engine: E,
+    ports: Ports,
+    workers: Vec<WorkerHandle<E>>,
+    calls: HashMap<String, Call>,
+    next_key: CallKey,
+    next_worker: usize,
+    /// Counters.
+    pub totals: Totals,
+    /// When the relay started.
+    pub started: Instant,
+}
+
+fn unix(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+fn is_secure(proto: &str) -> bool {
+    proto.to_ascii_uppercase().contains("SAVP")
+}
+
+/// The SDP protocol with the security of `secure`, keeping AVP/AVPF.
+fn with_security(proto: &str, secure: bool) -> String {
+    let fb = proto.to_ascii_uppercase().ends_with("AVPF");
+    match (secure, fb) {
+        (true, true) => "RTP/SAVPF",
+        (true, false) => "RTP/SAVP",
+        (false, true) => "RTP/AVPF",
+        (false, false) => "RTP/AVP",
+    }
+    .to_string()
+}
+
+impl<E: Engine + Clone + 'static> Calls<E>
+where
+    E::Keys: 'static,
+{
+    /// A call table over `workers`.
+    pub fn new(cfg: Arc<Config>, engine: E, workers: Vec<WorkerHandle<E>>) -> Result<Calls<E>, String> {
+        let mut ports = Ports::new(cfg.port_min, cfg.port_max)?;
+        ports.socket_buffer = cfg.socket_buffer;
+        Ok(Calls {
+            cfg,
+            engine,
+            ports,
+            workers,
+            calls: HashMap::new(),
+            next_key: 1,
+            next_worker: 0,
+            totals: Totals::default(),
+            started: Instant::now(),
+        })
+    }
+
+    /// The workers (for their counters).
+    pub fn workers(&self) -> &[WorkerHandle<E>] {
+        &self.workers
+    }
+
+    /// Calls now.
+    pub fn len(&self) -> usize {
+        self.calls.len()
+    }
+
+    /// Port pairs in use and in the range.
+    pub fn ports(&self) -> (usize, usize) {
+        (self.ports.in_use(), self.ports.capacity())
+    }
+
+    /// Handles one request; the reply dictionary (ok or error).
+    pub fn handle(&mut self, req: &Request) -> Value {
+        *self.totals.commands.entry(req.command.name()).or_default() += 1;
+        let r = match req.command {
+            Command::Ping => Ok(Value::dict().with("result", "pong")),
+            Command::Offer => self.offer(req),
+            Command::Answer => self.answer(req),
+            Command::Delete => self.delete(req),
+            Command::Query => self.query(req),
+            Command::List => Ok(self.list(req)),
+            Command::Statistics => Ok(self.statistics()),
+        };
+        match r {
+            Ok(mut v) => {
+                if let Some(w) = req.warning() {
+                    tracing::warn!(command = req.command.name(), "{w}");
+                    v.insert("warning", w);
+                }
+                v
+            }
+            Err(e) => {
+                self.count_error(&e);
+                tracing::info!(
+                    command = req.command.name(),
+                    call_id = req.call_id.as_deref().unwrap_or(""),
+                    "refused: {e}"
+                );
+                srtpgate_ng::error(&e)
+            }
+        }
+    }
+
+    /// Counts a refused request by the start of its reason.
+    pub fn count_error(&mut self, reason: &str) {
+        let key: String = reason.split('\'').next().unwrap_or(reason).trim().chars().take(48).collect();
+        *self.totals.errors.entry(key).or_default() += 1;
+    }
+
+    fn offer(&mut self, req: &Request) -> Result<Value, CmdError> {
+        let call_id = req.call_id.clone().ok_or("missing key 'call-id'")?;
+        let from_tag = req.from_tag.clone().ok_or("missing key 'from-tag'")?;
+        let text = req.sdp.as_deref().ok_or("missing key 'sdp'")?;
+        let mut sdp = Sdp::parse(text).map_err(|e| format!("bad SDP: {e}"))?;
+        if matches!(req.ice, Some(Ice::Force | Ice::ForceRelay)) {
+            return Err("ICE=force is not supported: srtpgate does not run ICE (use ICE=remove)".into());
+        }
+        if !self.calls.contains_key(&call_id) {
+            if self.calls.len() >= self.cfg.max_sessions {
+                return Err(format!("session limit reached ({} calls)", self.cfg.max_sessions));
+            }
+            let key = self.next_key;
+            self.next_key += 1;
+            let worker = self.next_worker % self.workers.len();
+            self.next_worker += 1;
+            self.calls.insert(
+                call_id.clone(),
+                Call {
+                    key,
+                    worker,
+                    created: SystemTime::now(),
+                    last_signal: Instant::now(),
+                    tags: [Some(from_tag.clone()), None],
+                    streams: Vec::new(),
+                    answered: false,
+                    offerer: 0,
+                },
+            );
+            self.totals.calls_created += 1;
+            tracing::info!(call_id, "new call");
+        }
+        let result = self.offer_sdp(&call_id, &from_tag, req, &mut sdp);
+        if result.is_err() && self.calls.get(&call_id).is_some_and(|c| c.streams.iter().all(|s| s.is_none())) {
+            self.remove(&call_id);
+        }
+        result?;
+        Ok(srtpgate_ng::ok().with("sdp", sdp.to_string()))
+    }
+
+    fn offer_sdp(&mut self, call_id: &str, from_tag: &str, req: &Request, sdp: &mut Sdp) -> Result<(), CmdError> {
+        let cfg = self.cfg.clone();
+        let call = self.calls.get_mut(call_id).ok_or("call vanished")?;
+        call.last_signal = Instant::now();
+        let o = if call.tags[0].as_deref() == Some(from_tag) {
+            0
+        } else if call.tags[1].as_deref() == Some(from_tag) {
+            1
+        } else if call.tags[1].is_none() && !call.answered {
+            // A new offer from another tag before any answer: a fresh start.
+            call.tags[0] = Some(from_tag.to_string());
+            0
+        } else {
+            return Err(format!("from-tag '{from_tag}' is no party of call '{call_id}'"));
+        };
+        let a = 1 - o;
+        if let (Some(t), None) = (&req.to_tag, &call.tags[a]) {
+            call.tags[a] = Some(t.clone());
+        }
+        call.offerer = o;
+        let session_addr = sdp.connection();
+        let family_v6 = match req.address_family.as_deref() {
+            Some(f) if f.eq_ignore_ascii_case("IP6") => Some(true),
+            Some(f) if f.eq_ignore_ascii_case("IP4") => Some(false),
+            _ => None,
+        };
+        let mux_flags = &req.rtcp_mux;
+        let allowed = allowed_suites(&cfg.sdes_suites, &req.sdes);
+        let sdes_off = req.sdes.contains(&Sdes::Off);
+        let (key, worker) = (call.key, call.worker);
+        let n = sdp.media().len();
+        if call.streams.len() > n {
+            return Err(format!("re-offer has {n} media sections, fewer than the {} before", call.streams.len()));
+        }
+        for i in 0..n {
+            let addr = sdp.media_connection(i);
+            let m = &mut sdp.media_mut()[i];
+            if m.port() == 0 {
+                continue;
+            }
+            if !m.is_rtp() {
+                // Not RTP (e.g. T.38 over udptl): refuse it rather than let
+                // the endpoints try to reach each other directly.
+                tracing::warn!(call_id, media = m.media_type(), proto = m.proto(), "media not relayed; rejected");
+                m.set_port(0);
+                continue;
+            }
+            let in_proto = m.proto().to_string();
+            let srtp_o = is_secure(&in_proto);
+            let out_proto = match req.transport_protocol {
+                Some(t) => with_security(&in_proto, t.is_secure()),
+                None => in_proto.clone(),
+            };
+            let srtp_a = is_secure(&out_proto);
+            let offered: Vec<CryptoAttr> = if srtp_o {
+                m.crypto().into_iter().filter_map(Result::ok).filter(|c| c.policy().is_ok()).collect()
+            } else {
+                Vec::new()
+            };
+            if srtp_o && offered.is_empty() {
+                return Err(format!(
+                    "media {i}: RTP/SAVP offer without a usable a=crypto line (DTLS-SRTP is not supported)"
+                ));
+            }
+            let peer_ip = addr.filter(|ip| !ip.is_unspecified());
+            let v6 = family_v6.unwrap_or(peer_ip.or(session_addr).is_some_and(|ip| ip.is_ipv6()));
+            let o_ip = cfg.interface_for(peer_ip.or(session_addr).is_some_and(|ip| ip.is_ipv6()));
+            let a_ip = cfg.interface_for(v6);
+            let rtcp = m.rtcp();
+            let peer = peer_ip.map(|ip| {
+                let rtp = SocketAddr::new(ip, m.port());
+                let rtcp = match rtcp {
+                    Some((p, ip2)) => SocketAddr::new(ip2.unwrap_or(ip), p),
+                    None => SocketAddr::new(ip, m.port().wrapping_add(1)),
+                };
+                (Some(rtp), Some(rtcp))
+            });
+            let o_mux = m.rtcp_mux() && !mux_flags.contains(&RtcpMux::Reject);
+            let mux_onwards = (o_mux && !mux_flags.contains(&RtcpMux::Demux))
+                || mux_flags.contains(&RtcpMux::Offer)
+                || mux_flags.contains(&RtcpMux::Require);
+            // The stream, new or from an earlier offer (ports and the relay's
+            // keys stay for the life of the call).
+            if call.streams.len() <= i {
+                call.streams.resize_with(i + 1, || None);
+            }
+            if call.streams[i].is_none() {
+                let po = self.ports.allocate(o_ip).map_err(|e| e.to_string())?;
+                let pa = match self.ports.allocate(a_ip) {
+                    Ok(p) => p,
+                    Err(e) => {
+                        self.ports.release(po.port);
+                        return Err(e.to_string());
+                    }
+                };
+                let (so, sa) = (Arc::new(LegStats::default()), Arc::new(LegStats::default()));
+                let mk = |ip, port, stats| Side {
+                    ip,
+                    port,
+                    stats,
+                    srtp: false,
+                    offered: Vec::new(),
+                    endpoint_key: None,
+                    relay_keys: Vec::new(),
+                    relay_key: None,
+                    peer: None,
+                    mux: false,
+                    proto: String::new(),
+                };
+                let mut sides = [mk(o_ip, po.port, so.clone()), mk(a_ip, pa.port, sa.clone())];
+                if o == 1 {
+                    sides.swap(0, 1);
+                }
+                let (s0, s1) = if o == 0 { (po, pa) } else { (pa, po) };
+                let (st0, st1) = (sides[0].stats.clone(), sides[1].stats.clone());
+                self.workers[worker].send(Cmd::AddStream {
+                    call: key,
+                    stream: i,
+                    sides: [
+                        SideSockets { rtp: s0.rtp, rtcp: s0.rtcp, stats: st0 },
+                        SideSockets { rtp: s1.rtp, rtcp: s1.rtcp, stats: st1 },
+                    ],
+                });
+                call.streams[i] =
+                    Some(Stream { media_type: m.media_type().to_string(), sides, rejected: false, mux_offered: false });
+            }
+            let Some(stream) = call.streams[i].as_mut() else { continue };
+            stream.rejected = false;
+            stream.mux_offered = mux_onwards;
+            let so = &mut stream.sides[o];
+            so.srtp = srtp_o;
+            so.offered = offered.clone();
+            so.peer = peer;
+            so.mux = o_mux;
+            so.proto = in_proto.clone();
+            let sa = &mut stream.sides[a];
+            sa.proto = out_proto.clone();
+            // The relay's keys for the answerer: the offerer's suites when it
+            // offered SRTP (so the answerer's pick fits both legs), else the
+            // configured list; each filtered by the SDES options.
+            if srtp_a && !sdes_off {
+                let suites: Vec<Suite> = if srtp_o {
+                    let mut v: Vec<Suite> = Vec::new();
+                    for c in &offered {
+                        if allowed.contains(&c.suite) && !v.contains(&c.suite) {
+                            v.push(c.suite);
+                        }
+                    }
+                    v
+                } else {
+                    allowed.clone()
+                };
+                if suites.is_empty() {
+                    return Err(format!("media {i}: no crypto suite left to offer (offered suites vs SDES options)"));
+                }
+                let same = sa.relay_keys.len() == suites.len()
+                    && sa.relay_keys.iter().zip(&suites).all(|(k, s)| k.suite == *s);
+                if !same {
+                    let mut rng = OsRng;
+                    sa.relay_keys = suites
+                        .iter()
+                        .enumerate()
+                        .map(|(t, s)| with_params(CryptoAttr::generate(t as u32 + 1, *s, &mut rng), &req.sdes))
+                        .collect();
+                }
+            } else {
+                sa.relay_keys.clear();
+            }
+            // Rewrite the m-line for the answerer.
+            m.set_port(sa.port);
+            m.set_proto(&out_proto);
+            if m.connection().is_some() {
+                m.set_connection(sa.ip);
+            }
+            m.remove_ice();
+            m.remove_crypto();
+            for k in &sa.relay_keys {
+                m.add_crypto(k);
+            }
+            m.remove_attrs("rtcp");
+            if !req.flags.no_rtcp_attribute {
+                m.set_rtcp(sa.port + 1, req.flags.full_rtcp_attribute.then_some(sa.ip));
+            }
+            m.remove_attrs("rtcp-mux");
+            if mux_onwards {
+                m.add_attr("rtcp-mux", None);
+            }
+        }
+        let relay_ip = call
+            .streams
+            .iter()
+            .flatten()
+            .next()
+            .map(|s| s.sides[a].ip)
+            .unwrap_or_else(|| cfg.interface_for(family_v6.unwrap_or(false)));
+        rewrite_session(sdp, relay_ip, req);
+        Ok(())
+    }
+
+    fn answer(&mut self, req: &Request) -> Result<Value, CmdError> {
+        let call_id = req.call_id.clone().ok_or("missing key 'call-id'")?;
+        let from_tag = req.from_tag.clone().ok_or("missing key 'from-tag'")?;
+        let to_tag = req.to_tag.clone().ok_or("missing key 'to-tag'")?;
+        let text = req.sdp.as_deref().ok_or("missing key 'sdp'")?;
+        let mut sdp = Sdp::parse(text).map_err(|e| format!("bad SDP: {e}"))?;
+        let cfg = self.cfg.clone();
+        let engine = self.engine.clone();
+        let call = self.calls.get_mut(&call_id).ok_or_else(|| format!("Unknown call-id '{call_id}'"))?;
+        call.last_signal = Instant::now();
+        let o = call
+            .tags
+            .iter()
+            .position(|t| t.as_deref() == Some(from_tag.as_str()))
+            .ok_or_else(|| format!("from-tag '{from_tag}' is no party of call '{call_id}'"))?;
+        let a = 1 - o;
+        match &call.tags[a] {
+            Some(t) if *t != to_tag && call.answered => {
+                // Another branch of a forked call answered: it takes the leg.
+                tracing::info!(call_id, to_tag, "answer from another to-tag replaces the callee");
+            }
+            _ => {}
+        }
+        call.tags[a] = Some(to_tag.clone());
+        let n = sdp.media().len();
+        if n != call.streams.len() {
+            return Err(format!("answer has {n} media sections, the offer had {}", call.streams.len()));
+        }
+        let session_addr = sdp.connection();
+        let mut configs: Vec<(usize, usize, SideConfig<E>)> = Vec::new();
+        for i in 0..n {
+            let addr = sdp.media_connection(i);
+            let m = &mut sdp.media_mut()[i];
+            let Some(stream) = call.streams[i].as_mut() else {
+                if m.port() != 0 {
+                    m.set_port(0);
+                }
+                continue;
+            };
+            if m.port() == 0 {
+                stream.rejected = true;
+                m.set_port(0);
+                continue;
+            }
+            stream.rejected = false;
+            // The answerer's side.
+            let peer_ip = addr.or(session_addr).filter(|ip| !ip.is_unspecified());
+            let rtcp = m.rtcp();
+            let port = m.port();
+            let mux_a = m.rtcp_mux() && stream.mux_offered;
+            let sa = &mut stream.sides[a];
+            sa.peer = peer_ip.map(|ip| {
+                let rtcp = match rtcp {
+                    Some((p, ip2)) => SocketAddr::new(ip2.unwrap_or(ip), p),
+                    None => SocketAddr::new(ip, port.wrapping_add(1)),
+                };
+                (Some(SocketAddr::new(ip, port)), Some(rtcp))
+            });
+            sa.mux = mux_a;
+            let answered_secure = is_secure(m.proto());
+            let (a_rx, a_tx, picked) = if answered_secure {
+                let mine = m
+                    .crypto()
+                    .into_iter()
+                    .next()
+                    .ok_or_else(|| format!("media {i}: RTP/SAVP answer without a=crypto"))?
+                    .map_err(|e| format!("media {i}: bad a=crypto in the answer: {e}"))?;
+                let relay =
+                    sa.relay_keys.iter().find(|k| k.tag == mine.tag && k.suite == mine.suite).cloned().ok_or_else(
+                        || format!("media {i}: the answer's crypto tag {} ({}) was not offered", mine.tag, mine.suite),
+                    )?;
+                let suite = relay.suite;
+                (Some(mine), Some(relay), Some(suite))
+            } else {
+                (None, None, None)
+            };
+            let rx_new = !same_key(&sa.endpoint_key, &a_rx);
+            let tx_new = !same_key(&sa.relay_key, &a_tx);
+            sa.srtp = answered_secure;
+            sa.endpoint_key = a_rx.clone();
+            sa.relay_key = a_tx.clone();
+            let handover = req.flags.media_handover;
+            let ctx = |k: &Option<CryptoAttr>| -> Result<Option<Context<E>>, CmdError> {
+                k.as_ref().map(|k| context(k, engine.clone(), cfg.libsrtp_aes192_kdf)).transpose()
+            };
+            configs.push((
+                i,
+                a,
+                SideConfig {
+                    peer: Some(sa.peer.unwrap_or((None, None))),
+                    rtcp_mux: mux_a,
+                    rx: if rx_new { Some(ctx(&a_rx)?) } else { None },
+                    tx: if tx_new { Some(ctx(&a_tx)?) } else { None },
+                    handover,
+                },
+            ));
+            // The offerer's side: answer it with its own tag for the suite
+            // the answerer picked when it offered that suite, else its first
+            // usable one.
+            let so = &mut stream.sides[o];
+            let (o_rx, o_tx) = if so.srtp {
+                let chosen = picked
+                    .and_then(|s| so.offered.iter().find(|c| c.suite == s))
+                    .or_else(|| so.offered.iter().find(|c| cfg.sdes_suites.contains(&c.suite)))
+                    .or_else(|| so.offered.first())
+                    .cloned()
+                    .ok_or_else(|| format!("media {i}: the offerer has no usable crypto suite"))?;
+                let relay = match &so.relay_key {
+                    Some(k) if k.suite == chosen.suite && k.tag == chosen.tag => k.clone(),
+                    _ => {
+                        let mut k = CryptoAttr::generate(chosen.tag, chosen.suite, &mut OsRng);
+                        k.session_params = chosen.session_params.clone();
+                        k
+                    }
+                };
+                (Some(chosen), Some(relay))
+            } else {
+                (None, None)
+            };
+            let rx_new = !same_key(&so.endpoint_key, &o_rx);
+            let tx_new = !same_key(&so.relay_key, &o_tx);
+            so.endpoint_key = o_rx.clone();
+            so.relay_key = o_tx.clone();
+            configs.push((
+                i,
+                o,
+                SideConfig {
+                    peer: Some(so.peer.unwrap_or((None, None))),
+                    rtcp_mux: so.mux,
+                    rx: if rx_new { Some(ctx(&o_rx)?) } else { None },
+                    tx: if tx_new { Some(ctx(&o_tx)?) } else { None },
+                    handover,
+                },
+            ));
+            // Rewrite the m-line for the offerer.
+            m.set_port(so.port);
+            m.set_proto(&so.proto.clone());
+            if m.connection().is_some() {
+                m.set_connection(so.ip);
+            }
+            m.remove_ice();
+            m.remove_crypto();
+            if let Some(k) = &so.relay_key {
+                m.add_crypto(k);
+            }
+            m.remove_attrs("rtcp");
+            if !req.flags.no_rtcp_attribute {
+                m.set_rtcp(so.port + 1, req.flags.full_rtcp_attribute.then_some(so.ip));
+            }
+            m.remove_attrs("rtcp-mux");
+            if so.mux {
+                m.add_attr("rtcp-mux", None);
+            }
+        }
+        call.answered = true;
+        let (key, worker) = (call.key, call.worker);
+        let relay_ip = call.streams.iter().flatten().next().map(|s| s.sides[o].ip).unwrap_or(cfg.interfaces[0]);
+        for (stream, side, config) in configs {
+            self.workers[worker].send(Cmd::Configure { call: key, stream, side, config: Box::new(config) });
+        }
+        rewrite_session(&mut sdp, relay_ip, req);
+        Ok(srtpgate_ng::ok().with("sdp", sdp.to_string()))
+    }
+
+    fn delete(&mut self, req: &Request) -> Result<Value, CmdError> {
+        let call_id = req.call_id.clone().ok_or("missing key 'call-id'")?;
+        if !self.calls.contains_key(&call_id) {
+            // The modules repeat deletes (a 486 gives two): not an error.
+            return Ok(srtpgate_ng::ok().with("warning", format!("call '{call_id}' not found (already deleted?)")));
+        }
+        let reply = self.call_report(&call_id).unwrap_or_else(srtpgate_ng::ok);
+        self.remove(&call_id);
+        self.totals.calls_deleted += 1;
+        tracing::info!(call_id, "call deleted");
+        Ok(reply)
+    }
+
+    /// Ends a call: the worker closes its sockets, its ports are freed.
+    fn remove(&mut self, call_id: &str) {
+        let Some(call) = self.calls.remove(call_id) else { return };
+        self.workers[call.worker].send(Cmd::RemoveCall { call: call.key });
+        for s in call.streams.iter().flatten() {
+            for d in &s.sides {
+                self.ports.release(d.port);
+                self.totals.ended.add(&d.stats.snapshot());
+            }
+        }
+    }
+
+    fn query(&mut self, req: &Request) -> Result<Value, CmdError> {
+        let call_id = req.call_id.clone().ok_or("missing key 'call-id'")?;
+        self.call_report(&call_id).ok_or_else(|| format!("Unknown call-id '{call_id}'"))
+    }
+
+    /// The `query` reply of a call (also the `delete` reply): per tag, its
+    /// media with their ports, endpoints and counters; and totals.
+    fn call_report(&self, call_id: &str) -> Option<Value> {
+        let call = self.calls.get(call_id)?;
+        let mut tags = Value::dict();
+        let mut total_rtp = LegSnapshot::default();
+        for side in 0..2 {
+            let Some(tag) = &call.tags[side] else { continue };
+            let mut medias = Vec::new();
+            for (i, s) in call.streams.iter().enumerate() {
+                let Some(s) = s else { continue };
+                let d = &s.sides[side];
+                let st = d.stats.snapshot();
+                total_rtp.add(&st);
+                let mut endpoint = Value::dict();
+                if let Some((Some(rtp), _)) = d.peer {
+                    endpoint = endpoint
+                        .with("family", if rtp.is_ipv6() { "IPv6" } else { "IPv4" })
+                        .with("address", rtp.ip().to_string())
+                        .with("port", rtp.port() as u64);
+                }
+                let mut drops = Value::dict();
+                for why in crate::relay::stats::Drop::ALL {
+                    drops.insert(why.name(), st.drops[why as usize]);
+                }
+                let stream = Value::dict()
+                    .with("local address", d.ip.to_string())
+                    .with("local port", d.port as u64)
+                    .with("endpoint", endpoint)
+                    .with("rtcp-mux", if d.mux { "yes" } else { "no" })
+                    .with("crypto suite", d.endpoint_key.as_ref().map_or("", |k| k.suite.name()))
+                    .with(
+                        "stats",
+                        Value::dict()
+                            .with("packets", st.packets_in)
+                            .with("bytes", st.bytes_in)
+                            .with("errors", st.dropped())
+                            .with("packets sent", st.packets_out)
+                            .with("bytes sent", st.bytes_out)
+                            .with("drops", drops)
+                            .with("delay avg us", st.delay_ns_sum.checked_div(st.packets_in).unwrap_or(0) / 1000)
+                            .with("delay max us", st.delay_ns_max / 1000)
+                            .with("last packet", st.last_packet_ms / 1000),
+                    );
+                medias.push(
+                    Value::dict()
+                        .with("index", (i + 1) as u64)
+                        .with("type", s.media_type.as_str())
+                        .with("protocol", d.proto.as_str())
+                        .with("streams", vec![stream]),
+                );
+            }
+            tags.insert(
+                tag,
+                Value::dict().with("tag", tag.as_str()).with("created", unix(call.created)).with("medias", medias),
+            );
+        }
+        let totals = Value::dict().with(
+            "RTP",
+            Value::dict()
+                .with("packets", total_rtp.packets_in)
+                .with("bytes", total_rtp.bytes_in)
+                .with("errors", total_rtp.dropped()),
+        );
+        Some(
+            srtpgate_ng::ok()
+                .with("created", unix(call.created))
+                .with("last signal", call.last_signal.elapsed().as_secs())
+                .with("tags", tags)
+                .with("totals", totals),
+        )
+    }
+
+    fn list(&self, req: &Request) -> Value {
+        let limit = req.limit.filter(|l| *l >= 0).map_or(usize::MAX, |l| l as usize);
+        let calls: Vec<Value> = self.calls.keys().take(limit).map(|k| Value::from(k.as_str())).collect();
+        srtpgate_ng::ok().with("calls", calls)
+    }
+
+    /// The `statistics` reply, in rtpengine's shape where it has one.
+    fn statistics(&self) -> Value {
+        let (mut media, mut ended) = (LegSnapshot::default(), self.totals.ended);
+        for c in self.calls.values() {
+            for s in c.streams.iter().flatten() {
+                for d in &s.sides {
+                    media.add(&d.stats.snapshot());
+                }
+            }
+        }
+        ended.add(&media);
+        let managed = self.totals.calls_created;
+        let stats: Vec<_> = self.workers.iter().map(|w| w.stats.clone()).collect();
+        let h = crate::relay::stats::Histogram::of(&stats);
+        let q = |x: f64| h.quantile_us(x).map_or(-1, |v| v as i64);
+        Value::dict().with("result", "ok").with(
+            "statistics",
+            Value::dict()
+                .with(
+                    "currentstatistics",
+                    Value::dict()
+                        .with("sessionsown", self.calls.len())
+                        .with("sessionsforeign", 0u64)
+                        .with("sessionstotal", self.calls.len())
+                        .with("transcodedmedia", 0u64),
+                )
+                .with(
+                    "totalstatistics",
+                    Value::dict()
+                        .with("uptime", self.started.elapsed().as_secs())
+                        .with("managedsessions", managed)
+                        .with("rejectedsessions", self.totals.errors.values().sum::<u64>())
+                        .with("timeoutsessions", self.totals.calls_timed_out)
+                        .with("finaltimeoutsessions", self.totals.calls_final_timeout)
+                        .with("regularterminatedsessions", self.totals.calls_deleted)
+                        .with("packetsrelayed", ended.packets_out)
+                        .with("bytesrelayed", ended.bytes_out)
+                        .with("errors", ended.dropped()),
+                )
+                .with(
+                    "relaydelay",
+                    Value::dict()
+                        .with("packets", h.count())
+                        .with("p50 us at most", q(0.5))
+                        .with("p99 us at most", q(0.99))
+                        .with("p999 us at most", q(0.999)),
+                ),
+        )
+    }
+
+    /// Ends calls whose media and signalling stopped for the timeout, and
+    /// calls older than the final timeout. Returns how many ended.
+    pub fn expire(&mut self) -> usize {
+        let now_ms = crate::relay::sys::now_ns() / 1_000_000;
+        let mut dead = Vec::new();
+        for (id, c) in &self.calls {
+            let last_media = c
+                .streams
+                .iter()
+                .flatten()
+                .flat_map(|s| s.sides.iter().map(|d| d.stats.last_packet_ms.load(std::sync::atomic::Ordering::Relaxed)))
+                .max()
+                .unwrap_or(0);
+            let media_idle = Duration::from_millis(now_ms.saturating_sub(last_media));
+            let idle = media_idle.min(c.last_signal.elapsed());
+            if idle > self.cfg.timeout {
+                dead.push((id.clone(), false));
+            } else if let Some(f) = self.cfg.final_timeout {
+                if c.created.elapsed().unwrap_or_default() > f {
+                    dead.push((id.clone(), true));
+                }
+            }
+        }
+        for (id, final_timeout) in &dead {
+            tracing::info!(
+                call_id = id.as_str(),
+                "call ended by {}",
+                if *final_timeout { "the final timeout" } else { "the media timeout" }
+            );
+            self.remove(id);
+            if *final_timeout {
+                self.totals.calls_final_timeout += 1;
+            } else {
+                self.totals.calls_timed_out += 1;
+            }
+        }
+        dead.len()
+    }
+
+    /// Ends every call (at shutdown).
+    pub fn clear(&mut self) {
+        let ids: Vec<String> = self.calls.keys().cloned().collect();
+        for id in ids {
+            self.remove(&id);
+        }
+    }
+
+    /// Media counters of live calls plus ended ones.
+    pub fn media_totals(&self) -> LegSnapshot {
+        let mut t = self.totals.ended;
+        for c in self.calls.values() {
+            for s in c.streams.iter().flatten() {
+                for d in &s.sides {
+                    t.add(&d.stats.snapshot());
+                }
+            }
+        }
+        t
+    }
+}
+
+fn same_key(a: &Option<CryptoAttr>, b: &Option<CryptoAttr>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(x), Some(y)) => x.suite == y.suite && x.to_string() == y.to_string(),
+        _ => false,
+    }
+}
+
+/// The suites allowed by the configuration and the request's SDES options.
+fn allowed_suites(configured: &[Suite], sdes: &[Sdes]) -> Vec<Suite> {
+    let only: Vec<Suite> =
+        sdes.iter().filter_map(|s| if let Sdes::Only(n) = s { n.parse().ok() } else { None }).collect();
+    let no: Vec<Suite> = sdes.iter().filter_map(|s| if let Sdes::No(n) = s { n.parse().ok() } else { None }).collect();
+    let base: Vec<Suite> = if only.is_empty() { configured.to_vec() } else { only };
+    base.into_iter().filter(|s| !no.contains(s)).collect()
+}
+
+/// Applies the SDES session-parameter options to a generated key.
+fn with_params(mut k: CryptoAttr, sdes: &[Sdes]) -> CryptoAttr {
+    for o in sdes {
+        let p = match o {
+            Sdes::UnencryptedSrtp => "UNENCRYPTED_SRTP",
+            Sdes::UnencryptedSrtcp => "UNENCRYPTED_SRTCP",
+            _ => continue,
+        };
+        if !k.session_params.iter().any(|x| x == p) {
+            k.session_params.push(p.to_string());
+        }
+    }
+    if sdes.contains(&Sdes::Lifetime) {
+        for key in &mut k.keys {
+            key.lifetime = Some(1 << 31);
+        }
+    }
+    k
+}
+
+/// A context for a key agreed in SDP.
+fn context<E: Engine>(k: &CryptoAttr, engine: E, libsrtp_aes192_kdf: bool) -> Result<Context<E>, CmdError> {
+    let mut p = k.policy().map_err(|e| format!("a=crypto tag {}: {e}", k.tag))?;
+    p.libsrtp_aes192_kdf = libsrtp_aes192_kdf;
+    Context::new(p, engine).map_err(|e| format!("a=crypto tag {}: {e}", k.tag))
+}
+
+/// Session-level rewrites: the session `c=` (always, when present, and
+/// inserted when a relayed m-line has no `c=`), the origin on request, and
+/// ICE attributes.
+fn rewrite_session(sdp: &mut Sdp, relay_ip: IpAddr, req: &Request) {
+    let uncovered = sdp.media().iter().any(|m: &Media| m.port() != 0 && m.connection().is_none());
+    if sdp.connection().is_some() || uncovered {
+        sdp.set_connection(relay_ip);
+    }
+    if req.replace.origin || req.replace.origin_full {
+        sdp.set_origin_address(relay_ip);
+    }
+    if req.replace.sdp_version || req.replace.force_increment_sdp_ver {
+        sdp.bump_version();
+    }
+    for a in ["ice-ufrag", "ice-pwd", "ice-options", "ice-lite"] {
+        sdp.remove_session_attrs(a);
+    }
+}

@@ -1,0 +1,316 @@
+//! Settings of `srtpgate serve`: a TOML file, environment variables and
+//! flags named as rtpengine's, in rising precedence (a flag beats the
+//! environment, which beats the file, which beats the defaults).
+
+use clap::Args;
+use serde::Deserialize;
+use srtp::Suite;
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::time::Duration;
+
+/// Flags of `srtpgate serve`. Each has an environment variable
+/// `SRTPGATE_<NAME>` and a key of the same name (with `_`) in the file.
+#[derive(Args, Debug, Default)]
+pub struct ServeArgs {
+    /// TOML configuration file.
+    #[arg(long, env = "SRTPGATE_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// Address of the NG control protocol (UDP), e.g. 127.0.0.1:2223.
+    #[arg(long = "listen-ng", env = "SRTPGATE_LISTEN_NG")]
+    pub listen_ng: Option<SocketAddr>,
+    /// Media address (IPv4 or IPv6); repeat for both families.
+    #[arg(long = "interface", short = 'i', env = "SRTPGATE_INTERFACE", value_delimiter = ',')]
+    pub interface: Vec<IpAddr>,
+    /// Lowest media port.
+    #[arg(long = "port-min", short = 'm', env = "SRTPGATE_PORT_MIN")]
+    pub port_min: Option<u16>,
+    /// Highest media port.
+    #[arg(long = "port-max", short = 'M', env = "SRTPGATE_PORT_MAX")]
+    pub port_max: Option<u16>,
+    /// Address of the HTTP endpoint (/metrics, /health).
+    #[arg(long = "listen-http", env = "SRTPGATE_LISTEN_HTTP")]
+    pub listen_http: Option<SocketAddr>,
+    /// Crypto engine: cpu, gpu, or auto (gpu when a GPU is usable, else cpu).
+    #[arg(long, env = "SRTPGATE_ENGINE")]
+    pub engine: Option<String>,
+    /// GPU engine mode: launch or persistent.
+    #[arg(long = "gpu-mode", env = "SRTPGATE_GPU_MODE")]
+    pub gpu_mode: Option<String>,
+    /// Media worker threads (0 = one per core).
+    #[arg(long, env = "SRTPGATE_WORKERS")]
+    pub workers: Option<usize>,
+    /// Packet buffers per worker.
+    #[arg(long, env = "SRTPGATE_BUFFERS")]
+    pub buffers: Option<usize>,
+    /// Seconds without media (and without signalling) after which a call ends.
+    #[arg(long, env = "SRTPGATE_TIMEOUT")]
+    pub timeout: Option<u64>,
+    /// Seconds after which any call ends (0 = never).
+    #[arg(long = "final-timeout", env = "SRTPGATE_FINAL_TIMEOUT")]
+    pub final_timeout: Option<u64>,
+    /// Most concurrent calls (further offers are refused).
+    #[arg(long = "max-sessions", env = "SRTPGATE_MAX_SESSIONS")]
+    pub max_sessions: Option<usize>,
+    /// SDES suites offered to a leg that did not offer any, in order
+    /// (comma-separated SDES names).
+    #[arg(long = "sdes-suites", env = "SRTPGATE_SDES_SUITES", value_delimiter = ',')]
+    pub sdes_suites: Vec<String>,
+    /// Derive AES-192 keys as libsrtp before 2.8.0 does (for such peers).
+    #[arg(long = "libsrtp-aes192-kdf", env = "SRTPGATE_LIBSRTP_AES192_KDF")]
+    pub libsrtp_aes192_kdf: bool,
+    /// Log filter (tracing syntax, e.g. info or srtpgate=debug).
+    #[arg(long = "log-level", env = "SRTPGATE_LOG_LEVEL")]
+    pub log_level: Option<String>,
+    /// Accepted for rtpengine compatibility: srtpgate always runs in the foreground.
+    #[arg(long, short = 'f')]
+    pub foreground: bool,
+}
+
+/// The configuration file: every key optional, unknown keys refused.
+#[derive(Deserialize, Debug, Default)]
+#[serde(deny_unknown_fields)]
+struct FileConfig {
+    listen_ng: Option<String>,
+    interface: Option<Vec<String>>,
+    port_min: Option<u16>,
+    port_max: Option<u16>,
+    listen_http: Option<String>,
+    engine: Option<String>,
+    gpu_mode: Option<String>,
+    workers: Option<usize>,
+    buffers: Option<usize>,
+    timeout: Option<u64>,
+    final_timeout: Option<u64>,
+    max_sessions: Option<usize>,
+    sdes_suites: Option<Vec<String>>,
+    libsrtp_aes192_kdf: Option<bool>,
+    log_level: Option<String>,
+    socket_buffer: Option<usize>,
+}
+
+/// The crypto engine to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EngineChoice {
+    /// The CPU engine.
+    Cpu,
+    /// The GPU engine (refuses to start without a usable GPU).
+    Gpu,
+    /// The GPU engine when one is usable, else the CPU engine.
+    Auto,
+}
+
+/// The resolved configuration.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// NG control address.
+    pub listen_ng: SocketAddr,
+    /// Media addresses.
+    pub interfaces: Vec<IpAddr>,
+    /// Media port range.
+    pub port_min: u16,
+    /// Media port range.
+    pub port_max: u16,
+    /// HTTP address, if any.
+    pub listen_http: Option<SocketAddr>,
+    /// Crypto engine.
+    pub engine: EngineChoice,
+    /// GPU mode name.
+    pub gpu_mode: String,
+    /// Worker threads.
+    pub workers: usize,
+    /// Buffers per worker.
+    pub buffers: usize,
+    /// Media timeout.
+    pub timeout: Duration,
+    /// Longest call (None = no limit).
+    pub final_timeout: Option<Duration>,
+    /// Most calls.
+    pub max_sessions: usize,
+    /// Suites offered to a plain-RTP offerer's peer.
+    pub sdes_suites: Vec<Suite>,
+    /// libsrtp < 2.8 AES-192 key derivation.
+    pub libsrtp_aes192_kdf: bool,
+    /// Log filter.
+    pub log_level: String,
+    /// Socket buffer size (0 = system default).
+    pub socket_buffer: usize,
+}
+
+/// Suites a relay offers by default, strongest first among those phones
+/// commonly support; NULL (no confidentiality) and F8 are left out.
+pub const DEFAULT_SUITES: [Suite; 8] = [
+    Suite::AES_CM_128_HMAC_SHA1_80,
+    Suite::AES_CM_128_HMAC_SHA1_32,
+    Suite::AEAD_AES_128_GCM,
+    Suite::AEAD_AES_256_GCM,
+    Suite::AES_256_CM_HMAC_SHA1_80,
+    Suite::AES_256_CM_HMAC_SHA1_32,
+    Suite::AES_192_CM_HMAC_SHA1_80,
+    Suite::AES_192_CM_HMAC_SHA1_32,
+];
+
+fn parse<T: FromStr>(what: &str, v: &str) -> Result<T, String>
+where
+    T::Err: std::fmt::Display,
+{
+    v.trim().parse().map_err(|e| format!("{what}: {v:?} is not valid: {e}"))
+}
+
+impl Config {
+    /// Merges the file (if given), the flags and the environment (which
+    /// clap has already folded into the flags) over the defaults, and checks
+    /// the result.
+    pub fn resolve(args: &ServeArgs) -> Result<Config, String> {
+        let file: FileConfig = match &args.config {
+            Some(path) => {
+                let text =
+                    std::fs::read_to_string(path).map_err(|e| format!("cannot read config {}: {e}", path.display()))?;
+                toml::from_str(&text).map_err(|e| format!("config {}: {e}", path.display()))?
+            }
+            None => FileConfig::default(),
+        };
+        let listen_ng = match (args.listen_ng, &file.listen_ng) {
+            (Some(a), _) => a,
+            (None, Some(s)) => parse("listen_ng", s)?,
+            (None, None) => SocketAddr::from(([127, 0, 0, 1], 2223)),
+        };
+        let interfaces: Vec<IpAddr> = if !args.interface.is_empty() {
+            args.interface.clone()
+        } else if let Some(list) = &file.interface {
+            list.iter().map(|s| parse("interface", s)).collect::<Result<_, _>>()?
+        } else {
+            vec![IpAddr::from([127, 0, 0, 1])]
+        };
+        if interfaces.is_empty() {
+            return Err("interface: at least one media address is needed".into());
+        }
+        if let Some(ip) = interfaces.iter().find(|ip| ip.is_unspecified() || ip.is_multicast()) {
+            return Err(format!(
+                "interface: {ip} cannot be a media address (it goes into SDP; give the address peers reach)"
+            ));
+        }
+        let port_min = args.port_min.or(file.port_min).unwrap_or(30_000);
+        let port_max = args.port_max.or(file.port_max).unwrap_or(40_000);
+        if port_min == 0 || port_min >= port_max {
+            return Err(format!("port range: port-min {port_min} must be above 0 and below port-max {port_max}"));
+        }
+        let listen_http = match (args.listen_http, &file.listen_http) {
+            (Some(a), _) => Some(a),
+            (None, Some(s)) => Some(parse("listen_http", s)?),
+            (None, None) => None,
+        };
+        let engine = match args.engine.as_deref().or(file.engine.as_deref()).unwrap_or("cpu") {
+            "cpu" => EngineChoice::Cpu,
+            "gpu" => EngineChoice::Gpu,
+            "auto" => EngineChoice::Auto,
+            other => return Err(format!("engine: {other:?} is not one of cpu, gpu, auto")),
+        };
+        let gpu_mode = args.gpu_mode.clone().or(file.gpu_mode).unwrap_or_else(|| "persistent".into());
+        if gpu_mode != "launch" && gpu_mode != "persistent" {
+            return Err(format!("gpu-mode: {gpu_mode:?} is not one of launch, persistent"));
+        }
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let workers = match args.workers.or(file.workers).unwrap_or(0) {
+            0 => cores,
+            n if n > 1024 => return Err(format!("workers: {n} is more than 1024")),
+            n => n,
+        };
+        let buffers = args.buffers.or(file.buffers).unwrap_or(4096);
+        if !(64..=1 << 20).contains(&buffers) {
+            return Err(format!("buffers: {buffers} is outside 64..=1048576"));
+        }
+        let timeout = args.timeout.or(file.timeout).unwrap_or(60);
+        if timeout == 0 {
+            return Err("timeout: must be at least 1 second".into());
+        }
+        let final_timeout = args.final_timeout.or(file.final_timeout).unwrap_or(0);
+        let names: Vec<String> = if !args.sdes_suites.is_empty() {
+            args.sdes_suites.clone()
+        } else if let Some(l) = file.sdes_suites {
+            l
+        } else {
+            DEFAULT_SUITES.iter().map(|s| s.name().to_string()).collect()
+        };
+        let sdes_suites = names
+            .iter()
+            .map(|n| Suite::from_str(n.trim()).map_err(|e| format!("sdes-suites: {e}")))
+            .collect::<Result<Vec<_>, _>>()?;
+        if sdes_suites.is_empty() {
+            return Err("sdes-suites: at least one suite is needed".into());
+        }
+        Ok(Config {
+            listen_ng,
+            interfaces,
+            port_min,
+            port_max,
+            listen_http,
+            engine,
+            gpu_mode,
+            workers,
+            buffers,
+            timeout: Duration::from_secs(timeout),
+            final_timeout: (final_timeout > 0).then(|| Duration::from_secs(final_timeout)),
+            max_sessions: args.max_sessions.or(file.max_sessions).unwrap_or(100_000),
+            sdes_suites,
+            libsrtp_aes192_kdf: args.libsrtp_aes192_kdf || file.libsrtp_aes192_kdf.unwrap_or(false),
+            log_level: args.log_level.clone().or(file.log_level).unwrap_or_else(|| "info".into()),
+            socket_buffer: file.socket_buffer.unwrap_or(0),
+        })
+    }
+
+    /// The media address for a peer of address family `v6` (the first
+    /// interface of that family, else the first interface).
+    pub fn interface_for(&self, v6: bool) -> IpAddr {
+        self.interfaces.iter().copied().find(|ip| ip.is_ipv6() == v6).unwrap_or(self.interfaces[0])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_file(text: &str) -> Result<Config, String> {
+        let dir = std::env::temp_dir().join(format!("srtpgate-cfg-{}-{}", std::process::id(), text.len()));
+        std::fs::write(&dir, text).expect("write config");
+        let r = Config::resolve(&ServeArgs { config: Some(dir.clone()), ..Default::default() });
+        let _ = std::fs::remove_file(dir);
+        r
+    }
+
+    #[test]
+    fn defaults_file_and_flags() {
+        let c = Config::resolve(&ServeArgs::default()).expect("defaults");
+        assert_eq!(c.listen_ng, "127.0.0.1:2223".parse().expect("addr"));
+        assert_eq!((c.port_min, c.port_max, c.engine), (30_000, 40_000, EngineChoice::Cpu));
+        let c = with_file("listen_ng = \"127.0.0.1:9\"\ninterface = [\"::1\", \"127.0.0.2\"]\nport_min = 2000\nport_max = 3000\nengine = \"auto\"\n")
+            .expect("file");
+        assert_eq!(c.listen_ng.port(), 9);
+        assert_eq!(c.interface_for(false), "127.0.0.2".parse::<IpAddr>().expect("ip"));
+        assert_eq!(c.interface_for(true), "::1".parse::<IpAddr>().expect("ip"));
+        assert_eq!(c.engine, EngineChoice::Auto);
+        let args = ServeArgs { port_min: Some(5000), port_max: Some(6000), ..Default::default() };
+        let c = Config::resolve(&args).expect("flags");
+        assert_eq!((c.port_min, c.port_max), (5000, 6000));
+    }
+
+    #[test]
+    fn bad_configs_say_what_is_wrong() {
+        let e = with_file("port_min = 10\nport_max = 5\n").expect_err("inverted range");
+        assert!(e.contains("port-min 10"), "{e}");
+        let e = with_file("listen_ng = \"nowhere\"\n").expect_err("bad address");
+        assert!(e.contains("listen_ng"), "{e}");
+        let e = with_file("colour = 1\n").expect_err("unknown key");
+        assert!(e.contains("colour"), "{e}");
+        let e = with_file("engine = \"fpga\"\n").expect_err("bad engine");
+        assert!(e.contains("fpga"), "{e}");
+        let e = with_file("interface = [\"0.0.0.0\"]\n").expect_err("unspecified");
+        assert!(e.contains("0.0.0.0"), "{e}");
+        let e = with_file("sdes_suites = [\"ROT13\"]\n").expect_err("bad suite");
+        assert!(e.contains("ROT13"), "{e}");
+        let e = Config::resolve(&ServeArgs { config: Some("/nonexistent/x.toml".into()), ..Default::default() })
+            .expect_err("missing file");
+        assert!(e.contains("/nonexistent/x.toml"), "{e}");
+    }
+}

@@ -1,0 +1,164 @@
+//! The HTTP endpoint: Prometheus `/metrics` and `/health`.
+//!
+//! The exposition text is written here from the relay's own atomic counters
+//! (the Prometheus client crates keep histograms behind locks or atomics of
+//! their own, which the media path would have to update per packet).
+
+use super::Shared;
+use crate::relay::stats::{Drop, Histogram, LegSnapshot};
+use axum::extract::State;
+use axum::http::header;
+use axum::response::IntoResponse;
+use axum::routing::get;
+use axum::Router;
+use srtp::Engine;
+use std::fmt::Write as _;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+
+/// Serves until the runtime stops.
+pub async fn serve<E>(listener: tokio::net::TcpListener, shared: Arc<Shared<E>>)
+where
+    E: Engine + Clone + 'static,
+    E::Keys: 'static,
+{
+    let app = Router::new()
+        .route("/metrics", get(metrics::<E>))
+        .route("/health", get(|| async { "ok\n" }))
+        .with_state(shared);
+    if let Err(e) = axum::serve(listener, app).await {
+        tracing::error!("HTTP server: {e}");
+    }
+}
+
+async fn metrics<E>(State(shared): State<Arc<Shared<E>>>) -> impl IntoResponse
+where
+    E: Engine + Clone + 'static,
+    E::Keys: 'static,
+{
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], render(&shared))
+}
+
+/// The metrics page.
+pub fn render<E>(shared: &Shared<E>) -> String
+where
+    E: Engine + Clone + 'static,
+    E::Keys: 'static,
+{
+    let mut o = String::with_capacity(8192);
+    let Ok(calls) = shared.calls.lock() else { return "# call table unavailable\n".into() };
+    let media: LegSnapshot = calls.media_totals();
+    let stats: Vec<_> = calls.workers().iter().map(|w| w.stats.clone()).collect();
+    let (ports_used, ports_all) = calls.ports();
+    let t = calls.totals.clone();
+    let sessions = calls.len();
+    let uptime = calls.started.elapsed().as_secs_f64();
+    drop(calls);
+
+    let mut metric = |name: &str, kind: &str, help: &str, lines: &[(String, f64)]| {
+        let _ = writeln!(o, "# HELP srtpgate_{name} {help}\n# TYPE srtpgate_{name} {kind}");
+        for (labels, v) in lines {
+            let _ = writeln!(o, "srtpgate_{name}{labels} {v}");
+        }
+    };
+    let one = |v: f64| vec![(String::new(), v)];
+    metric("uptime_seconds", "gauge", "Seconds since start.", &one(uptime));
+    metric(
+        "info",
+        "gauge",
+        "Build and engine.",
+        &[(format!("{{version=\"{}\",engine=\"{}\"}}", env!("CARGO_PKG_VERSION"), shared.engine), 1.0)],
+    );
+    metric("sessions", "gauge", "Calls now.", &one(sessions as f64));
+    metric("port_pairs_in_use", "gauge", "Media port pairs in use.", &one(ports_used as f64));
+    metric("port_pairs", "gauge", "Media port pairs in the range.", &one(ports_all as f64));
+    let mut cmds: Vec<_> = t.commands.iter().map(|(k, v)| (format!("{{command=\"{k}\"}}"), *v as f64)).collect();
+    cmds.sort_by(|a, b| a.0.cmp(&b.0));
+    metric("ng_requests_total", "counter", "NG requests by command.", &cmds);
+    let mut errs: Vec<_> = t
+        .errors
+        .iter()
+        .map(|(k, v)| (format!("{{reason=\"{}\"}}", k.replace(['"', '\\', '\n'], "_")), *v as f64))
+        .collect();
+    errs.sort_by(|a, b| a.0.cmp(&b.0));
+    metric("ng_errors_total", "counter", "NG requests refused, by reason.", &errs);
+    metric(
+        "ng_malformed_total",
+        "counter",
+        "NG datagrams that were not valid requests.",
+        &one(shared.ng_malformed.load(Relaxed) as f64),
+    );
+    metric(
+        "calls_ended_total",
+        "counter",
+        "Calls ended, by cause.",
+        &[
+            ("{cause=\"delete\"}".into(), t.calls_deleted as f64),
+            ("{cause=\"timeout\"}".into(), t.calls_timed_out as f64),
+            ("{cause=\"final_timeout\"}".into(), t.calls_final_timeout as f64),
+        ],
+    );
+    metric("calls_created_total", "counter", "Calls created.", &one(t.calls_created as f64));
+    metric(
+        "packets_received_total",
+        "counter",
+        "Media packets received from endpoints.",
+        &one(media.packets_in as f64),
+    );
+    metric("bytes_received_total", "counter", "Media bytes received from endpoints.", &one(media.bytes_in as f64));
+    metric("packets_sent_total", "counter", "Media packets sent to endpoints.", &one(media.packets_out as f64));
+    metric("bytes_sent_total", "counter", "Media bytes sent to endpoints.", &one(media.bytes_out as f64));
+    let drops: Vec<_> =
+        Drop::ALL.iter().map(|d| (format!("{{reason=\"{}\"}}", d.name()), media.drops[*d as usize] as f64)).collect();
+    metric("packets_dropped_total", "counter", "Media packets dropped, by reason.", &drops);
+    let per_worker = |f: &dyn Fn(&crate::relay::stats::WorkerStats) -> u64| -> Vec<(String, f64)> {
+        stats.iter().enumerate().map(|(i, w)| (format!("{{worker=\"{i}\"}}"), f(w) as f64)).collect()
+    };
+    metric(
+        "worker_recv_calls_total",
+        "counter",
+        "recvmmsg calls per worker.",
+        &per_worker(&|w| w.recv_calls.load(Relaxed)),
+    );
+    metric(
+        "worker_send_calls_total",
+        "counter",
+        "sendmmsg calls per worker.",
+        &per_worker(&|w| w.send_calls.load(Relaxed)),
+    );
+    metric(
+        "worker_packets_received_total",
+        "counter",
+        "Packets received per worker.",
+        &per_worker(&|w| w.total.packets_in.load(Relaxed)),
+    );
+    metric("engine_batches_total", "counter", "Crypto batches per worker.", &per_worker(&|w| w.batches.load(Relaxed)));
+    metric(
+        "engine_batch_packets_total",
+        "counter",
+        "Packets in crypto batches per worker.",
+        &per_worker(&|w| w.batch_packets.load(Relaxed)),
+    );
+    metric("worker_legs", "gauge", "Call legs per worker.", &per_worker(&|w| w.legs.load(Relaxed)));
+    metric("pool_buffers", "gauge", "Packet buffers per worker.", &per_worker(&|w| w.pool_size.load(Relaxed)));
+    metric(
+        "pool_buffers_free",
+        "gauge",
+        "Free packet buffers per worker.",
+        &per_worker(&|w| w.pool_free.load(Relaxed)),
+    );
+    metric(
+        "stray_packets_total",
+        "counter",
+        "Packets for ports without a call.",
+        &per_worker(&|w| w.stray.load(Relaxed)),
+    );
+    let h = Histogram::of(&stats);
+    let sum: u64 = stats.iter().map(|w| w.total.delay_ns_sum.load(Relaxed)).sum();
+    let _ = writeln!(
+        o,
+        "# HELP srtpgate_relay_delay_seconds Time from a packet's arrival (kernel timestamp) to its send.\n# TYPE srtpgate_relay_delay_seconds histogram"
+    );
+    h.write_prometheus(&mut o, "srtpgate_relay_delay_seconds", sum);
+    o
+}

@@ -1,0 +1,501 @@
+#!/usr/bin/env python3
+"""A small SIP user agent over UDP for the end-to-end tests (no SIP library).
+
+It does what a softphone does in the simplest call through a proxy:
+REGISTER; place a call (INVITE with an SRTP/SDES offer, wait through 1xx for
+the 200, ACK along the Record-Route set, BYE) or answer one (180, 200 with an
+SDES answer, wait for the ACK); answer BYE with 200. Once a call is up it sends
+SRTP to the address in the SDP it received, protected with its own key, and
+unprotects what arrives with the key from the SDP it received (pylibsrtp).
+
+Deliberately left out: retransmission timers (the tests run over loopback),
+authentication, forking, re-INVITE, TCP.
+"""
+
+import base64
+import os
+import queue
+import re
+import socket
+import struct
+import threading
+import time
+import uuid
+
+COMPACT = {"v": "via", "f": "from", "t": "to", "i": "call-id", "m": "contact",
+           "l": "content-length", "c": "content-type"}
+
+# SDES suites we can key with pylibsrtp, in order of preference; key+salt bytes.
+SUITES = {"AES_CM_128_HMAC_SHA1_80": 30, "AES_CM_128_HMAC_SHA1_32": 30}
+
+PAYLOAD_LEN = 160  # G.711, 20 ms
+
+
+class SipMessage:
+    def __init__(self, first, headers, body):
+        self.first = first          # start line
+        self.headers = headers      # [(lower-case name, value)], in order
+        self.body = body
+
+    @classmethod
+    def parse(cls, data):
+        head, _, body = data.partition(b"\r\n\r\n")
+        lines = head.decode().split("\r\n")
+        headers = []
+        for line in lines[1:]:
+            if line[:1] in (" ", "\t") and headers:  # folded continuation
+                headers[-1] = (headers[-1][0], headers[-1][1] + " " + line.strip())
+                continue
+            name, _, value = line.partition(":")
+            name = name.strip().lower()
+            headers.append((COMPACT.get(name, name), value.strip()))
+        return cls(lines[0], headers, body)
+
+    @property
+    def is_request(self):
+        return not self.first.startswith("SIP/2.0 ")
+
+    @property
+    def method(self):
+        return self.first.split()[0] if self.is_request else self.get("cseq").split()[1]
+
+    @property
+    def status(self):
+        return None if self.is_request else int(self.first.split()[1])
+
+    def get(self, name):
+        return next((v for n, v in self.headers if n == name), None)
+
+    def all(self, name):
+        """All values of a header, including comma-joined ones (Via, Record-Route)."""
+        out = []
+        for n, v in self.headers:
+            if n == name:
+                out += [x.strip() for x in re.split(r",(?=(?:[^\"]*\"[^\"]*\")*[^\"]*$)(?![^<]*>)", v)]
+        return out
+
+
+def tag_of(header):
+    m = re.search(r";\s*tag=([^;>\s]+)", header)
+    return m.group(1) if m else None
+
+
+def uri_of(header):
+    m = re.search(r"<([^>]+)>", header)
+    return m.group(1) if m else header.split(";")[0].strip()
+
+
+def hostport_of(uri):
+    """(host, port) a SIP URI points at (UDP, no DNS: the tests use IPs)."""
+    m = re.match(r"sips?:(?:[^@]+@)?([^:;>]+)(?::(\d+))?", uri)
+    return m.group(1), int(m.group(2) or 5060)
+
+
+def random_token():
+    return uuid.uuid4().hex[:16]
+
+
+class Sdp:
+    """The few things we need from an SDP body: first audio stream's address,
+    port, profile and crypto lines."""
+
+    def __init__(self, body):
+        self.raw = body.decode() if isinstance(body, bytes) else body
+        self.lines = self.raw.replace("\r\n", "\n").strip().split("\n")
+        session_c = media_c = None
+        self.port = self.proto = None
+        self.crypto = []  # (tag, suite, key+salt bytes, full line)
+        self.ice = [l for l in self.lines if re.match(r"a=(candidate|ice-)", l)]
+        self.origin = next((l for l in self.lines if l.startswith("o=")), None)
+        in_audio = False
+        for line in self.lines:
+            if line.startswith("m="):
+                in_audio = line.startswith("m=audio") and self.port is None
+                if in_audio:
+                    _, port, self.proto = line[2:].split()[:3]
+                    self.port = int(port)
+            elif line.startswith("c="):
+                if in_audio:
+                    media_c = line.split()[-1]
+                elif self.port is None:
+                    session_c = line.split()[-1]
+            elif in_audio and line.startswith("a=crypto:"):
+                tag, suite, params = line[len("a=crypto:"):].split()[:3]
+                inline = params.split("inline:", 1)[1]
+                b64, _, lifetime_mki = inline.partition("|")
+                self.crypto.append((int(tag), suite, base64.b64decode(b64), line, lifetime_mki))
+        self.addr = media_c or session_c
+
+
+def make_sdp(user, ip, port, crypto_lines, with_ice=False):
+    sid = int(time.time())
+    lines = [
+        "v=0",
+        "o=%s %d %d IN IP4 %s" % (user, sid, sid, ip),
+        "s=-",
+        "c=IN IP4 %s" % ip,
+        "t=0 0",
+        "m=audio %d RTP/SAVP 0 8 101" % port,
+        "a=rtpmap:0 PCMU/8000",
+        "a=rtpmap:8 PCMA/8000",
+        "a=rtpmap:101 telephone-event/8000",
+        "a=fmtp:101 0-16",
+        "a=ptime:20",
+        "a=sendrecv",
+    ]
+    lines += crypto_lines
+    if with_ice:
+        # Host candidates pointing straight at us: the relay must strip them
+        # (ICE=remove), or a real phone would bypass it.
+        lines += ["a=ice-ufrag:%s" % random_token()[:8],
+                  "a=ice-pwd:%s" % (random_token() + random_token())[:24],
+                  "a=candidate:1 1 UDP 2130706431 %s %d typ host" % (ip, port),
+                  "a=candidate:1 2 UDP 2130706430 %s %d typ host" % (ip, port + 1)]
+    return ("\r\n".join(lines) + "\r\n").encode()
+
+
+def new_key(suite):
+    return os.urandom(SUITES[suite])
+
+
+def crypto_line(tag, suite, key):
+    return "a=crypto:%d %s inline:%s" % (tag, suite, base64.b64encode(key).decode())
+
+
+class Media:
+    """One RTP endpoint: sends SRTP with our key, unprotects with the peer's."""
+
+    def __init__(self, sock, name):
+        self.sock = sock
+        self.user = name
+        self.name = name.encode()[:4].ljust(4, b"_")  # payload tag
+        self.ssrc = struct.unpack("!I", os.urandom(4))[0]
+        self.received = {}       # seq -> (ssrc, payload)
+        self.rx_errors = []
+        self.rx_from = set()
+        self.stop = threading.Event()
+
+    @staticmethod
+    def payload(name, seq):
+        """Content the receiver can check: sender name, seq, then seq-derived bytes."""
+        head = name + struct.pack("!I", seq)
+        return head + bytes((seq * 7 + i) & 0xFF for i in range(PAYLOAD_LEN - len(head)))
+
+    def start(self, tx_suite, tx_key, rx_suite, rx_key, dest):
+        import pylibsrtp  # only the media tests need it
+
+        def session(suite, key, direction):
+            profile = {"AES_CM_128_HMAC_SHA1_80": pylibsrtp.Policy.SRTP_PROFILE_AES128_CM_SHA1_80,
+                       "AES_CM_128_HMAC_SHA1_32": pylibsrtp.Policy.SRTP_PROFILE_AES128_CM_SHA1_32}[suite]
+            pol = pylibsrtp.Policy(key=key, ssrc_type=direction, srtp_profile=profile)
+            return pylibsrtp.Session(policy=pol)
+
+        self.tx = session(tx_suite, tx_key, pylibsrtp.Policy.SSRC_ANY_OUTBOUND)
+        self.rx = session(rx_suite, rx_key, pylibsrtp.Policy.SSRC_ANY_INBOUND)
+        self.dest = dest
+        self.rx_thread = threading.Thread(target=self._receive, daemon=True)
+        self.rx_thread.start()
+
+    def _receive(self):
+        self.sock.settimeout(0.1)
+        while not self.stop.is_set():
+            try:
+                data, src = self.sock.recvfrom(2048)
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            self.rx_from.add(src)
+            if len(data) < 12 or data[0] >> 6 != 2 or 72 <= data[1] & 0x7F <= 79:
+                continue  # not RTP (or RTCP on a muxed port): not what we check
+            try:
+                plain = self.rx.unprotect(data)
+            except Exception as e:  # pylibsrtp.Error: auth failure, replay, ...
+                self.rx_errors.append("%s (%d bytes from %s)" % (e, len(data), src))
+                continue
+            seq, = struct.unpack("!H", plain[2:4])
+            ssrc, = struct.unpack("!I", plain[8:12])
+            cc = plain[0] & 0x0F
+            self.received[seq] = (ssrc, plain[12 + 4 * cc:])
+
+    def send(self, count, interval=0.02):
+        ts = struct.unpack("!I", os.urandom(4))[0]
+        t0 = time.monotonic()
+        for seq in range(count):
+            hdr = struct.pack("!BBHII", 0x80, (0x80 if seq == 0 else 0) | 0, seq, (ts + 160 * seq) & 0xFFFFFFFF, self.ssrc)
+            self.sock.sendto(self.tx.protect(hdr + self.payload(self.name, seq)), self.dest)
+            time.sleep(max(0.0, t0 + (seq + 1) * interval - time.monotonic()))
+
+    def check(self, peer_name, count):
+        """Problems with what arrived from peer_name's `count` packets ([] if none)."""
+        peer = peer_name.encode()[:4].ljust(4, b"_")
+        problems = []
+        missing = [s for s in range(count) if s not in self.received]
+        if missing:
+            problems.append("%s: %d of %d packets from %s missing (first: %s)"
+                            % (self.user, len(missing), count, peer_name, missing[:5]))
+        bad = [s for s, (_, p) in self.received.items() if s < count and p != self.payload(peer, s)]
+        if bad:
+            problems.append("%s: %d payloads differ from what %s sent (seq %s)"
+                            % (self.user, len(bad), peer_name, bad[:5]))
+        if self.rx_errors:
+            problems.append("%s: %d packets failed to unprotect, e.g. %s"
+                            % (self.user, len(self.rx_errors), self.rx_errors[0]))
+        return problems
+
+    def close(self):
+        self.stop.set()
+        if hasattr(self, "rx_thread"):
+            self.rx_thread.join(1)
+        self.sock.close()
+
+
+class CallFailed(Exception):
+    def __init__(self, response):
+        super().__init__("INVITE got " + response.first)
+        self.response = response
+
+
+class Dialog:
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+
+class SipUA:
+    def __init__(self, user, proxy, ip="127.0.0.1"):
+        self.user, self.proxy, self.ip = user, proxy, ip
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind((ip, 0))
+        self.port = self.sock.getsockname()[1]
+        self.contact = "<sip:%s@%s:%d>" % (user, ip, self.port)
+        self.inbox = queue.Queue()
+        self.log = []        # (direction, first line) of everything, for failure messages
+        self.byes = queue.Queue()
+        self.dialog = None
+        self.media = None
+        self.closed = False
+        threading.Thread(target=self._receive, daemon=True).start()
+
+    def aor(self, user=None):
+        return "sip:%s@%s:%d" % (user or self.user, self.proxy[0], self.proxy[1])
+
+    # --- transport ---
+
+    def send(self, data, dest):
+        self.log.append(("out", data.split(b"\r\n", 1)[0].decode()))
+        self.sock.sendto(data, dest)
+
+    def _receive(self):
+        while not self.closed:
+            try:
+                data, src = self.sock.recvfrom(65535)
+            except OSError:
+                return
+            if not data.strip():
+                continue  # keepalive
+            msg = SipMessage.parse(data)
+            msg.source = src
+            self.log.append(("in", msg.first))
+            if msg.is_request and msg.method == "BYE":
+                self.respond(msg, 200, "OK")
+                self.byes.put(msg)
+            elif msg.is_request and msg.method == "ACK" and self.dialog is not None:
+                self.dialog.acked.set()
+            elif msg.is_request and msg.method == "INVITE" and self.dialog is not None \
+                    and msg.get("call-id") == self.dialog.call_id:
+                continue  # retransmission of the INVITE we are answering
+            else:
+                self.inbox.put(msg)
+
+    def wait(self, pred, timeout, what):
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("%s: no %s within %.1f s; seen: %s" % (self.user, what, timeout, self.log))
+            try:
+                msg = self.inbox.get(timeout=left)
+            except queue.Empty:
+                continue
+            if pred(msg):
+                return msg
+
+    def final_response(self, call_id, cseq, timeout=5.0):
+        def match(m):
+            return not m.is_request and m.get("call-id") == call_id and m.get("cseq") == cseq \
+                and m.status >= 200
+        return self.wait(match, timeout, "final response to %s" % cseq)
+
+    # --- requests ---
+
+    def request(self, method, ruri, headers, body=b"", dest=None, branch=None):
+        """Sends a request; returns its Via branch."""
+        branch = branch or "z9hG4bK" + random_token()
+        lines = ["%s %s SIP/2.0" % (method, ruri),
+                 "Via: SIP/2.0/UDP %s:%d;branch=%s;rport" % (self.ip, self.port, branch),
+                 "Max-Forwards: 70"] + headers
+        lines += ["User-Agent: srtpgate-e2e-sipua", "Content-Length: %d" % len(body), "", ""]
+        self.send(("\r\n".join(lines)).encode() + body, dest or self.proxy)
+        return branch
+
+    def register(self, timeout=5.0):
+        call_id, cseq = random_token() + "@" + self.ip, "1 REGISTER"
+        self.request("REGISTER", "sip:%s:%d" % self.proxy, [
+            "From: <%s>;tag=%s" % (self.aor(), random_token()),
+            "To: <%s>" % self.aor(),
+            "Call-ID: " + call_id, "CSeq: " + cseq,
+            "Contact: %s;expires=300" % self.contact, "Expires: 300"])
+        resp = self.final_response(call_id, cseq, timeout)
+        if resp.status != 200:
+            raise RuntimeError("%s: REGISTER got %s" % (self.user, resp.first))
+
+    def _route_headers(self, d):
+        return ["Route: " + r for r in d.route_set]
+
+    def _next_hop(self, d):
+        # Loose routing: with a route set, the first Route (Kamailio) gets the request.
+        return hostport_of(uri_of(d.route_set[0])) if d.route_set else hostport_of(d.remote_target)
+
+    def call(self, callee, with_ice=True, timeout=10.0):
+        """Places a call to `callee` (user name at the proxy); returns the dialog
+        once the 200 is ACKed."""
+        self.media = Media(self._rtp_socket(), self.user)
+        port = self.media.sock.getsockname()[1]
+        keys = [(1, "AES_CM_128_HMAC_SHA1_80"), (2, "AES_CM_128_HMAC_SHA1_32")]
+        offered = {tag: (suite, new_key(suite)) for tag, suite in keys}
+        sdp = make_sdp(self.user, self.ip, port,
+                       [crypto_line(t, s, k) for t, (s, k) in offered.items()], with_ice)
+        d = Dialog(call_id=random_token() + "@" + self.ip, local_tag=random_token(),
+                   local_uri=self.aor(), remote_uri=self.aor(callee), cseq=1,
+                   local_sdp=Sdp(sdp), offered=offered, acked=threading.Event())
+        self.dialog = d
+        invite_cseq = "1 INVITE"
+        headers = ["From: <%s>;tag=%s" % (d.local_uri, d.local_tag), "To: <%s>" % d.remote_uri,
+                   "Call-ID: " + d.call_id]
+        branch = self.request("INVITE", d.remote_uri, headers + [
+            "CSeq: " + invite_cseq, "Contact: " + self.contact,
+            "Content-Type: application/sdp"], sdp)
+        resp = self.final_response(d.call_id, invite_cseq, timeout)
+        if resp.status != 200:
+            # The ACK for a negative final response belongs to the INVITE
+            # transaction: same branch and R-URI, hop-by-hop to the proxy.
+            self.request("ACK", d.remote_uri, headers[:1] + ["To: " + resp.get("to")] + headers[2:]
+                         + ["CSeq: 1 ACK"], branch=branch)
+            raise CallFailed(resp)
+        d.remote_tag = tag_of(resp.get("to"))
+        d.to_header = resp.get("to")
+        d.route_set = list(reversed(resp.all("record-route")))
+        d.remote_target = uri_of(resp.get("contact"))
+        d.remote_sdp = Sdp(resp.body)
+        d.invite_response = resp
+        self.request("ACK", d.remote_target, [
+            "From: <%s>;tag=%s" % (d.local_uri, d.local_tag), "To: " + d.to_header,
+            "Call-ID: " + d.call_id, "CSeq: 1 ACK"] + self._route_headers(d),
+            dest=self._next_hop(d))
+        # The answerer picked one of our crypto lines (same tag) and gave its key.
+        tag, suite, key, _, _ = d.remote_sdp.crypto[0]
+        d.tx = offered[tag]
+        d.rx = (suite, key)
+        d.acked.set()
+        return d
+
+    def answer(self, timeout=10.0, reject=None):
+        """Waits for an INVITE, answers it (180, 200 with SDES answer), waits for
+        the ACK. With reject=(code, reason), answers 180 then that instead."""
+        inv = self.wait(lambda m: m.is_request and m.method == "INVITE", timeout, "INVITE")
+        if reject:
+            self.dialog = Dialog(call_id=inv.get("call-id"), acked=threading.Event())
+            tag = random_token()
+            self.respond(inv, 180, "Ringing", to_tag=tag)
+            self.respond(inv, reject[0], reject[1], to_tag=tag)
+            if not self.dialog.acked.wait(timeout):
+                raise TimeoutError("%s: no ACK for %d; seen: %s" % (self.user, reject[0], self.log))
+            return None
+        remote_sdp = Sdp(inv.body)
+        choice = next(((t, s, k) for t, s, k, _, _ in remote_sdp.crypto if s in SUITES), None)
+        if choice is None:
+            self.respond(inv, 488, "Not Acceptable Here")
+            raise RuntimeError("%s: no usable crypto in offer:\n%s" % (self.user, remote_sdp.raw))
+        tag, suite, peer_key = choice
+        self.media = Media(self._rtp_socket(), self.user)
+        my_key = new_key(suite)
+        sdp = make_sdp(self.user, self.ip, self.media.sock.getsockname()[1],
+                       [crypto_line(tag, suite, my_key)])
+        d = Dialog(call_id=inv.get("call-id"), local_tag=random_token(),
+                   local_uri=uri_of(inv.get("to")), remote_uri=uri_of(inv.get("from")),
+                   remote_tag=tag_of(inv.get("from")), from_header=inv.get("from"),
+                   route_set=inv.all("record-route"), remote_target=uri_of(inv.get("contact")),
+                   cseq=100, local_sdp=Sdp(sdp), remote_sdp=remote_sdp, invite=inv,
+                   tx=(suite, my_key), rx=(suite, peer_key), acked=threading.Event())
+        self.dialog = d
+        self.respond(inv, 180, "Ringing", to_tag=d.local_tag)
+        self.respond(inv, 200, "OK", to_tag=d.local_tag, body=sdp,
+                     extra=["Contact: " + self.contact, "Content-Type: application/sdp"])
+        if not d.acked.wait(timeout):
+            raise TimeoutError("%s: no ACK for 200; seen: %s" % (self.user, self.log))
+        return d
+
+    def respond(self, req, code, reason, to_tag=None, body=b"", extra=()):
+        to = req.get("to")
+        if to_tag and not tag_of(to):
+            to += ";tag=" + to_tag
+        lines = ["SIP/2.0 %d %s" % (code, reason)]
+        lines += ["Via: " + v for v in req.all("via")]
+        if req.method == "INVITE" and 100 < code < 300:
+            lines += ["Record-Route: " + r for r in req.all("record-route")]
+        lines += ["From: " + req.get("from"), "To: " + to, "Call-ID: " + req.get("call-id"),
+                  "CSeq: " + req.get("cseq")] + list(extra)
+        lines += ["Content-Length: %d" % len(body), "", ""]
+        # Responses go back where the request came from (rport-style).
+        self.send("\r\n".join(lines).encode() + body, req.source)
+
+    def bye(self, timeout=5.0):
+        d = self.dialog
+        d.cseq += 1
+        cseq = "%d BYE" % d.cseq
+        if hasattr(d, "to_header"):   # we called
+            from_, to = "<%s>;tag=%s" % (d.local_uri, d.local_tag), d.to_header
+        else:                         # we answered
+            from_, to = "<%s>;tag=%s" % (d.local_uri, d.local_tag), d.from_header
+        self.request("BYE", d.remote_target, [
+            "From: " + from_, "To: " + to, "Call-ID: " + d.call_id, "CSeq: " + cseq]
+            + self._route_headers(d), dest=self._next_hop(d))
+        return self.final_response(d.call_id, cseq, timeout)
+
+    # --- media ---
+
+    def _rtp_socket(self):
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
+        s.bind((self.ip, 0))
+        return s
+
+    def start_media(self):
+        d = self.dialog
+        self.media.start(d.tx[0], d.tx[1], d.rx[0], d.rx[1],
+                         (d.remote_sdp.addr, d.remote_sdp.port))
+
+    def close(self):
+        self.closed = True
+        if self.media:
+            self.media.close()
+        self.sock.close()
+
+
+def demo(proxy):
+    """Manual smoke test: `python3 sipua.py 127.0.0.1:5060` calls bob from alice."""
+    alice, bob = SipUA("alice", proxy), SipUA("bob", proxy)
+    alice.register(); bob.register()
+    t = threading.Thread(target=bob.answer)
+    t.start()
+    d = alice.call("bob")
+    t.join()
+    print("alice got:\n" + d.remote_sdp.raw + "\nbob got:\n" + bob.dialog.remote_sdp.raw)
+    print("BYE ->", alice.bye().first)
+    alice.close(); bob.close()
+
+
+if __name__ == "__main__":
+    import sys
+    host, _, port = sys.argv[1].rpartition(":")
+    demo((host, int(port)))
