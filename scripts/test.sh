@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test of the project: formatting and lints, the Rust unit,
 # conformance (RFC vectors, every engine) and property tests, the CLI tests,
-# the independent check of the vector files, interop with Debian's libsrtp in
-# both directions, and the fuzz targets' seed replay.
+# the relay daemon's integration tests, the independent check of the vector
+# files, interop with Debian's libsrtp in both directions, the end-to-end call
+# through Kamailio, and the fuzz targets' seed replay.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
@@ -22,6 +23,9 @@ echo "== interop with libsrtp (both directions)"
 cargo build --release -p srtpgate --quiet
 SRTPGATE_BIN="$PWD/target/release/srtpgate" SRTP_TOOL="$PWD/bench/libsrtp/srtp-tool" \
   .venv/bin/python -m pytest tests/interop -q
+
+echo "== end to end: two SIP phones call through Kamailio's rtpengine module and srtpgate serve (SRTP both legs)"
+SRTPGATE_BIN="$PWD/target/release/srtpgate" .venv/bin/python -m pytest tests/e2e -q -rs
 
 if [ -f fuzz/Cargo.toml ]; then
   echo "== fuzz targets: seed replay"

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 mod bench;
 mod decrypt;
 mod gpubench;
+mod loadgen;
 mod packet;
 mod pcap;
 mod relay;
@@ -32,6 +33,8 @@ enum Command {
     Bench(bench::BenchArgs),
     /// Run the media relay, controlled by the rtpengine NG protocol.
     Serve(Box<serve::config::ServeArgs>),
+    /// Set up SRTP calls through a relay and measure the delay of every packet.
+    Loadgen(Box<loadgen::LoadgenArgs>),
 }
 
 fn main() -> ExitCode {
@@ -42,6 +45,7 @@ fn main() -> ExitCode {
         Command::Sample(args) => sample::run(args),
         Command::Bench(args) => bench::run(args),
         Command::Serve(args) => serve::run(*args),
+        Command::Loadgen(args) => loadgen::run(*args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -462,7 +462,11 @@ where
                 }
             }
             let o = &mut s.sides[1 - p.side as usize];
-            if !o.configured || o.peer_rtp.is_none() {
+            let dest = match (p.kind, o.mux) {
+                (Kind::Rtcp, false) => o.peer_rtcp,
+                _ => o.peer_rtp,
+            };
+            if !o.configured || dest.is_none() {
                 p.dropped = Some(Drop::NoDestination);
                 continue;
             }

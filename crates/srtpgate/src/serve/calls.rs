@@ -179,7 +179,10 @@ where
         };
         match r {
             Ok(mut v) => {
-                if let Some(w) = req.warning() {
+                let mut warnings = req.warnings.clone();
+                warnings.extend(inert_options(req));
+                if !warnings.is_empty() {
+                    let w = warnings.join("; ");
                     tracing::warn!(command = req.command.name(), "{w}");
                     v.insert("warning", w);
                 }
@@ -307,7 +310,7 @@ where
                     "media {i}: RTP/SAVP offer without a usable a=crypto line (DTLS-SRTP is not supported)"
                 ));
             }
-            let peer_ip = addr.filter(|ip| !ip.is_unspecified());
+            let peer_ip = sip_source(req).or(addr.filter(|ip| !ip.is_unspecified()));
             let v6 = family_v6.unwrap_or(peer_ip.or(session_addr).is_some_and(|ip| ip.is_ipv6()));
             let o_ip = cfg.interface_for(peer_ip.or(session_addr).is_some_and(|ip| ip.is_ipv6()));
             let a_ip = cfg.interface_for(v6);
@@ -488,7 +491,7 @@ where
             }
             stream.rejected = false;
             // The answerer's side.
-            let peer_ip = addr.or(session_addr).filter(|ip| !ip.is_unspecified());
+            let peer_ip = sip_source(req).or(addr.or(session_addr).filter(|ip| !ip.is_unspecified()));
             let rtcp = m.rtcp();
             let port = m.port();
             let mux_a = m.rtcp_mux() && stream.mux_offered;
@@ -760,7 +763,12 @@ where
                         .with("packets", h.count())
                         .with("p50 us at most", q(0.5))
                         .with("p99 us at most", q(0.99))
-                        .with("p999 us at most", q(0.999)),
+                        .with("p999 us at most", q(0.999))
+                        .with(
+                            "bounds us",
+                            crate::relay::stats::DELAY_BOUNDS_US.iter().map(|b| Value::from(*b)).collect::<Vec<_>>(),
+                        )
+                        .with("counts", h.buckets.iter().map(|c| Value::from(*c)).collect::<Vec<_>>()),
                 ),
         )
     }
@@ -832,6 +840,44 @@ fn same_key(a: &Option<CryptoAttr>, b: &Option<CryptoAttr>) -> bool {
         (Some(x), Some(y)) => x.suite == y.suite && x.to_string() == y.to_string(),
         _ => false,
     }
+}
+
+/// With the `SIP-source-address` flag, the endpoint's address is where its
+/// SIP message came from (`received-from`), not what its SDP says (NAT).
+fn sip_source(req: &Request) -> Option<IpAddr> {
+    if !req.flags.sip_source_address {
+        return None;
+    }
+    req.received_from.as_ref().and_then(|(_, a)| a.parse().ok())
+}
+
+/// Options the parser knows that this relay does not act on (beyond what it
+/// does anyway: symmetric RTP with latching, addresses from the SDP, no
+/// change to direction attributes), each as a warning for the reply.
+fn inert_options(req: &Request) -> Vec<String> {
+    let f = &req.flags;
+    let named = [
+        (f.asymmetric, "asymmetric"),
+        (f.loop_protect, "loop-protect"),
+        (f.generate_mid, "generate-mid"),
+        (f.strip_extmap, "strip-extmap"),
+        (f.fragment, "fragment"),
+        (f.reset, "reset"),
+        (f.nat_wait, "NAT-wait"),
+        (f.pierce_nat, "pierce-NAT"),
+        (f.trickle_ice, "trickle-ICE"),
+        (f.single_codec, "single-codec"),
+        (f.unidirectional, "unidirectional"),
+    ];
+    let mut w: Vec<String> =
+        named.iter().filter(|(on, _)| *on).map(|(_, n)| format!("flag '{n}' has no effect in srtpgate")).collect();
+    if !req.codec.strip.is_empty() || !req.codec.offer.is_empty() || !req.codec.except.is_empty() {
+        w.push("codec strip/offer/except have no effect in srtpgate (the SDP's codecs pass unchanged)".into());
+    }
+    if req.media_address.is_some() {
+        w.push("key 'media-address' has no effect in srtpgate".into());
+    }
+    w
 }
 
 /// The suites allowed by the configuration and the request's SDES options.

@@ -1,0 +1,676 @@
+//! `srtpgate loadgen`: simulated SRTP endpoints that set up calls through a
+//! relay over the NG protocol (so it drives `srtpgate serve` and rtpengine
+//! alike), then send and receive real SRTP over UDP in both directions, each
+//! leg with its own keys, and record every packet's delay through the relay.
+//!
+//! Threads: the caller (this thread) sets calls up and tears them down; one
+//! sender paces every leg's packets (the legs' send times are spread evenly
+//! over the packet time, so one cursor over them is the timer wheel); one
+//! receiver decrypts, checks and accounts. All endpoints of one side share a
+//! socket: the relay tells the calls apart by its own ports, and batched
+//! system calls then serve many calls at once.
+
+pub mod account;
+
+use crate::relay::sys::{self, Received, RecvScratch, SendScratch, BATCH};
+use account::{extend_seq, Delays, StreamRx};
+use clap::Args;
+use crossbeam_channel::{unbounded, Receiver, Sender};
+use rand::rngs::OsRng;
+use srtp::{Context, CpuEngine, Suite};
+use srtpgate_ng::Value;
+use srtpgate_sdp::crypto::CryptoAttr;
+use srtpgate_sdp::Sdp;
+use std::net::{IpAddr, SocketAddr, UdpSocket};
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Options of `srtpgate loadgen`.
+#[derive(Args, Debug, Clone)]
+pub struct LoadgenArgs {
+    /// The relay's NG address.
+    #[arg(long, default_value = "127.0.0.1:2223")]
+    pub ng: SocketAddr,
+    /// Concurrent calls.
+    #[arg(long, default_value_t = 100)]
+    pub calls: usize,
+    /// Seconds of measurement once every call is up.
+    #[arg(long, default_value_t = 10.0)]
+    pub duration: f64,
+    /// Calls set up per second during ramp-up.
+    #[arg(long, default_value_t = 500.0)]
+    pub setup_rate: f64,
+    /// Packet time in ms.
+    #[arg(long, default_value_t = 20)]
+    pub ptime: u32,
+    /// Payload bytes per packet (160 = G.711 at 20 ms).
+    #[arg(long, default_value_t = 160)]
+    pub payload: usize,
+    /// SDES suite of both legs.
+    #[arg(long, default_value = "AES_CM_128_HMAC_SHA1_80")]
+    pub suite: String,
+    /// Address of the simulated endpoints.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub local: IpAddr,
+    /// Seconds to wait for in-flight packets after the measurement.
+    #[arg(long, default_value_t = 0.5)]
+    pub drain: f64,
+    /// Write the result as JSON here.
+    #[arg(long)]
+    pub json: Option<std::path::PathBuf>,
+    /// Print nothing but the result.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// Runs the load and prints (and optionally writes) the result.
+pub fn run(args: LoadgenArgs) -> Result<(), String> {
+    let result = run_load(&args)?;
+    let text = serde_json::to_string_pretty(&result).map_err(|e| e.to_string())?;
+    if let Some(path) = &args.json {
+        std::fs::write(path, &text).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    println!("{text}");
+    Ok(())
+}
+
+/// A request/reply client of the NG protocol.
+pub struct NgClient {
+    sock: UdpSocket,
+    seq: u64,
+    prefix: String,
+}
+
+impl NgClient {
+    /// A client of the relay at `to`.
+    pub fn new(to: SocketAddr) -> Result<NgClient, String> {
+        let bind: SocketAddr = if to.is_ipv6() { "[::]:0" } else { "0.0.0.0:0" }.parse().map_err(|_| "address")?;
+        let sock = UdpSocket::bind(bind).map_err(|e| format!("NG socket: {e}"))?;
+        sock.connect(to).map_err(|e| format!("NG {to}: {e}"))?;
+        sock.set_read_timeout(Some(Duration::from_millis(500))).map_err(|e| e.to_string())?;
+        Ok(NgClient { sock, seq: 0, prefix: format!("{:x}", sys::now_ns() & 0xffff_ffff) })
+    }
+
+    /// Sends a request and waits for its reply (resending twice on silence).
+    pub fn call(&mut self, body: &Value) -> Result<Value, String> {
+        self.seq += 1;
+        let cookie = format!("{}_{}", self.prefix, self.seq);
+        let msg = srtpgate_ng::request(&cookie, body);
+        let mut buf = vec![0u8; srtpgate_ng::MAX_DATAGRAM];
+        for _ in 0..3 {
+            self.sock.send(&msg).map_err(|e| format!("NG send: {e}"))?;
+            let deadline = Instant::now() + Duration::from_millis(1500);
+            while Instant::now() < deadline {
+                let Ok(n) = self.sock.recv(&mut buf) else { break };
+                let Ok((c, v)) = srtpgate_ng::parse_reply(&buf[..n]) else { continue };
+                if c == cookie.as_bytes() {
+                    return Ok(v);
+                }
+            }
+        }
+        Err("no NG reply from the relay".into())
+    }
+}
+
+/// An ok reply's SDP, or the error.
+fn reply_sdp(v: &Value, what: &str) -> Result<String, String> {
+    match v.get("result").and_then(Value::as_str) {
+        Some("ok") => v.get("sdp").and_then(Value::as_str).map(str::to_string).ok_or(format!("{what}: no sdp")),
+        _ => Err(format!(
+            "{what}: {}",
+            v.get("error-reason").and_then(Value::as_str).unwrap_or("relay refused without a reason")
+        )),
+    }
+}
+
+fn endpoint_sdp(id: u64, ip: IpAddr, port: u16, crypto: &CryptoAttr) -> String {
+    let fam = if ip.is_ipv6() { "IP6" } else { "IP4" };
+    format!(
+        "v=0\r\no=- {id} 1 IN {fam} {ip}\r\ns=-\r\nc=IN {fam} {ip}\r\nt=0 0\r\nm=audio {port} RTP/SAVP 0\r\na=rtpmap:0 PCMU/8000\r\na=ptime:20\r\na=sendrecv\r\na=crypto:{crypto}\r\n"
+    )
+}
+
+/// The relay's address, port and crypto lines, from an SDP it wrote.
+fn relay_side(sdp: &str) -> Result<(SocketAddr, Vec<CryptoAttr>), String> {
+    let s = Sdp::parse(sdp).map_err(|e| format!("relay SDP: {e}"))?;
+    let m = s.media().first().ok_or("relay SDP without media")?;
+    let ip = s.media_connection(0).ok_or("relay SDP without address")?;
+    let c: Vec<CryptoAttr> = m.crypto().into_iter().filter_map(Result::ok).collect();
+    if c.is_empty() {
+        return Err("relay SDP without a usable a=crypto".into());
+    }
+    Ok((SocketAddr::new(ip, m.port()), c))
+}
+
+/// The line the callee answers: never one that carries the caller's own key
+/// (a relay that offers it lets the callee pick it and then forwards SRTP
+/// without decrypting: rtpengine 10.5 does so). Preference: the requested
+/// suite, then the same cipher with the other tag length, then any.
+fn pick_line(lines: &[CryptoAttr], caller: &CryptoAttr, suite: Suite) -> Option<CryptoAttr> {
+    let fresh: Vec<&CryptoAttr> = lines
+        .iter()
+        .filter(|c| c.keys.first().map(|k| &k.key_salt[..]) != caller.keys.first().map(|k| &k.key_salt[..]))
+        .collect();
+    fresh
+        .iter()
+        .find(|c| c.suite == suite)
+        .or_else(|| fresh.iter().find(|c| c.suite.cipher() == suite.cipher()))
+        .or_else(|| fresh.first())
+        .map(|c| (*c).clone())
+}
+
+fn context(c: &CryptoAttr) -> Result<Context<CpuEngine>, String> {
+    let mut p = c.policy().map_err(|e| e.to_string())?;
+    p.max_streams = 4;
+    Context::new(p, CpuEngine::new()).map_err(|e| e.to_string())
+}
+
+/// A leg ready to send: its index, its context and where it sends.
+struct TxLeg {
+    leg: usize,
+    ctx: Context<CpuEngine>,
+    to: SocketAddr,
+    ssrc: u32,
+}
+
+/// A leg ready to receive: the relay port packets come from, and its context.
+struct RxLeg {
+    leg: usize,
+    from_port: u16,
+    side: usize,
+    ctx: Context<CpuEngine>,
+}
+
+/// The measurement window, in ns since the run's start (0 = not yet).
+struct Window {
+    start: AtomicU64,
+    end: AtomicU64,
+    stop: AtomicBool,
+}
+
+fn run_load(args: &LoadgenArgs) -> Result<serde_json::Value, String> {
+    let suite: Suite = args.suite.parse().map_err(|e: srtp::Error| e.to_string())?;
+    if args.calls == 0 || args.ptime == 0 || args.payload < 16 || args.payload > 1400 {
+        return Err("loadgen: calls ≥ 1, ptime ≥ 1 ms, payload 16..=1400 bytes".into());
+    }
+    let legs = 2 * args.calls;
+    let socks: Vec<UdpSocket> = (0..2)
+        .map(|_| {
+            let s = UdpSocket::bind(SocketAddr::new(args.local, 0)).map_err(|e| format!("endpoint socket: {e}"))?;
+            set_buffers(&s, 8 << 20);
+            Ok(s)
+        })
+        .collect::<Result<_, String>>()?;
+    let ports: Vec<u16> = socks.iter().map(|s| s.local_addr().map(|a| a.port()).unwrap_or(0)).collect();
+    let epoch = Instant::now();
+    let window =
+        Arc::new(Window { start: AtomicU64::new(0), end: AtomicU64::new(u64::MAX), stop: AtomicBool::new(false) });
+    let (tx_legs, tx_rx) = unbounded::<TxLeg>();
+    let (rx_legs, rx_rx) = unbounded::<RxLeg>();
+    let send_socks: Vec<UdpSocket> =
+        socks.iter().map(|s| s.try_clone()).collect::<Result<_, _>>().map_err(|e| e.to_string())?;
+    let (period, payload) = (Duration::from_millis(args.ptime as u64), args.payload);
+    let w2 = window.clone();
+    let sender = std::thread::Builder::new()
+        .name("lg-send".into())
+        .spawn(move || sender(send_socks, tx_rx, legs, period, payload, epoch, w2))
+        .map_err(|e| e.to_string())?;
+    let w3 = window.clone();
+    let clock_rate = 8000u64;
+    let receiver = std::thread::Builder::new()
+        .name("lg-recv".into())
+        .spawn(move || receiver(socks, rx_rx, legs, epoch, w3, clock_rate))
+        .map_err(|e| e.to_string())?;
+
+    // Ramp up.
+    let mut ng = NgClient::new(args.ng)?;
+    let run_id = sys::now_ns() % 1_000_000_007;
+    let setup_start = Instant::now();
+    let mut ids = Vec::with_capacity(args.calls);
+    let mut setup_errors = 0u64;
+    let mut callee_suites: Vec<Suite> = Vec::new();
+    let mut first_error = None;
+    for i in 0..args.calls {
+        let due = setup_start + Duration::from_secs_f64(i as f64 / args.setup_rate.max(1.0));
+        if let Some(d) = due.checked_duration_since(Instant::now()) {
+            std::thread::sleep(d);
+        }
+        let call_id = format!("lg-{run_id}-{i}");
+        match setup_call(&mut ng, &call_id, i, args.local, &ports, suite, &tx_legs, &rx_legs) {
+            Ok(callee_suite) => {
+                ids.push(call_id);
+                if !callee_suites.contains(&callee_suite) {
+                    callee_suites.push(callee_suite);
+                }
+            }
+            Err(e) => {
+                setup_errors += 1;
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    if ids.is_empty() {
+        window.stop.store(true, Relaxed);
+        return Err(format!("no call could be set up: {}", first_error.unwrap_or_default()));
+    }
+    let setup_s = setup_start.elapsed().as_secs_f64();
+    // Let every call's first packets through, then measure.
+    std::thread::sleep(period * 5);
+    let start = epoch.elapsed().as_nanos() as u64;
+    window.start.store(start, Relaxed);
+    let relay_before = ng.call(&Value::dict().with("command", "statistics")).ok();
+    let cpu_before = process_cpu(args.ng);
+    std::thread::sleep(Duration::from_secs_f64(args.duration));
+    let end = epoch.elapsed().as_nanos() as u64;
+    window.end.store(end, Relaxed);
+    let cpu_after = process_cpu(args.ng);
+    let relay_after = ng.call(&Value::dict().with("command", "statistics")).ok();
+    std::thread::sleep(Duration::from_secs_f64(args.drain));
+    window.stop.store(true, Relaxed);
+    let sent = sender.join().map_err(|_| "sender thread panicked")?;
+    let rx = receiver.join().map_err(|_| "receiver thread panicked")?;
+    // Tear down.
+    let mut delete_errors = 0;
+    for id in &ids {
+        let r = ng.call(&Value::dict().with("command", "delete").with("call-id", id.as_str()));
+        if r.ok().and_then(|v| v.get("result").and_then(Value::as_str).map(|s| s == "ok")) != Some(true) {
+            delete_errors += 1;
+        }
+    }
+    let sent_total: u64 = sent.iter().sum();
+    let received: u64 = rx.streams.iter().map(|s| s.received).sum();
+    let lost = sent_total.saturating_sub(rx.in_window);
+    let loss = if sent_total > 0 { lost as f64 / sent_total as f64 } else { 0.0 };
+    let q = |x| rx.delays.quantile_us(x);
+    let jitter: Vec<u64> = rx.streams.iter().map(|s| s.jitter()).collect();
+    let secs = (end - start) as f64 / 1e9;
+    let relay_cpu = match (cpu_before, cpu_after) {
+        (Some((b, _)), Some((a, _))) => Some((a - b) / secs),
+        _ => None,
+    };
+    let result = serde_json::json!({
+        "calls": ids.len(),
+        "setup_errors": setup_errors,
+        "first_setup_error": first_error,
+        "delete_errors": delete_errors,
+        "setup_seconds": setup_s,
+        "suite": suite.name(),
+        "callee_suites": callee_suites.iter().map(|s| s.name()).collect::<Vec<_>>(),
+        "ptime_ms": args.ptime,
+        "payload_bytes": args.payload,
+        "measured_seconds": secs,
+        "packets_sent": sent_total,
+        "packets_received": rx.in_window,
+        "packets_received_all": received,
+        "packets_per_second": sent_total as f64 / secs,
+        "lost": lost,
+        "loss_ratio": loss,
+        "duplicates": rx.streams.iter().map(|s| s.duplicates).sum::<u64>(),
+        "reordered": rx.streams.iter().map(|s| s.reordered).sum::<u64>(),
+        "auth_failures": rx.auth_failures,
+        "unknown_source": rx.unknown,
+        "jitter_max_rtp_units": jitter.iter().max().copied().unwrap_or(0),
+        "jitter_mean_rtp_units": if jitter.is_empty() { 0.0 } else { jitter.iter().sum::<u64>() as f64 / jitter.len() as f64 },
+        "delay_us": {
+            "p50": q(0.5), "p90": q(0.9), "p99": q(0.99), "p999": q(0.999),
+            "max": rx.delays.max_us(), "mean": rx.delays.mean_us(), "count": rx.delays.count(),
+            "histogram_10us": rx.delays.histogram(10, 20_000),
+        },
+        "relay_cpu_cores": relay_cpu,
+        "relay_delay_us": relay_window(relay_before.as_ref(), relay_after.as_ref()),
+        "relay_statistics_after": relay_after.as_ref().map(value_json),
+    });
+    if !args.quiet {
+        eprintln!(
+            "loadgen: {} calls, {:.0} packets/s, loss {:.4} %, delay p50 {:?} µs p99 {:?} µs max {} µs{}",
+            ids.len(),
+            sent_total as f64 / secs,
+            loss * 100.0,
+            q(0.5),
+            q(0.99),
+            rx.delays.max_us(),
+            relay_cpu.map(|c| format!(", relay CPU {:.0} %", c * 100.0)).unwrap_or_default()
+        );
+    }
+    Ok(result)
+}
+
+/// Sets socket buffers (best effort: capped by net.core.[rw]mem_max).
+fn set_buffers(s: &UdpSocket, bytes: usize) {
+    let s = socket2::SockRef::from(s);
+    let _ = s.set_recv_buffer_size(bytes);
+    let _ = s.set_send_buffer_size(bytes);
+}
+
+/// CPU seconds used so far by the process listening on the NG port (found
+/// through /proc), when it runs on this host.
+fn process_cpu(ng: SocketAddr) -> Option<(f64, u32)> {
+    let pid = pid_of_udp_port(ng.port())?;
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = stat.rsplit_once(')')?.1;
+    let f: Vec<&str> = after.split_whitespace().collect();
+    let ticks = 100.0; // USER_HZ on Linux
+    let utime: f64 = f.get(11)?.parse().ok()?;
+    let stime: f64 = f.get(12)?.parse().ok()?;
+    Some(((utime + stime) / ticks, pid))
+}
+
+fn pid_of_udp_port(port: u16) -> Option<u32> {
+    let mut inodes = Vec::new();
+    for file in ["/proc/net/udp", "/proc/net/udp6"] {
+        let Ok(t) = std::fs::read_to_string(file) else { continue };
+        for line in t.lines().skip(1) {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            let local_port =
+                f.get(1).and_then(|a| a.rsplit_once(':')).and_then(|(_, p)| u16::from_str_radix(p, 16).ok());
+            if local_port == Some(port) {
+                inodes.extend(f.get(9).map(|s| format!("socket:[{s}]")));
+            }
+        }
+    }
+    let procs = std::fs::read_dir("/proc").ok()?;
+    for p in procs.flatten() {
+        let Ok(pid) = p.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(fds) = std::fs::read_dir(p.path().join("fd")) else { continue };
+        for fd in fds.flatten() {
+            if let Ok(target) = std::fs::read_link(fd.path()) {
+                if inodes.iter().any(|i| target.to_string_lossy() == *i) {
+                    return Some(pid);
+                }
+            }
+        }
+    }
+    None
+}
+
+/// The relay's own delay histogram (srtpgate's `statistics`) over the
+/// measurement: bucket counts after minus before, and the upper bound of the
+/// bucket holding each quantile (`null` beyond the last bound).
+fn relay_window(before: Option<&Value>, after: Option<&Value>) -> Option<serde_json::Value> {
+    let get = |v: Option<&Value>, k: &str| -> Option<Vec<i64>> {
+        let l = v?.get("statistics")?.get("relaydelay")?.get(k)?.as_list()?;
+        l.iter().map(Value::as_int).collect()
+    };
+    let (bounds, b, a) = (get(after, "bounds us")?, get(before, "counts")?, get(after, "counts")?);
+    let counts: Vec<i64> = a.iter().zip(&b).map(|(x, y)| x - y).collect();
+    let n: i64 = counts.iter().sum();
+    let q = |x: f64| -> Option<i64> {
+        let rank = ((x * n as f64).ceil() as i64).max(1);
+        let mut seen = 0;
+        for (i, c) in counts.iter().enumerate() {
+            seen += c;
+            if seen >= rank {
+                return bounds.get(i).copied();
+            }
+        }
+        None
+    };
+    (n > 0).then(|| {
+        serde_json::json!({
+            "count": n, "p50_at_most": q(0.5), "p90_at_most": q(0.9), "p99_at_most": q(0.99),
+            "p999_at_most": q(0.999), "bounds_us": bounds, "counts": counts,
+        })
+    })
+}
+
+/// A bencode value as JSON (for the result file).
+fn value_json(v: &Value) -> serde_json::Value {
+    match v {
+        Value::Int(i) => serde_json::json!(i),
+        Value::Bytes(b) => serde_json::json!(String::from_utf8_lossy(b)),
+        Value::List(l) => serde_json::Value::Array(l.iter().map(value_json).collect()),
+        Value::Dict(d) => serde_json::Value::Object(
+            d.iter().map(|(k, v)| (String::from_utf8_lossy(k).into_owned(), value_json(v))).collect(),
+        ),
+    }
+}
+
+/// Offer and answer for call `i`: side 0 (caller) and side 1 (callee)
+/// endpoints share the two sockets; each leg gets its own fresh key.
+#[allow(clippy::too_many_arguments)]
+fn setup_call(
+    ng: &mut NgClient,
+    call_id: &str,
+    i: usize,
+    ip: IpAddr,
+    ports: &[u16],
+    suite: Suite,
+    tx: &Sender<TxLeg>,
+    rx: &Sender<RxLeg>,
+) -> Result<Suite, String> {
+    let a_key = CryptoAttr::generate(1, suite, &mut OsRng);
+    let offer = Value::dict()
+        .with("command", "offer")
+        .with("call-id", call_id)
+        .with("from-tag", format!("a{i}"))
+        .with("sdp", endpoint_sdp(2 * i as u64, ip, ports[0], &a_key))
+        .with("ICE", "remove")
+        .with("transport-protocol", "RTP/SAVP")
+        .with("replace", vec![Value::from("origin"), Value::from("session-connection")]);
+    let to_b = reply_sdp(&ng.call(&offer)?, "offer")?;
+    let (relay_b, lines_b) = relay_side(&to_b)?;
+    let relay_key_b = pick_line(&lines_b, &a_key, suite)
+        .ok_or("the relay offered the callee only the caller's own key (SRTP passed through, not re-keyed)")?;
+    // The callee answers with the relay's tag for the suite it picked, and a
+    // key of its own.
+    let mut b_ans = CryptoAttr::generate(relay_key_b.tag, relay_key_b.suite, &mut OsRng);
+    b_ans.session_params = relay_key_b.session_params.clone();
+    let answer = Value::dict()
+        .with("command", "answer")
+        .with("call-id", call_id)
+        .with("from-tag", format!("a{i}"))
+        .with("to-tag", format!("b{i}"))
+        .with("sdp", endpoint_sdp(2 * i as u64 + 1, ip, ports[1], &b_ans))
+        .with("ICE", "remove")
+        .with("transport-protocol", "RTP/SAVP")
+        .with("replace", vec![Value::from("origin"), Value::from("session-connection")]);
+    let to_a = reply_sdp(&ng.call(&answer)?, "answer")?;
+    let (relay_a, lines_a) = relay_side(&to_a)?;
+    let relay_key_a = lines_a
+        .into_iter()
+        .find(|c| c.tag == a_key.tag)
+        .ok_or("the answer has no crypto line with the caller's tag")?;
+    let (la, lb) = (2 * i, 2 * i + 1);
+    let send = |leg, key: &CryptoAttr, to| -> Result<(), String> {
+        tx.send(TxLeg { leg, ctx: context(key)?, to, ssrc: 0x5000_0000 + leg as u32 })
+            .map_err(|_| "sender gone".to_string())
+    };
+    send(la, &a_key, relay_a)?;
+    send(lb, &b_ans, relay_b)?;
+    // Side 0 receives from the relay's port for side 0 with the relay's key for it.
+    rx.send(RxLeg { leg: la, from_port: relay_a.port(), side: 0, ctx: context(&relay_key_a)? })
+        .map_err(|_| "receiver gone")?;
+    rx.send(RxLeg { leg: lb, from_port: relay_b.port(), side: 1, ctx: context(&relay_key_b)? })
+        .map_err(|_| "receiver gone")?;
+    Ok(relay_key_b.suite)
+}
+
+fn sender(
+    socks: Vec<UdpSocket>,
+    new_legs: Receiver<TxLeg>,
+    legs: usize,
+    period: Duration,
+    payload: usize,
+    epoch: Instant,
+    window: Arc<Window>,
+) -> Vec<u64> {
+    let mut slots: Vec<Option<(TxLeg, u16, u32)>> = (0..legs).map(|_| None).collect();
+    let mut sent_in_window = vec![0u64; legs];
+    let mut scratch = SendScratch::new();
+    let mut out: Vec<Vec<u8>> = (0..BATCH).map(|_| vec![0u8; 12 + payload + srtp::MAX_TRAILER_LEN]).collect();
+    let mut lens = [0usize; BATCH];
+    let mut dest: [(usize, SocketAddr); BATCH] = [(0, SocketAddr::from(([0, 0, 0, 0], 0))); BATCH];
+    let mut plain = vec![0u8; 12 + payload];
+    let period_ns = period.as_nanos() as u64;
+    let step = period_ns / legs as u64;
+    // Cursor of the timer wheel: leg `cur` sends at `round * period + cur * step`.
+    let (mut round, mut cur) = (0u64, 0usize);
+    while !window.stop.load(Relaxed) {
+        for l in new_legs.try_iter() {
+            let i = l.leg;
+            if i < legs {
+                slots[i] = Some((l, rand::random(), rand::random()));
+            }
+        }
+        let now = epoch.elapsed().as_nanos() as u64;
+        let mut n = 0;
+        loop {
+            let due = round * period_ns + cur as u64 * step;
+            if due > now || n == BATCH {
+                break;
+            }
+            if let Some((leg, seq, ts)) = slots[cur].as_mut() {
+                // Payload: send time (ns since the run's start), leg, filler.
+                let t = epoch.elapsed().as_nanos() as u64;
+                plain[0] = 0x80;
+                plain[1] = 0;
+                plain[2..4].copy_from_slice(&seq.to_be_bytes());
+                plain[4..8].copy_from_slice(&ts.to_be_bytes());
+                plain[8..12].copy_from_slice(&leg.ssrc.to_be_bytes());
+                plain[12..20].copy_from_slice(&t.to_be_bytes());
+                plain[20..24].copy_from_slice(&(leg.leg as u32).to_be_bytes());
+                if let Ok(len) = leg.ctx.protect_rtp(&plain, &mut out[n]) {
+                    lens[n] = len;
+                    dest[n] = (leg.leg % 2, leg.to);
+                    if t >= window.start.load(Relaxed) && window.start.load(Relaxed) > 0 && t < window.end.load(Relaxed)
+                    {
+                        sent_in_window[leg.leg] += 1;
+                    }
+                    n += 1;
+                }
+                *seq = seq.wrapping_add(1);
+                *ts = ts.wrapping_add((period_ns / 125_000) as u32);
+            }
+            cur += 1;
+            if cur == legs {
+                cur = 0;
+                round += 1;
+            }
+        }
+        // Send per socket (legs alternate sides; one sendmmsg per side).
+        for (side, sock) in socks.iter().enumerate() {
+            let mut msgs: [(&[u8], SocketAddr); BATCH] = [(&[][..], dest[0].1); BATCH];
+            let mut m = 0;
+            for k in (0..n).filter(|&k| dest[k].0 == side) {
+                msgs[m] = (&out[k][..lens[k]], dest[k].1);
+                m += 1;
+            }
+            let mut done = 0;
+            while done < m {
+                match sys::send_batch(sock.as_raw_fd(), &mut scratch, &msgs[done..m]) {
+                    Ok(k) if k > 0 => done += k,
+                    _ => break,
+                }
+            }
+        }
+        if n < BATCH {
+            let next = round * period_ns + cur as u64 * step;
+            let now = epoch.elapsed().as_nanos() as u64;
+            if next > now + 20_000 {
+                std::thread::sleep(Duration::from_nanos((next - now).min(1_000_000)));
+            }
+        }
+    }
+    sent_in_window
+}
+
+struct RxResult {
+    streams: Vec<StreamRx>,
+    delays: Delays,
+    in_window: u64,
+    auth_failures: u64,
+    unknown: u64,
+}
+
+fn receiver(
+    socks: Vec<UdpSocket>,
+    new_legs: Receiver<RxLeg>,
+    legs: usize,
+    epoch: Instant,
+    window: Arc<Window>,
+    clock_rate: u64,
+) -> RxResult {
+    let mut by_port: Vec<Vec<u32>> = vec![vec![u32::MAX; 65_536]; 2];
+    let mut ctxs: Vec<Option<Context<CpuEngine>>> = (0..legs).map(|_| None).collect();
+    let mut r = RxResult {
+        streams: vec![StreamRx::default(); legs],
+        delays: Delays::new(),
+        in_window: 0,
+        auth_failures: 0,
+        unknown: 0,
+    };
+    for s in &socks {
+        let _ = s.set_read_timeout(Some(Duration::from_millis(5)));
+    }
+    let mut scratch = RecvScratch::new();
+    let mut bufs: Vec<Vec<u8>> = (0..BATCH).map(|_| vec![0u8; 2048]).collect();
+    let mut got = [Received { len: 0, from: None, rx_ns: None, truncated: false }; BATCH];
+    let mut plain = vec![0u8; 2048];
+    let mut poll = mio::Poll::new().ok();
+    let mut events = mio::Events::with_capacity(4);
+    let mut mio_socks: Vec<mio::net::UdpSocket> = socks
+        .iter()
+        .filter_map(|s| s.try_clone().ok())
+        .map(|s| {
+            let _ = s.set_nonblocking(true);
+            mio::net::UdpSocket::from_std(s)
+        })
+        .collect();
+    if let Some(p) = poll.as_mut() {
+        for (i, s) in mio_socks.iter_mut().enumerate() {
+            let _ = p.registry().register(s, mio::Token(i), mio::Interest::READABLE);
+        }
+    }
+    while !window.stop.load(Relaxed) {
+        for l in new_legs.try_iter() {
+            if l.leg < legs && l.side < 2 {
+                by_port[l.side][l.from_port as usize] = l.leg as u32;
+                ctxs[l.leg] = Some(l.ctx);
+            }
+        }
+        if let Some(p) = poll.as_mut() {
+            let _ = p.poll(&mut events, Some(Duration::from_millis(5)));
+        }
+        for (side, s) in socks.iter().enumerate() {
+            loop {
+                let n = sys::recv_batch(s.as_raw_fd(), &mut scratch, &mut bufs, &mut got).unwrap_or(0);
+                for k in 0..n {
+                    let now = epoch.elapsed().as_nanos() as u64;
+                    let Some(from) = got[k].from else { continue };
+                    let leg = by_port[side][from.port() as usize];
+                    let Some(Some(ctx)) = ctxs.get_mut(leg as usize) else {
+                        r.unknown += 1;
+                        continue;
+                    };
+                    let Ok(len) = ctx.unprotect_rtp(&bufs[k][..got[k].len], &mut plain) else {
+                        r.auth_failures += 1;
+                        continue;
+                    };
+                    if len < 24 {
+                        continue;
+                    }
+                    let seq = u16::from_be_bytes([plain[2], plain[3]]);
+                    let ts = u32::from_be_bytes([plain[4], plain[5], plain[6], plain[7]]);
+                    let sent = u64::from_be_bytes(plain[12..20].try_into().unwrap_or([0; 8]));
+                    let st = &mut r.streams[leg as usize];
+                    let ext = extend_seq(st.highest(), seq);
+                    let arrival = now / (1_000_000_000 / clock_rate);
+                    if !st.packet(ext, ts, arrival) {
+                        continue;
+                    }
+                    let start = window.start.load(Relaxed);
+                    if start > 0 && sent >= start && sent < window.end.load(Relaxed) {
+                        r.in_window += 1;
+                        r.delays.record(now.saturating_sub(sent) / 1_000);
+                    }
+                }
+                if n < BATCH {
+                    break;
+                }
+            }
+        }
+    }
+    r
+}
