@@ -9,7 +9,7 @@ SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 need=()
 # kamailio: the SIP proxy (with its rtpengine module) of the end-to-end test.
-for pkg in libsrtp2-dev pkg-config libssl-dev build-essential python3-venv kamailio curl; do
+for pkg in libsrtp2-dev pkg-config libssl-dev build-essential python3-venv kamailio curl fonts-dejavu-core; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

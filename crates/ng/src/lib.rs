@@ -19,7 +19,9 @@
 //! `trust_address` = `Trust Address`), as rtpengine accepts those spellings.
 //! Crypto suite names are case-insensitive. Keys are processed in sorted
 //! order, so the result never depends on the order they were sent in; two
-//! spellings of one key in one request are an error. A list-valued key also
+//! spellings of one key in one request are accepted when their values agree
+//! (Kamailio 5.6 sends `delete delay` = 0 and `delete-delay` = "0"), an error
+//! (`duplicate key`) otherwise. A list-valued key also
 //! takes a string of comma-separated items (as rtpengine does); integer keys
 //! take an integer or a decimal string.
 //!

@@ -1,7 +1,7 @@
 //! NG datagrams, typed requests and replies. See the crate documentation for
 //! the key and flag policy.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::net::IpAddr;
 use std::str::FromStr;
 
@@ -496,6 +496,12 @@ impl Request {
     }
 }
 
+/// Whether two values of one key say the same (an integer and its decimal
+/// string agree).
+fn agree(a: &Value, b: &Value) -> bool {
+    a == b || matches!((a.as_int(), b.as_int()), (Some(x), Some(y)) if x == y)
+}
+
 /// Splits a datagram into (cookie, body).
 pub fn split(datagram: &[u8]) -> Result<(&[u8], &[u8]), NgError> {
     if datagram.len() > MAX_DATAGRAM {
@@ -570,14 +576,23 @@ pub fn parse_request(body: &[u8]) -> Result<Request, NgError> {
     let mut sorted: Vec<(&[u8], &Value)> = entries.iter().map(|(k, v)| (k.as_slice(), v)).collect();
     sorted.sort_by(|a, b| a.0.cmp(b.0));
 
-    let mut seen = HashSet::new();
+    // Two spellings of one key (Kamailio 5.6 sends both `delete delay` = 0
+    // and `delete-delay` = "0") are accepted when they agree; the first in
+    // sorted order is used.
+    let mut seen: HashMap<String, &Value> = HashMap::new();
+    let mut skip: HashSet<&[u8]> = HashSet::new();
     let mut command = None;
     for (k, v) in &sorted {
         let Ok(name) = std::str::from_utf8(k) else { continue };
         let norm = normalize(name);
-        if !seen.insert(norm.clone()) {
-            return Err(NgError::DuplicateKey(clip(name)));
+        if let Some(first) = seen.get(&norm) {
+            if !agree(first, v) {
+                return Err(NgError::DuplicateKey(clip(name)));
+            }
+            skip.insert(k);
+            continue;
         }
+        seen.insert(norm.clone(), v);
         if norm == "command" {
             let s = v.as_str().ok_or_else(|| wrong(name, "a string"))?;
             command = Some(s.parse::<Command>()?);
@@ -586,7 +601,7 @@ pub fn parse_request(body: &[u8]) -> Result<Request, NgError> {
     let command = command.ok_or(NgError::MissingKey("command"))?;
 
     let mut req = Request::new(command, Value::Dict(Vec::new()));
-    for (k, v) in &sorted {
+    for (k, v) in sorted.iter().filter(|(k, _)| !skip.contains(k)) {
         match std::str::from_utf8(k) {
             Ok(name) => apply_key(&mut req, name, v, false)?,
             Err(_) => req.warn(format!("unknown key '{}' ignored", clip(&String::from_utf8_lossy(k)))),

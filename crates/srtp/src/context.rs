@@ -779,8 +779,16 @@ impl<E: Engine> Context<E> {
 
     fn prepare_rtcp_protect(&mut self, pkt: &[u8]) -> Result<Prepared, Error> {
         let hdr = RtcpHeader::parse_fixed(pkt)?;
+        // The sender picks SRTCP indices, so the stream exists from the first
+        // packet, and an index is taken here, at prepare: two packets of one
+        // batch must never get the same one (keystream reuse). An index whose
+        // packet later fails is skipped, which SRTCP allows.
+        if !self.tx.contains_key(&hdr.ssrc) && self.tx.len() >= self.max_streams {
+            return Err(Error::TooManyStreams(self.max_streams));
+        }
+        let window = self.window;
+        let next = self.tx.get_or_insert(hdr.ssrc, || Stream::new(false, window)).rtcp_next;
         let slot = self.tx.slot_of(hdr.ssrc);
-        let next = slot.map_or(0, |i| self.tx.at(i).rtcp_next);
         if next > MAX_SRTCP_INDEX {
             return Err(Error::KeyExpired);
         }
@@ -793,6 +801,9 @@ impl<E: Engine> Context<E> {
         let tag_len = self.suite.srtcp_tag_len();
         let aead = self.suite.is_aead();
         let word = next | if e { 0x8000_0000 } else { 0 };
+        if let Some(st) = self.tx.at_mut(slot, hdr.ssrc) {
+            st.rtcp_next = next + 1;
+        }
         Ok(Prepared {
             slot,
             kind: Kind::Rtcp,

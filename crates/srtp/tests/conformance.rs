@@ -379,6 +379,24 @@ fn batch<E: Engine + Clone>(engine: &E) {
     };
     assert!(rx.commit(&p1, o[0], &b1).is_ok());
     assert_eq!(rx.commit(&p2, o[1], &b2), Err(Error::Replayed));
+    // RTCP of one SSRC protected in one batch: each packet gets its own SRTCP
+    // index (a shared one would reuse keystream), and all of them unprotect.
+    let sr = rtcp_sr(77, 5);
+    let mut bufs = vec![vec![0u8; 400]; 3];
+    let preps: Vec<_> = bufs.iter_mut().map(|b| tx.prepare(Kind::Rtcp, Op::Protect, &sr, b).unwrap()).collect();
+    let indices: Vec<u64> = preps.iter().map(|p| p.index()).collect();
+    assert_eq!(indices, vec![0, 1, 2]);
+    let outcomes: Vec<Outcome> = {
+        let mut jobs: Vec<_> = bufs.iter_mut().zip(&preps).map(|(b, p)| tx.job(p, b).unwrap()).collect();
+        engine.transform(&mut jobs);
+        jobs.iter().map(|j| j.outcome).collect()
+    };
+    for ((b, p), o) in bufs.iter().zip(&preps).zip(outcomes) {
+        let n = tx.commit(p, o, b).unwrap();
+        let mut back = vec![0u8; 400];
+        let m = rx.unprotect_rtcp(&b[..n], &mut back).unwrap();
+        assert_eq!(&back[..m], &sr[..]);
+    }
 }
 
 /// Jobs with offsets outside their buffer fail cleanly.

@@ -34,7 +34,7 @@ enum Command {
     /// Run the media relay, controlled by the rtpengine NG protocol.
     Serve(Box<serve::config::ServeArgs>),
     /// Set up SRTP calls through a relay and measure the delay of every packet.
-    Loadgen(Box<loadgen::LoadgenArgs>),
+    Loadgen(Box<loadgen::LoadgenCli>),
 }
 
 fn main() -> ExitCode {
@@ -45,7 +45,7 @@ fn main() -> ExitCode {
         Command::Sample(args) => sample::run(args),
         Command::Bench(args) => bench::run(args),
         Command::Serve(args) => serve::run(*args),
-        Command::Loadgen(args) => loadgen::run(*args),
+        Command::Loadgen(args) => loadgen::main(*args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -11,6 +11,8 @@
 //! system calls then serve many calls at once.
 
 pub mod account;
+pub mod plot;
+pub mod sweep;
 
 use crate::relay::sys::{self, Received, RecvScratch, SendScratch, BATCH};
 use account::{extend_seq, Delays, StreamRx};
@@ -26,6 +28,30 @@ use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+/// `srtpgate loadgen [OPTIONS]` runs one load; `srtpgate loadgen sweep` a series.
+#[derive(Args, Debug)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct LoadgenCli {
+    #[command(subcommand)]
+    cmd: Option<LoadgenCmd>,
+    #[command(flatten)]
+    args: LoadgenArgs,
+}
+
+#[derive(clap::Subcommand, Debug)]
+enum LoadgenCmd {
+    /// Run the load at a series of call counts for one or more relays; JSON and figures.
+    Sweep(sweep::SweepArgs),
+}
+
+/// Runs `srtpgate loadgen`.
+pub fn main(cli: LoadgenCli) -> Result<(), String> {
+    match cli.cmd {
+        Some(LoadgenCmd::Sweep(a)) => sweep::run(a),
+        None => run(cli.args),
+    }
+}
 
 /// Options of `srtpgate loadgen`.
 #[derive(Args, Debug, Clone)]
@@ -63,6 +89,49 @@ pub struct LoadgenArgs {
     /// Print nothing but the result.
     #[arg(long)]
     pub quiet: bool,
+    /// Seconds each call lasts before it is torn down and replaced by a new
+    /// one (call churn; 0 = calls last the whole test).
+    #[arg(long, default_value_t = 0.0)]
+    pub call_duration: f64,
+    /// Busy-hour call attempts: sets the call duration to calls × 3600 / BHCA.
+    #[arg(long)]
+    pub bhca: Option<f64>,
+    /// Subscribers the calls are drawn from (at least 2 × calls; names only).
+    #[arg(long)]
+    pub subscribers: Option<usize>,
+    /// Seconds over which the calls are first set up (instead of --setup-rate).
+    #[arg(long)]
+    pub ramp: Option<f64>,
+    /// Show a progress line (calls, packets/s, loss, current p99) on stderr.
+    #[arg(long)]
+    pub progress: bool,
+}
+
+/// Call setups so far.
+#[derive(Default)]
+struct Tally {
+    serial: u64,
+    setups: u64,
+    setup_errors: u64,
+    callee_suites: Vec<Suite>,
+    first_error: Option<String>,
+}
+
+/// Live counters for the progress line.
+#[derive(Default)]
+struct Live {
+    sent: AtomicU64,
+    received: AtomicU64,
+    /// p99 of the last half second, µs.
+    recent_p99_us: AtomicU64,
+}
+
+/// The sender's inputs.
+enum TxMsg {
+    /// A leg starts sending.
+    Add(Box<TxLeg>),
+    /// A leg stops (its call ends).
+    Remove(usize),
 }
 
 /// Runs the load and prints (and optionally writes) the result.
@@ -190,12 +259,27 @@ struct Window {
     stop: AtomicBool,
 }
 
-fn run_load(args: &LoadgenArgs) -> Result<serde_json::Value, String> {
+/// Runs one load and returns its result as JSON (see docs/OPERATIONS.md).
+pub fn run_load(args: &LoadgenArgs) -> Result<serde_json::Value, String> {
     let suite: Suite = args.suite.parse().map_err(|e: srtp::Error| e.to_string())?;
     if args.calls == 0 || args.ptime == 0 || args.payload < 16 || args.payload > 1400 {
         return Err("loadgen: calls ≥ 1, ptime ≥ 1 ms, payload 16..=1400 bytes".into());
     }
     let legs = 2 * args.calls;
+    let subscribers = args.subscribers.unwrap_or(2 * args.calls);
+    if subscribers < 2 * args.calls {
+        return Err(format!("loadgen: {subscribers} subscribers cannot hold {} concurrent calls", args.calls));
+    }
+    let call_secs = match args.bhca {
+        Some(b) if b > 0.0 => args.calls as f64 * 3600.0 / b,
+        Some(_) => return Err("loadgen: --bhca must be positive".into()),
+        None => args.call_duration.max(0.0),
+    };
+    let setup_rate = match args.ramp {
+        Some(r) if r > 0.0 => args.calls as f64 / r,
+        _ => args.setup_rate.max(1.0),
+    };
+    let live = Arc::new(Live::default());
     let socks: Vec<UdpSocket> = (0..2)
         .map(|_| {
             let s = UdpSocket::bind(SocketAddr::new(args.local, 0)).map_err(|e| format!("endpoint socket: {e}"))?;
@@ -207,7 +291,7 @@ fn run_load(args: &LoadgenArgs) -> Result<serde_json::Value, String> {
     let epoch = Instant::now();
     let window =
         Arc::new(Window { start: AtomicU64::new(0), end: AtomicU64::new(u64::MAX), stop: AtomicBool::new(false) });
-    let (tx_legs, tx_rx) = unbounded::<TxLeg>();
+    let (tx_legs, tx_rx) = unbounded::<TxMsg>();
     let (rx_legs, rx_rx) = unbounded::<RxLeg>();
     let send_socks: Vec<UdpSocket> =
         socks.iter().map(|s| s.try_clone()).collect::<Result<_, _>>().map_err(|e| e.to_string())?;
@@ -215,45 +299,75 @@ fn run_load(args: &LoadgenArgs) -> Result<serde_json::Value, String> {
     let w2 = window.clone();
     let sender = std::thread::Builder::new()
         .name("lg-send".into())
-        .spawn(move || sender(send_socks, tx_rx, legs, period, payload, epoch, w2))
+        .spawn({
+            let live = live.clone();
+            move || sender(send_socks, tx_rx, legs, period, payload, epoch, w2, live)
+        })
         .map_err(|e| e.to_string())?;
     let w3 = window.clone();
     let clock_rate = 8000u64;
     let receiver = std::thread::Builder::new()
         .name("lg-recv".into())
-        .spawn(move || receiver(socks, rx_rx, legs, epoch, w3, clock_rate))
+        .spawn({
+            let live = live.clone();
+            move || receiver(socks, rx_rx, legs, epoch, w3, clock_rate, live)
+        })
         .map_err(|e| e.to_string())?;
 
     // Ramp up.
     let mut ng = NgClient::new(args.ng)?;
     let run_id = sys::now_ns() % 1_000_000_007;
     let setup_start = Instant::now();
-    let mut ids = Vec::with_capacity(args.calls);
-    let mut setup_errors = 0u64;
-    let mut callee_suites: Vec<Suite> = Vec::new();
-    let mut first_error = None;
-    for i in 0..args.calls {
-        let due = setup_start + Duration::from_secs_f64(i as f64 / args.setup_rate.max(1.0));
+    let mut slots: Vec<Option<(String, Instant)>> = (0..args.calls).map(|_| None).collect();
+    let mut t = Tally::default();
+    let progress = (args.progress && !args.quiet).then(|| {
+        let pb = indicatif::ProgressBar::new_spinner();
+        pb.enable_steady_tick(Duration::from_millis(200));
+        pb
+    });
+    let new_call = |t: &mut Tally, ng: &mut NgClient, i: usize, now: Instant, first_round: bool| {
+        t.serial += 1;
+        let call_id = format!("lg-{run_id}-{}", t.serial);
+        // Caller and callee: two distinct subscribers of the pool.
+        let sub = (t.serial as usize * 2) % subscribers;
+        match setup_call(ng, &call_id, i, sub, args.local, &ports, suite, &tx_legs, &rx_legs) {
+            Ok(callee_suite) => {
+                t.setups += 1;
+                if !t.callee_suites.contains(&callee_suite) {
+                    t.callee_suites.push(callee_suite);
+                }
+                // With churn, the first calls end at spread-out times so
+                // that call attempts arrive evenly afterwards.
+                let secs = if call_secs <= 0.0 {
+                    f64::INFINITY
+                } else if first_round {
+                    call_secs * (i as f64 + 1.0) / args.calls as f64
+                } else {
+                    call_secs
+                };
+                Some((call_id, now + Duration::from_secs_f64(secs.min(1e9))))
+            }
+            Err(e) => {
+                t.setup_errors += 1;
+                t.first_error.get_or_insert(e);
+                None
+            }
+        }
+    };
+    for (i, slot) in slots.iter_mut().enumerate() {
+        let due = setup_start + Duration::from_secs_f64(i as f64 / setup_rate);
         if let Some(d) = due.checked_duration_since(Instant::now()) {
             std::thread::sleep(d);
         }
-        let call_id = format!("lg-{run_id}-{i}");
-        match setup_call(&mut ng, &call_id, i, args.local, &ports, suite, &tx_legs, &rx_legs) {
-            Ok(callee_suite) => {
-                ids.push(call_id);
-                if !callee_suites.contains(&callee_suite) {
-                    callee_suites.push(callee_suite);
-                }
-            }
-            Err(e) => {
-                setup_errors += 1;
-                first_error.get_or_insert(e);
-            }
+        *slot = new_call(&mut t, &mut ng, i, Instant::now(), true);
+        if let Some(pb) = &progress {
+            pb.set_message(format!("setting up calls: {}/{}", i + 1, args.calls));
         }
     }
-    if ids.is_empty() {
+    let up = slots.iter().flatten().count();
+    if up == 0 {
         window.stop.store(true, Relaxed);
-        return Err(format!("no call could be set up: {}", first_error.unwrap_or_default()));
+        return Err(format!("no call could be set up: {}", t.first_error.unwrap_or_default()));
     }
     let setup_s = setup_start.elapsed().as_secs_f64();
     // Let every call's first packets through, then measure.
@@ -262,42 +376,97 @@ fn run_load(args: &LoadgenArgs) -> Result<serde_json::Value, String> {
     window.start.store(start, Relaxed);
     let relay_before = ng.call(&Value::dict().with("command", "statistics")).ok();
     let cpu_before = process_cpu(args.ng);
-    std::thread::sleep(Duration::from_secs_f64(args.duration));
+    let (setups_before, measure_start) = (t.setups, Instant::now());
+    let measure_end = measure_start + Duration::from_secs_f64(args.duration);
+    let mut ending: Vec<(usize, Instant)> = Vec::new();
+    let mut deletes = 0u64;
+    let mut delete_errors = 0u64;
+    let mut next_progress = Instant::now();
+    while Instant::now() < measure_end {
+        let now = Instant::now();
+        // Calls whose time is up stop sending, and are deleted and replaced
+        // a little later (packets in flight still count).
+        for (i, slot) in slots.iter_mut().enumerate() {
+            if slot.as_ref().is_some_and(|(_, end)| *end <= now) && !ending.iter().any(|(j, _)| *j == i) {
+                let _ = tx_legs.send(TxMsg::Remove(2 * i));
+                let _ = tx_legs.send(TxMsg::Remove(2 * i + 1));
+                ending.push((i, now + Duration::from_millis(100)));
+            }
+        }
+        let due: Vec<usize> = ending.iter().filter(|(_, t)| *t <= now).map(|(i, _)| *i).collect();
+        ending.retain(|(_, t)| *t > now);
+        for i in due {
+            if let Some((id, _)) = slots[i].take() {
+                deletes += 1;
+                if !delete(&mut ng, &id) {
+                    delete_errors += 1;
+                }
+            }
+            slots[i] = new_call(&mut t, &mut ng, i, Instant::now(), false);
+        }
+        if now >= next_progress {
+            next_progress = now + Duration::from_millis(500);
+            if let Some(pb) = &progress {
+                let secs = measure_start.elapsed().as_secs_f64().max(1e-3);
+                let (sent, recv) = (live.sent.load(Relaxed), live.received.load(Relaxed));
+                pb.set_message(format!(
+                    "calls {} | {:.0} packets/s | received {:.3} % | p99 {} µs | {:.0}/{:.0} s",
+                    slots.iter().flatten().count(),
+                    sent as f64 / secs,
+                    if sent > 0 { 100.0 * recv as f64 / sent as f64 } else { 100.0 },
+                    live.recent_p99_us.load(Relaxed),
+                    secs,
+                    args.duration
+                ));
+            }
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
     let end = epoch.elapsed().as_nanos() as u64;
     window.end.store(end, Relaxed);
     let cpu_after = process_cpu(args.ng);
     let relay_after = ng.call(&Value::dict().with("command", "statistics")).ok();
+    let attempts_in_window = t.setups - setups_before;
     std::thread::sleep(Duration::from_secs_f64(args.drain));
     window.stop.store(true, Relaxed);
+    if let Some(pb) = progress {
+        pb.finish_and_clear();
+    }
     let sent = sender.join().map_err(|_| "sender thread panicked")?;
     let rx = receiver.join().map_err(|_| "receiver thread panicked")?;
     // Tear down.
-    let mut delete_errors = 0;
-    for id in &ids {
-        let r = ng.call(&Value::dict().with("command", "delete").with("call-id", id.as_str()));
-        if r.ok().and_then(|v| v.get("result").and_then(Value::as_str).map(|s| s == "ok")) != Some(true) {
+    for (id, _) in slots.iter().flatten() {
+        deletes += 1;
+        if !delete(&mut ng, id) {
             delete_errors += 1;
         }
     }
+    let calls_up = up;
     let sent_total: u64 = sent.iter().sum();
-    let received: u64 = rx.streams.iter().map(|s| s.received).sum();
+    let all: Vec<&StreamRx> = rx.streams.iter().chain(rx.finished.iter()).collect();
+    let received: u64 = all.iter().map(|s| s.received).sum();
     let lost = sent_total.saturating_sub(rx.in_window);
     let loss = if sent_total > 0 { lost as f64 / sent_total as f64 } else { 0.0 };
     let q = |x| rx.delays.quantile_us(x);
-    let jitter: Vec<u64> = rx.streams.iter().map(|s| s.jitter()).collect();
+    let jitter: Vec<u64> = all.iter().filter(|s| s.received > 1).map(|s| s.jitter()).collect();
     let secs = (end - start) as f64 / 1e9;
     let relay_cpu = match (cpu_before, cpu_after) {
         (Some((b, _)), Some((a, _))) => Some((a - b) / secs),
         _ => None,
     };
     let result = serde_json::json!({
-        "calls": ids.len(),
-        "setup_errors": setup_errors,
-        "first_setup_error": first_error,
+        "calls": calls_up,
+        "subscribers": subscribers,
+        "call_seconds": if call_secs > 0.0 { Some(call_secs) } else { None },
+        "call_attempts": t.setups + t.setup_errors,
+        "call_attempts_per_hour_measured": attempts_in_window as f64 * 3600.0 / ((end - start) as f64 / 1e9),
+        "deletes": deletes,
+        "setup_errors": t.setup_errors,
+        "first_setup_error": t.first_error,
         "delete_errors": delete_errors,
         "setup_seconds": setup_s,
         "suite": suite.name(),
-        "callee_suites": callee_suites.iter().map(|s| s.name()).collect::<Vec<_>>(),
+        "callee_suites": t.callee_suites.iter().map(|s| s.name()).collect::<Vec<_>>(),
         "ptime_ms": args.ptime,
         "payload_bytes": args.payload,
         "measured_seconds": secs,
@@ -307,14 +476,14 @@ fn run_load(args: &LoadgenArgs) -> Result<serde_json::Value, String> {
         "packets_per_second": sent_total as f64 / secs,
         "lost": lost,
         "loss_ratio": loss,
-        "duplicates": rx.streams.iter().map(|s| s.duplicates).sum::<u64>(),
-        "reordered": rx.streams.iter().map(|s| s.reordered).sum::<u64>(),
+        "duplicates": all.iter().map(|s| s.duplicates).sum::<u64>(),
+        "reordered": all.iter().map(|s| s.reordered).sum::<u64>(),
         "auth_failures": rx.auth_failures,
         "unknown_source": rx.unknown,
         "jitter_max_rtp_units": jitter.iter().max().copied().unwrap_or(0),
         "jitter_mean_rtp_units": if jitter.is_empty() { 0.0 } else { jitter.iter().sum::<u64>() as f64 / jitter.len() as f64 },
         "delay_us": {
-            "p50": q(0.5), "p90": q(0.9), "p99": q(0.99), "p999": q(0.999),
+            "p1": q(0.01), "p50": q(0.5), "p90": q(0.9), "p99": q(0.99), "p999": q(0.999),
             "max": rx.delays.max_us(), "mean": rx.delays.mean_us(), "count": rx.delays.count(),
             "histogram_10us": rx.delays.histogram(10, 20_000),
         },
@@ -325,7 +494,7 @@ fn run_load(args: &LoadgenArgs) -> Result<serde_json::Value, String> {
     if !args.quiet {
         eprintln!(
             "loadgen: {} calls, {:.0} packets/s, loss {:.4} %, delay p50 {:?} µs p99 {:?} µs max {} µs{}",
-            ids.len(),
+            calls_up,
             sent_total as f64 / secs,
             loss * 100.0,
             q(0.5),
@@ -434,17 +603,18 @@ fn setup_call(
     ng: &mut NgClient,
     call_id: &str,
     i: usize,
+    sub: usize,
     ip: IpAddr,
     ports: &[u16],
     suite: Suite,
-    tx: &Sender<TxLeg>,
+    tx: &Sender<TxMsg>,
     rx: &Sender<RxLeg>,
 ) -> Result<Suite, String> {
     let a_key = CryptoAttr::generate(1, suite, &mut OsRng);
     let offer = Value::dict()
         .with("command", "offer")
         .with("call-id", call_id)
-        .with("from-tag", format!("a{i}"))
+        .with("from-tag", format!("sub{sub}-{call_id}"))
         .with("sdp", endpoint_sdp(2 * i as u64, ip, ports[0], &a_key))
         .with("ICE", "remove")
         .with("transport-protocol", "RTP/SAVP")
@@ -460,8 +630,8 @@ fn setup_call(
     let answer = Value::dict()
         .with("command", "answer")
         .with("call-id", call_id)
-        .with("from-tag", format!("a{i}"))
-        .with("to-tag", format!("b{i}"))
+        .with("from-tag", format!("sub{sub}-{call_id}"))
+        .with("to-tag", format!("sub{}-{call_id}", sub + 1))
         .with("sdp", endpoint_sdp(2 * i as u64 + 1, ip, ports[1], &b_ans))
         .with("ICE", "remove")
         .with("transport-protocol", "RTP/SAVP")
@@ -474,27 +644,37 @@ fn setup_call(
         .ok_or("the answer has no crypto line with the caller's tag")?;
     let (la, lb) = (2 * i, 2 * i + 1);
     let send = |leg, key: &CryptoAttr, to| -> Result<(), String> {
-        tx.send(TxLeg { leg, ctx: context(key)?, to, ssrc: 0x5000_0000 + leg as u32 })
+        let ssrc = rand::random::<u32>() | 1;
+        tx.send(TxMsg::Add(Box::new(TxLeg { leg, ctx: context(key)?, to, ssrc })))
             .map_err(|_| "sender gone".to_string())
     };
-    send(la, &a_key, relay_a)?;
-    send(lb, &b_ans, relay_b)?;
-    // Side 0 receives from the relay's port for side 0 with the relay's key for it.
+    // The receiver first (side 0 receives from the relay's port for side 0
+    // with the relay's key for it), so no packet arrives before its leg.
     rx.send(RxLeg { leg: la, from_port: relay_a.port(), side: 0, ctx: context(&relay_key_a)? })
         .map_err(|_| "receiver gone")?;
     rx.send(RxLeg { leg: lb, from_port: relay_b.port(), side: 1, ctx: context(&relay_key_b)? })
         .map_err(|_| "receiver gone")?;
+    send(la, &a_key, relay_a)?;
+    send(lb, &b_ans, relay_b)?;
     Ok(relay_key_b.suite)
 }
 
+/// Deletes a call; true when the relay said ok.
+fn delete(ng: &mut NgClient, id: &str) -> bool {
+    let r = ng.call(&Value::dict().with("command", "delete").with("call-id", id));
+    r.ok().and_then(|v| v.get("result").and_then(Value::as_str).map(|s| s == "ok")) == Some(true)
+}
+
+#[allow(clippy::too_many_arguments)]
 fn sender(
     socks: Vec<UdpSocket>,
-    new_legs: Receiver<TxLeg>,
+    new_legs: Receiver<TxMsg>,
     legs: usize,
     period: Duration,
     payload: usize,
     epoch: Instant,
     window: Arc<Window>,
+    live: Arc<Live>,
 ) -> Vec<u64> {
     let mut slots: Vec<Option<(TxLeg, u16, u32)>> = (0..legs).map(|_| None).collect();
     let mut sent_in_window = vec![0u64; legs];
@@ -508,10 +688,14 @@ fn sender(
     // Cursor of the timer wheel: leg `cur` sends at `round * period + cur * step`.
     let (mut round, mut cur) = (0u64, 0usize);
     while !window.stop.load(Relaxed) {
-        for l in new_legs.try_iter() {
-            let i = l.leg;
-            if i < legs {
-                slots[i] = Some((l, rand::random(), rand::random()));
+        for m in new_legs.try_iter() {
+            match m {
+                TxMsg::Add(l) if l.leg < legs => {
+                    let i = l.leg;
+                    slots[i] = Some((*l, rand::random(), rand::random()));
+                }
+                TxMsg::Remove(i) if i < legs => slots[i] = None,
+                _ => {}
             }
         }
         let now = epoch.elapsed().as_nanos() as u64;
@@ -534,6 +718,7 @@ fn sender(
                 if let Ok(len) = leg.ctx.protect_rtp(&plain, &mut out[n]) {
                     lens[n] = len;
                     dest[n] = (leg.leg % 2, leg.to);
+                    live.sent.fetch_add(1, Relaxed);
                     if t >= window.start.load(Relaxed) && window.start.load(Relaxed) > 0 && t < window.end.load(Relaxed)
                     {
                         sent_in_window[leg.leg] += 1;
@@ -578,12 +763,35 @@ fn sender(
 
 struct RxResult {
     streams: Vec<StreamRx>,
+    /// Streams of calls that ended (churn).
+    finished: Vec<StreamRx>,
     delays: Delays,
     in_window: u64,
     auth_failures: u64,
     unknown: u64,
 }
 
+/// Takes the legs of newly set up calls.
+fn add_legs(
+    new_legs: &Receiver<RxLeg>,
+    by_port: &mut [Vec<u32>],
+    ctxs: &mut [Option<Context<CpuEngine>>],
+    r: &mut RxResult,
+) {
+    for l in new_legs.try_iter() {
+        if l.leg < ctxs.len() && l.side < 2 {
+            by_port[l.side][l.from_port as usize] = l.leg as u32;
+            ctxs[l.leg] = Some(l.ctx);
+            // A new call in this slot: keep the old stream's counts.
+            let old = std::mem::take(&mut r.streams[l.leg]);
+            if old.received + old.duplicates > 0 {
+                r.finished.push(old);
+            }
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
 fn receiver(
     socks: Vec<UdpSocket>,
     new_legs: Receiver<RxLeg>,
@@ -591,11 +799,16 @@ fn receiver(
     epoch: Instant,
     window: Arc<Window>,
     clock_rate: u64,
+    live: Arc<Live>,
 ) -> RxResult {
+    // The last half second's delays, 10 µs buckets up to 100 ms (for the progress line).
+    let mut recent = vec![0u32; 10_001];
+    let mut recent_at = Instant::now();
     let mut by_port: Vec<Vec<u32>> = vec![vec![u32::MAX; 65_536]; 2];
     let mut ctxs: Vec<Option<Context<CpuEngine>>> = (0..legs).map(|_| None).collect();
     let mut r = RxResult {
         streams: vec![StreamRx::default(); legs],
+        finished: Vec::new(),
         delays: Delays::new(),
         in_window: 0,
         auth_failures: 0,
@@ -624,11 +837,20 @@ fn receiver(
         }
     }
     while !window.stop.load(Relaxed) {
-        for l in new_legs.try_iter() {
-            if l.leg < legs && l.side < 2 {
-                by_port[l.side][l.from_port as usize] = l.leg as u32;
-                ctxs[l.leg] = Some(l.ctx);
+        add_legs(&new_legs, &mut by_port, &mut ctxs, &mut r);
+        if recent_at.elapsed() >= Duration::from_millis(500) {
+            recent_at = Instant::now();
+            let n: u64 = recent.iter().map(|&c| c as u64).sum();
+            if n > 0 {
+                let rank = n - n / 100;
+                let mut seen = 0u64;
+                let p99 = recent.iter().position(|&c| {
+                    seen += c as u64;
+                    seen >= rank
+                });
+                live.recent_p99_us.store(p99.map_or(100_000, |b| b as u64 * 10), Relaxed);
             }
+            recent.iter_mut().for_each(|c| *c = 0);
         }
         if let Some(p) = poll.as_mut() {
             let _ = p.poll(&mut events, Some(Duration::from_millis(5)));
@@ -639,7 +861,12 @@ fn receiver(
                 for k in 0..n {
                     let now = epoch.elapsed().as_nanos() as u64;
                     let Some(from) = got[k].from else { continue };
-                    let leg = by_port[side][from.port() as usize];
+                    let mut leg = by_port[side][from.port() as usize];
+                    if leg == u32::MAX {
+                        // A call set up a moment ago: its leg may still be in the channel.
+                        add_legs(&new_legs, &mut by_port, &mut ctxs, &mut r);
+                        leg = by_port[side][from.port() as usize];
+                    }
                     let Some(Some(ctx)) = ctxs.get_mut(leg as usize) else {
                         r.unknown += 1;
                         continue;
@@ -659,6 +886,11 @@ fn receiver(
                     let arrival = now / (1_000_000_000 / clock_rate);
                     if !st.packet(ext, ts, arrival) {
                         continue;
+                    }
+                    live.received.fetch_add(1, Relaxed);
+                    let us = now.saturating_sub(sent) / 1_000;
+                    if let Some(c) = recent.get_mut((us / 10) as usize) {
+                        *c += 1;
                     }
                     let start = window.start.load(Relaxed);
                     if start > 0 && sent >= start && sent < window.end.load(Relaxed) {

@@ -231,7 +231,8 @@ where
                 ready.drain(..i);
                 self.process();
             }
-            self.stats.pool_free.store(self.pool.free() as u64, Relaxed);
+            // Buffers set aside for the next receive are free too.
+            self.stats.pool_free.store((self.pool.free() + self.rx_bufs.len()) as u64, Relaxed);
         }
     }
 
@@ -604,6 +605,7 @@ where
                 if k < sent {
                     let delay = now.saturating_sub(p.rx_ns);
                     s.sides[1 - p.side as usize].stats.sent(p.len);
+                    self.stats.total.sent(p.len);
                     s.sides[p.side as usize].stats.delay(delay);
                     self.stats.delay(delay);
                 }

@@ -90,8 +90,6 @@ pub struct Totals {
     pub calls_timed_out: u64,
     /// Calls ended by the final timeout.
     pub calls_final_timeout: u64,
-    /// Media counters of calls that have ended.
-    pub ended: LegSnapshot,
 }
 
 /// The call table and everything offer/answer need.
@@ -211,9 +209,6 @@ where
         let from_tag = req.from_tag.clone().ok_or("missing key 'from-tag'")?;
         let text = req.sdp.as_deref().ok_or("missing key 'sdp'")?;
         let mut sdp = Sdp::parse(text).map_err(|e| format!("bad SDP: {e}"))?;
-        if matches!(req.ice, Some(Ice::Force | Ice::ForceRelay)) {
-            return Err("ICE=force is not supported: srtpgate does not run ICE (use ICE=remove)".into());
-        }
         if !self.calls.contains_key(&call_id) {
             if self.calls.len() >= self.cfg.max_sessions {
                 return Err(format!("session limit reached ({} calls)", self.cfg.max_sessions));
@@ -629,7 +624,6 @@ where
         for s in call.streams.iter().flatten() {
             for d in &s.sides {
                 self.ports.release(d.port);
-                self.totals.ended.add(&d.stats.snapshot());
             }
         }
     }
@@ -720,15 +714,7 @@ where
 
     /// The `statistics` reply, in rtpengine's shape where it has one.
     fn statistics(&self) -> Value {
-        let (mut media, mut ended) = (LegSnapshot::default(), self.totals.ended);
-        for c in self.calls.values() {
-            for s in c.streams.iter().flatten() {
-                for d in &s.sides {
-                    media.add(&d.stats.snapshot());
-                }
-            }
-        }
-        ended.add(&media);
+        let ended = self.media_totals();
         let managed = self.totals.calls_created;
         let stats: Vec<_> = self.workers.iter().map(|w| w.stats.clone()).collect();
         let h = crate::relay::stats::Histogram::of(&stats);
@@ -820,15 +806,13 @@ where
         }
     }
 
-    /// Media counters of live calls plus ended ones.
+    /// Media counters of every call, live or ended: the workers' totals
+    /// (each worker counts every packet it handled, whatever became of the
+    /// call since).
     pub fn media_totals(&self) -> LegSnapshot {
-        let mut t = self.totals.ended;
-        for c in self.calls.values() {
-            for s in c.streams.iter().flatten() {
-                for d in &s.sides {
-                    t.add(&d.stats.snapshot());
-                }
-            }
+        let mut t = LegSnapshot::default();
+        for w in &self.workers {
+            t.add(&w.stats.total.snapshot());
         }
         t
     }
@@ -873,6 +857,9 @@ fn inert_options(req: &Request) -> Vec<String> {
         named.iter().filter(|(on, _)| *on).map(|(_, n)| format!("flag '{n}' has no effect in srtpgate")).collect();
     if !req.codec.strip.is_empty() || !req.codec.offer.is_empty() || !req.codec.except.is_empty() {
         w.push("codec strip/offer/except have no effect in srtpgate (the SDP's codecs pass unchanged)".into());
+    }
+    if matches!(req.ice, Some(Ice::Force | Ice::ForceRelay | Ice::Optional)) {
+        w.push("ICE treated as remove: srtpgate does not run ICE (candidates are removed)".into());
     }
     if req.media_address.is_some() {
         w.push("key 'media-address' has no effect in srtpgate".into());

@@ -1,0 +1,448 @@
+//! `srtpgate loadgen sweep`: the same load at a series of concurrent-call
+//! counts, for one or more relay configurations (srtpgate with an engine and
+//! a worker count, rtpengine, or a relay already running), each started and
+//! stopped here; JSON results and the figures.
+
+use super::plot::{self, Point, Series};
+use super::{run_load, LoadgenArgs, NgClient};
+use clap::Args;
+use srtpgate_ng::Value;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Options of `srtpgate loadgen sweep`.
+#[derive(Args, Debug, Clone)]
+pub struct SweepArgs {
+    /// Concurrent-call counts: values and ranges FROM:TO:STEP, comma-separated.
+    #[arg(long, default_value = "50:150:10,500,1000,2000,5000,10000")]
+    pub counts: String,
+    /// Relay configurations, comma-separated: `srtpgate:ENGINE:WORKERS`
+    /// (ENGINE cpu, gpu or auto), `rtpengine:THREADS`, or `ng:ADDR:PORT` for
+    /// a relay that is already running.
+    #[arg(long, default_value = "srtpgate:cpu:1")]
+    pub configs: String,
+    /// Seconds of measurement per count.
+    #[arg(long, default_value_t = 10.0)]
+    pub duration: f64,
+    /// Seconds each call lasts before it is replaced (0 = the whole run).
+    #[arg(long, default_value_t = 0.0)]
+    pub call_duration: f64,
+    /// SDES suite.
+    #[arg(long, default_value = "AES_CM_128_HMAC_SHA1_80")]
+    pub suite: String,
+    /// A configuration's sweep stops after the first count whose p99 delay
+    /// exceeds this (ms) ...
+    #[arg(long, default_value_t = 5.0)]
+    pub max_p99_ms: f64,
+    /// ... or whose loss ratio exceeds this.
+    #[arg(long, default_value_t = 0.0001)]
+    pub max_loss: f64,
+    /// CPUs for the relay (taskset list, e.g. 0 or 0-7).
+    #[arg(long)]
+    pub relay_cpus: Option<String>,
+    /// CPUs for the load generator (this process), e.g. 1 or 8-15.
+    #[arg(long)]
+    pub loadgen_cpus: Option<String>,
+    /// Call count of the overlaid delay histogram (figure 6.3).
+    #[arg(long, default_value_t = 120)]
+    pub histogram_at: usize,
+    /// Output folder for sweep.json and the figures.
+    #[arg(long, default_value = "sweep-out")]
+    pub out: PathBuf,
+    /// Script that starts rtpengine (`bench/rtpengine/start.sh`).
+    #[arg(long, default_value = "bench/rtpengine/start.sh")]
+    pub rtpengine_start: PathBuf,
+    /// Show the progress line of each run.
+    #[arg(long)]
+    pub progress: bool,
+}
+
+/// A relay configuration of the sweep.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RelaySpec {
+    /// `srtpgate serve` with this engine and worker count.
+    Srtpgate {
+        /// cpu, gpu or auto.
+        engine: String,
+        /// Media workers.
+        workers: usize,
+    },
+    /// rtpengine (userspace) with this many media threads.
+    Rtpengine {
+        /// Threads.
+        threads: usize,
+    },
+    /// A relay already listening for NG here.
+    Ng(SocketAddr),
+}
+
+impl RelaySpec {
+    /// Parses one spec.
+    pub fn parse(s: &str) -> Result<RelaySpec, String> {
+        let parts: Vec<&str> = s.trim().split(':').collect();
+        let num = |v: &str| v.parse::<usize>().map_err(|_| format!("config {s:?}: {v:?} is not a number"));
+        match parts.as_slice() {
+            ["srtpgate", engine, workers] if ["cpu", "gpu", "auto"].contains(engine) => {
+                Ok(RelaySpec::Srtpgate { engine: engine.to_string(), workers: num(workers)? })
+            }
+            ["rtpengine", threads] => Ok(RelaySpec::Rtpengine { threads: num(threads)? }),
+            ["ng", ..] if parts.len() >= 3 => {
+                let addr = s.trim()["ng:".len()..].parse().map_err(|e| format!("config {s:?}: {e}"))?;
+                Ok(RelaySpec::Ng(addr))
+            }
+            _ => {
+                Err(format!("config {s:?}: expected srtpgate:cpu|gpu|auto:WORKERS, rtpengine:THREADS or ng:ADDR:PORT"))
+            }
+        }
+    }
+
+    /// The legend name.
+    pub fn name(&self) -> String {
+        match self {
+            RelaySpec::Srtpgate { engine, workers } => {
+                format!("srtpgate {engine}, {workers} worker{}", if *workers == 1 { "" } else { "s" })
+            }
+            RelaySpec::Rtpengine { threads } => {
+                format!("rtpengine 10.5, {threads} thread{}", if *threads == 1 { "" } else { "s" })
+            }
+            RelaySpec::Ng(a) => format!("relay at {a}"),
+        }
+    }
+}
+
+/// Parses `50:150:10,500` into counts.
+pub fn parse_counts(s: &str) -> Result<Vec<usize>, String> {
+    let mut out = Vec::new();
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let nums: Result<Vec<usize>, _> = part.split(':').map(str::parse::<usize>).collect();
+        match nums.map_err(|_| format!("counts: {part:?} is not a number or FROM:TO:STEP"))?.as_slice() {
+            [n] => out.push(*n),
+            [a, b, step] if *step > 0 && a <= b => out.extend((*a..=*b).step_by(*step)),
+            _ => return Err(format!("counts: {part:?} is not FROM:TO:STEP with FROM ≤ TO and STEP > 0")),
+        }
+    }
+    if out.is_empty() || out.contains(&0) {
+        return Err("counts: give at least one count, each ≥ 1".into());
+    }
+    Ok(out)
+}
+
+/// A started relay, stopped on drop.
+struct Relay {
+    child: Option<Child>,
+    rtpengine_stop: Option<PathBuf>,
+    ng: SocketAddr,
+}
+
+impl Drop for Relay {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            // SIGTERM for a clean stop (Child::kill would send SIGKILL), then reap.
+            let _ = Command::new("kill").arg("-TERM").arg(c.id().to_string()).status();
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while Instant::now() < deadline {
+                if let Ok(Some(_)) = c.try_wait() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        if let Some(stop) = self.rtpengine_stop.take() {
+            let _ = Command::new(stop).stdout(Stdio::null()).status();
+        }
+    }
+}
+
+fn start(spec: &RelaySpec, args: &SweepArgs, port_base: u16) -> Result<Relay, String> {
+    let ng: SocketAddr = match spec {
+        RelaySpec::Ng(a) => *a,
+        _ => SocketAddr::from(([127, 0, 0, 1], port_base)),
+    };
+    let relay = match spec {
+        RelaySpec::Ng(_) => Relay { child: None, rtpengine_stop: None, ng },
+        RelaySpec::Srtpgate { engine, workers } => {
+            let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+            let mut cmd = match &args.relay_cpus {
+                Some(cpus) => {
+                    let mut c = Command::new("taskset");
+                    c.arg("-c").arg(cpus).arg(exe);
+                    c
+                }
+                None => Command::new(exe),
+            };
+            cmd.args(["serve", "--listen-ng", &ng.to_string(), "--interface", "127.0.0.1"])
+                .args(["--port-min", &(port_base + 10).to_string(), "--port-max", &(port_base + 29_999).to_string()])
+                .args(["--workers", &workers.to_string(), "--engine", engine, "--log-level", "warn"])
+                .args(["--buffers", "16384"])
+                .stdout(Stdio::null());
+            let child = cmd.spawn().map_err(|e| format!("cannot start srtpgate serve: {e}"))?;
+            Relay { child: Some(child), rtpengine_stop: None, ng }
+        }
+        RelaySpec::Rtpengine { threads } => {
+            let script = &args.rtpengine_start;
+            let stop = script.with_file_name("stop.sh");
+            let mut cmd = Command::new(script);
+            cmd.env("NG_PORT", ng.port().to_string())
+                .env("THREADS", threads.to_string())
+                .env("PORT_MIN", (port_base + 10).to_string())
+                .env("PORT_MAX", (port_base + 29_999).to_string())
+                .stdout(Stdio::null());
+            if let Some(cpus) = &args.relay_cpus {
+                cmd.env("CPU", cpus);
+            }
+            let ok = cmd.status().map_err(|e| format!("{}: {e}", script.display()))?;
+            if !ok.success() {
+                return Err(format!("{} failed ({ok})", script.display()));
+            }
+            Relay { child: None, rtpengine_stop: Some(stop), ng }
+        }
+    };
+    // Wait for ping → pong.
+    let mut ng_client = NgClient::new(relay.ng)?;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Ok(v) = ng_client.call(&Value::dict().with("command", "ping")) {
+            if v.get("result").and_then(Value::as_str) == Some("pong") {
+                return Ok(relay);
+            }
+        }
+        if Instant::now() > deadline {
+            return Err(format!("{} does not answer ping on {}", spec.name(), relay.ng));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Pins this process to `cpus` (a taskset list) with sched_setaffinity.
+fn pin_self(cpus: &str) -> Result<(), String> {
+    let status = Command::new("taskset")
+        .args(["-a", "-p", "-c", cpus, &std::process::id().to_string()])
+        .stdout(Stdio::null())
+        .status()
+        .map_err(|e| format!("taskset: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("taskset -c {cpus} failed"))
+    }
+}
+
+/// Does one result meet the bounds?
+fn within(r: &serde_json::Value, args: &SweepArgs) -> bool {
+    let p99 = r["delay_us"]["p99"].as_f64().unwrap_or(f64::INFINITY);
+    let loss = r["loss_ratio"].as_f64().unwrap_or(1.0);
+    let setup_ok = r["setup_errors"].as_u64() == Some(0);
+    setup_ok && p99 <= args.max_p99_ms * 1000.0 && loss <= args.max_loss
+}
+
+fn point(r: &serde_json::Value) -> Option<Point> {
+    let d = &r["delay_us"];
+    Some(Point {
+        calls: r["calls"].as_f64()?,
+        p1: d["p1"].as_f64().or(d["p50"].as_f64())?,
+        p50: d["p50"].as_f64()?,
+        p90: d["p90"].as_f64()?,
+        p99: d["p99"].as_f64()?,
+        cpu: r["relay_cpu_cores"].as_f64(),
+    })
+}
+
+/// Runs the sweep; writes `OUT/sweep.json` and the figures; prints a table.
+pub fn run(args: SweepArgs) -> Result<(), String> {
+    let counts = parse_counts(&args.counts)?;
+    let specs: Vec<RelaySpec> = args.configs.split(',').map(RelaySpec::parse).collect::<Result<_, _>>()?;
+    std::fs::create_dir_all(&args.out).map_err(|e| format!("{}: {e}", args.out.display()))?;
+    if let Some(cpus) = &args.loadgen_cpus {
+        pin_self(cpus)?;
+    }
+    let mut configs = Vec::new();
+    for (ci, spec) in specs.iter().enumerate() {
+        let relay = start(spec, &args, 20_000 + (ci as u16 % 4) * 10_000 + 3)?;
+        eprintln!("== {}", spec.name());
+        eprintln!(
+            "{:>7} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9}",
+            "calls", "pkts/s", "loss %", "p50 µs", "p99 µs", "max µs", "CPU"
+        );
+        let mut points = Vec::new();
+        let mut max_ok = None;
+        for &n in &counts {
+            let lg = LoadgenArgs {
+                ng: relay.ng,
+                calls: n,
+                duration: args.duration,
+                setup_rate: 2000.0,
+                ptime: 20,
+                payload: 160,
+                suite: args.suite.clone(),
+                local: "127.0.0.1".parse().map_err(|_| "address")?,
+                drain: 0.5,
+                json: None,
+                quiet: true,
+                call_duration: args.call_duration,
+                bhca: None,
+                subscribers: None,
+                ramp: None,
+                progress: args.progress,
+            };
+            let r = match run_load(&lg) {
+                Ok(r) => r,
+                Err(e) => {
+                    eprintln!("{n:>7} failed: {e}");
+                    points.push(serde_json::json!({ "calls": n, "error": e }));
+                    break;
+                }
+            };
+            let ok = within(&r, &args);
+            eprintln!(
+                "{:>7} {:>10.0} {:>9.4} {:>9} {:>9} {:>9} {:>9}{}",
+                n,
+                r["packets_per_second"].as_f64().unwrap_or(0.0),
+                100.0 * r["loss_ratio"].as_f64().unwrap_or(0.0),
+                r["delay_us"]["p50"],
+                r["delay_us"]["p99"],
+                r["delay_us"]["max"],
+                r["relay_cpu_cores"].as_f64().map_or("-".into(), |c| format!("{:.0} %", c * 100.0)),
+                if ok { "" } else { "  (over the bounds)" }
+            );
+            if ok && max_ok.is_none_or(|m| n > m) {
+                max_ok = Some(n);
+            }
+            points.push(r);
+            // Past the thesis's range, stop at the first count over the bounds.
+            if !ok && n > 150 {
+                break;
+            }
+        }
+        drop(relay);
+        configs.push(serde_json::json!({
+            "name": spec.name(),
+            "spec": format!("{spec:?}"),
+            "max_calls_within_bounds": max_ok,
+            "points": points,
+        }));
+    }
+    let summary = serde_json::json!({
+        "machine": crate::bench::machine(),
+        "date": chrono_like_now(),
+        "bounds": { "p99_ms": args.max_p99_ms, "loss": args.max_loss },
+        "duration_s": args.duration,
+        "suite": args.suite,
+        "relay_cpus": args.relay_cpus,
+        "loadgen_cpus": args.loadgen_cpus,
+        "configs": configs,
+    });
+    let path = args.out.join("sweep.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let files = figures(&summary, &args)?;
+    println!("wrote {}", path.display());
+    for f in files {
+        println!("wrote {}", f.display());
+    }
+    for c in summary["configs"].as_array().into_iter().flatten() {
+        println!(
+            "{}: largest count within p99 ≤ {} ms and loss ≤ {} %: {}",
+            c["name"].as_str().unwrap_or("?"),
+            args.max_p99_ms,
+            args.max_loss * 100.0,
+            c["max_calls_within_bounds"]
+        );
+    }
+    Ok(())
+}
+
+/// The figures of a sweep summary.
+pub fn figures(summary: &serde_json::Value, args: &SweepArgs) -> Result<Vec<PathBuf>, String> {
+    let configs = summary["configs"].as_array().cloned().unwrap_or_default();
+    let series = |filter: &dyn Fn(f64) -> bool| -> Vec<Series> {
+        configs
+            .iter()
+            .map(|c| Series {
+                name: c["name"].as_str().unwrap_or("?").to_string(),
+                points: c["points"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(point)
+                    .filter(|p| filter(p.calls))
+                    .collect(),
+            })
+            .collect()
+    };
+    let machine = summary["machine"].as_str().unwrap_or("");
+    let mut files = Vec::new();
+    let thesis = series(&|c| (50.0..=150.0).contains(&c));
+    if thesis.iter().any(|s| !s.points.is_empty()) {
+        files.extend(plot::delay_by_calls(
+            &args.out.join("delay-50-150"),
+            &format!("Delay through the relay, 50–150 calls ({machine})"),
+            &thesis,
+        )?);
+    }
+    let all = series(&|_| true);
+    files.extend(plot::delay_by_calls(
+        &args.out.join("delay-all"),
+        &format!("Delay through the relay by concurrent calls ({machine})"),
+        &all,
+    )?);
+    let hists: Vec<(String, Vec<u64>)> = configs
+        .iter()
+        .filter_map(|c| {
+            let p = c["points"].as_array()?.iter().find(|p| p["calls"].as_u64() == Some(args.histogram_at as u64))?;
+            let h: Vec<u64> = p["delay_us"]["histogram_10us"].as_array()?.iter().filter_map(|v| v.as_u64()).collect();
+            Some((c["name"].as_str()?.to_string(), h))
+        })
+        .collect();
+    if !hists.is_empty() {
+        files.extend(plot::histogram_overlay(
+            &args.out.join(format!("histogram-{}", args.histogram_at)),
+            &format!("Delay histogram at {} concurrent calls ({machine})", args.histogram_at),
+            &hists,
+        )?);
+    }
+    files.extend(plot::calls_vs_cpu(
+        &args.out.join("cpu"),
+        &format!("Relay CPU by concurrent calls ({machine})"),
+        &all,
+    )?);
+    Ok(files)
+}
+
+/// UTC date and time, as `date -u +%FT%TZ` writes it.
+fn chrono_like_now() -> String {
+    Command::new("date")
+        .args(["-u", "+%FT%TZ"])
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_and_specs_parse() {
+        assert_eq!(parse_counts("50:70:10,500").expect("counts"), vec![50, 60, 70, 500]);
+        assert!(parse_counts("10:5:1").is_err());
+        assert!(parse_counts("0").is_err());
+        assert!(parse_counts("x").is_err());
+        assert_eq!(
+            RelaySpec::parse("srtpgate:gpu:16").expect("spec"),
+            RelaySpec::Srtpgate { engine: "gpu".into(), workers: 16 }
+        );
+        assert_eq!(RelaySpec::parse("rtpengine:2").expect("spec"), RelaySpec::Rtpengine { threads: 2 });
+        assert_eq!(
+            RelaySpec::parse("ng:127.0.0.1:2223").expect("spec"),
+            RelaySpec::Ng("127.0.0.1:2223".parse().expect("addr"))
+        );
+        assert!(RelaySpec::parse("srtpgate:fpga:1").is_err());
+        assert!(RelaySpec::parse("kamailio").is_err());
+    }
+}
