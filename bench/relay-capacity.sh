@@ -10,7 +10,8 @@
 # keys; 50 packets/s each way. Prints one line per count (end-to-end delay
 # through the relay measured by the load generator, the relay's own
 # receive-to-send delay histogram, loss, the relay's CPU use) and writes the
-# JSON results to docs/results/relay-capacity-N.json.
+# JSON results to docs/results/relay-capacity-N.json (OUT=DIR to change).
+# RELAY_ARGS adds flags to `srtpgate serve` (e.g. --busy-poll).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS=${1:-10}
@@ -26,7 +27,7 @@ CORES=$(nproc)
 RELAY_CPU=0
 LG_CPU=$(( CORES > 1 ? 1 : 0 ))
 taskset -c $RELAY_CPU "$BIN" serve --listen-ng "$NG" --listen-http "$HTTP" --interface 127.0.0.1 \
-  --port-min 20000 --port-max 39999 --workers 1 --log-level warn &
+  --port-min 20000 --port-max 39999 --workers 1 --log-level warn ${RELAY_ARGS:-} &
 RELAY=$!
 trap 'kill $RELAY 2>/dev/null; wait $RELAY 2>/dev/null || true' EXIT
 for _ in $(seq 50); do
@@ -34,7 +35,7 @@ for _ in $(seq 50); do
   sleep 0.1
 done
 echo "machine: $(lscpu | sed -n 's/^Model name: *//p') ($CORES cores), relay on core $RELAY_CPU, load generator on core $LG_CPU"
-printf '%6s %10s %9s %9s %9s %9s %12s %12s %8s\n' calls pkts/s loss% e2e_p50 e2e_p99 e2e_max 'relay_p50<=' 'relay_p99<=' relayCPU
+printf '%6s %10s %9s %9s %9s %9s %12s %12s %8s %8s\n' calls pkts/s loss% e2e_p50 e2e_p99 e2e_max 'relay_p50<=' 'relay_p99<=' relayCPU lgCPU
 for n in $COUNTS; do
   taskset -c $LG_CPU "$BIN" loadgen --ng "$NG" --calls "$n" --duration "$SECS" --setup-rate 1000 --quiet \
     --json "$OUT/relay-capacity-$n.json" >/dev/null
@@ -47,8 +48,10 @@ def rd(key):
     v = w.get(key, "-")
     return ">100000" if v is None else v
 cpu = r.get("relay_cpu_cores")
-print("%6d %10.0f %9.4f %9s %9s %9s %12s %12s %8s" % (
+lg = r.get("loadgen_cpu_cores")
+print("%6d %10.0f %9.4f %9s %9s %9s %12s %12s %8s %8s" % (
     r["calls"], r["packets_per_second"], 100 * r["loss_ratio"], d["p50"], d["p99"], d["max"],
-    rd("p50_at_most"), rd("p99_at_most"), "%.0f%%" % (100 * cpu) if cpu is not None else "-"))
+    rd("p50_at_most"), rd("p99_at_most"), "%.0f%%" % (100 * cpu) if cpu is not None else "-",
+    "%.0f%%" % (100 * lg) if lg is not None else "-"))
 PY
 done

@@ -376,6 +376,7 @@ pub fn run_load(args: &LoadgenArgs) -> Result<serde_json::Value, String> {
     window.start.store(start, Relaxed);
     let relay_before = ng.call(&Value::dict().with("command", "statistics")).ok();
     let cpu_before = process_cpu(args.ng);
+    let own_before = cpu_seconds("/proc/self/stat");
     let (setups_before, measure_start) = (t.setups, Instant::now());
     let measure_end = measure_start + Duration::from_secs_f64(args.duration);
     let mut ending: Vec<(usize, Instant)> = Vec::new();
@@ -425,6 +426,7 @@ pub fn run_load(args: &LoadgenArgs) -> Result<serde_json::Value, String> {
     let end = epoch.elapsed().as_nanos() as u64;
     window.end.store(end, Relaxed);
     let cpu_after = process_cpu(args.ng);
+    let own_after = cpu_seconds("/proc/self/stat");
     let relay_after = ng.call(&Value::dict().with("command", "statistics")).ok();
     let attempts_in_window = t.setups - setups_before;
     std::thread::sleep(Duration::from_secs_f64(args.drain));
@@ -488,6 +490,7 @@ pub fn run_load(args: &LoadgenArgs) -> Result<serde_json::Value, String> {
             "histogram_10us": rx.delays.histogram(10, 20_000),
         },
         "relay_cpu_cores": relay_cpu,
+        "loadgen_cpu_cores": own_before.zip(own_after).map(|(b, a)| (a - b) / secs),
         "relay_delay_us": relay_window(relay_before.as_ref(), relay_after.as_ref()),
         "relay_statistics_after": relay_after.as_ref().map(value_json),
     });
@@ -517,13 +520,18 @@ fn set_buffers(s: &UdpSocket, bytes: usize) {
 /// through /proc), when it runs on this host.
 fn process_cpu(ng: SocketAddr) -> Option<(f64, u32)> {
     let pid = pid_of_udp_port(ng.port())?;
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    Some((cpu_seconds(&format!("/proc/{pid}/stat"))?, pid))
+}
+
+/// User + system CPU seconds of a process, from its /proc stat file.
+fn cpu_seconds(stat_path: &str) -> Option<f64> {
+    let stat = std::fs::read_to_string(stat_path).ok()?;
     let after = stat.rsplit_once(')')?.1;
     let f: Vec<&str> = after.split_whitespace().collect();
     let ticks = 100.0; // USER_HZ on Linux
     let utime: f64 = f.get(11)?.parse().ok()?;
     let stime: f64 = f.get(12)?.parse().ok()?;
-    Some(((utime + stime) / ticks, pid))
+    Some((utime + stime) / ticks)
 }
 
 fn pid_of_udp_port(port: u16) -> Option<u32> {
@@ -751,10 +759,13 @@ fn sender(
             }
         }
         if n < BATCH {
+            // Sleep in ticks of at least 200 µs rather than spin: packets due
+            // meanwhile leave together, up to 200 µs late, each stamped with
+            // its real send time (what the delay is measured from).
             let next = round * period_ns + cur as u64 * step;
             let now = epoch.elapsed().as_nanos() as u64;
-            if next > now + 20_000 {
-                std::thread::sleep(Duration::from_nanos((next - now).min(1_000_000)));
+            if next > now {
+                std::thread::sleep(Duration::from_nanos((next - now).clamp(200_000, 1_000_000)));
             }
         }
     }

@@ -19,7 +19,8 @@ pub struct SweepArgs {
     #[arg(long, default_value = "50:150:10,500,1000,2000,5000,10000")]
     pub counts: String,
     /// Relay configurations, comma-separated: `srtpgate:ENGINE:WORKERS`
-    /// (ENGINE cpu, gpu or auto), `rtpengine:THREADS`, or `ng:ADDR:PORT` for
+    /// (ENGINE cpu, gpu or auto; `:busy` appended for `--busy-poll`),
+    /// `rtpengine:THREADS`, or `ng:ADDR:PORT` for
     /// a relay that is already running.
     #[arg(long, default_value = "srtpgate:cpu:1")]
     pub configs: String,
@@ -68,6 +69,8 @@ pub enum RelaySpec {
         engine: String,
         /// Media workers.
         workers: usize,
+        /// Workers poll without sleeping (`--busy-poll`).
+        busy: bool,
     },
     /// rtpengine (userspace) with this many media threads.
     Rtpengine {
@@ -85,7 +88,10 @@ impl RelaySpec {
         let num = |v: &str| v.parse::<usize>().map_err(|_| format!("config {s:?}: {v:?} is not a number"));
         match parts.as_slice() {
             ["srtpgate", engine, workers] if ["cpu", "gpu", "auto"].contains(engine) => {
-                Ok(RelaySpec::Srtpgate { engine: engine.to_string(), workers: num(workers)? })
+                Ok(RelaySpec::Srtpgate { engine: engine.to_string(), workers: num(workers)?, busy: false })
+            }
+            ["srtpgate", engine, workers, "busy"] if ["cpu", "gpu", "auto"].contains(engine) => {
+                Ok(RelaySpec::Srtpgate { engine: engine.to_string(), workers: num(workers)?, busy: true })
             }
             ["rtpengine", threads] => Ok(RelaySpec::Rtpengine { threads: num(threads)? }),
             ["ng", ..] if parts.len() >= 3 => {
@@ -101,9 +107,11 @@ impl RelaySpec {
     /// The legend name.
     pub fn name(&self) -> String {
         match self {
-            RelaySpec::Srtpgate { engine, workers } => {
-                format!("srtpgate {engine}, {workers} worker{}", if *workers == 1 { "" } else { "s" })
-            }
+            RelaySpec::Srtpgate { engine, workers, busy } => format!(
+                "srtpgate {engine}, {workers} worker{}{}",
+                if *workers == 1 { "" } else { "s" },
+                if *busy { ", busy-poll" } else { "" }
+            ),
             RelaySpec::Rtpengine { threads } => {
                 format!("rtpengine 10.5, {threads} thread{}", if *threads == 1 { "" } else { "s" })
             }
@@ -164,7 +172,7 @@ fn start(spec: &RelaySpec, args: &SweepArgs, port_base: u16) -> Result<Relay, St
     };
     let relay = match spec {
         RelaySpec::Ng(_) => Relay { child: None, rtpengine_stop: None, ng },
-        RelaySpec::Srtpgate { engine, workers } => {
+        RelaySpec::Srtpgate { engine, workers, busy } => {
             let exe = std::env::current_exe().map_err(|e| e.to_string())?;
             let mut cmd = match &args.relay_cpus {
                 Some(cpus) => {
@@ -178,6 +186,7 @@ fn start(spec: &RelaySpec, args: &SweepArgs, port_base: u16) -> Result<Relay, St
                 .args(["--port-min", &(port_base + 10).to_string(), "--port-max", &(port_base + 29_999).to_string()])
                 .args(["--workers", &workers.to_string(), "--engine", engine, "--log-level", "warn"])
                 .args(["--buffers", "16384"])
+                .args(if *busy { &["--busy-poll"][..] } else { &[][..] })
                 .stdout(Stdio::null());
             let child = cmd.spawn().map_err(|e| format!("cannot start srtpgate serve: {e}"))?;
             Relay { child: Some(child), rtpengine_stop: None, ng }
@@ -435,7 +444,7 @@ mod tests {
         assert!(parse_counts("x").is_err());
         assert_eq!(
             RelaySpec::parse("srtpgate:gpu:16").expect("spec"),
-            RelaySpec::Srtpgate { engine: "gpu".into(), workers: 16 }
+            RelaySpec::Srtpgate { engine: "gpu".into(), workers: 16, busy: false }
         );
         assert_eq!(RelaySpec::parse("rtpengine:2").expect("spec"), RelaySpec::Rtpengine { threads: 2 });
         assert_eq!(

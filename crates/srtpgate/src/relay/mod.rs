@@ -48,8 +48,15 @@ impl<E: Engine> Drop for WorkerHandle<E> {
     }
 }
 
-/// Starts `n` workers, each with a pool of `buffers` packet buffers.
-pub fn spawn_workers<E>(engine: &E, n: usize, buffers: usize) -> std::io::Result<Vec<WorkerHandle<E>>>
+/// Starts `n` workers, each with a pool of `buffers` packet buffers and
+/// crypto batches of at most `batch` packets.
+pub fn spawn_workers<E>(
+    engine: &E,
+    n: usize,
+    buffers: usize,
+    batch: usize,
+    busy_poll: bool,
+) -> std::io::Result<Vec<WorkerHandle<E>>>
 where
     E: Engine + Clone + 'static,
     E::Keys: 'static,
@@ -58,7 +65,7 @@ where
         .map(|i| {
             let (tx, rx) = unbounded();
             let stats = Arc::new(WorkerStats::new());
-            let (w, waker) = Worker::new(engine.clone(), rx, buffers, stats.clone())?;
+            let (w, waker) = Worker::new(engine.clone(), rx, buffers, batch, busy_poll, stats.clone())?;
             let join = std::thread::Builder::new().name(format!("media-{i}")).spawn(move || w.run())?;
             Ok(WorkerHandle { tx, waker, stats, join: Some(join) })
         })

@@ -29,8 +29,9 @@ pub type CallKey = u64;
 /// The token of the worker's waker.
 pub const WAKER: Token = Token(usize::MAX);
 
-/// Most packets handled in one loop (one engine batch).
-pub const MAX_LOOP_PACKETS: usize = 512;
+/// Most packets one loop can handle (one engine batch); the configured batch
+/// is at most this.
+pub const MAX_LOOP_PACKETS: usize = 1024;
 
 /// The sockets of one side of a media stream: where that side's endpoint
 /// sends, and where the relay sends to it from.
@@ -133,6 +134,12 @@ where
     recv: Box<RecvScratch>,
     send: Box<SendScratch>,
     pkts: Vec<Pkt>,
+    /// Packets gathered before the crypto runs: a packet waits for the
+    /// others of its batch, so small for the CPU engine, large for the GPU.
+    max_batch: usize,
+    /// Poll without sleeping: the worker never waits to be woken (which on a
+    /// virtual machine can take milliseconds), at the price of a whole core.
+    busy_poll: bool,
     jobs: Vec<Job<'static, E::Keys>>,
     rx_bufs: Vec<Vec<u8>>,
     received: [Received; BATCH],
@@ -161,6 +168,8 @@ where
         engine: E,
         cmds: Receiver<Cmd<E>>,
         buffers: usize,
+        max_batch: usize,
+        busy_poll: bool,
         stats: Arc<WorkerStats>,
     ) -> std::io::Result<(Worker<E>, Arc<Waker>)> {
         let poll = Poll::new()?;
@@ -179,6 +188,8 @@ where
             recv: RecvScratch::new(),
             send: SendScratch::new(),
             pkts: Vec::with_capacity(MAX_LOOP_PACKETS),
+            max_batch: max_batch.clamp(1, MAX_LOOP_PACKETS),
+            busy_poll,
             jobs: Vec::with_capacity(MAX_LOOP_PACKETS),
             rx_bufs: Vec::with_capacity(BATCH),
             received: [Received { len: 0, from: None, rx_ns: None, truncated: false }; BATCH],
@@ -192,7 +203,7 @@ where
         let mut events = Events::with_capacity(1024);
         let mut ready: Vec<Token> = Vec::with_capacity(1024);
         loop {
-            if let Err(e) = self.poll.poll(&mut events, Some(Duration::from_millis(500))) {
+            if let Err(e) = self.poll.poll(&mut events, Some(if self.busy_poll { Duration::ZERO } else { Duration::from_millis(500) })) {
                 if e.kind() != std::io::ErrorKind::Interrupted {
                     tracing::error!("worker poll failed: {e}");
                     return;
@@ -220,7 +231,7 @@ where
             // fill at most one engine batch.
             while !ready.is_empty() {
                 let mut i = 0;
-                while i < ready.len() && self.pkts.len() + BATCH <= MAX_LOOP_PACKETS {
+                while i < ready.len() && self.pkts.len() < self.max_batch {
                     if self.receive(ready[i]) {
                         i += 1; // drained
                     } else {
@@ -332,7 +343,10 @@ where
         };
         let d = &stream.sides[side];
         let fd: RawFd = if rtcp_port { d.rtcp.as_raw_fd() } else { d.rtp.as_raw_fd() };
-        let want = BATCH.min(MAX_LOOP_PACKETS - self.pkts.len());
+        let want = BATCH.min(self.max_batch.saturating_sub(self.pkts.len()));
+        if want == 0 {
+            return false;
+        }
         while self.rx_bufs.len() < want {
             match self.pool.take() {
                 Some(b) => self.rx_bufs.push(b),

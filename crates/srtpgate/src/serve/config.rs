@@ -44,6 +44,14 @@ pub struct ServeArgs {
     /// Packet buffers per worker.
     #[arg(long, env = "SRTPGATE_BUFFERS")]
     pub buffers: Option<usize>,
+    /// Most packets a worker gathers into one crypto batch (0 = 32 for the
+    /// CPU engine, 1024 for the GPU engine).
+    #[arg(long, env = "SRTPGATE_BATCH")]
+    pub batch: Option<usize>,
+    /// Workers poll their sockets without sleeping (lowest delay; each
+    /// worker then uses a whole core).
+    #[arg(long = "busy-poll", env = "SRTPGATE_BUSY_POLL")]
+    pub busy_poll: bool,
     /// Seconds without media (and without signalling) after which a call ends.
     #[arg(long, env = "SRTPGATE_TIMEOUT")]
     pub timeout: Option<u64>,
@@ -81,6 +89,8 @@ struct FileConfig {
     gpu_mode: Option<String>,
     workers: Option<usize>,
     buffers: Option<usize>,
+    batch: Option<usize>,
+    busy_poll: Option<bool>,
     timeout: Option<u64>,
     final_timeout: Option<u64>,
     max_sessions: Option<usize>,
@@ -122,6 +132,10 @@ pub struct Config {
     pub workers: usize,
     /// Buffers per worker.
     pub buffers: usize,
+    /// Crypto batch bound (0 = by engine).
+    pub batch: usize,
+    /// Workers never sleep.
+    pub busy_poll: bool,
     /// Media timeout.
     pub timeout: Duration,
     /// Longest call (None = no limit).
@@ -221,6 +235,10 @@ impl Config {
         if !(64..=1 << 20).contains(&buffers) {
             return Err(format!("buffers: {buffers} is outside 64..=1048576"));
         }
+        let batch = args.batch.or(file.batch).unwrap_or(0);
+        if batch > crate::relay::worker::MAX_LOOP_PACKETS {
+            return Err(format!("batch: {batch} is more than {}", crate::relay::worker::MAX_LOOP_PACKETS));
+        }
         let timeout = args.timeout.or(file.timeout).unwrap_or(60);
         if timeout == 0 {
             return Err("timeout: must be at least 1 second".into());
@@ -250,6 +268,8 @@ impl Config {
             gpu_mode,
             workers,
             buffers,
+            batch,
+            busy_poll: args.busy_poll || file.busy_poll.unwrap_or(false),
             timeout: Duration::from_secs(timeout),
             final_timeout: (final_timeout > 0).then(|| Duration::from_secs(final_timeout)),
             max_sessions: args.max_sessions.or(file.max_sessions).unwrap_or(100_000),

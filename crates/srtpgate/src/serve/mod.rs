@@ -64,7 +64,14 @@ where
     E: Engine + Clone + 'static,
     E::Keys: 'static,
 {
-    let workers = crate::relay::spawn_workers(&engine, cfg.workers, cfg.buffers)
+    // The CPU engine gains nothing from large batches and every packet of a
+    // batch waits for the others; the GPU engine needs them.
+    let batch = match cfg.batch {
+        0 if engine.name().starts_with("gpu") => 1024,
+        0 => 32,
+        n => n,
+    };
+    let workers = crate::relay::spawn_workers(&engine, cfg.workers, cfg.buffers, batch, cfg.busy_poll)
         .map_err(|e| format!("cannot start media workers: {e}"))?;
     let name = engine.name();
     let calls = Calls::new(cfg.clone(), engine, workers)?;
