@@ -15,5 +15,5 @@ for l in sys.stdin:
     if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == "gpu":
         print(m["executable"])' | tail -n 1)
 cp "$bin" .gpu/gpu-tests
-cp scripts/gpu-run.sh .gpu/
+cp scripts/gpu-run.sh scripts/gpu-relay.sh .gpu/
 ls -la .gpu

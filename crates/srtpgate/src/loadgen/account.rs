@@ -39,6 +39,17 @@ impl Delays {
         self.max_us = self.max_us.max(us);
     }
 
+    /// Adds another set.
+    pub fn merge(&mut self, o: &Delays) {
+        for (a, b) in self.counts.iter_mut().zip(&o.counts) {
+            *a = a.saturating_add(*b);
+        }
+        self.over += o.over;
+        self.n += o.n;
+        self.sum_us += o.sum_us;
+        self.max_us = self.max_us.max(o.max_us);
+    }
+
     /// Packets recorded.
     pub fn count(&self) -> u64 {
         self.n
@@ -189,6 +200,10 @@ mod tests {
         let h = d.histogram(10, 100);
         assert_eq!(h[0], 9);
         assert_eq!(h[10], 1);
+        let mut e = Delays::new();
+        e.merge(&d);
+        e.merge(&d);
+        assert_eq!((e.count(), e.max_us()), (202, 5_000_000));
         assert_eq!(Delays::new().quantile_us(0.5), None);
     }
 

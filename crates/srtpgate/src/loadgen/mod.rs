@@ -102,9 +102,56 @@ pub struct LoadgenArgs {
     /// Seconds over which the calls are first set up (instead of --setup-rate).
     #[arg(long)]
     pub ramp: Option<f64>,
+    /// Sender/receiver thread pairs (each with its own two sockets).
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
     /// Show a progress line (calls, packets/s, loss, current p99) on stderr.
     #[arg(long)]
     pub progress: bool,
+}
+
+/// One sender/receiver pair with its two endpoint sockets.
+struct Group {
+    ports: Vec<u16>,
+    tx: Sender<TxMsg>,
+    rx: Sender<RxLeg>,
+    sender: std::thread::JoinHandle<Vec<u64>>,
+    receiver: std::thread::JoinHandle<RxResult>,
+}
+
+impl Group {
+    fn start(
+        args: &LoadgenArgs,
+        g: usize,
+        legs: usize,
+        epoch: Instant,
+        window: Arc<Window>,
+        live: Arc<Live>,
+    ) -> Result<Group, String> {
+        let socks: Vec<UdpSocket> = (0..2)
+            .map(|_| {
+                let s = UdpSocket::bind(SocketAddr::new(args.local, 0)).map_err(|e| format!("endpoint socket: {e}"))?;
+                set_buffers(&s, 8 << 20);
+                Ok(s)
+            })
+            .collect::<Result<_, String>>()?;
+        let ports: Vec<u16> = socks.iter().map(|s| s.local_addr().map(|a| a.port()).unwrap_or(0)).collect();
+        let (tx, tx_rx) = unbounded::<TxMsg>();
+        let (rx, rx_rx) = unbounded::<RxLeg>();
+        let send_socks: Vec<UdpSocket> =
+            socks.iter().map(|s| s.try_clone()).collect::<Result<_, _>>().map_err(|e| e.to_string())?;
+        let (period, payload) = (Duration::from_millis(args.ptime as u64), args.payload);
+        let (w2, l2) = (window.clone(), live.clone());
+        let sender = std::thread::Builder::new()
+            .name(format!("lg-send-{g}"))
+            .spawn(move || sender(send_socks, tx_rx, legs, period, payload, epoch, w2, l2))
+            .map_err(|e| e.to_string())?;
+        let receiver = std::thread::Builder::new()
+            .name(format!("lg-recv-{g}"))
+            .spawn(move || receiver(socks, rx_rx, legs, epoch, window, 8000, live))
+            .map_err(|e| e.to_string())?;
+        Ok(Group { ports, tx, rx, sender, receiver })
+    }
 }
 
 /// Call setups so far.
@@ -280,39 +327,17 @@ pub fn run_load(args: &LoadgenArgs) -> Result<serde_json::Value, String> {
         _ => args.setup_rate.max(1.0),
     };
     let live = Arc::new(Live::default());
-    let socks: Vec<UdpSocket> = (0..2)
-        .map(|_| {
-            let s = UdpSocket::bind(SocketAddr::new(args.local, 0)).map_err(|e| format!("endpoint socket: {e}"))?;
-            set_buffers(&s, 8 << 20);
-            Ok(s)
-        })
-        .collect::<Result<_, String>>()?;
-    let ports: Vec<u16> = socks.iter().map(|s| s.local_addr().map(|a| a.port()).unwrap_or(0)).collect();
+    let threads = args.threads.clamp(1, 64).min(args.calls);
     let epoch = Instant::now();
     let window =
         Arc::new(Window { start: AtomicU64::new(0), end: AtomicU64::new(u64::MAX), stop: AtomicBool::new(false) });
-    let (tx_legs, tx_rx) = unbounded::<TxMsg>();
-    let (rx_legs, rx_rx) = unbounded::<RxLeg>();
-    let send_socks: Vec<UdpSocket> =
-        socks.iter().map(|s| s.try_clone()).collect::<Result<_, _>>().map_err(|e| e.to_string())?;
-    let (period, payload) = (Duration::from_millis(args.ptime as u64), args.payload);
-    let w2 = window.clone();
-    let sender = std::thread::Builder::new()
-        .name("lg-send".into())
-        .spawn({
-            let live = live.clone();
-            move || sender(send_socks, tx_rx, legs, period, payload, epoch, w2, live)
-        })
-        .map_err(|e| e.to_string())?;
-    let w3 = window.clone();
-    let clock_rate = 8000u64;
-    let receiver = std::thread::Builder::new()
-        .name("lg-recv".into())
-        .spawn({
-            let live = live.clone();
-            move || receiver(socks, rx_rx, legs, epoch, w3, clock_rate, live)
-        })
-        .map_err(|e| e.to_string())?;
+    // Call i belongs to group i % threads: its own sockets, sender and receiver.
+    let mut groups = Vec::with_capacity(threads);
+    for g in 0..threads {
+        let calls_g = args.calls.div_ceil(threads);
+        groups.push(Group::start(args, g, 2 * calls_g, epoch, window.clone(), live.clone())?);
+    }
+    let _ = legs;
 
     // Ramp up.
     let mut ng = NgClient::new(args.ng)?;
@@ -330,7 +355,8 @@ pub fn run_load(args: &LoadgenArgs) -> Result<serde_json::Value, String> {
         let call_id = format!("lg-{run_id}-{}", t.serial);
         // Caller and callee: two distinct subscribers of the pool.
         let sub = (t.serial as usize * 2) % subscribers;
-        match setup_call(ng, &call_id, i, sub, args.local, &ports, suite, &tx_legs, &rx_legs) {
+        let g = &groups[i % threads];
+        match setup_call(ng, &call_id, i / threads, sub, args.local, &g.ports, suite, &g.tx, &g.rx) {
             Ok(callee_suite) => {
                 t.setups += 1;
                 if !t.callee_suites.contains(&callee_suite) {
@@ -371,7 +397,7 @@ pub fn run_load(args: &LoadgenArgs) -> Result<serde_json::Value, String> {
     }
     let setup_s = setup_start.elapsed().as_secs_f64();
     // Let every call's first packets through, then measure.
-    std::thread::sleep(period * 5);
+    std::thread::sleep(Duration::from_millis(5 * args.ptime as u64));
     let start = epoch.elapsed().as_nanos() as u64;
     window.start.store(start, Relaxed);
     let relay_before = ng.call(&Value::dict().with("command", "statistics")).ok();
@@ -389,8 +415,9 @@ pub fn run_load(args: &LoadgenArgs) -> Result<serde_json::Value, String> {
         // a little later (packets in flight still count).
         for (i, slot) in slots.iter_mut().enumerate() {
             if slot.as_ref().is_some_and(|(_, end)| *end <= now) && !ending.iter().any(|(j, _)| *j == i) {
-                let _ = tx_legs.send(TxMsg::Remove(2 * i));
-                let _ = tx_legs.send(TxMsg::Remove(2 * i + 1));
+                let g = &groups[i % threads];
+                let _ = g.tx.send(TxMsg::Remove(2 * (i / threads)));
+                let _ = g.tx.send(TxMsg::Remove(2 * (i / threads) + 1));
                 ending.push((i, now + Duration::from_millis(100)));
             }
         }
@@ -434,8 +461,12 @@ pub fn run_load(args: &LoadgenArgs) -> Result<serde_json::Value, String> {
     if let Some(pb) = progress {
         pb.finish_and_clear();
     }
-    let sent = sender.join().map_err(|_| "sender thread panicked")?;
-    let rx = receiver.join().map_err(|_| "receiver thread panicked")?;
+    let mut sent: Vec<u64> = Vec::new();
+    let mut rx = RxResult::empty();
+    for g in groups {
+        sent.extend(g.sender.join().map_err(|_| "sender thread panicked")?);
+        rx.merge(g.receiver.join().map_err(|_| "receiver thread panicked")?);
+    }
     // Tear down.
     for (id, _) in slots.iter().flatten() {
         deletes += 1;
@@ -667,6 +698,40 @@ fn setup_call(
     Ok(relay_key_b.suite)
 }
 
+/// The pacing of every leg: leg `i` sends at `round × period + i × period / legs`,
+/// so the legs' packets are spread evenly over the packet time and one cursor
+/// visits them in the order they fall due.
+#[derive(Clone, Debug)]
+pub struct Wheel {
+    period_ns: u64,
+    legs: usize,
+    round: u64,
+    cur: usize,
+}
+
+impl Wheel {
+    /// A wheel over `legs` legs (at least 1) with packet time `period_ns`.
+    pub fn new(period_ns: u64, legs: usize) -> Wheel {
+        Wheel { period_ns, legs: legs.max(1), round: 0, cur: 0 }
+    }
+    /// When the leg under the cursor is due (ns since the start).
+    pub fn due(&self) -> u64 {
+        self.round * self.period_ns + (self.cur as u128 * self.period_ns as u128 / self.legs as u128) as u64
+    }
+    /// The leg under the cursor.
+    pub fn leg(&self) -> usize {
+        self.cur
+    }
+    /// Moves to the next leg (and round).
+    pub fn advance(&mut self) {
+        self.cur += 1;
+        if self.cur == self.legs {
+            self.cur = 0;
+            self.round += 1;
+        }
+    }
+}
+
 /// Deletes a call; true when the relay said ok.
 fn delete(ng: &mut NgClient, id: &str) -> bool {
     let r = ng.call(&Value::dict().with("command", "delete").with("call-id", id));
@@ -692,9 +757,9 @@ fn sender(
     let mut dest: [(usize, SocketAddr); BATCH] = [(0, SocketAddr::from(([0, 0, 0, 0], 0))); BATCH];
     let mut plain = vec![0u8; 12 + payload];
     let period_ns = period.as_nanos() as u64;
-    let step = period_ns / legs as u64;
+    let mut wheel = Wheel::new(period_ns, legs);
     // Cursor of the timer wheel: leg `cur` sends at `round * period + cur * step`.
-    let (mut round, mut cur) = (0u64, 0usize);
+
     while !window.stop.load(Relaxed) {
         for m in new_legs.try_iter() {
             match m {
@@ -709,7 +774,7 @@ fn sender(
         let now = epoch.elapsed().as_nanos() as u64;
         let mut n = 0;
         loop {
-            let due = round * period_ns + cur as u64 * step;
+            let (due, cur) = (wheel.due(), wheel.leg());
             if due > now || n == BATCH {
                 break;
             }
@@ -736,11 +801,7 @@ fn sender(
                 *seq = seq.wrapping_add(1);
                 *ts = ts.wrapping_add((period_ns / 125_000) as u32);
             }
-            cur += 1;
-            if cur == legs {
-                cur = 0;
-                round += 1;
-            }
+            wheel.advance();
         }
         // Send per socket (legs alternate sides; one sendmmsg per side).
         for (side, sock) in socks.iter().enumerate() {
@@ -762,7 +823,7 @@ fn sender(
             // Sleep in ticks of at least 200 µs rather than spin: packets due
             // meanwhile leave together, up to 200 µs late, each stamped with
             // its real send time (what the delay is measured from).
-            let next = round * period_ns + cur as u64 * step;
+            let next = wheel.due();
             let now = epoch.elapsed().as_nanos() as u64;
             if next > now {
                 std::thread::sleep(Duration::from_nanos((next - now).clamp(200_000, 1_000_000)));
@@ -770,6 +831,28 @@ fn sender(
         }
     }
     sent_in_window
+}
+
+impl RxResult {
+    fn empty() -> RxResult {
+        RxResult {
+            streams: Vec::new(),
+            finished: Vec::new(),
+            delays: Delays::new(),
+            in_window: 0,
+            auth_failures: 0,
+            unknown: 0,
+        }
+    }
+
+    fn merge(&mut self, o: RxResult) {
+        self.streams.extend(o.streams);
+        self.finished.extend(o.finished);
+        self.delays.merge(&o.delays);
+        self.in_window += o.in_window;
+        self.auth_failures += o.auth_failures;
+        self.unknown += o.unknown;
+    }
 }
 
 struct RxResult {
@@ -916,4 +999,57 @@ fn receiver(
         }
     }
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wheel_spreads_every_leg_once_per_period() {
+        let period = 20_000_000;
+        for legs in [1usize, 2, 3, 7, 1000, 4001] {
+            let mut w = Wheel::new(period, legs);
+            let mut seen = vec![0u32; legs];
+            let mut last = 0u64;
+            // Three periods: every leg exactly three times, in time order,
+            // each leg at the same phase every period.
+            let mut phase = vec![None; legs];
+            for _ in 0..3 * legs {
+                let (due, leg) = (w.due(), w.leg());
+                assert!(due >= last, "dues go back in time");
+                last = due;
+                seen[leg] += 1;
+                let p = due % period;
+                assert_eq!(*phase[leg].get_or_insert(p), p, "leg {leg} drifts");
+                w.advance();
+            }
+            assert!(seen.iter().all(|&c| c == 3), "{legs} legs: {seen:?}");
+            assert_eq!(w.due(), 3 * period, "three whole periods");
+            // Evenly spread: neighbours are period/legs apart (±1 ns of rounding).
+            let mut phases: Vec<u64> = phase.iter().map(|p| p.expect("every leg")).collect();
+            phases.sort();
+            for pair in phases.windows(2) {
+                let gap = pair[1] - pair[0];
+                assert!(gap.abs_diff(period / legs as u64) <= 1, "gap {gap} with {legs} legs");
+            }
+        }
+    }
+
+    #[test]
+    fn passthrough_lines_are_never_answered() {
+        let caller = CryptoAttr::generate(1, Suite::AES_CM_128_HMAC_SHA1_80, &mut OsRng);
+        let mut own = caller.clone();
+        own.tag = 1;
+        let fresh32 = CryptoAttr::generate(8, Suite::AES_CM_128_HMAC_SHA1_32, &mut OsRng);
+        let fresh80 = CryptoAttr::generate(3, Suite::AES_CM_128_HMAC_SHA1_80, &mut OsRng);
+        let gcm = CryptoAttr::generate(2, Suite::AEAD_AES_128_GCM, &mut OsRng);
+        // rtpengine's shape: the caller's own line first, fresh ones after.
+        let lines = vec![own.clone(), gcm.clone(), fresh32.clone()];
+        let pick = pick_line(&lines, &caller, Suite::AES_CM_128_HMAC_SHA1_80).expect("a fresh line");
+        assert_eq!(pick.tag, 8, "same cipher, other tag length");
+        let lines = vec![own.clone(), fresh32, fresh80];
+        assert_eq!(pick_line(&lines, &caller, Suite::AES_CM_128_HMAC_SHA1_80).expect("fresh").tag, 3);
+        assert!(pick_line(&[own], &caller, Suite::AES_CM_128_HMAC_SHA1_80).is_none());
+    }
 }

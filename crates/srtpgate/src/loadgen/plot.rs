@@ -48,15 +48,16 @@ const COLORS: [RGBColor; 6] = [
 fn font() -> Result<(), String> {
     static DONE: OnceLock<Result<(), String>> = OnceLock::new();
     DONE.get_or_init(|| {
+        let env = std::env::var("SRTPGATE_FONT").unwrap_or_default();
         let paths = [
+            env.as_str(),
             "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
             "/usr/share/fonts/dejavu/DejaVuSans.ttf",
             "/usr/share/fonts/TTF/DejaVuSans.ttf",
         ];
-        let bytes = paths
-            .iter()
-            .find_map(|p| std::fs::read(p).ok())
-            .ok_or("no DejaVuSans.ttf for the plots' text (apt-get install fonts-dejavu-core)")?;
+        let bytes = paths.iter().find_map(|p| std::fs::read(p).ok()).ok_or(
+            "no DejaVuSans.ttf for the plots' text (apt-get install fonts-dejavu-core, or SRTPGATE_FONT=FILE)",
+        )?;
         let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
         plotters::style::register_font("sans-serif", FontStyle::Normal, bytes)
             .map_err(|_| "DejaVuSans.ttf is not a usable font".to_string())
@@ -139,6 +140,7 @@ fn delay_by_calls_on<DB: DrawingBackend>(
                 String::new()
             }
         })
+        .y_label_formatter(&|v| format!("{v:.0}"))
         .label_style(("sans-serif", 16))
         .axis_desc_style(("sans-serif", 18))
         .draw()
@@ -236,6 +238,7 @@ fn histogram_on<DB: DrawingBackend>(
         .configure_mesh()
         .x_desc("delay through the relay (µs)")
         .y_desc("packets (% per 10 µs)")
+        .x_label_formatter(&|v| format!("{v:.0}"))
         .label_style(("sans-serif", 16))
         .axis_desc_style(("sans-serif", 18))
         .draw()
@@ -283,6 +286,7 @@ fn cpu_on<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, title: &str, series
         .configure_mesh()
         .x_desc("concurrent calls")
         .y_desc("relay CPU (cores)")
+        .x_label_formatter(&|v| format!("{v:.0}"))
         .label_style(("sans-serif", 16))
         .axis_desc_style(("sans-serif", 18))
         .draw()

@@ -55,6 +55,12 @@ pub struct SweepArgs {
     /// Script that starts rtpengine (`bench/rtpengine/start.sh`).
     #[arg(long, default_value = "bench/rtpengine/start.sh")]
     pub rtpengine_start: PathBuf,
+    /// Sender/receiver thread pairs of the load generator.
+    #[arg(long, default_value_t = 1)]
+    pub loadgen_threads: usize,
+    /// Draw the figures of an earlier sweep.json into --out, and run nothing.
+    #[arg(long)]
+    pub replot: Option<PathBuf>,
     /// Show the progress line of each run.
     #[arg(long)]
     pub progress: bool,
@@ -140,7 +146,8 @@ pub fn parse_counts(s: &str) -> Result<Vec<usize>, String> {
 /// A started relay, stopped on drop.
 struct Relay {
     child: Option<Child>,
-    rtpengine_stop: Option<PathBuf>,
+    /// rtpengine's stop script, and the NG port its start script recorded it under.
+    rtpengine_stop: Option<(PathBuf, u16)>,
     ng: SocketAddr,
 }
 
@@ -159,17 +166,20 @@ impl Drop for Relay {
             let _ = c.kill();
             let _ = c.wait();
         }
-        if let Some(stop) = self.rtpengine_stop.take() {
-            let _ = Command::new(stop).stdout(Stdio::null()).status();
+        if let Some((stop, port)) = self.rtpengine_stop.take() {
+            let _ = Command::new(stop).env("NG_PORT", port.to_string()).stdout(Stdio::null()).status();
         }
     }
 }
 
 fn start(spec: &RelaySpec, args: &SweepArgs, port_base: u16) -> Result<Relay, String> {
+    // NG below the media ports, which span 10 000–65 000 (4 ports a call:
+    // room for 13 000 calls).
     let ng: SocketAddr = match spec {
         RelaySpec::Ng(a) => *a,
         _ => SocketAddr::from(([127, 0, 0, 1], port_base)),
     };
+    let (port_min, port_max) = ("10000".to_string(), "65000".to_string());
     let relay = match spec {
         RelaySpec::Ng(_) => Relay { child: None, rtpengine_stop: None, ng },
         RelaySpec::Srtpgate { engine, workers, busy } => {
@@ -183,7 +193,7 @@ fn start(spec: &RelaySpec, args: &SweepArgs, port_base: u16) -> Result<Relay, St
                 None => Command::new(exe),
             };
             cmd.args(["serve", "--listen-ng", &ng.to_string(), "--interface", "127.0.0.1"])
-                .args(["--port-min", &(port_base + 10).to_string(), "--port-max", &(port_base + 29_999).to_string()])
+                .args(["--port-min", &port_min, "--port-max", &port_max])
                 .args(["--workers", &workers.to_string(), "--engine", engine, "--log-level", "warn"])
                 .args(["--buffers", "16384"])
                 .args(if *busy { &["--busy-poll"][..] } else { &[][..] })
@@ -197,8 +207,8 @@ fn start(spec: &RelaySpec, args: &SweepArgs, port_base: u16) -> Result<Relay, St
             let mut cmd = Command::new(script);
             cmd.env("NG_PORT", ng.port().to_string())
                 .env("THREADS", threads.to_string())
-                .env("PORT_MIN", (port_base + 10).to_string())
-                .env("PORT_MAX", (port_base + 29_999).to_string())
+                .env("PORT_MIN", &port_min)
+                .env("PORT_MAX", &port_max)
                 .stdout(Stdio::null());
             if let Some(cpus) = &args.relay_cpus {
                 cmd.env("CPU", cpus);
@@ -207,7 +217,7 @@ fn start(spec: &RelaySpec, args: &SweepArgs, port_base: u16) -> Result<Relay, St
             if !ok.success() {
                 return Err(format!("{} failed ({ok})", script.display()));
             }
-            Relay { child: None, rtpengine_stop: Some(stop), ng }
+            Relay { child: None, rtpengine_stop: Some((stop, ng.port())), ng }
         }
     };
     // Wait for ping → pong.
@@ -262,6 +272,15 @@ fn point(r: &serde_json::Value) -> Option<Point> {
 
 /// Runs the sweep; writes `OUT/sweep.json` and the figures; prints a table.
 pub fn run(args: SweepArgs) -> Result<(), String> {
+    if let Some(from) = &args.replot {
+        let text = std::fs::read_to_string(from).map_err(|e| format!("{}: {e}", from.display()))?;
+        let summary: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", from.display()))?;
+        std::fs::create_dir_all(&args.out).map_err(|e| format!("{}: {e}", args.out.display()))?;
+        for f in figures(&summary, &args)? {
+            println!("wrote {}", f.display());
+        }
+        return Ok(());
+    }
     let counts = parse_counts(&args.counts)?;
     let specs: Vec<RelaySpec> = args.configs.split(',').map(RelaySpec::parse).collect::<Result<_, _>>()?;
     std::fs::create_dir_all(&args.out).map_err(|e| format!("{}: {e}", args.out.display()))?;
@@ -270,7 +289,7 @@ pub fn run(args: SweepArgs) -> Result<(), String> {
     }
     let mut configs = Vec::new();
     for (ci, spec) in specs.iter().enumerate() {
-        let relay = start(spec, &args, 20_000 + (ci as u16 % 4) * 10_000 + 3)?;
+        let relay = start(spec, &args, 9_000 + ci as u16)?;
         eprintln!("== {}", spec.name());
         eprintln!(
             "{:>7} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9}",
@@ -296,6 +315,7 @@ pub fn run(args: SweepArgs) -> Result<(), String> {
                 subscribers: None,
                 ramp: None,
                 progress: args.progress,
+                threads: args.loadgen_threads,
             };
             let r = match run_load(&lg) {
                 Ok(r) => r,
@@ -311,9 +331,9 @@ pub fn run(args: SweepArgs) -> Result<(), String> {
                 n,
                 r["packets_per_second"].as_f64().unwrap_or(0.0),
                 100.0 * r["loss_ratio"].as_f64().unwrap_or(0.0),
-                r["delay_us"]["p50"],
-                r["delay_us"]["p99"],
-                r["delay_us"]["max"],
+                r["delay_us"]["p50"].to_string(),
+                r["delay_us"]["p99"].to_string(),
+                r["delay_us"]["max"].to_string(),
                 r["relay_cpu_cores"].as_f64().map_or("-".into(), |c| format!("{:.0} %", c * 100.0)),
                 if ok { "" } else { "  (over the bounds)" }
             );
@@ -347,10 +367,11 @@ pub fn run(args: SweepArgs) -> Result<(), String> {
     let path = args.out.join("sweep.json");
     std::fs::write(&path, serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?)
         .map_err(|e| format!("{}: {e}", path.display()))?;
-    let files = figures(&summary, &args)?;
     println!("wrote {}", path.display());
-    for f in files {
-        println!("wrote {}", f.display());
+    // A machine without fonts still keeps its results (draw later with --replot).
+    match figures(&summary, &args) {
+        Ok(files) => files.iter().for_each(|f| println!("wrote {}", f.display())),
+        Err(e) => eprintln!("figures not drawn: {e} (draw them later with --replot {})", path.display()),
     }
     for c in summary["configs"].as_array().into_iter().flatten() {
         println!(

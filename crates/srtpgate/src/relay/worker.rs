@@ -203,7 +203,10 @@ where
         let mut events = Events::with_capacity(1024);
         let mut ready: Vec<Token> = Vec::with_capacity(1024);
         loop {
-            if let Err(e) = self.poll.poll(&mut events, Some(if self.busy_poll { Duration::ZERO } else { Duration::from_millis(500) })) {
+            if let Err(e) = self
+                .poll
+                .poll(&mut events, Some(if self.busy_poll { Duration::ZERO } else { Duration::from_millis(500) }))
+            {
                 if e.kind() != std::io::ErrorKind::Interrupted {
                     tracing::error!("worker poll failed: {e}");
                     return;

@@ -26,6 +26,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     let filter = tracing_subscriber::EnvFilter::try_new(&cfg.log_level)
         .map_err(|e| format!("log-level {:?}: {e}", cfg.log_level))?;
     let _ = tracing_subscriber::fmt().with_env_filter(filter).with_target(false).try_init();
+    raise_fd_limit();
     let cfg = Arc::new(cfg);
     match cfg.engine {
         EngineChoice::Cpu => serve(cfg.clone(), CpuEngine::new()),
@@ -45,6 +46,24 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
                 }
                 Err(e) => Err(format!("GPU engine unavailable: {e} (use --engine cpu or auto)")),
             }
+        }
+    }
+}
+
+/// Each call leg holds two sockets: lift the soft limit on open files to the
+/// hard limit (distributions start processes at 1024, which is 256 legs).
+fn raise_fd_limit() {
+    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit/setrlimit with a valid rlimit struct.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 && lim.rlim_cur < lim.rlim_max {
+            let want = libc::rlimit { rlim_cur: lim.rlim_max, rlim_max: lim.rlim_max };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &want) != 0 {
+                tracing::warn!("cannot raise the open-file limit above {}", lim.rlim_cur);
+            }
+        }
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 {
+            tracing::info!("open-file limit {} (each call leg takes 2)", lim.rlim_cur);
         }
     }
 }
