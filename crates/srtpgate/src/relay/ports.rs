@@ -57,8 +57,16 @@ impl Ports {
             if self.used.contains(&port) {
                 continue;
             }
-            let Ok(rtp) = self.bind(SocketAddr::new(ip, port)) else { continue };
-            let Ok(rtcp) = self.bind(SocketAddr::new(ip, port + 1)) else { continue };
+            let rtp = match self.bind(SocketAddr::new(ip, port)) {
+                Ok(s) => s,
+                Err(e) if out_of_files(&e) => return Err(e),
+                Err(_) => continue,
+            };
+            let rtcp = match self.bind(SocketAddr::new(ip, port + 1)) {
+                Ok(s) => s,
+                Err(e) if out_of_files(&e) => return Err(e),
+                Err(_) => continue,
+            };
             self.used.insert(port);
             return Ok(PortPair { rtp, rtcp, port });
         }
@@ -74,6 +82,19 @@ impl Ports {
     }
 
     fn bind(&self, addr: SocketAddr) -> io::Result<UdpSocket> {
+        self.bind_socket(addr).map_err(|e| {
+            if out_of_files(&e) {
+                io::Error::new(
+                    e.kind(),
+                    format!("open-file limit reached ({e}): each call leg holds 2 sockets; raise `ulimit -n`"),
+                )
+            } else {
+                e
+            }
+        })
+    }
+
+    fn bind_socket(&self, addr: SocketAddr) -> io::Result<UdpSocket> {
         let s = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))?;
         if addr.is_ipv6() {
             s.set_only_v6(true)?;
@@ -87,6 +108,11 @@ impl Ports {
         s.bind(&addr.into())?;
         Ok(s.into())
     }
+}
+
+/// EMFILE or ENFILE: no port is free of that, so stop looking.
+fn out_of_files(e: &io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::EMFILE) | Some(libc::ENFILE))
 }
 
 #[cfg(test)]
