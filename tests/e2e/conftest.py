@@ -18,13 +18,19 @@ def skip(reason):
 
 
 def srtpgate_bin():
-    path = os.environ.get("SRTPGATE_BIN") or os.path.join(harness.REPO, "target", "release", "srtpgate")
+    path = harness.srtpgate_path()
     if not os.access(path, os.X_OK):
         skip("%s not found (build it or set SRTPGATE_BIN)" % path)
     # An older build without the daemon is not a failure of this test.
     if subprocess.run([path, "serve", "--help"], capture_output=True, timeout=10).returncode != 0:
         skip("%s has no `serve` subcommand yet" % path)
     return path
+
+
+@pytest.fixture(scope="session")
+def srtpgate_binary():
+    """Path of a `srtpgate` with `serve`; skips the test (saying why) without one."""
+    return srtpgate_bin()
 
 
 @pytest.hookimpl(hookwrapper=True)

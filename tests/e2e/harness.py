@@ -103,16 +103,40 @@ def start_relay(kind, workdir, srtpgate_bin=None):
     else:
         argv = [srtpgate_bin, "serve"] + flags
     proc = Proc(kind, argv, os.path.join(workdir, kind + ".log"))
-    deadline = time.monotonic() + 15
+    wait_for_pong(proc, cfg["ng"])
+    return proc, cfg
+
+
+def start_ng_proxy(workdir, target):
+    """Starts ng_stub.py --forward target: a logging proxy in front of a real
+    relay, so that both requests and replies land in cfg["ng_log"]. Returns
+    (proc, cfg) once a ping through it reaches the relay and comes back."""
+    cfg = {"ng": (IP, free_udp_port()), "ng_log": os.path.join(workdir, "ng")}
+    argv = [sys.executable, os.path.join(HERE, "ng_stub.py"), "--listen-ng", "%s:%d" % cfg["ng"],
+            "--forward", "%s:%d" % target, "--log-dir", cfg["ng_log"]]
+    proc = Proc("ng-proxy", argv, os.path.join(workdir, "ng-proxy.log"))
+    wait_for_pong(proc, cfg["ng"])
+    return proc, cfg
+
+
+def wait_for_pong(proc, addr, timeout=15):
+    """Waits until an NG ping to addr gets pong; stops proc and raises if it
+    dies or the time runs out."""
+    deadline = time.monotonic() + timeout
     while True:
         try:
-            if ng_request(cfg["ng"], {"command": "ping"}, timeout=0.3).get("result") == "pong":
-                return proc, cfg
+            if ng_request(addr, {"command": "ping"}, timeout=0.3).get("result") == "pong":
+                return
         except (OSError, ValueError):
             pass
         if not proc.alive() or time.monotonic() > deadline:
             proc.stop()
-            raise RuntimeError("relay did not answer NG ping; " + proc.describe())
+            raise RuntimeError("no pong from NG %s:%d; %s" % (addr + (proc.describe(),)))
+
+
+def srtpgate_path():
+    """The daemon under test: $SRTPGATE_BIN, else the release build."""
+    return os.environ.get("SRTPGATE_BIN") or os.path.join(REPO, "target", "release", "srtpgate")
 
 
 def kamailio_path():

@@ -1,13 +1,18 @@
 #!/usr/bin/env python3
 """A stand-in for an NG relay (rtpengine's control protocol), for tests.
 
-It logs every request datagram, raw, to --log-dir (so that we can see exactly
-what a client such as Kamailio's rtpengine module sends) and answers just well
-enough for signalling to proceed: ping -> pong; offer/answer -> ok with the SDP
-pointed at --interface and ports from --port-min/--port-max, fresh SDES keys and
-ICE lines dropped; delete/query/list/statistics -> what rtpengine would say.
-It relays no media. It takes the same flags as `srtpgate serve`, so that a test
-can start either one with the same command line.
+It logs every request datagram and its reply, raw, to --log-dir (so that we
+can see exactly what a client such as Kamailio's rtpengine module sends) and
+answers just well enough for signalling to proceed: ping -> pong; offer/answer
+-> ok with the SDP pointed at --interface and ports from --port-min/--port-max,
+fresh SDES keys and ICE lines dropped; delete/query/list/statistics -> what
+rtpengine would say. It relays no media. It takes the same flags as `srtpgate
+serve`, so that a test can start either one with the same command line.
+
+With --forward HOST:PORT it answers nothing itself: it is a logging proxy in
+front of a real relay (srtpgate serve, rtpengine), passing each request on and
+each reply back unchanged, so that a capture gets both sides of the exchange.
+Replies are logged as NNNN-command.reply.bin next to their request.
 
 Also a library: bencode by hand (no dependencies) and `ng_request()`, a client.
 """
@@ -17,6 +22,7 @@ import base64
 import itertools
 import os
 import re
+import select
 import socket
 import sys
 import time
@@ -126,24 +132,38 @@ def rewrite_sdp(sdp, ip, ports):
     return "\r\n".join(out).encode()
 
 
+def parse_request(datagram):
+    """(cookie, decoded dict or None, command name for the log file's name)."""
+    cookie, sep, body = datagram.partition(b" ")
+    try:
+        if not sep:
+            raise ValueError("no cookie")
+        req = bdecode(body)
+        cmd = req[b"command"].decode()
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return (cookie if sep else None), None, "malformed"
+    # The command ends up in a file name: keep it to a safe alphabet.
+    return cookie, req, re.sub(r"[^A-Za-z0-9_-]", "_", cmd) or "malformed"
+
+
+def log_datagram(log_dir, n, cmd, datagram, reply=False):
+    if log_dir:
+        name = "%04d-%s%s.bin" % (n, cmd, ".reply" if reply else "")
+        with open(os.path.join(log_dir, name), "wb") as f:
+            f.write(datagram)
+
+
 def serve(sock, ip, ports, log_dir):
     calls = {}  # call-id -> {"created": unix time, "tags": [...]}
     for n in itertools.count(1):
         datagram, peer = sock.recvfrom(65535)
-        cookie, sep, body = datagram.partition(b" ")
-        try:
-            if not sep:
-                raise ValueError("no cookie")
-            req = bdecode(body)
-            cmd = req[b"command"].decode()
-        except (ValueError, KeyError, TypeError, AttributeError):
-            req, cmd = None, "malformed"
-        if log_dir:
-            with open(os.path.join(log_dir, "%04d-%s.bin" % (n, cmd)), "wb") as f:
-                f.write(datagram)
+        cookie, req, cmd = parse_request(datagram)
+        log_datagram(log_dir, n, cmd, datagram)
         if req is None:
-            if sep:
-                sock.sendto(cookie + b" " + bencode({"result": "error", "error-reason": "Failed to parse"}), peer)
+            if cookie is not None:
+                reply = cookie + b" " + bencode({"result": "error", "error-reason": "Failed to parse"})
+                log_datagram(log_dir, n, cmd, reply, reply=True)
+                sock.sendto(reply, peer)
             continue
         callid = req.get(b"call-id", b"").decode()
         reply = {"result": "ok"}
@@ -170,7 +190,48 @@ def serve(sock, ip, ports, log_dir):
             reply["statistics"] = {"currentstatistics": {"sessionsown": len(calls)}}
         else:
             reply = {"result": "error", "error-reason": "Unrecognized command"}
-        sock.sendto(cookie + b" " + bencode(reply), peer)
+        reply = cookie + b" " + bencode(reply)
+        log_datagram(log_dir, n, cmd, reply, reply=True)
+        sock.sendto(reply, peer)
+
+
+def forward(sock, upstream, log_dir):
+    """Proxy mode: every datagram from a client goes to `upstream` as is, every
+    reply goes back to the client that sent the request with that cookie."""
+    up = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    up.connect(upstream)
+    # cookie -> (client address, request number, command). A client that
+    # retransmits (same cookie) gets the reply to whichever copy is answered
+    # first; a second reply then has no entry and is dropped, as a client that
+    # already has its answer would drop it.
+    pending = {}
+    n = itertools.count(1)
+    while True:
+        ready, _, _ = select.select([sock, up], [], [])
+        if sock in ready:
+            datagram, peer = sock.recvfrom(65535)
+            k = next(n)
+            cookie, _, cmd = parse_request(datagram)
+            log_datagram(log_dir, k, cmd, datagram)
+            if cookie is not None:
+                pending[cookie] = (peer, k, cmd)
+            try:
+                up.send(datagram)
+            except OSError as e:  # relay down: the client times out, as it would without us
+                print("ng_stub: forwarding #%d: %s" % (k, e), file=sys.stderr, flush=True)
+        if up in ready:
+            try:
+                reply = up.recv(65535)
+            except OSError as e:  # ICMP port unreachable from an earlier send
+                print("ng_stub: relay %s:%d: %s" % (upstream + (e,)), file=sys.stderr, flush=True)
+                continue
+            entry = pending.pop(reply.partition(b" ")[0], None)
+            if entry is None:
+                print("ng_stub: reply with unknown cookie dropped: %r" % reply[:60], file=sys.stderr, flush=True)
+                continue
+            peer, k, cmd = entry
+            log_datagram(log_dir, k, cmd, reply, reply=True)
+            sock.sendto(reply, peer)
 
 
 def hostport(s):
@@ -185,7 +246,10 @@ def main():
     ap.add_argument("--port-min", type=int, default=30000)
     ap.add_argument("--port-max", type=int, default=40000)
     ap.add_argument("--listen-http", help="accepted for compatibility, unused")
-    ap.add_argument("--log-dir", help="write each request datagram here as NNNN-command.bin")
+    ap.add_argument("--log-dir", help="write each request datagram here as NNNN-command.bin, "
+                    "its reply as NNNN-command.reply.bin")
+    ap.add_argument("--forward", type=hostport, metavar="HOST:PORT",
+                    help="proxy every datagram to this NG relay instead of answering")
     a = ap.parse_args()
     if a.log_dir:
         os.makedirs(a.log_dir, exist_ok=True)
@@ -193,9 +257,13 @@ def main():
     sock.bind(a.listen_ng)
     # Even ports, as a relay would use for RTP (RTCP on the odd one above).
     ports = itertools.cycle(range(a.port_min + a.port_min % 2, a.port_max, 2))
-    print("ng_stub listening on %s:%d" % a.listen_ng, file=sys.stderr, flush=True)
+    print("ng_stub listening on %s:%d" % a.listen_ng
+          + (", forwarding to %s:%d" % a.forward if a.forward else ""), file=sys.stderr, flush=True)
     try:
-        serve(sock, a.interface, ports, a.log_dir)
+        if a.forward:
+            forward(sock, a.forward, a.log_dir)
+        else:
+            serve(sock, a.interface, ports, a.log_dir)
     except KeyboardInterrupt:
         pass
 
