@@ -743,9 +743,10 @@ impl<E: Engine> Context<E> {
         let hdr = RtpHeader::parse(&pkt[..n])?;
         let key = self.mki_key(pkt, Kind::Rtp)?;
         let slot = self.rx.slot_of(hdr.ssrc);
-        let index = match slot.map(|i| self.rx.at(i)) {
-            Some(s) => {
-                let h = s.rtp_highest.expect("receive streams exist only after a packet");
+        // A stream may exist with no SRTP packet yet (its SRTCP came first, as
+        // from a phone on hold): then the index starts like a new stream's.
+        let index = match slot.map(|i| self.rx.at(i)).and_then(|s| Some((s, s.rtp_highest?))) {
+            Some((s, h)) => {
                 let index = estimate(roc_of(h), h as u16, hdr.seq).ok_or(Error::Replayed)?;
                 if s.rtp_window.as_ref().is_some_and(|w| w.check(index) == ReplayCheck::Replayed) {
                     return Err(Error::Replayed);

@@ -379,6 +379,16 @@ fn batch<E: Engine + Clone>(engine: &E) {
     };
     assert!(rx.commit(&p1, o[0], &b1).is_ok());
     assert_eq!(rx.commit(&p2, o[1], &b2), Err(Error::Replayed));
+    // SRTCP before any SRTP of the same SSRC (a phone on hold sends only
+    // reports): the stream exists without an RTP index, and SRTP still works.
+    let mut out = vec![0u8; 400];
+    let n = tx.protect_rtcp(&rtcp_sr(4242, 1), &mut out).unwrap();
+    let mut back = vec![0u8; 400];
+    rx.unprotect_rtcp(&out[..n], &mut back).unwrap();
+    let pkt = rtp(4242, 7, &[3; 50]);
+    let n = tx.protect_rtp(&pkt, &mut out).unwrap();
+    let m = rx.unprotect_rtp(&out[..n], &mut back).unwrap();
+    assert_eq!(&back[..m], &pkt[..]);
     // RTCP of one SSRC protected in one batch: each packet gets its own SRTCP
     // index (a shared one would reuse keystream), and all of them unprotect.
     let sr = rtcp_sr(77, 5);

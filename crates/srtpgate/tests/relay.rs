@@ -907,3 +907,21 @@ fn reinvite_keeps_ports_keys_and_media() {
         assert_eq!(stream_stats(&q, tag).get("errors").and_then(Value::as_int), Some(0), "{}", show(&q));
     }
 }
+
+/// One SDP cannot take the port range: more than 16 media sections to relay
+/// are refused before any port is bound, and the daemon carries on.
+#[test]
+fn offer_with_too_many_media_sections_is_refused() {
+    let d = Daemon::start("many-media", 20, &[]);
+    let mut sdp = String::from("v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n");
+    for i in 0..17 {
+        sdp.push_str(&format!("m=audio {} RTP/AVP 0\r\n", 20_000 + 2 * i));
+    }
+    let r = d.request(&offer("many", "a", &sdp));
+    assert_eq!(result(&r), "error", "{}", show(&r));
+    let reason = r.get("error-reason").and_then(Value::as_str).unwrap_or_default().to_string();
+    assert!(reason.contains("at most 16"), "{reason}");
+    assert!(d.list().is_empty());
+    assert_eq!(d.metric("port_pairs_in_use"), Some(0.0));
+    d.ping();
+}

@@ -30,7 +30,14 @@ impl<E: Engine> WorkerHandle<E> {
             if let Err(e) = self.waker.wake() {
                 tracing::error!("cannot wake a worker: {e}");
             }
+        } else {
+            tracing::error!("a media worker has stopped; its calls have no media");
         }
+    }
+
+    /// Whether the worker thread is still running.
+    pub fn alive(&self) -> bool {
+        self.join.as_ref().is_some_and(|j| !j.is_finished())
     }
 
     /// Stops the worker and waits for it.

@@ -53,7 +53,8 @@ impl Ports {
     pub fn allocate(&mut self, ip: IpAddr) -> io::Result<PortPair> {
         for _ in 0..self.capacity() {
             let port = self.next;
-            self.next = if port.saturating_add(3) > self.max { self.min } else { port + 2 };
+            // In u32: with port-max 65535 the next pair would overflow u16.
+            self.next = if port as u32 + 3 > self.max as u32 { self.min } else { port + 2 };
             if self.used.contains(&port) {
                 continue;
             }
@@ -137,5 +138,16 @@ mod tests {
         assert_eq!(c.port, freed);
         assert_eq!(p.in_use(), 2);
         assert!(Ports::new(41_001, 41_002).is_err());
+    }
+
+    #[test]
+    fn range_ending_at_65535_wraps_without_overflow() {
+        let mut p = Ports::new(65_532, 65_535).expect("range");
+        let ip: IpAddr = "127.0.0.1".parse().expect("ip");
+        let pairs: Vec<_> = (0..2).filter_map(|_| p.allocate(ip).ok()).collect();
+        for pair in &pairs {
+            assert!(pair.port >= 65_532 && pair.port % 2 == 0, "port {} outside the range", pair.port);
+        }
+        assert!(p.allocate(ip).is_err(), "a range of two pairs gave a third");
     }
 }

@@ -79,6 +79,8 @@ pub struct LegStats {
     pub bytes_out: AtomicU64,
     /// Packets from this leg's endpoint that were dropped, by [`Drop`].
     pub drops: [AtomicU64; Drop::ALL.len()],
+    /// Packets of this leg whose delay was recorded (those relayed).
+    pub delay_count: AtomicU64,
     /// Sum of the added delay of packets received on this leg, in ns.
     pub delay_ns_sum: AtomicU64,
     /// Largest added delay of a packet received on this leg, in ns.
@@ -100,6 +102,8 @@ pub struct LegSnapshot {
     pub bytes_out: u64,
     /// Drops by reason.
     pub drops: [u64; Drop::ALL.len()],
+    /// Packets with a recorded delay.
+    pub delay_count: u64,
     /// Sum of added delays (ns).
     pub delay_ns_sum: u64,
     /// Largest added delay (ns).
@@ -109,11 +113,16 @@ pub struct LegSnapshot {
 }
 
 impl LegStats {
-    /// Counts a received packet.
+    /// Counts a received packet (accepted or not).
     #[inline]
-    pub fn received(&self, bytes: usize, now_ms: u64) {
+    pub fn received(&self, bytes: usize) {
         bump(&self.packets_in, 1);
         bump(&self.bytes_in, bytes as u64);
+    }
+    /// Notes an accepted packet (authenticated, from the latched peer): only
+    /// these keep a call alive, so spraying a port cannot.
+    #[inline]
+    pub fn accepted(&self, now_ms: u64) {
         self.last_packet_ms.store(now_ms, Relaxed);
     }
     /// Counts a packet sent to the endpoint.
@@ -130,6 +139,7 @@ impl LegStats {
     /// Records the added delay of a packet received on this leg.
     #[inline]
     pub fn delay(&self, ns: u64) {
+        bump(&self.delay_count, 1);
         bump(&self.delay_ns_sum, ns);
         if ns > self.delay_ns_max.load(Relaxed) {
             self.delay_ns_max.store(ns, Relaxed);
@@ -143,6 +153,7 @@ impl LegStats {
             packets_out: self.packets_out.load(Relaxed),
             bytes_out: self.bytes_out.load(Relaxed),
             drops: std::array::from_fn(|i| self.drops[i].load(Relaxed)),
+            delay_count: self.delay_count.load(Relaxed),
             delay_ns_sum: self.delay_ns_sum.load(Relaxed),
             delay_ns_max: self.delay_ns_max.load(Relaxed),
             last_packet_ms: self.last_packet_ms.load(Relaxed),
@@ -160,6 +171,7 @@ impl LegSnapshot {
         for (d, s) in self.drops.iter_mut().zip(o.drops) {
             *d += s;
         }
+        self.delay_count += o.delay_count;
         self.delay_ns_sum += o.delay_ns_sum;
         self.delay_ns_max = self.delay_ns_max.max(o.delay_ns_max);
         self.last_packet_ms = self.last_packet_ms.max(o.last_packet_ms);
@@ -359,8 +371,10 @@ mod tests {
     #[test]
     fn leg_counters_add_up() {
         let l = LegStats::default();
-        l.received(100, 5);
-        l.received(50, 9);
+        l.received(100);
+        l.accepted(5);
+        l.received(50);
+        l.accepted(9);
         l.sent(60);
         l.dropped(Drop::Replayed);
         let mut s = l.snapshot();

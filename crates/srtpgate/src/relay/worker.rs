@@ -202,17 +202,19 @@ where
     pub fn run(mut self) {
         let mut events = Events::with_capacity(1024);
         let mut ready: Vec<Token> = Vec::with_capacity(1024);
+        // Sockets not drained in the last round: edge-triggered readiness will
+        // not be reported again for them, so they are visited next round.
+        let mut pending: Vec<Token> = Vec::with_capacity(1024);
         loop {
-            if let Err(e) = self
-                .poll
-                .poll(&mut events, Some(if self.busy_poll { Duration::ZERO } else { Duration::from_millis(500) }))
-            {
+            let idle = if self.busy_poll || !pending.is_empty() { Duration::ZERO } else { Duration::from_millis(500) };
+            if let Err(e) = self.poll.poll(&mut events, Some(idle)) {
                 if e.kind() != std::io::ErrorKind::Interrupted {
                     tracing::error!("worker poll failed: {e}");
                     return;
                 }
             }
             ready.clear();
+            ready.append(&mut pending);
             let mut wake = false;
             for ev in events.iter() {
                 if ev.token() == WAKER {
@@ -230,21 +232,18 @@ where
                     }
                 }
             }
-            // Edge-triggered: drain every ready socket, in rounds that each
-            // fill at most one engine batch.
-            while !ready.is_empty() {
-                let mut i = 0;
-                while i < ready.len() && self.pkts.len() < self.max_batch {
-                    if self.receive(ready[i]) {
-                        i += 1; // drained
-                    } else {
-                        ready.push(ready[i]); // more waiting: visit again
-                        i += 1;
-                    }
+            // One receive per ready socket per round (a flooded port cannot
+            // starve the others, nor the commands), in engine batches of at
+            // most max_batch packets.
+            for &tok in &ready {
+                if self.pkts.len() >= self.max_batch {
+                    self.process();
                 }
-                ready.drain(..i);
-                self.process();
+                if !self.receive(tok) {
+                    pending.push(tok);
+                }
             }
+            self.process();
             // Buffers set aside for the next receive are free too.
             self.stats.pool_free.store((self.pool.free() + self.rx_bufs.len()) as u64, Relaxed);
         }
@@ -368,7 +367,8 @@ where
             }
             return n == 0;
         }
-        let n = match sys::recv_batch(fd, &mut self.recv, &mut self.rx_bufs, &mut self.received) {
+        let asked = want.min(self.rx_bufs.len());
+        let n = match sys::recv_batch(fd, &mut self.recv, &mut self.rx_bufs[..asked], &mut self.received) {
             Ok(n) => n,
             Err(e) => {
                 tracing::debug!("recvmmsg: {e}");
@@ -377,12 +377,11 @@ where
         };
         self.stats.recv_call();
         let now = sys::now_ns();
-        let now_ms = now / 1_000_000;
         let unknown = SocketAddr::from(([0, 0, 0, 0], 0));
         for (buf, r) in self.rx_bufs.drain(..n).zip(self.received.iter()) {
             let len = r.len.min(buf.len());
-            d.stats.received(len, now_ms);
-            self.stats.total.received(len, now_ms);
+            d.stats.received(len);
+            self.stats.total.received(len);
             let kind = classify(rtcp_port, d.mux, &buf[..len]);
             self.pkts.push(Pkt {
                 a: buf,
@@ -398,7 +397,7 @@ where
                 dropped: if r.truncated || r.from.is_none() { Some(Drop::Malformed) } else { None },
             });
         }
-        n < want
+        n < asked
     }
 
     /// Runs the loop's batch: source checks, unprotect, latch, protect, send;
@@ -460,6 +459,7 @@ where
             }
         }
         self.transform_step(true);
+        let now_ms = sys::now_ns() / 1_000_000;
         // 2. Latch the source, then the protect step's prepare with the
         // other side's keys (from the current buffer into the other one).
         for p in self.pkts.iter_mut() {
@@ -469,6 +469,7 @@ where
             p.prep = None;
             let Some(Some(s)) = self.streams.get_mut(p.slot as usize) else { continue };
             let d = &mut s.sides[p.side as usize];
+            d.stats.accepted(now_ms);
             match (p.kind, d.mux) {
                 (Kind::Rtcp, false) => {
                     d.peer_rtcp = Some(p.from);

@@ -26,10 +26,14 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+/// Most relayed media sections (m-lines) in one call.
+pub const MAX_MEDIA: usize = 16;
+
 /// Why a command failed: the text goes into the NG reply's `error-reason`.
 pub type CmdError = String;
 
 /// One side of a media stream.
+#[derive(Clone)]
 struct Side {
     ip: IpAddr,
     port: u16,
@@ -53,6 +57,7 @@ struct Side {
     proto: String,
 }
 
+#[derive(Clone)]
 struct Stream {
     media_type: String,
     sides: [Side; 2],
@@ -84,6 +89,8 @@ pub struct Totals {
     pub errors: HashMap<String, u64>,
     /// Calls created.
     pub calls_created: u64,
+    /// Offers refused.
+    pub offers_refused: u64,
     /// Calls ended by `delete`.
     pub calls_deleted: u64,
     /// Calls ended by the media timeout.
@@ -187,6 +194,9 @@ where
                 v
             }
             Err(e) => {
+                if req.command == Command::Offer {
+                    self.totals.offers_refused += 1;
+                }
                 self.count_error(&e);
                 tracing::info!(
                     command = req.command.name(),
@@ -200,7 +210,16 @@ where
 
     /// Counts a refused request by the start of its reason.
     pub fn count_error(&mut self, reason: &str) {
-        let key: String = reason.split('\'').next().unwrap_or(reason).trim().chars().take(48).collect();
+        // A bounded label: the text before the first quote, digits folded.
+        let key: String = reason
+            .split('\'')
+            .next()
+            .unwrap_or(reason)
+            .trim()
+            .chars()
+            .take(48)
+            .map(|c| if c.is_ascii_digit() { 'N' } else { c })
+            .collect();
         *self.totals.errors.entry(key).or_default() += 1;
     }
 
@@ -209,14 +228,25 @@ where
         let from_tag = req.from_tag.clone().ok_or("missing key 'from-tag'")?;
         let text = req.sdp.as_deref().ok_or("missing key 'sdp'")?;
         let mut sdp = Sdp::parse(text).map_err(|e| format!("bad SDP: {e}"))?;
+        let relayed = sdp.media().iter().filter(|m| m.port() != 0 && m.is_rtp()).count();
+        if relayed > MAX_MEDIA {
+            // Each relayed m-line takes two port pairs: one SDP must not be
+            // able to take the whole range.
+            return Err(format!("{relayed} media sections to relay; at most {MAX_MEDIA} per call"));
+        }
         if !self.calls.contains_key(&call_id) {
             if self.calls.len() >= self.cfg.max_sessions {
                 return Err(format!("session limit reached ({} calls)", self.cfg.max_sessions));
             }
             let key = self.next_key;
             self.next_key += 1;
-            let worker = self.next_worker % self.workers.len();
-            self.next_worker += 1;
+            // Round robin over the workers that are running.
+            let n = self.workers.len();
+            let worker = (0..n)
+                .map(|k| (self.next_worker + k) % n)
+                .find(|&w| self.workers[w].alive())
+                .ok_or("no media worker is running")?;
+            self.next_worker = worker + 1;
             self.calls.insert(
                 call_id.clone(),
                 Call {
@@ -440,7 +470,25 @@ where
         Ok(())
     }
 
+    /// `answer`: all or nothing. A refused answer leaves the call as the
+    /// last accepted one left it, so that the keys recorded here are always
+    /// those the worker holds (a later answer decides from them whether to
+    /// keep or replace the worker's contexts).
     fn answer(&mut self, req: &Request) -> Result<Value, CmdError> {
+        let saved = req.call_id.as_ref().and_then(|id| self.calls.get(id)).map(|c| (c.streams.clone(), c.tags.clone()));
+        let r = self.answer_inner(req);
+        if r.is_err() {
+            if let (Some(id), Some((streams, tags))) = (&req.call_id, saved) {
+                if let Some(c) = self.calls.get_mut(id) {
+                    c.streams = streams;
+                    c.tags = tags;
+                }
+            }
+        }
+        r
+    }
+
+    fn answer_inner(&mut self, req: &Request) -> Result<Value, CmdError> {
         let call_id = req.call_id.clone().ok_or("missing key 'call-id'")?;
         let from_tag = req.from_tag.clone().ok_or("missing key 'from-tag'")?;
         let to_tag = req.to_tag.clone().ok_or("missing key 'to-tag'")?;
@@ -518,6 +566,18 @@ where
             };
             let rx_new = !same_key(&sa.endpoint_key, &a_rx);
             let tx_new = !same_key(&sa.relay_key, &a_tx);
+            if tx_new {
+                // The relay key in use is retired: replace it in the offered
+                // set, so no later answer can bring it back (a context built
+                // anew from a used key would reuse its keystream).
+                if let Some(old) = &sa.relay_key {
+                    for k in sa.relay_keys.iter_mut().filter(|k| k.tag == old.tag && k.suite == old.suite) {
+                        let mut fresh = CryptoAttr::generate(k.tag, k.suite, &mut OsRng);
+                        fresh.session_params = k.session_params.clone();
+                        *k = fresh;
+                    }
+                }
+            }
             sa.srtp = answered_secure;
             sa.endpoint_key = a_rx.clone();
             sa.relay_key = a_tx.clone();
@@ -673,7 +733,7 @@ where
                             .with("packets sent", st.packets_out)
                             .with("bytes sent", st.bytes_out)
                             .with("drops", drops)
-                            .with("delay avg us", st.delay_ns_sum.checked_div(st.packets_in).unwrap_or(0) / 1000)
+                            .with("delay avg us", st.delay_ns_sum.checked_div(st.delay_count).unwrap_or(0) / 1000)
                             .with("delay max us", st.delay_ns_max / 1000)
                             .with("last packet", st.last_packet_ms / 1000),
                     );
@@ -735,7 +795,7 @@ where
                     Value::dict()
                         .with("uptime", self.started.elapsed().as_secs())
                         .with("managedsessions", managed)
-                        .with("rejectedsessions", self.totals.errors.values().sum::<u64>())
+                        .with("rejectedsessions", self.totals.offers_refused)
                         .with("timeoutsessions", self.totals.calls_timed_out)
                         .with("finaltimeoutsessions", self.totals.calls_final_timeout)
                         .with("regularterminatedsessions", self.totals.calls_deleted)
@@ -818,10 +878,16 @@ where
     }
 }
 
+/// Whether two crypto lines give the same keys and parameters (the tag, a
+/// name for the line, does not count: a context is kept across a new tag).
 fn same_key(a: &Option<CryptoAttr>, b: &Option<CryptoAttr>) -> bool {
+    let material = |c: &CryptoAttr| {
+        let keys: Vec<_> = c.keys.iter().map(|k| (k.key_salt.to_vec(), k.lifetime, k.mki)).collect();
+        (c.suite, keys, c.session_params.clone())
+    };
     match (a, b) {
         (None, None) => true,
-        (Some(x), Some(y)) => x.suite == y.suite && x.to_string() == y.to_string(),
+        (Some(x), Some(y)) => material(x) == material(y),
         _ => false,
     }
 }

@@ -22,12 +22,23 @@ where
     E: Engine + Clone + 'static,
     E::Keys: 'static,
 {
-    let app = Router::new()
-        .route("/metrics", get(metrics::<E>))
-        .route("/health", get(|| async { "ok\n" }))
-        .with_state(shared);
+    let app = Router::new().route("/metrics", get(metrics::<E>)).route("/health", get(health::<E>)).with_state(shared);
     if let Err(e) = axum::serve(listener, app).await {
         tracing::error!("HTTP server: {e}");
+    }
+}
+
+/// 200 while every media worker runs, 503 otherwise.
+async fn health<E>(State(shared): State<Arc<Shared<E>>>) -> (axum::http::StatusCode, &'static str)
+where
+    E: Engine + Clone + 'static,
+    E::Keys: 'static,
+{
+    let ok = shared.calls.lock().map(|c| c.workers().iter().all(|w| w.alive())).unwrap_or(false);
+    if ok {
+        (axum::http::StatusCode::OK, "ok\n")
+    } else {
+        (axum::http::StatusCode::SERVICE_UNAVAILABLE, "a media worker has stopped\n")
     }
 }
 
@@ -52,6 +63,7 @@ where
     let (ports_used, ports_all) = calls.ports();
     let t = calls.totals.clone();
     let sessions = calls.len();
+    let running = calls.workers().iter().filter(|w| w.alive()).count();
     let uptime = calls.started.elapsed().as_secs_f64();
     drop(calls);
 
@@ -70,6 +82,7 @@ where
         &[(format!("{{version=\"{}\",engine=\"{}\"}}", env!("CARGO_PKG_VERSION"), shared.engine), 1.0)],
     );
     metric("sessions", "gauge", "Calls now.", &one(sessions as f64));
+    metric("workers_running", "gauge", "Media worker threads running.", &one(running as f64));
     metric("port_pairs_in_use", "gauge", "Media port pairs in use.", &one(ports_used as f64));
     metric("port_pairs", "gauge", "Media port pairs in the range.", &one(ports_all as f64));
     let mut cmds: Vec<_> = t.commands.iter().map(|(k, v)| (format!("{{command=\"{k}\"}}"), *v as f64)).collect();
