@@ -89,6 +89,21 @@ fn both(
     Ok(vec![png, svg])
 }
 
+/// The legend box every figure uses.
+fn legend<'a, DB: DrawingBackend + 'a, CT: plotters::coord::CoordTranslate>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    at: SeriesLabelPosition,
+) -> Result<(), String> {
+    chart
+        .configure_series_labels()
+        .position(at)
+        .label_font(("sans-serif", 16))
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()
+        .map_err(|e| e.to_string())
+}
+
 /// Figure 6.1/6.2: per call count, for each configuration, a column from p1
 /// to p99 (thin), p50 to p90 (thick) and a mark at the median; delay on a
 /// logarithmic axis. Writes `base.png` and `base.svg`.
@@ -178,14 +193,7 @@ fn delay_by_calls_on<DB: DrawingBackend>(
             }))
             .map_err(|e| e.to_string())?;
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .label_font(("sans-serif", 16))
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .draw()
-        .map_err(|e| e.to_string())?;
+    legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
     Ok(())
 }
 
@@ -253,14 +261,7 @@ fn histogram_on<DB: DrawingBackend>(
             .label(name.clone())
             .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 18, y + 6)], color.filled()));
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .label_font(("sans-serif", 16))
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .draw()
-        .map_err(|e| e.to_string())?;
+    legend(&mut chart, SeriesLabelPosition::UpperRight)?;
     Ok(())
 }
 
@@ -303,14 +304,7 @@ fn cpu_on<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, title: &str, series
             .draw_series(pts.iter().map(|&(x, y)| Circle::new((x, y), 4, color.filled())))
             .map_err(|e| e.to_string())?;
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .label_font(("sans-serif", 16))
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .draw()
-        .map_err(|e| e.to_string())?;
+    legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
     Ok(())
 }
 
