@@ -925,3 +925,29 @@ fn offer_with_too_many_media_sections_is_refused() {
     assert_eq!(d.metric("port_pairs_in_use"), Some(0.0));
     d.ping();
 }
+
+/// A plain RTP answer to the relay's SRTP offer is refused (the relay would
+/// send that leg in clear), and leaves the call as it was: a proper answer
+/// afterwards is taken and gets an SRTP answer for the caller.
+#[test]
+fn plain_answer_to_srtp_offer_is_refused() {
+    let d = Daemon::start("plain-answer", 21, &[]);
+    let ip: IpAddr = LO;
+    let spec =
+        |port, proto, crypto| SdpSpec { ip, origin: ip, port, rtcp: None, proto, crypto, mux: false, ice: false };
+    let caller = [key(1, Suite::AES_CM_128_HMAC_SHA1_80)];
+    let r = d.request(&offer("pa", "a", &spec(40_000, "RTP/SAVP", &caller).text()));
+    assert_eq!(result(&r), "ok", "{}", show(&r));
+    let offered = cryptos(&reply_sdp(&r));
+    let r = d.request(&answer("pa", "a", "b", &spec(40_002, "RTP/AVP", &[]).text()));
+    assert_eq!(result(&r), "error", "{}", show(&r));
+    let reason = r.get("error-reason").and_then(Value::as_str).unwrap_or_default().to_string();
+    assert!(reason.contains("plain RTP/AVP answer to an RTP/SAVP offer"), "{reason}");
+    let mine = key(offered[0].tag, offered[0].suite);
+    let r = d.request(&answer("pa", "a", "b", &spec(40_002, "RTP/SAVP", &[mine]).text()));
+    assert_eq!(result(&r), "ok", "{}", show(&r));
+    let to_caller = reply_sdp(&r);
+    assert_eq!(to_caller.media()[0].proto(), "RTP/SAVP");
+    assert_eq!(cryptos(&to_caller).len(), 1);
+    d.delete("pa");
+}

@@ -548,6 +548,11 @@ where
             });
             sa.mux = mux_a;
             let answered_secure = is_secure(m.proto());
+            if !answered_secure && !sa.relay_keys.is_empty() {
+                // RFC 3264 answers keep the offer's protocol; a plain answer to
+                // SRTP would have the relay send this leg's media in clear.
+                return Err(format!("media {i}: plain {} answer to an RTP/SAVP offer", m.proto()));
+            }
             let (a_rx, a_tx, picked) = if answered_secure {
                 let mine = m
                     .crypto()
