@@ -30,7 +30,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 from ng_stub import bdecode, split_cookie, text  # noqa: E402
-from sipua import CallFailed, SipUA  # noqa: E402
+from sipua import CallFailed, SipUA, connect  # noqa: E402
 
 # Every flag of the module's documented list that means something to an
 # SDES relay, to see how each is encoded (the daemon must accept them all).
@@ -47,23 +47,12 @@ MEDIA_PACKETS = 25  # per direction: 0.5 s of G.711 at 20 ms
 def call(proxy, hangup_by="alice", reject=None, media=False):
     alice, bob = SipUA("alice", proxy), SipUA("bob", proxy)
     try:
-        alice.register()
-        bob.register()
-        errors = []
-
-        def answer():
-            try:
-                bob.answer(reject=reject)
-            except Exception as e:  # reported below, in the main thread
-                errors.append(e)
-        t = threading.Thread(target=answer)
-        t.start()
         try:
-            alice.call("bob")
+            errors = connect(alice, bob, reject=reject)
         except CallFailed:
             if not reject:
                 raise
-        t.join()
+            errors = []
         if errors:
             raise errors[0]
         if media and not reject:

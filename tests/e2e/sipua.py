@@ -499,3 +499,25 @@ if __name__ == "__main__":
     import sys
     host, _, port = sys.argv[1].rpartition(":")
     demo((host, int(port)))
+
+
+def connect(alice, bob, **answer_kw):
+    """Registers both phones, lets bob answer (with answer_kw, e.g. reject=486)
+    in a thread while alice calls him, and returns what bob's side raised (a
+    list, empty when all went well). alice's CallFailed propagates."""
+    alice.register()
+    bob.register()
+    errors = []
+
+    def answer():
+        try:
+            bob.answer(**answer_kw)
+        except Exception as e:  # reported to the caller, in its thread
+            errors.append(e)
+    t = threading.Thread(target=answer, daemon=True)
+    t.start()
+    try:
+        alice.call(bob.user)
+    finally:
+        t.join(10)
+    return errors

@@ -16,7 +16,7 @@ import time
 import pytest
 
 from ng_stub import ng_request
-from sipua import CallFailed, SipUA
+from sipua import CallFailed, SipUA, connect
 
 _calls = itertools.count(1)
 PACKETS = 50          # per direction: 1 s of G.711 at 20 ms
@@ -31,21 +31,7 @@ def place_call(stack, **answer_kw):
     n = next(_calls)
     alice, bob = SipUA("alice%d" % n, stack.sip), SipUA("bob%d" % n, stack.sip)
     try:
-        alice.register()
-        bob.register()
-        errors = []
-
-        def answer():
-            try:
-                bob.answer(**answer_kw)
-            except Exception as e:
-                errors.append(e)
-        t = threading.Thread(target=answer, daemon=True)
-        t.start()
-        try:
-            alice.call(bob.user)
-        finally:
-            t.join(10)
+        errors = connect(alice, bob, **answer_kw)
         assert not errors, "bob: %s" % errors[0]
         return alice, bob
     except BaseException:

@@ -68,17 +68,7 @@ fn rekey(slot: u16, name: &str, suite: Suite) {
     // The callee picks `suite` with a key of its own.
     let pick = relay_b.iter().find(|c| c.suite == suite).expect("offered suite").clone();
     let b_key = key(pick.tag, suite);
-    let b_sdp = SdpSpec {
-        ip: LO,
-        origin: LO,
-        port: b.port(),
-        rtcp: Some(b.rtcp_port()),
-        proto: "RTP/SAVP",
-        crypto: std::slice::from_ref(&b_key),
-        mux: false,
-        ice: false,
-    }
-    .text();
+    let b_sdp = b.sdp_spec("RTP/SAVP", std::slice::from_ref(&b_key)).text();
     let r = d.request(
         &answer(&call, "alice", "bob", &b_sdp).with("replace", Value::from(vec!["origin", "session-connection"])),
     );
@@ -135,17 +125,7 @@ fn bridge(slot: u16, name: &str, plain_offerer: bool) {
     let a_key = key(1, Suite::AES_CM_128_HMAC_SHA1_32);
     let a_keys: Vec<_> = if plain_offerer { vec![] } else { vec![a_key.clone()] };
     let (a_proto, b_proto) = if plain_offerer { ("RTP/AVP", "RTP/SAVP") } else { ("RTP/SAVP", "RTP/AVP") };
-    let a_sdp = SdpSpec {
-        ip: LO,
-        origin: LO,
-        port: a.port(),
-        rtcp: Some(a.rtcp_port()),
-        proto: a_proto,
-        crypto: &a_keys,
-        mux: false,
-        ice: false,
-    }
-    .text();
+    let a_sdp = a.sdp_spec(a_proto, &a_keys).text();
     let r = d.request(&offer(&call, "alice", &a_sdp).with("transport-protocol", b_proto));
     let o = reply_sdp(&r);
     assert_eq!(o.media()[0].proto(), b_proto, "{o}");
@@ -160,17 +140,7 @@ fn bridge(slot: u16, name: &str, plain_offerer: bool) {
         None
     };
     let b_keys: Vec<_> = b_key.iter().map(|(k, _)| k.clone()).collect();
-    let b_sdp = SdpSpec {
-        ip: LO,
-        origin: LO,
-        port: b.port(),
-        rtcp: Some(b.rtcp_port()),
-        proto: b_proto,
-        crypto: &b_keys,
-        mux: false,
-        ice: false,
-    }
-    .text();
+    let b_sdp = b.sdp_spec(b_proto, &b_keys).text();
     let r = d.request(&answer(&call, "alice", "bob", &b_sdp));
     let ans = reply_sdp(&r);
     assert_eq!(ans.media()[0].proto(), a_proto, "{ans}");
@@ -391,31 +361,11 @@ fn call_round(d: &Daemon, round: usize, n: usize, a: &mut Endpoint, b: &mut Endp
     for i in 0..n {
         let id = format!("bulk-{round}-{i}");
         let a_key = key(1, Suite::AES_CM_128_HMAC_SHA1_80);
-        let a_sdp = SdpSpec {
-            ip: LO,
-            origin: LO,
-            port: a.port(),
-            rtcp: Some(a.rtcp_port()),
-            proto: "RTP/SAVP",
-            crypto: std::slice::from_ref(&a_key),
-            mux: false,
-            ice: false,
-        }
-        .text();
+        let a_sdp = a.sdp_spec("RTP/SAVP", std::slice::from_ref(&a_key)).text();
         let o = reply_sdp(&d.request(&offer(&id, "a", &a_sdp)));
         let relay_b = cryptos(&o)[0].clone();
         let b_key = key(relay_b.tag, relay_b.suite);
-        let b_sdp = SdpSpec {
-            ip: LO,
-            origin: LO,
-            port: b.port(),
-            rtcp: Some(b.rtcp_port()),
-            proto: "RTP/SAVP",
-            crypto: std::slice::from_ref(&b_key),
-            mux: false,
-            ice: false,
-        }
-        .text();
+        let b_sdp = b.sdp_spec("RTP/SAVP", std::slice::from_ref(&b_key)).text();
         let ans = reply_sdp(&d.request(&answer(&id, "a", "b", &b_sdp)));
         a.send_key(Some(&a_key));
         a.relay(&ans);
@@ -524,31 +474,11 @@ fn srtcp_burst_gets_distinct_indices() {
             // Plain RTCP in, SRTCP out: the relay alone picks the indices.
             let mut a = Endpoint::new(LO);
             let mut b = Endpoint::new(LO);
-            let a_sdp = SdpSpec {
-                ip: LO,
-                origin: LO,
-                port: a.port(),
-                rtcp: Some(a.rtcp_port()),
-                proto: "RTP/AVP",
-                crypto: &[],
-                mux: false,
-                ice: false,
-            }
-            .text();
+            let a_sdp = a.sdp_spec("RTP/AVP", &[]).text();
             let o = reply_sdp(&d.request(&offer(call, "x", &a_sdp).with("transport-protocol", "RTP/SAVP")));
             let relay_b = cryptos(&o)[0].clone();
             let b_key = key(relay_b.tag, relay_b.suite);
-            let b_sdp = SdpSpec {
-                ip: LO,
-                origin: LO,
-                port: b.port(),
-                rtcp: Some(b.rtcp_port()),
-                proto: "RTP/SAVP",
-                crypto: std::slice::from_ref(&b_key),
-                mux: false,
-                ice: false,
-            }
-            .text();
+            let b_sdp = b.sdp_spec("RTP/SAVP", std::slice::from_ref(&b_key)).text();
             let ans = reply_sdp(&d.request(&answer(call, "x", "y", &b_sdp)));
             b.send_key(Some(&b_key));
             b.recv_key(Some(&relay_b));
@@ -878,19 +808,8 @@ fn reinvite_keeps_ports_keys_and_media() {
     let mut c = srtp_call(&d, "re-call", LO, false);
     exchange(&mut c.a, &mut c.b, 10, 1);
     // The same offer and answer again (a session refresh re-INVITE).
-    let spec = |e: &Endpoint, k: &srtpgate_sdp::crypto::CryptoAttr| {
-        SdpSpec {
-            ip: LO,
-            origin: LO,
-            port: e.port(),
-            rtcp: Some(e.rtcp_port()),
-            proto: "RTP/SAVP",
-            crypto: std::slice::from_ref(k),
-            mux: false,
-            ice: false,
-        }
-        .text()
-    };
+    let spec =
+        |e: &Endpoint, k: &srtpgate_sdp::crypto::CryptoAttr| e.sdp_spec("RTP/SAVP", std::slice::from_ref(k)).text();
     let a_key = c.a_key.clone().expect("caller key");
     let b_key = c.b_key.clone().expect("callee key");
     let o = reply_sdp(&d.request(&offer("re-call", &c.from_tag, &spec(&c.a, &a_key))));

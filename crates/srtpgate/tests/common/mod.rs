@@ -608,6 +608,22 @@ impl Endpoint {
         self.rtcp.local_addr().expect("addr").port()
     }
 
+    /// The SDP this endpoint sends on loopback: its RTP port, `a=rtcp` with
+    /// its RTCP port, `proto`, `crypto`; no rtcp-mux, no ICE (change those
+    /// with struct update syntax).
+    pub fn sdp_spec<'a>(&self, proto: &'a str, crypto: &'a [CryptoAttr]) -> SdpSpec<'a> {
+        SdpSpec {
+            ip: LO,
+            origin: LO,
+            port: self.port(),
+            rtcp: Some(self.rtcp_port()),
+            proto,
+            crypto,
+            mux: false,
+            ice: false,
+        }
+    }
+
     /// The key it sends with (None: plain RTP).
     pub fn send_key(&mut self, k: Option<&CryptoAttr>) {
         self.tx = k.map(context);
