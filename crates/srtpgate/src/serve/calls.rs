@@ -440,24 +440,7 @@ where
                 sa.relay_keys.clear();
             }
             // Rewrite the m-line for the answerer.
-            m.set_port(sa.port);
-            m.set_proto(&out_proto);
-            if m.connection().is_some() {
-                m.set_connection(sa.ip);
-            }
-            m.remove_ice();
-            m.remove_crypto();
-            for k in &sa.relay_keys {
-                m.add_crypto(k);
-            }
-            m.remove_attrs("rtcp");
-            if !req.flags.no_rtcp_attribute {
-                m.set_rtcp(sa.port + 1, req.flags.full_rtcp_attribute.then_some(sa.ip));
-            }
-            m.remove_attrs("rtcp-mux");
-            if mux_onwards {
-                m.add_attr("rtcp-mux", None);
-            }
+            rewrite_media(m, sa, &out_proto, &sa.relay_keys, mux_onwards, req);
         }
         let relay_ip = call
             .streams
@@ -640,24 +623,7 @@ where
                 },
             ));
             // Rewrite the m-line for the offerer.
-            m.set_port(so.port);
-            m.set_proto(&so.proto.clone());
-            if m.connection().is_some() {
-                m.set_connection(so.ip);
-            }
-            m.remove_ice();
-            m.remove_crypto();
-            if let Some(k) = &so.relay_key {
-                m.add_crypto(k);
-            }
-            m.remove_attrs("rtcp");
-            if !req.flags.no_rtcp_attribute {
-                m.set_rtcp(so.port + 1, req.flags.full_rtcp_attribute.then_some(so.ip));
-            }
-            m.remove_attrs("rtcp-mux");
-            if so.mux {
-                m.add_attr("rtcp-mux", None);
-            }
+            rewrite_media(m, so, &so.proto, so.relay_key.as_slice(), so.mux, req);
         }
         call.answered = true;
         let (key, worker) = (call.key, call.worker);
@@ -972,6 +938,30 @@ fn context<E: Engine>(k: &CryptoAttr, engine: E, libsrtp_aes192_kdf: bool) -> Re
     let mut p = k.policy().map_err(|e| format!("a=crypto tag {}: {e}", k.tag))?;
     p.libsrtp_aes192_kdf = libsrtp_aes192_kdf;
     Context::new(p, engine).map_err(|e| format!("a=crypto tag {}: {e}", k.tag))
+}
+
+/// Points an m-line at the relay's side `d`: port, protocol, `c=` (where the
+/// section has its own), the relay's crypto lines, `a=rtcp` and `a=rtcp-mux`;
+/// ICE attributes go (the relay does not run ICE).
+fn rewrite_media(m: &mut Media, d: &Side, proto: &str, keys: &[CryptoAttr], mux: bool, req: &Request) {
+    m.set_port(d.port);
+    m.set_proto(proto);
+    if m.connection().is_some() {
+        m.set_connection(d.ip);
+    }
+    m.remove_ice();
+    m.remove_crypto();
+    for k in keys {
+        m.add_crypto(k);
+    }
+    m.remove_attrs("rtcp");
+    if !req.flags.no_rtcp_attribute {
+        m.set_rtcp(d.port + 1, req.flags.full_rtcp_attribute.then_some(d.ip));
+    }
+    m.remove_attrs("rtcp-mux");
+    if mux {
+        m.add_attr("rtcp-mux", None);
+    }
 }
 
 /// Session-level rewrites: the session `c=` (always, when present, and
