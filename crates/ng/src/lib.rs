@@ -10,7 +10,8 @@
 //! Untrusted input never panics: datagrams are at most [`MAX_DATAGRAM`]
 //! bytes, bencode nesting at most [`bencode::MAX_DEPTH`], containers at most
 //! [`bencode::MAX_ENTRIES`] entries, cookies at most [`MAX_COOKIE`] bytes,
-//! and text echoed back in errors is cut to 64 characters.
+//! text echoed back in errors is cut to 64 characters, and a request keeps
+//! at most [`MAX_WARNINGS`] distinct warnings (the rest are counted).
 //!
 //! # Key and flag policy
 //!
@@ -73,6 +74,7 @@
 //! | `delete-delay`, `delete delay` | implemented | [`Request::delete_delay`] |
 //! | `label`, `from-label` | implemented | [`Request::label`] |
 //! | `limit` | implemented | [`Request::limit`] (> 0) |
+//! | `offset` | implemented (srtpgate extension) | [`Request::offset`] (≥ 0): where a `list` page starts |
 //! | `codec` | implemented (collected) | [`Request::codec`]: `strip`, `offer`, `except`, `ignore` collected for the daemon; `transcode`, `mask`, `accept`, `consume`, `set` collected and warned (no transcoding); unknown operation warned |
 //! | `DTLS` | implemented | `off`/`no`/`disable(d)` sets [`Request::dtls_off`] silently (srtpgate never does DTLS); `passive`/`active` ignored; else error |
 //! | `supports` | implemented | `load limit` sets [`Request::supports_load_limit`]; others warned |
@@ -147,9 +149,14 @@ mod ng;
 
 pub use bencode::{decode, BencodeError, Value};
 pub use ng::{
-    error, ok, parse_reply, parse_request, reply, request, split, CodecOps, Command, Flags, Ice, NgError, Osrtp,
-    Replace, Request, RtcpMux, Sdes, TransportProtocol, MAX_COOKIE,
+    error, ok, parse_reply, parse_request, reply, request, split, warning_text, CodecOps, Command, Flags, Ice, NgError,
+    Osrtp, Replace, Request, RtcpMux, Sdes, TransportProtocol, MAX_COOKIE, MAX_WARNINGS, MAX_WARNING_TEXT,
 };
 
 /// The largest datagram accepted (and the largest bencode body decoded).
 pub const MAX_DATAGRAM: usize = 65_536;
+
+/// The largest reply datagram: the most a UDP datagram can carry over IPv4
+/// (65 535 − 20 − 8). A reply that would be larger is trimmed or replaced by
+/// an error reply, never dropped.
+pub const MAX_REPLY: usize = 65_507;

@@ -17,6 +17,10 @@ pub const MAX_COOKIE: usize = 64;
 const MAX_ECHO: usize = 64;
 /// Nesting limit of bracket lists inside an `rtpp-flags` string.
 const MAX_RTPP_DEPTH: usize = 4;
+/// Distinct warnings a request keeps; the rest are only counted (a request
+/// of thousands of unknown keys would otherwise have a reply larger than
+/// itself).
+pub const MAX_WARNINGS: usize = 16;
 
 /// Why a datagram or request was refused. `Display` is the text meant for the
 /// reply's `error-reason`.
@@ -438,6 +442,8 @@ pub struct Request {
     pub label: Option<String>,
     /// `limit` (list).
     pub limit: Option<i64>,
+    /// `offset` (list; an srtpgate extension for paging).
+    pub offset: Option<i64>,
     /// `DTLS` is `off`/`no`/`disable`.
     pub dtls_off: bool,
     /// `supports` contains `load limit`.
@@ -446,8 +452,11 @@ pub struct Request {
     pub codec: CodecOps,
     /// Generic flags.
     pub flags: Flags,
-    /// Accepted but ignored things, one sentence each, no duplicates.
+    /// Accepted but ignored things, one sentence each, no duplicates, at
+    /// most [`MAX_WARNINGS`].
     pub warnings: Vec<String>,
+    /// Warnings past [`MAX_WARNINGS`], counted only.
+    pub warnings_left_out: usize,
     /// The whole request dictionary.
     pub raw: Value,
 }
@@ -475,25 +484,64 @@ impl Request {
             delete_delay: None,
             label: None,
             limit: None,
+            offset: None,
             dtls_off: false,
             supports_load_limit: false,
             codec: CodecOps::default(),
             flags: Flags::default(),
             warnings: Vec::new(),
+            warnings_left_out: 0,
             raw,
         }
     }
 
     /// The warnings joined for the reply's `warning` key, `None` if none.
     pub fn warning(&self) -> Option<String> {
-        (!self.warnings.is_empty()).then(|| self.warnings.join("; "))
+        warning_text(&self.warnings, self.warnings_left_out)
     }
 
     fn warn(&mut self, w: String) {
-        if !self.warnings.contains(&w) {
+        if self.warnings.contains(&w) {
+            return;
+        }
+        if self.warnings.len() < MAX_WARNINGS {
             self.warnings.push(w);
+        } else {
+            self.warnings_left_out += 1;
         }
     }
+}
+
+/// The longest `warning` text of a reply, in bytes.
+pub const MAX_WARNING_TEXT: usize = 2048;
+
+/// Warnings joined for a reply's `warning` key: at most [`MAX_WARNINGS`] of
+/// them and [`MAX_WARNING_TEXT`] bytes, then a count of those left out
+/// (`left_out` more were left out before). `None` when there are none.
+pub fn warning_text(warnings: &[String], left_out: usize) -> Option<String> {
+    if warnings.is_empty() && left_out == 0 {
+        return None;
+    }
+    let mut text = String::new();
+    let mut shown = 0;
+    for w in warnings.iter().take(MAX_WARNINGS) {
+        if text.len() + w.len() + 2 > MAX_WARNING_TEXT - 48 {
+            break;
+        }
+        if !text.is_empty() {
+            text.push_str("; ");
+        }
+        text.push_str(w);
+        shown += 1;
+    }
+    let more = left_out + warnings.len() - shown;
+    if more > 0 {
+        if !text.is_empty() {
+            text.push_str("; ");
+        }
+        text.push_str(&format!("and {more} more warnings"));
+    }
+    Some(text)
 }
 
 /// Whether two values of one key say the same (an integer and its decimal
@@ -813,6 +861,13 @@ fn apply_key(req: &mut Request, name: &str, v: &Value, nested: bool) -> Result<(
                 return Err(invalid(name, &n.to_string()));
             }
             req.limit = Some(n);
+        }
+        "offset" => {
+            let n = int(name, v)?;
+            if n < 0 {
+                return Err(invalid(name, &n.to_string()));
+            }
+            req.offset = Some(n);
         }
         "direction" => {
             let list = strings(name, v)?;

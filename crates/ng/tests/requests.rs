@@ -225,6 +225,9 @@ fn answer_delete_query_ping_list_statistics() {
 
     let r = parse(&Value::dict().with("command", "list").with("limit", "10")).unwrap();
     assert_eq!((r.command, r.limit), (Command::List, Some(10)));
+    let r = parse(&Value::dict().with("command", "list").with("offset", 64i64)).unwrap();
+    assert_eq!(r.offset, Some(64));
+    assert!(err(&Value::dict().with("command", "list").with("offset", -1i64)).contains("offset"));
 
     let r = parse(&Value::dict().with("command", "statistics")).unwrap();
     assert_eq!(r.command, Command::Statistics);
@@ -484,4 +487,27 @@ fn fuzz_seeds_parse_as_named() {
         let parsed = split(&data).and_then(|(_, body)| parse_request(body));
         assert_eq!(parsed.is_ok(), !name.starts_with("bad-"), "{name}: {parsed:?}");
     }
+}
+
+/// A request of thousands of unknown keys keeps a bounded list of warnings:
+/// the reply's `warning` must not be larger than the request (issue 9).
+#[test]
+fn warnings_are_bounded() {
+    let mut v = Value::dict().with("command", "ping");
+    for i in 0..2200 {
+        v.insert(format!("k{i:05}").as_str(), 1i64);
+    }
+    let r = parse(&v).unwrap();
+    assert_eq!(r.warnings.len(), MAX_WARNINGS);
+    assert_eq!(r.warnings_left_out, 2200 - MAX_WARNINGS);
+    let w = r.warning().expect("warning");
+    assert!(w.len() <= MAX_WARNING_TEXT, "{} bytes", w.len());
+    assert!(w.ends_with(&format!("and {} more warnings", 2200 - MAX_WARNINGS)), "{w}");
+    // Long warnings are cut by bytes too.
+    let long: Vec<String> = (0..10).map(|i| format!("{i}{}", "x".repeat(600))).collect();
+    let w = warning_text(&long, 0).expect("text");
+    assert!(w.len() <= MAX_WARNING_TEXT, "{} bytes", w.len());
+    assert!(w.ends_with("and 7 more warnings"), "{w}");
+    assert_eq!(warning_text(&[], 0), None);
+    assert_eq!(warning_text(&[], 3).as_deref(), Some("and 3 more warnings"));
 }

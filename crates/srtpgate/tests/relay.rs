@@ -9,6 +9,7 @@ use common::*;
 use srtp::Suite;
 use srtpgate_ng::Value;
 use srtpgate_sdp::Sdp;
+use std::io::{Read, Write};
 use std::net::{IpAddr, UdpSocket};
 use std::time::{Duration, Instant};
 
@@ -869,4 +870,179 @@ fn plain_answer_to_srtp_offer_is_refused() {
     assert_eq!(to_caller.media()[0].proto(), "RTP/SAVP");
     assert_eq!(cryptos(&to_caller).len(), 1);
     d.delete("pa");
+}
+
+// ---- Control-plane limits (issue 9) ----
+
+/// An SDP with one audio m-line at `port` (0: rejected), padded with
+/// attribute lines to about `pad` bytes.
+fn padded_sdp(media: usize, port: u16, pad: usize) -> String {
+    let mut s = String::from("v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n");
+    for i in 0..media {
+        let p = if port == 0 { 0 } else { port + 2 * i as u16 };
+        s.push_str(&format!("m=audio {p} RTP/AVP 0\r\n"));
+    }
+    while s.len() + 40 < pad {
+        s.push_str("a=x-padding:0123456789012345678901234\r\n");
+    }
+    s
+}
+
+fn error_reason(r: &Value) -> String {
+    r.get("error-reason").and_then(Value::as_str).unwrap_or_default().to_string()
+}
+
+/// Issue 9, items 1 and 2: under a low open-file limit, a flood of HTTP
+/// connections that never finish their request cannot take the files calls
+/// need (HTTP is capped, the rest get 503), and when media does run out of
+/// files the refusal names the open-file limit, not the port range.
+#[test]
+fn open_file_limit_is_named_and_http_cannot_starve_media() {
+    let d = Daemon::start_limited("fd-limit", 11, 200, &[]);
+    let mut held = Vec::new();
+    for _ in 0..180 {
+        let mut s = std::net::TcpStream::connect(d.http).expect("connect HTTP");
+        // A request without its final blank line.
+        let _ = s.write_all(b"GET /metrics HTTP/1.1\r\nHost: relay\r\n");
+        held.push(s);
+    }
+    // The last connections were refused at once with a 503.
+    let last = held.last_mut().expect("a connection");
+    last.set_read_timeout(Some(WAIT)).expect("timeout");
+    let mut buf = [0u8; 64];
+    let n = last.read(&mut buf).unwrap_or(0);
+    assert!(buf[..n].starts_with(b"HTTP/1.1 503"), "{:?}", String::from_utf8_lossy(&buf[..n]));
+    // Calls are still set up, until the files set aside for media are used.
+    let mut accepted = 0;
+    let refusal = loop {
+        let r = d.request(&offer(&format!("fd-{accepted}"), "a", &padded_sdp(1, 40_000, 0)));
+        if result(&r) != "ok" {
+            break error_reason(&r);
+        }
+        accepted += 1;
+        assert!(accepted < 50, "no refusal after {accepted} calls");
+    };
+    assert!(accepted >= 8, "only {accepted} calls beside the HTTP flood: {refusal}");
+    assert!(refusal.contains("open-file limit reached") && refusal.contains("RLIMIT_NOFILE 200"), "{refusal}");
+    println!("fd-limit: {accepted} calls under RLIMIT_NOFILE 200 with 180 HTTP connections; then: {refusal}");
+    // Freeing a call frees its files.
+    d.delete("fd-0");
+    let r = d.request(&offer("fd-again", "a", &padded_sdp(1, 40_000, 0)));
+    assert_eq!(result(&r), "ok", "{}", show(&r));
+    drop(held);
+    // The held connections close; HTTP serves again and counted the refusals.
+    let deadline = Instant::now() + WAIT;
+    let refused = loop {
+        let page = std::net::TcpStream::connect(d.http).ok().and_then(|mut s| {
+            s.set_read_timeout(Some(WAIT)).ok()?;
+            s.write_all(b"GET /metrics HTTP/1.1\r\nHost: relay\r\nConnection: close\r\n\r\n").ok()?;
+            let mut text = String::new();
+            s.read_to_string(&mut text).ok()?;
+            text.starts_with("HTTP/1.1 200").then_some(text)
+        });
+        if let Some(page) = page {
+            let refused = page
+                .lines()
+                .find(|l| l.starts_with("srtpgate_http_connections_total{outcome=\"refused\"}"))
+                .and_then(|l| l.rsplit_once(' ')?.1.parse::<f64>().ok());
+            break refused.unwrap_or(-1.0);
+        }
+        assert!(Instant::now() < deadline, "HTTP did not come back after the flood");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(refused >= 100.0, "refused connections counted: {refused}");
+}
+
+/// Issue 9, item 2: a request without its final blank line and an idle
+/// keep-alive connection are both closed after the HTTP timeout.
+#[test]
+fn http_header_and_idle_timeouts_close_connections() {
+    let d = Daemon::start("http-timeout", 12, &["--http-timeout", "1"]);
+    let mut partial = std::net::TcpStream::connect(d.http).expect("connect");
+    partial.write_all(b"GET /metrics HTTP/1.1\r\nHost: relay\r\n").expect("send");
+    let mut idle = std::net::TcpStream::connect(d.http).expect("connect");
+    idle.write_all(b"GET /health HTTP/1.1\r\nHost: relay\r\n\r\n").expect("send");
+    let started = Instant::now();
+    for (what, s) in [("partial header", &mut partial), ("idle keep-alive", &mut idle)] {
+        s.set_read_timeout(Some(Duration::from_secs(5))).expect("timeout");
+        let mut seen = Vec::new();
+        let mut buf = [0u8; 512];
+        loop {
+            match s.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => seen.extend_from_slice(&buf[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => break,
+                Err(e) => panic!("{what}: still open after {:?} ({e})", started.elapsed()),
+            }
+        }
+        if what == "idle keep-alive" {
+            assert!(seen.starts_with(b"HTTP/1.1 200"), "{:?}", String::from_utf8_lossy(&seen));
+        }
+    }
+    println!("http-timeout: both connections closed {:?} after they opened", started.elapsed());
+    // A header over the request buffer is refused, not buffered.
+    let mut big = std::net::TcpStream::connect(d.http).expect("connect");
+    big.set_read_timeout(Some(WAIT)).expect("timeout");
+    let header = format!("GET /metrics HTTP/1.1\r\nHost: relay\r\nX-Junk: {}\r\n\r\n", "j".repeat(20_000));
+    let _ = big.write_all(header.as_bytes());
+    let mut reply = [0u8; 32];
+    let n = big.read(&mut reply).unwrap_or(0);
+    assert!(reply[..n].starts_with(b"HTTP/1.1 431"), "{:?}", String::from_utf8_lossy(&reply[..n]));
+    let m = d.metrics();
+    let timed_out = m
+        .lines()
+        .find(|l| l.starts_with("srtpgate_http_connections_total{outcome=\"timed_out\"}"))
+        .and_then(|l| l.rsplit_once(' ')?.1.parse::<f64>().ok());
+    assert_eq!(timed_out, Some(2.0), "{m}");
+}
+
+/// Issue 9, item 3: 20 000 hostile offers (60 KB Call-IDs, 32 KiB SDPs of
+/// rejected m-lines, 57 KB re-offers, offers until the ports run out) leave
+/// the daemon within a stated memory bound: the reply cache's 32 MiB plus
+/// 32 MiB. Every one is answered.
+#[test]
+fn hostile_offers_stay_within_memory_bound() {
+    let d = Daemon::start("hostile-offers", 13, &[]);
+    for i in 0..50 {
+        let r = d.request(&offer(&format!("warm-{i}"), "a", &padded_sdp(1, 0, 2000)));
+        assert_eq!(result(&r), "ok", "{}", show(&r));
+    }
+    let before = d.rss_kb();
+    let long_id = "L".repeat(60_000);
+    let no_media = padded_sdp(16, 0, 32 * 1024 - 64);
+    let huge = padded_sdp(1, 40_000, 57_000);
+    let media = padded_sdp(1, 40_000, 30_000);
+    let small = padded_sdp(1, 40_000, 0);
+    let started = Instant::now();
+    let mut outcomes = std::collections::BTreeMap::<String, u32>::new();
+    for i in 0..20_000u32 {
+        let id = format!("{i:08}{}", "h".repeat(240));
+        let req = match i % 4 {
+            0 => offer(&long_id, "a", &small),
+            1 => offer(&id, &"t".repeat(250), &no_media),
+            2 => offer("warm-0", "a", &huge),
+            _ => offer(&id, "a", &media),
+        };
+        let r = d.request(&req);
+        let label = match result(&r) {
+            "ok" => "ok".to_string(),
+            _ => error_reason(&r).split(" of ").next().unwrap_or_default().chars().take(40).collect(),
+        };
+        *outcomes.entry(format!("kind {}: {label}", i % 4)).or_default() += 1;
+    }
+    let after = d.rss_kb();
+    let m = d.metrics();
+    println!(
+        "hostile-offers: 20 000 offers in {:?}; RSS {before} kB -> {after} kB (+{} kB); cache {} bytes; \
+         sessions {}; outcomes {outcomes:?}",
+        started.elapsed(),
+        after.saturating_sub(before),
+        metric(&m, "ng_cache_bytes").unwrap_or(-1.0),
+        metric(&m, "sessions").unwrap_or(-1.0)
+    );
+    assert!(metric(&m, "sessions_without_media").unwrap_or(0.0) <= 1000.0 + 50.0);
+    assert!(metric(&m, "ng_cache_bytes").unwrap_or(0.0) <= (32 << 20) as f64);
+    assert!(after.saturating_sub(before) <= 64 * 1024, "RSS grew by {} kB", after - before);
+    assert_eq!(outcomes.get("kind 0: key call-id"), Some(&5000), "{outcomes:?}");
+    d.ping();
 }

@@ -1,5 +1,10 @@
 //! Media port pairs from the configured range: an even RTP port and the odd
 //! RTCP port above it (RFC 3550 §11), bound on one of the relay's interfaces.
+//!
+//! The sockets count against the process's open-file limit, which the HTTP
+//! listener and the rest of the daemon share: [`Ports::fd_budget`] caps the
+//! files media may take, so that a pair is refused with a clear reason
+//! before the kernel runs out of descriptors for everybody.
 
 use socket2::{Domain, Protocol, Socket, Type};
 use std::collections::BTreeSet;
@@ -17,6 +22,51 @@ pub struct PortPair {
     pub port: u16,
 }
 
+/// Why no pair could be had. The text goes into the NG `error-reason`, so
+/// it names the real cause and what an operator can do about it.
+#[derive(Debug, thiserror::Error)]
+pub enum PortError {
+    /// The media sockets' share of the open-file limit is used up.
+    #[error(
+        "open-file limit reached: {pairs} port pairs hold the {budget} files set aside for media sockets \
+         (RLIMIT_NOFILE {limit}); each relayed stream takes 4; raise the limit (LimitNOFILE= in the systemd unit, \
+         `ulimit -n`)"
+    )]
+    Budget {
+        /// Pairs in use.
+        pairs: usize,
+        /// Files media may hold.
+        budget: usize,
+        /// The process's open-file limit.
+        limit: u64,
+    },
+    /// The kernel refused a socket: EMFILE (this process's limit) or
+    /// ENFILE (the system's, `fs.file-max`).
+    #[error("open-file limit reached: {source} (RLIMIT_NOFILE {limit}, {pairs} port pairs in use); raise the limit (LimitNOFILE= in the systemd unit, `ulimit -n`; for ENFILE, sysctl fs.file-max)")]
+    OutOfFiles {
+        /// The kernel's error.
+        source: io::Error,
+        /// The process's open-file limit.
+        limit: u64,
+        /// Pairs in use.
+        pairs: usize,
+    },
+    /// Every pair of the range is in use here or held by another process.
+    #[error("no free media port pair in {min}-{max} on {ip} ({in_use} of {capacity} pairs in use here, the others held by other processes)")]
+    RangeExhausted {
+        /// Range start.
+        min: u16,
+        /// Range end.
+        max: u16,
+        /// The interface.
+        ip: IpAddr,
+        /// Pairs in use here.
+        in_use: usize,
+        /// Pairs in the range.
+        capacity: usize,
+    },
+}
+
 /// Hands out port pairs round-robin, so that a port just freed is not reused
 /// at once (late packets of the old call would reach the new one).
 #[derive(Debug)]
@@ -27,6 +77,8 @@ pub struct Ports {
     used: BTreeSet<u16>,
     /// Socket receive/send buffer size in bytes (0 = the system default).
     pub socket_buffer: usize,
+    /// Most files the media sockets may hold (`None`: no cap but the kernel's).
+    pub fd_budget: Option<usize>,
 }
 
 impl Ports {
@@ -36,7 +88,7 @@ impl Ports {
         if max < first.saturating_add(1) || min == 0 {
             return Err(format!("port range {min}-{max} holds no RTP/RTCP pair (need an even port and the next one)"));
         }
-        Ok(Ports { min: first, max, next: first, used: BTreeSet::new(), socket_buffer: 0 })
+        Ok(Ports { min: first, max, next: first, used: BTreeSet::new(), socket_buffer: 0, fd_budget: None })
     }
 
     /// Pairs in the range.
@@ -50,7 +102,12 @@ impl Ports {
     }
 
     /// Binds a free pair on `ip`. Ports another process holds are skipped.
-    pub fn allocate(&mut self, ip: IpAddr) -> io::Result<PortPair> {
+    pub fn allocate(&mut self, ip: IpAddr) -> Result<PortPair, PortError> {
+        if let Some(budget) = self.fd_budget {
+            if 2 * (self.used.len() + 1) > budget {
+                return Err(PortError::Budget { pairs: self.used.len(), budget, limit: super::sys::nofile_limit().0 });
+            }
+        }
         for _ in 0..self.capacity() {
             let port = self.next;
             // In u32: with port-max 65535 the next pair would overflow u16.
@@ -60,21 +117,38 @@ impl Ports {
             }
             let rtp = match self.bind(SocketAddr::new(ip, port)) {
                 Ok(s) => s,
-                Err(e) if out_of_files(&e) => return Err(e),
-                Err(_) => continue,
+                Err(e) => {
+                    self.check_files(e)?;
+                    continue;
+                }
             };
             let rtcp = match self.bind(SocketAddr::new(ip, port + 1)) {
                 Ok(s) => s,
-                Err(e) if out_of_files(&e) => return Err(e),
-                Err(_) => continue,
+                Err(e) => {
+                    self.check_files(e)?;
+                    continue;
+                }
             };
             self.used.insert(port);
             return Ok(PortPair { rtp, rtcp, port });
         }
-        Err(io::Error::new(
-            io::ErrorKind::AddrInUse,
-            format!("no free media port pair in {}-{} on {ip}", self.min, self.max),
-        ))
+        Err(PortError::RangeExhausted {
+            min: self.min,
+            max: self.max,
+            ip,
+            in_use: self.used.len(),
+            capacity: self.capacity(),
+        })
+    }
+
+    /// A bind error that no other port would avoid (out of files) ends the
+    /// search; any other (the port is taken) lets it go on.
+    fn check_files(&self, e: io::Error) -> Result<(), PortError> {
+        if out_of_files(&e) {
+            Err(PortError::OutOfFiles { source: e, limit: super::sys::nofile_limit().0, pairs: self.used.len() })
+        } else {
+            Ok(())
+        }
     }
 
     /// Marks a pair free (its sockets are closed by their owner).
@@ -82,20 +156,9 @@ impl Ports {
         self.used.remove(&port);
     }
 
+    /// A non-blocking UDP socket bound to `addr`; the error as the kernel
+    /// gave it (its errno tells a taken port from a lack of files).
     fn bind(&self, addr: SocketAddr) -> io::Result<UdpSocket> {
-        self.bind_socket(addr).map_err(|e| {
-            if out_of_files(&e) {
-                io::Error::new(
-                    e.kind(),
-                    format!("open-file limit reached ({e}): each call leg holds 2 sockets; raise `ulimit -n`"),
-                )
-            } else {
-                e
-            }
-        })
-    }
-
-    fn bind_socket(&self, addr: SocketAddr) -> io::Result<UdpSocket> {
         let s = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))?;
         if addr.is_ipv6() {
             s.set_only_v6(true)?;
@@ -138,6 +201,32 @@ mod tests {
         assert_eq!(c.port, freed);
         assert_eq!(p.in_use(), 2);
         assert!(Ports::new(41_001, 41_002).is_err());
+        let e = p.allocate(ip).expect_err("range used up");
+        assert!(matches!(e, PortError::RangeExhausted { .. }), "{e}");
+        assert!(e.to_string().contains("no free media port pair"), "{e}");
+    }
+
+    /// Running out of files is told apart from a taken port, keeps the
+    /// kernel's error, and names the limit (issue 9: it was reported as a
+    /// full port range).
+    #[test]
+    fn out_of_files_names_the_limit() {
+        let mut p = Ports::new(41_101, 41_110).expect("range");
+        for errno in [libc::EMFILE, libc::ENFILE] {
+            let e = p.check_files(io::Error::from_raw_os_error(errno)).expect_err("out of files");
+            let PortError::OutOfFiles { source, .. } = &e else { panic!("{e:?}") };
+            assert_eq!(source.raw_os_error(), Some(errno));
+            assert!(e.to_string().contains("RLIMIT_NOFILE"), "{e}");
+        }
+        assert!(p.check_files(io::Error::from_raw_os_error(libc::EADDRINUSE)).is_ok(), "a taken port is skipped");
+        // The budget: two pairs (four files), then a clear refusal.
+        p.fd_budget = Some(5);
+        let ip: IpAddr = "127.0.0.1".parse().expect("ip");
+        let _a = p.allocate(ip).expect("first pair");
+        let _b = p.allocate(ip).expect("second pair");
+        let e = p.allocate(ip).expect_err("over the budget");
+        assert!(matches!(e, PortError::Budget { pairs: 2, budget: 5, .. }), "{e}");
+        assert!(e.to_string().starts_with("open-file limit reached: 2 port pairs hold the 5 files"), "{e}");
     }
 
     #[test]

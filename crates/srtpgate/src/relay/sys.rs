@@ -1,5 +1,6 @@
 //! Batched UDP system calls: `recvmmsg` with kernel receive timestamps and
-//! `sendmmsg`, on Linux.
+//! `sendmmsg`, on Linux; and the open-file limit the media sockets count
+//! against.
 //!
 //! Written by hand on `libc` because neither std nor the socket crates offer
 //! `recvmmsg`/`sendmmsg` over caller-owned buffers without allocating per
@@ -193,6 +194,35 @@ pub fn send_batch(fd: RawFd, s: &mut SendScratch, msgs: &[(&[u8], SocketAddr)]) 
 #[inline]
 pub fn now_ns() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
+}
+
+/// The soft and hard limits on open files (RLIMIT_NOFILE).
+pub fn nofile_limit() -> (u64, u64) {
+    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit writes into the valid rlimit struct it is given.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } == 0 {
+        (lim.rlim_cur, lim.rlim_max)
+    } else {
+        (u64::MAX, u64::MAX)
+    }
+}
+
+/// Lifts the soft limit on open files to the hard limit; the limit after.
+pub fn raise_nofile_limit() -> u64 {
+    let (cur, max) = nofile_limit();
+    if cur < max {
+        let want = libc::rlimit { rlim_cur: max, rlim_max: max };
+        // SAFETY: setrlimit reads the valid rlimit struct it is given.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &want) } != 0 {
+            tracing::warn!("cannot raise the open-file limit above {cur}");
+        }
+    }
+    nofile_limit().0
+}
+
+/// Files this process has open now (entries of /proc/self/fd).
+pub fn open_files() -> io::Result<usize> {
+    Ok(std::fs::read_dir("/proc/self/fd")?.count())
 }
 
 #[cfg(test)]

@@ -21,13 +21,20 @@ use srtp::{Context, Engine, Suite};
 use srtpgate_ng::{Command, Ice, Request, RtcpMux, Sdes, Value};
 use srtpgate_sdp::crypto::CryptoAttr;
 use srtpgate_sdp::{Media, Sdp};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-/// Most relayed media sections (m-lines) in one call.
-pub const MAX_MEDIA: usize = 16;
+/// Distinct error labels counted; further reasons count as `other`.
+const MAX_ERROR_LABELS: usize = 256;
+
+/// Room in a reply datagram for everything beside the SDP (cookie, result,
+/// warnings).
+const REPLY_ROOM: usize = srtpgate_ng::MAX_WARNING_TEXT + 512;
+
+/// `list` pages hold this many Call-IDs unless `limit` says otherwise.
+pub const LIST_PAGE: usize = 32;
 
 /// Why a command failed: the text goes into the NG reply's `error-reason`.
 pub type CmdError = String;
@@ -87,7 +94,8 @@ pub struct Totals {
     pub commands: HashMap<&'static str, u64>,
     /// Requests refused, by reason text prefix (up to the first quote).
     pub errors: HashMap<String, u64>,
-    /// Calls created.
+    /// Calls created (offers refused create none, so created − ended =
+    /// calls now).
     pub calls_created: u64,
     /// Offers refused.
     pub offers_refused: u64,
@@ -105,7 +113,10 @@ pub struct Calls<E: Engine> {
     engine: E,
     ports: Ports,
     workers: Vec<WorkerHandle<E>>,
-    calls: HashMap<String, Call>,
+    /// By Call-ID, in order (so that `list` pages are stable).
+    calls: BTreeMap<String, Call>,
+    /// Calls that hold no media port (every m-line rejected).
+    without_media: usize,
     next_key: CallKey,
     next_worker: usize,
     /// Counters.
@@ -147,7 +158,8 @@ where
             engine,
             ports,
             workers,
-            calls: HashMap::new(),
+            calls: BTreeMap::new(),
+            without_media: 0,
             next_key: 1,
             next_worker: 0,
             totals: Totals::default(),
@@ -165,15 +177,78 @@ where
         self.calls.len()
     }
 
+    /// Checks the counters kept beside the table against the table itself.
+    #[cfg(test)]
+    pub fn check_invariants(&self) -> Result<(), String> {
+        let without = self.calls.values().filter(|c| !c.holds_ports()).count();
+        if without != self.without_media {
+            return Err(format!("{without} calls without media, counted {}", self.without_media));
+        }
+        let pairs = 2 * self.calls.values().flat_map(|c| c.streams.iter().flatten()).count();
+        if pairs != self.ports.in_use() {
+            return Err(format!("{pairs} port pairs held by calls, {} in use", self.ports.in_use()));
+        }
+        Ok(())
+    }
+
+    /// The configured bounds.
+    pub fn limits(&self) -> &super::config::Limits {
+        &self.cfg.limits
+    }
+
+    /// Calls that hold no media port.
+    pub fn without_media(&self) -> usize {
+        self.without_media
+    }
+
     /// Port pairs in use and in the range.
     pub fn ports(&self) -> (usize, usize) {
         (self.ports.in_use(), self.ports.capacity())
     }
 
+    /// Caps the files media sockets may hold (see [`Ports::fd_budget`]).
+    pub fn set_fd_budget(&mut self, files: usize) {
+        self.ports.fd_budget = Some(files);
+    }
+
+    /// Refuses identifiers and bodies over the configured lengths, before
+    /// anything is looked up or kept.
+    fn check_lengths(&self, req: &Request) -> Result<(), CmdError> {
+        let l = &self.cfg.limits;
+        let ids = [
+            ("call-id", &req.call_id),
+            ("from-tag", &req.from_tag),
+            ("to-tag", &req.to_tag),
+            ("via-branch", &req.via_branch),
+            ("label", &req.label),
+        ];
+        for (key, v) in ids {
+            if let Some(v) = v {
+                if v.len() > l.max_id_length {
+                    return Err(format!(
+                        "key {key} of {} bytes is over the limit of {} (max-id-length)",
+                        v.len(),
+                        l.max_id_length
+                    ));
+                }
+            }
+        }
+        if let Some(sdp) = &req.sdp {
+            if sdp.len() > l.max_sdp_length {
+                return Err(format!(
+                    "SDP of {} bytes is over the limit of {} (max-sdp-length)",
+                    sdp.len(),
+                    l.max_sdp_length
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// Handles one request; the reply dictionary (ok or error).
     pub fn handle(&mut self, req: &Request) -> Value {
         *self.totals.commands.entry(req.command.name()).or_default() += 1;
-        let r = match req.command {
+        let r = self.check_lengths(req).and_then(|()| match req.command {
             Command::Ping => Ok(Value::dict().with("result", "pong")),
             Command::Offer => self.offer(req),
             Command::Answer => self.answer(req),
@@ -181,13 +256,12 @@ where
             Command::Query => self.query(req),
             Command::List => Ok(self.list(req)),
             Command::Statistics => Ok(self.statistics()),
-        };
+        });
         match r {
             Ok(mut v) => {
                 let mut warnings = req.warnings.clone();
                 warnings.extend(inert_options(req));
-                if !warnings.is_empty() {
-                    let w = warnings.join("; ");
+                if let Some(w) = srtpgate_ng::warning_text(&warnings, req.warnings_left_out) {
                     tracing::warn!(command = req.command.name(), "{w}");
                     v.insert("warning", w);
                 }
@@ -220,6 +294,11 @@ where
             .take(48)
             .map(|c| if c.is_ascii_digit() { 'N' } else { c })
             .collect();
+        let key = if self.totals.errors.len() >= MAX_ERROR_LABELS && !self.totals.errors.contains_key(&key) {
+            "other".to_string()
+        } else {
+            key
+        };
         *self.totals.errors.entry(key).or_default() += 1;
     }
 
@@ -228,13 +307,15 @@ where
         let from_tag = req.from_tag.clone().ok_or("missing key 'from-tag'")?;
         let text = req.sdp.as_deref().ok_or("missing key 'sdp'")?;
         let mut sdp = Sdp::parse(text).map_err(|e| format!("bad SDP: {e}"))?;
-        let relayed = sdp.media().iter().filter(|m| m.port() != 0 && m.is_rtp()).count();
-        if relayed > MAX_MEDIA {
-            // Each relayed m-line takes two port pairs: one SDP must not be
-            // able to take the whole range.
-            return Err(format!("{relayed} media sections to relay; at most {MAX_MEDIA} per call"));
+        let sections = sdp.media().len();
+        let max_media = self.cfg.limits.max_media;
+        if sections > max_media {
+            // Each relayed m-line takes two port pairs and each m-line some
+            // state: one SDP must not be able to take the whole range.
+            return Err(format!("{sections} media sections; at most {max_media} per call (max-media)"));
         }
-        if !self.calls.contains_key(&call_id) {
+        let new = !self.calls.contains_key(&call_id);
+        if new {
             if self.calls.len() >= self.cfg.max_sessions {
                 return Err(format!("session limit reached ({} calls)", self.cfg.max_sessions));
             }
@@ -260,15 +341,38 @@ where
                     offerer: 0,
                 },
             );
-            self.totals.calls_created += 1;
-            tracing::info!(call_id, "new call");
+            // Counted as without media until it holds a port.
+            self.without_media += 1;
         }
-        let result = self.offer_sdp(&call_id, &from_tag, req, &mut sdp);
-        if result.is_err() && self.calls.get(&call_id).is_some_and(|c| c.streams.iter().all(|s| s.is_none())) {
-            self.remove(&call_id);
+        let result = self.offer_sdp(&call_id, &from_tag, req, &mut sdp).and_then(|()| {
+            let holds = self.calls.get(&call_id).is_some_and(Call::holds_ports);
+            if !holds && new && self.without_media > self.cfg.limits.max_sessions_without_media {
+                return Err(format!(
+                    "{} calls hold no media already; at most {} (max-sessions-without-media)",
+                    self.without_media - 1,
+                    self.cfg.limits.max_sessions_without_media
+                ));
+            }
+            let text = sdp.to_string();
+            fits_reply(&text)?;
+            Ok(text)
+        });
+        match result {
+            Ok(text) => {
+                if new {
+                    self.totals.calls_created += 1;
+                    tracing::info!(call_id, "new call");
+                }
+                Ok(srtpgate_ng::ok().with("sdp", text))
+            }
+            Err(e) => {
+                // A refused offer creates no call (ports it bound are freed).
+                if new {
+                    self.remove(&call_id);
+                }
+                Err(e)
+            }
         }
-        result?;
-        Ok(srtpgate_ng::ok().with("sdp", sdp.to_string()))
     }
 
     fn offer_sdp(&mut self, call_id: &str, from_tag: &str, req: &Request, sdp: &mut Sdp) -> Result<(), CmdError> {
@@ -366,6 +470,10 @@ where
                         return Err(e.to_string());
                     }
                 };
+                if !call.holds_ports() {
+                    // The call's first ports: it no longer counts as without media.
+                    self.without_media -= 1;
+                }
                 let (so, sa) = (Arc::new(LegStats::default()), Arc::new(LegStats::default()));
                 let mk = |ip, port, stats| Side {
                     ip,
@@ -625,14 +733,16 @@ where
             // Rewrite the m-line for the offerer.
             rewrite_media(m, so, &so.proto, so.relay_key.as_slice(), so.mux, req);
         }
-        call.answered = true;
         let (key, worker) = (call.key, call.worker);
         let relay_ip = call.streams.iter().flatten().next().map(|s| s.sides[o].ip).unwrap_or(cfg.interfaces[0]);
+        rewrite_session(&mut sdp, relay_ip, req);
+        let text = sdp.to_string();
+        fits_reply(&text)?;
+        call.answered = true;
         for (stream, side, config) in configs {
             self.workers[worker].send(Cmd::Configure { call: key, stream, side, config: Box::new(config) });
         }
-        rewrite_session(&mut sdp, relay_ip, req);
-        Ok(srtpgate_ng::ok().with("sdp", sdp.to_string()))
+        Ok(srtpgate_ng::ok().with("sdp", text))
     }
 
     fn delete(&mut self, req: &Request) -> Result<Value, CmdError> {
@@ -651,6 +761,9 @@ where
     /// Ends a call: the worker closes its sockets, its ports are freed.
     fn remove(&mut self, call_id: &str) {
         let Some(call) = self.calls.remove(call_id) else { return };
+        if !call.holds_ports() {
+            self.without_media -= 1;
+        }
         self.workers[call.worker].send(Cmd::RemoveCall { call: call.key });
         for s in call.streams.iter().flatten() {
             for d in &s.sides {
@@ -737,10 +850,30 @@ where
         )
     }
 
+    /// One page of Call-IDs in order: `limit` of them (32 by default) from
+    /// `offset`, and no more than fit in one reply datagram. `total` is
+    /// every call; when the page ends before the last, `next offset` says
+    /// where the next one starts.
     fn list(&self, req: &Request) -> Value {
-        let limit = req.limit.filter(|l| *l >= 0).map_or(usize::MAX, |l| l as usize);
-        let calls: Vec<Value> = self.calls.keys().take(limit).map(|k| Value::from(k.as_str())).collect();
-        srtpgate_ng::ok().with("calls", calls)
+        let limit = req.limit.map_or(LIST_PAGE, |l| usize::try_from(l).unwrap_or(usize::MAX));
+        let offset = req.offset.map_or(0, |o| usize::try_from(o).unwrap_or(usize::MAX));
+        let budget = srtpgate_ng::MAX_REPLY - REPLY_ROOM;
+        let mut used = 0;
+        let mut calls: Vec<Value> = Vec::new();
+        for id in self.calls.keys().skip(offset).take(limit) {
+            // A string costs its length, its digits and a colon in bencode.
+            used += id.len() + 8;
+            if used > budget {
+                break;
+            }
+            calls.push(Value::from(id.as_str()));
+        }
+        let next = offset.saturating_add(calls.len());
+        let mut v = srtpgate_ng::ok().with("calls", calls).with("total", self.calls.len());
+        if next < self.calls.len() {
+            v.insert("next offset", next);
+        }
+        v
     }
 
     /// The `statistics` reply, in rtpengine's shape where it has one.
@@ -847,6 +980,22 @@ where
         }
         t
     }
+}
+
+impl Call {
+    /// Whether any m-line of the call holds port pairs.
+    fn holds_ports(&self) -> bool {
+        self.streams.iter().any(Option::is_some)
+    }
+}
+
+/// An SDP for a reply must leave room in the datagram for the rest of it.
+fn fits_reply(sdp: &str) -> Result<(), CmdError> {
+    let most = srtpgate_ng::MAX_REPLY - REPLY_ROOM;
+    if sdp.len() > most {
+        return Err(format!("rewritten SDP of {} bytes would not fit in a reply datagram (at most {most})", sdp.len()));
+    }
+    Ok(())
 }
 
 /// Whether two crypto lines give the same keys and parameters (the tag, a

@@ -71,6 +71,31 @@ pub struct ServeArgs {
     /// Log filter (tracing syntax, e.g. info or srtpgate=debug).
     #[arg(long = "log-level", env = "SRTPGATE_LOG_LEVEL")]
     pub log_level: Option<String>,
+    /// Longest Call-ID, SIP tag, via-branch or label accepted in NG requests, in bytes.
+    #[arg(long = "max-id-length", env = "SRTPGATE_MAX_ID_LENGTH")]
+    pub max_id_length: Option<usize>,
+    /// Longest SDP body accepted in NG requests, in bytes.
+    #[arg(long = "max-sdp-length", env = "SRTPGATE_MAX_SDP_LENGTH")]
+    pub max_sdp_length: Option<usize>,
+    /// Most media sections (m-lines, rejected ones included) in one SDP.
+    #[arg(long = "max-media", env = "SRTPGATE_MAX_MEDIA")]
+    pub max_media: Option<usize>,
+    /// Most calls that hold no media port (every m-line rejected).
+    #[arg(long = "max-sessions-without-media", env = "SRTPGATE_MAX_SESSIONS_WITHOUT_MEDIA")]
+    pub max_sessions_without_media: Option<usize>,
+    /// Bytes of NG replies kept for retransmitted requests.
+    #[arg(long = "ng-cache-bytes", env = "SRTPGATE_NG_CACHE_BYTES")]
+    pub ng_cache_bytes: Option<usize>,
+    /// Seconds an NG reply is kept for retransmitted requests.
+    #[arg(long = "ng-cache-seconds", env = "SRTPGATE_NG_CACHE_SECONDS")]
+    pub ng_cache_seconds: Option<u64>,
+    /// Most HTTP connections open at once (further ones get 503 and are closed).
+    #[arg(long = "http-max-connections", env = "SRTPGATE_HTTP_MAX_CONNECTIONS")]
+    pub http_max_connections: Option<usize>,
+    /// Seconds an HTTP client has to send a request's header, and that an
+    /// idle keep-alive connection stays open.
+    #[arg(long = "http-timeout", env = "SRTPGATE_HTTP_TIMEOUT")]
+    pub http_timeout: Option<u64>,
     /// Accepted for rtpengine compatibility: srtpgate always runs in the foreground.
     #[arg(long, short = 'f')]
     pub foreground: bool,
@@ -98,6 +123,14 @@ struct FileConfig {
     libsrtp_aes192_kdf: Option<bool>,
     log_level: Option<String>,
     socket_buffer: Option<usize>,
+    max_id_length: Option<usize>,
+    max_sdp_length: Option<usize>,
+    max_media: Option<usize>,
+    max_sessions_without_media: Option<usize>,
+    ng_cache_bytes: Option<usize>,
+    ng_cache_seconds: Option<u64>,
+    http_max_connections: Option<usize>,
+    http_timeout: Option<u64>,
 }
 
 /// The crypto engine to run.
@@ -150,6 +183,56 @@ pub struct Config {
     pub log_level: String,
     /// Socket buffer size (0 = system default).
     pub socket_buffer: usize,
+    /// Bounds on what NG requests and the state they create may hold.
+    pub limits: Limits,
+    /// Most HTTP connections at once.
+    pub http_max_connections: usize,
+    /// HTTP header and keep-alive idle timeout.
+    pub http_timeout: Duration,
+}
+
+/// Bounds on the signalling side: what one NG request may carry, what the
+/// calls it creates may hold, and the retransmission cache.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Longest Call-ID, tag, via-branch or label (bytes).
+    pub max_id_length: usize,
+    /// Longest SDP body (bytes).
+    pub max_sdp_length: usize,
+    /// Most m-lines in one SDP.
+    pub max_media: usize,
+    /// Most calls without a media port.
+    pub max_sessions_without_media: usize,
+    /// Bytes of cached replies.
+    pub ng_cache_bytes: usize,
+    /// Age of cached replies.
+    pub ng_cache_ttl: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_id_length: 256,
+            max_sdp_length: 32 * 1024,
+            max_media: 16,
+            max_sessions_without_media: 1000,
+            ng_cache_bytes: 32 << 20,
+            ng_cache_ttl: Duration::from_secs(30),
+        }
+    }
+}
+
+/// `value` (or `default`), refused outside `range` with a line naming `what`.
+fn bounded<T>(what: &str, value: Option<T>, default: T, range: std::ops::RangeInclusive<T>) -> Result<T, String>
+where
+    T: PartialOrd + Copy + std::fmt::Display,
+{
+    let v = value.unwrap_or(default);
+    if range.contains(&v) {
+        Ok(v)
+    } else {
+        Err(format!("{what}: {v} is outside {}..={}", range.start(), range.end()))
+    }
 }
 
 /// Suites a relay offers by default, strongest first among those phones
@@ -258,6 +341,50 @@ impl Config {
         if sdes_suites.is_empty() {
             return Err("sdes-suites: at least one suite is needed".into());
         }
+        let d = Limits::default();
+        let limits = Limits {
+            max_id_length: bounded(
+                "max-id-length",
+                args.max_id_length.or(file.max_id_length),
+                d.max_id_length,
+                16..=4096,
+            )?,
+            // A reply carries the rewritten SDP, which must fit a datagram.
+            max_sdp_length: bounded(
+                "max-sdp-length",
+                args.max_sdp_length.or(file.max_sdp_length),
+                d.max_sdp_length,
+                256..=48 * 1024,
+            )?,
+            max_media: bounded(
+                "max-media",
+                args.max_media.or(file.max_media),
+                d.max_media,
+                1..=srtpgate_sdp::MAX_MEDIA,
+            )?,
+            max_sessions_without_media: bounded(
+                "max-sessions-without-media",
+                args.max_sessions_without_media.or(file.max_sessions_without_media),
+                d.max_sessions_without_media,
+                0..=1 << 24,
+            )?,
+            ng_cache_bytes: bounded(
+                "ng-cache-bytes",
+                args.ng_cache_bytes.or(file.ng_cache_bytes),
+                d.ng_cache_bytes,
+                0..=1 << 32,
+            )?,
+            ng_cache_ttl: Duration::from_secs(bounded(
+                "ng-cache-seconds",
+                args.ng_cache_seconds.or(file.ng_cache_seconds),
+                d.ng_cache_ttl.as_secs(),
+                1..=3600,
+            )?),
+        };
+        let http_max_connections =
+            bounded("http-max-connections", args.http_max_connections.or(file.http_max_connections), 64, 1..=4096)?;
+        let http_timeout =
+            Duration::from_secs(bounded("http-timeout", args.http_timeout.or(file.http_timeout), 10, 1..=3600)?);
         Ok(Config {
             listen_ng,
             interfaces,
@@ -277,6 +404,9 @@ impl Config {
             libsrtp_aes192_kdf: args.libsrtp_aes192_kdf || file.libsrtp_aes192_kdf.unwrap_or(false),
             log_level: args.log_level.clone().or(file.log_level).unwrap_or_else(|| "info".into()),
             socket_buffer: file.socket_buffer.unwrap_or(0),
+            limits,
+            http_max_connections,
+            http_timeout,
         })
     }
 
@@ -329,6 +459,18 @@ mod tests {
         assert!(e.contains("0.0.0.0"), "{e}");
         let e = with_file("sdes_suites = [\"ROT13\"]\n").expect_err("bad suite");
         assert!(e.contains("ROT13"), "{e}");
+        let e = with_file("max_media = 0\n").expect_err("no media");
+        assert!(e.contains("max-media: 0"), "{e}");
+        let e = with_file("max_sdp_length = 65536\n").expect_err("SDP over a reply");
+        assert!(e.contains("max-sdp-length"), "{e}");
+        let e = with_file("http_timeout = 0\n").expect_err("no HTTP timeout");
+        assert!(e.contains("http-timeout"), "{e}");
+        let c = with_file("max_id_length = 64\nng_cache_seconds = 5\nhttp_max_connections = 8\n").expect("limits");
+        assert_eq!(
+            (c.limits.max_id_length, c.limits.ng_cache_ttl, c.http_max_connections),
+            (64, Duration::from_secs(5), 8)
+        );
+        assert_eq!(Config::resolve(&ServeArgs::default()).expect("defaults").limits, Limits::default());
         let e = Config::resolve(&ServeArgs { config: Some("/nonexistent/x.toml".into()), ..Default::default() })
             .expect_err("missing file");
         assert!(e.contains("/nonexistent/x.toml"), "{e}");

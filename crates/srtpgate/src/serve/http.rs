@@ -11,20 +11,100 @@ use axum::http::header;
 use axum::response::IntoResponse;
 use axum::routing::get;
 use axum::Router;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
 use srtp::Engine;
 use std::fmt::Write as _;
-use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
+use std::time::Duration;
 
-/// Serves until the runtime stops.
-pub async fn serve<E>(listener: tokio::net::TcpListener, shared: Arc<Shared<E>>)
-where
+/// A connection is closed (gracefully: a request in flight is finished)
+/// after this many header timeouts in all, so that a client that stops
+/// reading a response cannot hold it.
+const LIFETIME_TIMEOUTS: u32 = 6;
+
+/// The most a connection buffers of a request (hyper's default is 400 KB;
+/// the routes take no body).
+const MAX_BUF: usize = 16 * 1024;
+
+/// What the HTTP listener has done.
+#[derive(Default, Debug)]
+pub struct HttpStats {
+    /// Connections open now.
+    pub open: AtomicU64,
+    /// Connections served.
+    pub accepted: AtomicU64,
+    /// Connections refused at the cap.
+    pub refused: AtomicU64,
+    /// Connections closed for a header or idle timeout, or at their lifetime.
+    pub timed_out: AtomicU64,
+}
+
+/// Serves until the runtime stops: at most `max_connections` at once (the
+/// next ones get a 503 and are closed at once, so HTTP holds at most that
+/// many files); a client has `timeout` to send each request's header, which
+/// also closes idle keep-alive connections.
+pub async fn serve<E>(
+    listener: tokio::net::TcpListener,
+    shared: Arc<Shared<E>>,
+    max_connections: usize,
+    timeout: Duration,
+) where
     E: Engine + Clone + 'static,
     E::Keys: 'static,
 {
-    let app = Router::new().route("/metrics", get(metrics::<E>)).route("/health", get(health::<E>)).with_state(shared);
-    if let Err(e) = axum::serve(listener, app).await {
-        tracing::error!("HTTP server: {e}");
+    let app = Router::new()
+        .route("/metrics", get(metrics::<E>))
+        .route("/health", get(health::<E>))
+        .with_state(shared.clone());
+    let permits = Arc::new(tokio::sync::Semaphore::new(max_connections));
+    loop {
+        let stream = match listener.accept().await {
+            Ok((s, _)) => s,
+            Err(e) => {
+                // EMFILE and the like: wait rather than spin.
+                tracing::warn!("HTTP accept: {e}");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        let Ok(permit) = permits.clone().try_acquire_owned() else {
+            shared.http.refused.fetch_add(1, Relaxed);
+            let body = "too many HTTP connections\n";
+            let msg = format!(
+                "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            // Best effort and without waiting: the socket's buffer takes it.
+            let _ = stream.try_write(msg.as_bytes());
+            continue;
+        };
+        shared.http.accepted.fetch_add(1, Relaxed);
+        shared.http.open.fetch_add(1, Relaxed);
+        let svc = TowerToHyperService::new(app.clone());
+        let stats = shared.clone();
+        tokio::spawn(async move {
+            let mut builder = hyper::server::conn::http1::Builder::new();
+            builder.timer(TokioTimer::new()).header_read_timeout(timeout).max_buf_size(MAX_BUF);
+            let conn = builder.serve_connection(TokioIo::new(stream), svc);
+            tokio::pin!(conn);
+            let lifetime = tokio::time::sleep(timeout * LIFETIME_TIMEOUTS);
+            tokio::pin!(lifetime);
+            let timed_out = tokio::select! {
+                r = conn.as_mut() => r.is_err_and(|e| e.is_timeout()),
+                _ = &mut lifetime => {
+                    conn.as_mut().graceful_shutdown();
+                    let _ = tokio::time::timeout(timeout, conn).await;
+                    true
+                }
+            };
+            if timed_out {
+                stats.http.timed_out.fetch_add(1, Relaxed);
+            }
+            stats.http.open.fetch_sub(1, Relaxed);
+            drop(permit);
+        });
     }
 }
 
@@ -63,6 +143,7 @@ where
     let (ports_used, ports_all) = calls.ports();
     let t = calls.totals.clone();
     let sessions = calls.len();
+    let without_media = calls.without_media();
     let running = calls.workers().iter().filter(|w| w.alive()).count();
     let uptime = calls.started.elapsed().as_secs_f64();
     drop(calls);
@@ -111,7 +192,61 @@ where
             ("{cause=\"final_timeout\"}".into(), t.calls_final_timeout as f64),
         ],
     );
-    metric("calls_created_total", "counter", "Calls created.", &one(t.calls_created as f64));
+    metric(
+        "calls_created_total",
+        "counter",
+        "Calls created (refused offers create none).",
+        &one(t.calls_created as f64),
+    );
+    metric("sessions_without_media", "gauge", "Calls that hold no media port.", &one(without_media as f64));
+    metric(
+        "ng_retransmits_total",
+        "counter",
+        "NG requests answered from the retransmission cache.",
+        &one(shared.ng_retransmits.load(Relaxed) as f64),
+    );
+    metric(
+        "ng_replies_trimmed_total",
+        "counter",
+        "NG replies that did not fit a datagram as built (warnings left out, or an error sent instead).",
+        &one(shared.ng_replies_trimmed.load(Relaxed) as f64),
+    );
+    metric(
+        "ng_cache_bytes",
+        "gauge",
+        "Bytes of the NG retransmission cache.",
+        &one(shared.ng_cache_bytes.load(Relaxed) as f64),
+    );
+    metric(
+        "ng_cache_entries",
+        "gauge",
+        "Replies in the NG retransmission cache.",
+        &one(shared.ng_cache_entries.load(Relaxed) as f64),
+    );
+    let h = &shared.http;
+    metric("http_connections", "gauge", "HTTP connections open.", &one(h.open.load(Relaxed) as f64));
+    metric(
+        "http_connections_total",
+        "counter",
+        "HTTP connections by outcome.",
+        &[
+            ("{outcome=\"served\"}".into(), h.accepted.load(Relaxed) as f64),
+            ("{outcome=\"refused\"}".into(), h.refused.load(Relaxed) as f64),
+            ("{outcome=\"timed_out\"}".into(), h.timed_out.load(Relaxed) as f64),
+        ],
+    );
+    metric(
+        "open_files",
+        "gauge",
+        "Files the process has open.",
+        &one(crate::relay::sys::open_files().unwrap_or(0) as f64),
+    );
+    metric(
+        "open_files_limit",
+        "gauge",
+        "The open-file limit (RLIMIT_NOFILE).",
+        &one(crate::relay::sys::nofile_limit().0 as f64),
+    );
     metric(
         "packets_received_total",
         "counter",

@@ -2,23 +2,29 @@
 //! workers, the HTTP endpoint for metrics, timeouts, and a clean stop on
 //! SIGTERM/SIGINT.
 
+pub mod cache;
 pub mod calls;
 pub mod config;
 pub mod http;
+#[cfg(test)]
+mod tests;
 
+use cache::ReplyCache;
 use calls::Calls;
 use config::{Config, EngineChoice, ServeArgs};
 use srtp::{CpuEngine, Engine};
 use srtp_cuda::{GpuConfig, GpuEngine};
-use std::collections::{HashMap, VecDeque};
+use srtpgate_ng::Value;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::net::UdpSocket;
 
-/// Replies kept for retransmitted requests (same cookie), as rtpengine does:
-/// the modules resend on timeout, and an offer must not run twice.
-const REPLY_CACHE: usize = 4096;
-const REPLY_TTL: Duration = Duration::from_secs(30);
+/// Files kept free of media sockets beside those open at start and the HTTP
+/// connections: log rotation, /proc reads, the accept of a refused HTTP
+/// connection, sockets closing in a worker after their call ended.
+const FD_SLACK: usize = 64;
 
 /// Runs the daemon until a signal; errors are configuration or start-up failures.
 pub fn run(args: ServeArgs) -> Result<(), String> {
@@ -26,7 +32,9 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     let filter = tracing_subscriber::EnvFilter::try_new(&cfg.log_level)
         .map_err(|e| format!("log-level {:?}: {e}", cfg.log_level))?;
     let _ = tracing_subscriber::fmt().with_env_filter(filter).with_target(false).try_init();
-    raise_fd_limit();
+    let limit = crate::relay::sys::raise_nofile_limit();
+    tracing::info!("open-file limit {limit} (each relayed media stream takes 4)");
+    warn_ephemeral_overlap(&cfg);
     let cfg = Arc::new(cfg);
     match cfg.engine {
         EngineChoice::Cpu => serve(cfg.clone(), CpuEngine::new()),
@@ -50,22 +58,44 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     }
 }
 
-/// Each call leg holds two sockets: lift the soft limit on open files to the
-/// hard limit (distributions start processes at 1024, which is 256 legs).
-fn raise_fd_limit() {
-    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
-    // SAFETY: getrlimit/setrlimit with a valid rlimit struct.
-    unsafe {
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 && lim.rlim_cur < lim.rlim_max {
-            let want = libc::rlimit { rlim_cur: lim.rlim_max, rlim_max: lim.rlim_max };
-            if libc::setrlimit(libc::RLIMIT_NOFILE, &want) != 0 {
-                tracing::warn!("cannot raise the open-file limit above {}", lim.rlim_cur);
-            }
-        }
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 {
-            tracing::info!("open-file limit {} (each call leg takes 2)", lim.rlim_cur);
-        }
+/// Warns when the media port range overlaps the kernel's ephemeral range
+/// (where outgoing connections of any process take their local ports) in
+/// ports not reserved with `net.ipv4.ip_local_reserved_ports`: those ports
+/// may be taken when the relay needs them.
+fn warn_ephemeral_overlap(cfg: &Config) {
+    let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
+    let range = read("/proc/sys/net/ipv4/ip_local_port_range");
+    let reserved = read("/proc/sys/net/ipv4/ip_local_reserved_ports");
+    if let Some(n) = ephemeral_overlap(cfg.port_min, cfg.port_max, &range, &reserved) {
+        tracing::warn!(
+            "{n} media ports of {}-{} are in the kernel's ephemeral port range ({}) and not reserved: \
+             other processes' connections may take them; reserve them with \
+             sysctl net.ipv4.ip_local_reserved_ports={}-{} (or move the range)",
+            cfg.port_min,
+            cfg.port_max,
+            range.trim().replace('\t', "-"),
+            cfg.port_min,
+            cfg.port_max
+        );
     }
+}
+
+/// Ports of `min..=max` inside the ephemeral range (`ip_local_port_range`:
+/// "LOW HIGH") and outside the reserved list (`ip_local_reserved_ports`:
+/// "A,B-C,…"); `None` when there are none or the range is unreadable.
+pub fn ephemeral_overlap(min: u16, max: u16, range: &str, reserved: &str) -> Option<usize> {
+    let mut it = range.split_whitespace().map(|v| v.parse::<u16>());
+    let (Some(Ok(lo)), Some(Ok(hi))) = (it.next(), it.next()) else { return None };
+    let reserved: Vec<(u16, u16)> = reserved
+        .trim()
+        .split(',')
+        .filter_map(|item| {
+            let (a, b) = item.split_once('-').unwrap_or((item, item));
+            Some((a.trim().parse().ok()?, b.trim().parse().ok()?))
+        })
+        .collect();
+    let n = (min.max(lo)..=max.min(hi)).filter(|p| !reserved.iter().any(|(a, b)| (a..=b).contains(&p))).count();
+    (n > 0).then_some(n)
 }
 
 /// The state the NG and HTTP tasks share.
@@ -75,7 +105,34 @@ pub struct Shared<E: Engine> {
     /// The engine's name.
     pub engine: &'static str,
     /// NG datagrams that were not requests (no cookie, bad bencode, …).
-    pub ng_malformed: std::sync::atomic::AtomicU64,
+    pub ng_malformed: AtomicU64,
+    /// Requests answered from the retransmission cache.
+    pub ng_retransmits: AtomicU64,
+    /// Replies that did not fit a datagram as built: warnings left out, or
+    /// an error reply sent instead.
+    pub ng_replies_trimmed: AtomicU64,
+    /// Bytes and entries of the retransmission cache (written by the NG task).
+    pub ng_cache_bytes: AtomicU64,
+    /// Entries of the retransmission cache.
+    pub ng_cache_entries: AtomicU64,
+    /// HTTP connection counters.
+    pub http: http::HttpStats,
+}
+
+impl<E: Engine> Shared<E> {
+    /// The shared state over a call table.
+    pub fn new(calls: Calls<E>, engine: &'static str) -> Shared<E> {
+        Shared {
+            calls: Mutex::new(calls),
+            engine,
+            ng_malformed: AtomicU64::new(0),
+            ng_retransmits: AtomicU64::new(0),
+            ng_replies_trimmed: AtomicU64::new(0),
+            ng_cache_bytes: AtomicU64::new(0),
+            ng_cache_entries: AtomicU64::new(0),
+            http: http::HttpStats::default(),
+        }
+    }
 }
 
 fn serve<E>(cfg: Arc<Config>, engine: E) -> Result<(), String>
@@ -94,7 +151,7 @@ where
         .map_err(|e| format!("cannot start media workers: {e}"))?;
     let name = engine.name();
     let calls = Calls::new(cfg.clone(), engine, workers)?;
-    let shared = Arc::new(Shared { calls: Mutex::new(calls), engine: name, ng_malformed: Default::default() });
+    let shared = Arc::new(Shared::new(calls, name));
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .thread_name("control")
@@ -112,11 +169,18 @@ where
             cfg.workers,
             name
         );
+        let mut http_files = 0;
         if let Some(addr) = cfg.listen_http {
             let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("listen-http {addr}: {e}"))?;
-            tracing::info!("HTTP (/metrics, /health) on {addr}");
-            tokio::spawn(http::serve(listener, shared.clone()));
+            tracing::info!(
+                "HTTP (/metrics, /health) on {addr}, at most {} connections, {} s header and idle timeout",
+                cfg.http_max_connections,
+                cfg.http_timeout.as_secs()
+            );
+            tokio::spawn(http::serve(listener, shared.clone(), cfg.http_max_connections, cfg.http_timeout));
+            http_files = cfg.http_max_connections;
         }
+        set_fd_budget(&shared, http_files);
         let timer = shared.clone();
         tokio::spawn(async move {
             let mut tick = tokio::time::interval(Duration::from_secs(1));
@@ -149,6 +213,33 @@ where
     result
 }
 
+/// Sets aside for media sockets what the open-file limit leaves beside the
+/// files open now (listeners, workers, the engine), the HTTP connections
+/// and some slack, so that neither side can take the files the other needs.
+fn set_fd_budget<E: Engine + Clone + 'static>(shared: &Shared<E>, http_files: usize)
+where
+    E::Keys: 'static,
+{
+    let limit = crate::relay::sys::nofile_limit().0;
+    let open = crate::relay::sys::open_files().unwrap_or(32);
+    let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+    let budget = limit.saturating_sub(open + http_files + FD_SLACK);
+    if let Ok(mut calls) = shared.calls.lock() {
+        calls.set_fd_budget(budget);
+        let (_, pairs) = calls.ports();
+        let streams = budget / 4;
+        if streams < pairs / 2 {
+            tracing::warn!(
+                "the open-file limit ({limit}) leaves {budget} files for media: {streams} relayed streams, \
+                 fewer than the port range's {}; raise LimitNOFILE / ulimit -n",
+                pairs / 2
+            );
+        } else {
+            tracing::info!("{budget} files set aside for media sockets ({streams} relayed streams)");
+        }
+    }
+}
+
 async fn shutdown_signal() {
     use tokio::signal::unix::{signal, SignalKind};
     let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) else {
@@ -167,8 +258,8 @@ where
     E::Keys: 'static,
 {
     let mut buf = vec![0u8; srtpgate_ng::MAX_DATAGRAM + 1];
-    let mut cache: HashMap<Vec<u8>, (Instant, Vec<u8>)> = HashMap::new();
-    let mut order: VecDeque<Vec<u8>> = VecDeque::new();
+    let limits = shared.calls.lock().map(|c| c.limits().clone()).unwrap_or_default();
+    let mut cache = ReplyCache::new(limits.ng_cache_bytes, limits.ng_cache_ttl);
     loop {
         let (n, from) = match sock.recv_from(&mut buf).await {
             Ok(x) => x,
@@ -177,7 +268,9 @@ where
                 continue;
             }
         };
-        let reply = handle_datagram(&buf[..n], &shared, &mut cache, &mut order);
+        let reply = handle_datagram(&buf[..n], from, &shared, &mut cache, Instant::now());
+        shared.ng_cache_bytes.store(cache.bytes() as u64, Relaxed);
+        shared.ng_cache_entries.store(cache.len() as u64, Relaxed);
         if let Some(reply) = reply {
             if let Err(e) = sock.send_to(&reply, from).await {
                 tracing::warn!("NG reply to {from}: {e}");
@@ -186,18 +279,20 @@ where
     }
 }
 
-/// One NG datagram in, its reply out (`None` when it has no cookie to reply to).
+/// One NG datagram from `from` in, its reply out. `None` only when the
+/// datagram has no cookie to reply to (it is counted as malformed); every
+/// reply fits in one datagram.
 pub fn handle_datagram<E>(
     data: &[u8],
+    from: SocketAddr,
     shared: &Shared<E>,
-    cache: &mut HashMap<Vec<u8>, (Instant, Vec<u8>)>,
-    order: &mut VecDeque<Vec<u8>>,
+    cache: &mut ReplyCache,
+    now: Instant,
 ) -> Option<Vec<u8>>
 where
     E: Engine + Clone + 'static,
     E::Keys: 'static,
 {
-    use std::sync::atomic::Ordering::Relaxed;
     let (cookie, body) = match srtpgate_ng::split(data) {
         Ok(x) => x,
         Err(e) => {
@@ -206,10 +301,9 @@ where
             return None;
         }
     };
-    if let Some((at, reply)) = cache.get(cookie) {
-        if at.elapsed() < REPLY_TTL {
-            return Some(reply.clone());
-        }
+    if let Some(reply) = cache.get(from, cookie, now) {
+        shared.ng_retransmits.fetch_add(1, Relaxed);
+        return Some(reply.to_vec());
     }
     let value = match srtpgate_ng::parse_request(body) {
         Ok(req) => {
@@ -228,14 +322,31 @@ where
             srtpgate_ng::error(&reason)
         }
     };
-    let reply = srtpgate_ng::reply(cookie, &value);
-    if order.len() >= REPLY_CACHE {
-        if let Some(old) = order.pop_front() {
-            cache.remove(&old);
+    let (reply, trimmed) = fit_reply(cookie, value);
+    if trimmed {
+        shared.ng_replies_trimmed.fetch_add(1, Relaxed);
+    }
+    cache.insert(from, cookie, &reply, now);
+    Some(reply)
+}
+
+/// The reply datagram, made to fit: as built when it does; else without
+/// its warnings; else an error reply saying why. The flag says whether it
+/// was changed.
+pub fn fit_reply(cookie: &[u8], mut value: Value) -> (Vec<u8>, bool) {
+    let max = srtpgate_ng::MAX_REPLY;
+    let out = srtpgate_ng::reply(cookie, &value);
+    if out.len() <= max {
+        return (out, false);
+    }
+    if value.remove("warning").is_some() {
+        value.insert("warning", "warnings left out: the reply would not fit in one datagram");
+        let out = srtpgate_ng::reply(cookie, &value);
+        if out.len() <= max {
+            return (out, true);
         }
     }
-    if cache.insert(cookie.to_vec(), (Instant::now(), reply.clone())).is_none() {
-        order.push_back(cookie.to_vec());
-    }
-    Some(reply)
+    tracing::warn!("NG reply of {} bytes does not fit in a datagram; sending an error", out.len());
+    let e = srtpgate_ng::error(&format!("reply of {} bytes does not fit in one datagram (at most {max})", out.len()));
+    (srtpgate_ng::reply(cookie, &e), true)
 }

@@ -72,6 +72,15 @@ impl Daemon {
 
     /// Starts a daemon with the given media interfaces; waits for `pong`.
     pub fn start_on(name: &str, slot: u16, interfaces: &[&str], extra: &[&str]) -> Daemon {
+        Daemon::start_with(name, slot, interfaces, extra, None)
+    }
+
+    /// Starts a daemon whose open-file limit (soft and hard) is `nofile`.
+    pub fn start_limited(name: &str, slot: u16, nofile: u64, extra: &[&str]) -> Daemon {
+        Daemon::start_with(name, slot, &["127.0.0.1"], extra, Some(nofile))
+    }
+
+    fn start_with(name: &str, slot: u16, interfaces: &[&str], extra: &[&str], nofile: Option<u64>) -> Daemon {
         let (port_min, port_max) = port_range(slot);
         let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("relay-tests");
         std::fs::create_dir_all(&dir).expect("log dir");
@@ -101,7 +110,17 @@ impl Daemon {
             }
             args.extend(extra.iter().map(|s| s.to_string()));
             let logf = std::fs::File::create(&log).expect("log file");
-            let child = Command::new(env!("CARGO_BIN_EXE_srtpgate"))
+            let bin = env!("CARGO_BIN_EXE_srtpgate");
+            let mut cmd = match nofile {
+                // The shell sets the limit and becomes the daemon (same pid).
+                Some(n) => {
+                    let mut c = Command::new("sh");
+                    c.arg("-c").arg(format!("ulimit -n {n} && exec \"$0\" \"$@\"")).arg(bin);
+                    c
+                }
+                None => Command::new(bin),
+            };
+            let child = cmd
                 .args(&args)
                 .stdin(Stdio::null())
                 .stdout(logf.try_clone().expect("log file"))
@@ -256,16 +275,19 @@ impl Daemon {
         assert_eq!(result(&r), "pong", "{}", show(&r));
     }
 
-    /// Call-ids of `list`.
+    /// Call-ids of `list`, every page.
     pub fn list(&self) -> Vec<String> {
-        let r = self.request(&Value::dict().with("command", "list"));
-        assert_eq!(result(&r), "ok", "{}", show(&r));
-        r.get("calls")
-            .and_then(Value::as_list)
-            .expect("calls")
-            .iter()
-            .map(|v| v.as_str().expect("call-id").to_string())
-            .collect()
+        let mut ids = Vec::new();
+        loop {
+            let req = Value::dict().with("command", "list").with("offset", ids.len() as i64);
+            let r = self.request(&req);
+            assert_eq!(result(&r), "ok", "{}", show(&r));
+            let page = r.get("calls").and_then(Value::as_list).expect("calls");
+            ids.extend(page.iter().map(|v| v.as_str().expect("call-id").to_string()));
+            if r.get("next offset").is_none() || page.is_empty() {
+                return ids;
+            }
+        }
     }
 
     /// The `query` reply of a call.
