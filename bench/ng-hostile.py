@@ -6,8 +6,8 @@ daemon's resident memory before and after, and how many requests got a reply.
 
 Starts BINARY serve on loopback (its own NG port, media ports 46000-46099),
 sends the offers one at a time (each waits up to 1 s for its reply), and
-prints one JSON line. Kinds, taken in turn: 0 a 60 KB Call-ID; 1 a new call
-of 16 rejected m-lines, 256-byte identifiers and a 32 KiB SDP; 2 a 57 KB
+prints one JSON line. Kinds, taken in turn: 0 a new call with a 60 KB Call-ID
+and a rejected m-line; 1 a new call of 16 rejected m-lines, 256-byte identifiers and a 32 KiB SDP; 2 a 57 KB
 re-offer of one call; 3 a new call with media until the ports run out.
 Traffic goes to 127.0.0.1 only; the daemon is killed at the end.
 """
@@ -71,18 +71,19 @@ def main():
                 r = s.recv(70000)
                 if r.startswith(cookie + b" "):
                     return r
-        except socket.timeout:
+        except (socket.timeout, ConnectionRefusedError):
             return None
 
     try:
         for _ in range(50):
             if ask({"command": "ping"}):
                 break
+            time.sleep(0.1)
         for i in range(50):
             ask({"command": "offer", "call-id": "warm-%d" % i, "from-tag": "a", "sdp": sdp(1, 0, 2000)})
         before = rss_kb(daemon.pid)
         long_id, no_media = "L" * 60000, sdp(16, 0, 32 * 1024 - 64)
-        huge, media, small = sdp(1, 40000, 57000), sdp(1, 40000, 30000), sdp(1, 40000, 0)
+        huge, media, rejected = sdp(1, 40000, 57000), sdp(1, 40000, 30000), sdp(1, 0, 0)
         replies = oks = 0
         t0 = time.time()
         kinds = [int(k) for k in a.kinds]
@@ -90,7 +91,7 @@ def main():
             k = kinds[i % len(kinds)]
             cid = "%08d" % i + "h" * 240
             body = [
-                {"call-id": long_id, "from-tag": "a", "sdp": small},
+                {"call-id": "%08d" % i + long_id, "from-tag": "a", "sdp": rejected},
                 {"call-id": cid, "from-tag": "t" * 250, "sdp": no_media},
                 {"call-id": "warm-0", "from-tag": "a", "sdp": huge},
                 {"call-id": cid, "from-tag": "a", "sdp": media},
