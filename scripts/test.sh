@@ -13,8 +13,11 @@ cargo fmt --all -- --check
 echo "== cargo clippy -D warnings"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 
-echo "== cargo test (workspace)"
+echo "== cargo test (workspace; the relay's I/O backend is auto: io_uring where the kernel has it)"
 cargo test --workspace --release
+
+echo "== relay integration tests again on the sockets backend (every backend runs the same tests)"
+SRTPGATE_IO=sockets cargo test --release -p srtpgate --test relay
 
 echo "== RFC vector files, recomputed independently (Python cryptography)"
 .venv/bin/python tests/vectors/check.py | tail -n 1

@@ -6,6 +6,7 @@
 #   FOREGROUND=1 bench/rtpengine/start.sh   # exec in the foreground (no ping wait)
 #
 # Environment (defaults in brackets):
+#   ADDR [127.0.0.1]: NG and media address (198.18.0.2 inside the namespace rig)
 #   NG_PORT [2392]  PORT_MIN [40000]  PORT_MAX [59999]  THREADS [1]
 #   MEDIA_THREADS [0]  (media-playback threads; the benchmark plays no media)
 #   LOG_LEVEL [5]   CPU [unset: no pinning; else `taskset -c $CPU`]
@@ -15,6 +16,7 @@
 # Writes /tmp/srtpgate-rtpengine-$NG_PORT.env (PID, RUNDIR, LOG) for stop.sh.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
+export ADDR=${ADDR:-127.0.0.1}
 NG_PORT=${NG_PORT:-2392}
 PORT_MIN=${PORT_MIN:-40000}
 PORT_MAX=${PORT_MAX:-59999}
@@ -82,8 +84,8 @@ CMD=(rtpengine
   --foreground --log-stderr --log-level="$LOG_LEVEL"
   --table=-1
   --pidfile="$PIDFILE"
-  --listen-ng="127.0.0.1:$NG_PORT"
-  --interface=127.0.0.1
+  --listen-ng="$ADDR:$NG_PORT"
+  --interface="$ADDR"
   --port-min="$PORT_MIN" --port-max="$PORT_MAX"
   --num-threads="$THREADS" --media-num-threads="$MEDIA_THREADS"
 )
@@ -116,7 +118,7 @@ while time.time() < deadline:
     except OSError:
         sys.exit("rtpengine exited")
     try:
-        s.sendto(b"startsh d7:command4:pinge", ("127.0.0.1", port))
+        s.sendto(b"startsh d7:command4:pinge", (os.environ.get("ADDR", "127.0.0.1"), port))
         reply = s.recv(65535)
         if reply.startswith(b"startsh ") and b"pong" in reply:
             sys.exit(0)

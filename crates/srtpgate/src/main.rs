@@ -9,9 +9,11 @@ mod gpubench;
 mod loadgen;
 mod packet;
 mod pcap;
-mod relay;
 mod sample;
 mod serve;
+
+/// The data plane (its own crate).
+use srtpgate_relay as relay;
 
 /// SRTP media gateway tools.
 #[derive(Parser, Debug)]

@@ -874,20 +874,6 @@ fn plain_answer_to_srtp_offer_is_refused() {
 
 // ---- Control-plane limits (issue 9) ----
 
-/// An SDP with one audio m-line at `port` (0: rejected), padded with
-/// attribute lines to about `pad` bytes.
-fn padded_sdp(media: usize, port: u16, pad: usize) -> String {
-    let mut s = String::from("v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n");
-    for i in 0..media {
-        let p = if port == 0 { 0 } else { port + 2 * i as u16 };
-        s.push_str(&format!("m=audio {p} RTP/AVP 0\r\n"));
-    }
-    while s.len() + 40 < pad {
-        s.push_str("a=x-padding:0123456789012345678901234\r\n");
-    }
-    s
-}
-
 fn error_reason(r: &Value) -> String {
     r.get("error-reason").and_then(Value::as_str).unwrap_or_default().to_string()
 }

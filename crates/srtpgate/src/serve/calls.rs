@@ -315,6 +315,8 @@ where
             return Err(format!("{sections} media sections; at most {max_media} per call (max-media)"));
         }
         let new = !self.calls.contains_key(&call_id);
+        // A refused re-offer leaves the call as it was (see `undo_offer`).
+        let saved = self.calls.get(&call_id).map(|c| (c.streams.clone(), c.tags.clone(), c.offerer));
         if new {
             if self.calls.len() >= self.cfg.max_sessions {
                 return Err(format!("session limit reached ({} calls)", self.cfg.max_sessions));
@@ -354,7 +356,7 @@ where
                 ));
             }
             let text = sdp.to_string();
-            fits_reply(&text)?;
+            sdp_fits_reply(&text)?;
             Ok(text)
         });
         match result {
@@ -366,12 +368,42 @@ where
                 Ok(srtpgate_ng::ok().with("sdp", text))
             }
             Err(e) => {
-                // A refused offer creates no call (ports it bound are freed).
-                if new {
-                    self.remove(&call_id);
+                // A refused offer creates no call (ports it bound are freed),
+                // and changes nothing in an existing one.
+                match saved {
+                    None => self.remove(&call_id),
+                    Some(saved) => self.undo_offer(&call_id, saved),
                 }
                 Err(e)
             }
+        }
+    }
+
+    /// Puts a call back as it was before a refused re-offer: the streams it
+    /// added are closed and their ports freed; keys and tags return.
+    fn undo_offer(
+        &mut self,
+        call_id: &str,
+        (streams, tags, offerer): (Vec<Option<Stream>>, [Option<String>; 2], usize),
+    ) {
+        let Some(call) = self.calls.get_mut(call_id) else { return };
+        let had_ports = streams.iter().any(Option::is_some);
+        let holds_ports = call.holds_ports();
+        for (i, s) in call.streams.iter().enumerate() {
+            let Some(s) = s else { continue };
+            if streams.get(i).is_some_and(Option::is_some) {
+                continue;
+            }
+            for d in &s.sides {
+                self.ports.release(d.port);
+            }
+            self.workers[call.worker].send(Cmd::RemoveStream { call: call.key, stream: i });
+        }
+        call.streams = streams;
+        call.tags = tags;
+        call.offerer = offerer;
+        if holds_ports && !had_ports {
+            self.without_media += 1;
         }
     }
 
@@ -737,7 +769,7 @@ where
         let relay_ip = call.streams.iter().flatten().next().map(|s| s.sides[o].ip).unwrap_or(cfg.interfaces[0]);
         rewrite_session(&mut sdp, relay_ip, req);
         let text = sdp.to_string();
-        fits_reply(&text)?;
+        sdp_fits_reply(&text)?;
         call.answered = true;
         for (stream, side, config) in configs {
             self.workers[worker].send(Cmd::Configure { call: key, stream, side, config: Box::new(config) });
@@ -990,7 +1022,7 @@ impl Call {
 }
 
 /// An SDP for a reply must leave room in the datagram for the rest of it.
-fn fits_reply(sdp: &str) -> Result<(), CmdError> {
+fn sdp_fits_reply(sdp: &str) -> Result<(), CmdError> {
     let most = srtpgate_ng::MAX_REPLY - REPLY_ROOM;
     if sdp.len() > most {
         return Err(format!("rewritten SDP of {} bytes would not fit in a reply datagram (at most {most})", sdp.len()));

@@ -38,6 +38,10 @@ pub struct ServeArgs {
     /// GPU engine mode: launch or persistent.
     #[arg(long = "gpu-mode", env = "SRTPGATE_GPU_MODE")]
     pub gpu_mode: Option<String>,
+    /// Packet I/O of the media workers: sockets (epoll, recvmmsg/sendmmsg),
+    /// uring (io_uring), or auto (the best one this machine runs).
+    #[arg(long, env = "SRTPGATE_IO")]
+    pub io: Option<String>,
     /// Media worker threads (0 = one per core).
     #[arg(long, env = "SRTPGATE_WORKERS")]
     pub workers: Option<usize>,
@@ -112,6 +116,7 @@ struct FileConfig {
     listen_http: Option<String>,
     engine: Option<String>,
     gpu_mode: Option<String>,
+    io: Option<String>,
     workers: Option<usize>,
     buffers: Option<usize>,
     batch: Option<usize>,
@@ -161,6 +166,8 @@ pub struct Config {
     pub engine: EngineChoice,
     /// GPU mode name.
     pub gpu_mode: String,
+    /// I/O backend: sockets, uring or auto (resolved when the workers start).
+    pub io: String,
     /// Worker threads.
     pub workers: usize,
     /// Buffers per worker.
@@ -308,6 +315,10 @@ impl Config {
         if gpu_mode != "launch" && gpu_mode != "persistent" {
             return Err(format!("gpu-mode: {gpu_mode:?} is not one of launch, persistent"));
         }
+        let io = args.io.clone().or(file.io).unwrap_or_else(|| "auto".into());
+        if !["sockets", "uring", "auto"].contains(&io.as_str()) {
+            return Err(format!("io: {io:?} is not one of sockets, uring, auto"));
+        }
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let workers = match args.workers.or(file.workers).unwrap_or(0) {
             0 => cores,
@@ -372,7 +383,7 @@ impl Config {
                 "ng-cache-bytes",
                 args.ng_cache_bytes.or(file.ng_cache_bytes),
                 d.ng_cache_bytes,
-                0..=1 << 32,
+                1 << 20..=1 << 31,
             )?,
             ng_cache_ttl: Duration::from_secs(bounded(
                 "ng-cache-seconds",
@@ -393,6 +404,7 @@ impl Config {
             listen_http,
             engine,
             gpu_mode,
+            io,
             workers,
             buffers,
             batch,
@@ -453,6 +465,8 @@ mod tests {
         assert!(e.contains("listen_ng"), "{e}");
         let e = with_file("colour = 1\n").expect_err("unknown key");
         assert!(e.contains("colour"), "{e}");
+        let e = with_file("io = \"dpdk\"\n").expect_err("bad io");
+        assert!(e.contains("dpdk") && e.contains("sockets, uring, auto"), "{e}");
         let e = with_file("engine = \"fpga\"\n").expect_err("bad engine");
         assert!(e.contains("fpga"), "{e}");
         let e = with_file("interface = [\"0.0.0.0\"]\n").expect_err("unspecified");

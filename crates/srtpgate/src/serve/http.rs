@@ -33,12 +33,21 @@ const MAX_BUF: usize = 16 * 1024;
 pub struct HttpStats {
     /// Connections open now.
     pub open: AtomicU64,
-    /// Connections served.
-    pub accepted: AtomicU64,
+    /// Connections served and closed by the client or after their request.
+    pub served: AtomicU64,
     /// Connections refused at the cap.
     pub refused: AtomicU64,
     /// Connections closed for a header or idle timeout, or at their lifetime.
     pub timed_out: AtomicU64,
+}
+
+/// Takes one from the open-connection gauge when dropped.
+struct OpenGuard<'a>(&'a AtomicU64);
+
+impl std::ops::Drop for OpenGuard<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Relaxed);
+    }
 }
 
 /// Serves until the runtime stops: at most `max_connections` at once (the
@@ -80,11 +89,12 @@ pub async fn serve<E>(
             let _ = stream.try_write(msg.as_bytes());
             continue;
         };
-        shared.http.accepted.fetch_add(1, Relaxed);
         shared.http.open.fetch_add(1, Relaxed);
         let svc = TowerToHyperService::new(app.clone());
         let stats = shared.clone();
         tokio::spawn(async move {
+            // Counts the connection closed however the task ends.
+            let _open = OpenGuard(&stats.http.open);
             let mut builder = hyper::server::conn::http1::Builder::new();
             builder.timer(TokioTimer::new()).header_read_timeout(timeout).max_buf_size(MAX_BUF);
             let conn = builder.serve_connection(TokioIo::new(stream), svc);
@@ -99,10 +109,8 @@ pub async fn serve<E>(
                     true
                 }
             };
-            if timed_out {
-                stats.http.timed_out.fetch_add(1, Relaxed);
-            }
-            stats.http.open.fetch_sub(1, Relaxed);
+            let outcome = if timed_out { &stats.http.timed_out } else { &stats.http.served };
+            outcome.fetch_add(1, Relaxed);
             drop(permit);
         });
     }
@@ -160,7 +168,10 @@ where
         "info",
         "gauge",
         "Build and engine.",
-        &[(format!("{{version=\"{}\",engine=\"{}\"}}", env!("CARGO_PKG_VERSION"), shared.engine), 1.0)],
+        &[(
+            format!("{{version=\"{}\",engine=\"{}\",io=\"{}\"}}", env!("CARGO_PKG_VERSION"), shared.engine, shared.io),
+            1.0,
+        )],
     );
     metric("sessions", "gauge", "Calls now.", &one(sessions as f64));
     metric("workers_running", "gauge", "Media worker threads running.", &one(running as f64));
@@ -228,9 +239,9 @@ where
     metric(
         "http_connections_total",
         "counter",
-        "HTTP connections by outcome.",
+        "HTTP connections closed, by outcome (served, refused at the cap, timed out).",
         &[
-            ("{outcome=\"served\"}".into(), h.accepted.load(Relaxed) as f64),
+            ("{outcome=\"served\"}".into(), h.served.load(Relaxed) as f64),
             ("{outcome=\"refused\"}".into(), h.refused.load(Relaxed) as f64),
             ("{outcome=\"timed_out\"}".into(), h.timed_out.load(Relaxed) as f64),
         ],
@@ -265,14 +276,26 @@ where
     metric(
         "worker_recv_calls_total",
         "counter",
-        "recvmmsg calls per worker.",
+        "Receive calls per worker (recvmmsg; none with io_uring).",
         &per_worker(&|w| w.recv_calls.load(Relaxed)),
     );
     metric(
         "worker_send_calls_total",
         "counter",
-        "sendmmsg calls per worker.",
+        "Send batches per worker (sendmmsg calls; queued batches with io_uring).",
         &per_worker(&|w| w.send_calls.load(Relaxed)),
+    );
+    metric(
+        "worker_syscalls_total",
+        "counter",
+        "System calls of the I/O backend per worker (waits, receives, sends, submits).",
+        &per_worker(&|w| w.syscalls.load(Relaxed)),
+    );
+    metric(
+        "worker_send_failed_total",
+        "counter",
+        "Sends the kernel refused after taking them, per worker.",
+        &per_worker(&|w| w.send_failed.load(Relaxed)),
     );
     metric(
         "worker_packets_received_total",

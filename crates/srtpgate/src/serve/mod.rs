@@ -104,6 +104,8 @@ pub struct Shared<E: Engine> {
     pub calls: Mutex<Calls<E>>,
     /// The engine's name.
     pub engine: &'static str,
+    /// The I/O backend's name.
+    pub io: &'static str,
     /// NG datagrams that were not requests (no cookie, bad bencode, …).
     pub ng_malformed: AtomicU64,
     /// Requests answered from the retransmission cache.
@@ -121,10 +123,11 @@ pub struct Shared<E: Engine> {
 
 impl<E: Engine> Shared<E> {
     /// The shared state over a call table.
-    pub fn new(calls: Calls<E>, engine: &'static str) -> Shared<E> {
+    pub fn new(calls: Calls<E>, engine: &'static str, io: &'static str) -> Shared<E> {
         Shared {
             calls: Mutex::new(calls),
             engine,
+            io,
             ng_malformed: AtomicU64::new(0),
             ng_retransmits: AtomicU64::new(0),
             ng_replies_trimmed: AtomicU64::new(0),
@@ -147,11 +150,17 @@ where
         0 => 32,
         n => n,
     };
-    let workers = crate::relay::spawn_workers(&engine, cfg.workers, cfg.buffers, batch, cfg.busy_poll)
-        .map_err(|e| format!("cannot start media workers: {e}"))?;
+    let (io, passed_over) = crate::relay::io::resolve(&cfg.io)?;
+    for why in passed_over {
+        tracing::info!("io auto: {why}");
+    }
+    let wcfg = crate::relay::WorkerConfig { buffers: cfg.buffers, batch, busy_poll: cfg.busy_poll, io };
+    let workers = crate::relay::spawn_workers(&engine, cfg.workers, wcfg)
+        .map_err(|e| format!("cannot start media workers ({} I/O): {e}", io.name()))?;
+    tracing::info!("media workers use {} I/O", io.name());
     let name = engine.name();
     let calls = Calls::new(cfg.clone(), engine, workers)?;
-    let shared = Arc::new(Shared::new(calls, name));
+    let shared = Arc::new(Shared::new(calls, name, io.name()));
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .thread_name("control")

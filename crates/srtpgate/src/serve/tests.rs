@@ -21,10 +21,12 @@ fn server(base: u16, args: ServeArgs) -> (Server, ReplyCache) {
         ServeArgs { port_min: Some(base), port_max: Some(base + 99), workers: Some(1), buffers: Some(64), ..args };
     let cfg = std::sync::Arc::new(Config::resolve(&args).expect("config"));
     let engine = CpuEngine::new();
-    let workers = crate::relay::spawn_workers(&engine, 1, 64, 32, false).expect("worker");
+    let wcfg =
+        crate::relay::WorkerConfig { buffers: 64, batch: 32, busy_poll: false, io: crate::relay::IoKind::Sockets };
+    let workers = crate::relay::spawn_workers(&engine, 1, wcfg).expect("worker");
     let cache = ReplyCache::new(cfg.limits.ng_cache_bytes, cfg.limits.ng_cache_ttl);
     let calls = Calls::new(cfg, engine, workers).expect("calls");
-    (Shared::new(calls, "cpu"), cache)
+    (Shared::new(calls, "cpu", "sockets"), cache)
 }
 
 fn from(port: u16) -> SocketAddr {
@@ -226,6 +228,28 @@ fn request_limits_and_counters() {
     assert_eq!(m("sessions_without_media"), 2.0);
 }
 
+/// A refused re-offer leaves the call as it was: the streams it added are
+/// closed and their ports freed.
+#[test]
+fn refused_reoffer_changes_nothing() {
+    let (s, mut cache) = server(43_500, ServeArgs { max_media: Some(4), ..Default::default() });
+    let v = ask(&s, &mut cache, from(1), "r1", &offer("c", "a", &sdp(1, 40_000, 0)));
+    assert_eq!(result(&v), "ok", "{}", reason(&v));
+    let before = s.calls.lock().expect("lock").ports().0;
+    // Two more streams, the second with a crypto line nobody can use: refused
+    // after the first of them bound its ports.
+    let mut bad = sdp(3, 40_000, 0);
+    bad = bad.replacen("m=audio 40004 RTP/AVP 0\r\n", "m=audio 40004 RTP/SAVP 0\r\na=crypto:1 ROT13 inline:x\r\n", 1);
+    let v = ask(&s, &mut cache, from(1), "r2", &offer("c", "a", &bad));
+    assert_eq!(result(&v), "error", "{v:?}");
+    assert_eq!(s.calls.lock().expect("lock").ports().0, before, "ports of the refused re-offer stay bound");
+    check_counts(&s);
+    // The call goes on as before: a re-offer of its one stream is taken.
+    let v = ask(&s, &mut cache, from(1), "r3", &offer("c", "a", &sdp(1, 40_000, 0)));
+    assert_eq!(result(&v), "ok", "{}", reason(&v));
+    assert_eq!(s.calls.lock().expect("lock").ports().0, before);
+}
+
 /// One hostile step.
 #[derive(Clone, Debug)]
 enum Op {
@@ -288,7 +312,7 @@ proptest! {
     #[test]
     fn hostile_sequences_stay_bounded(ops in proptest::collection::vec(op(), 1..40)) {
         let max_sessions = 12;
-        let cache_bytes = 256 * 1024;
+        let cache_bytes = 1 << 20;
         let (s, mut cache) = server(43_300, ServeArgs {
             max_sessions: Some(max_sessions),
             max_sessions_without_media: Some(5),

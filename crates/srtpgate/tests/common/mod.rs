@@ -858,3 +858,17 @@ pub fn wait_bindable(ip: IpAddr, port: u16) {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// An SDP of `media` audio m-lines from `port` (0: rejected), padded with
+/// attribute lines to about `pad` bytes.
+pub fn padded_sdp(media: usize, port: u16, pad: usize) -> String {
+    let mut s = String::from("v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n");
+    for i in 0..media {
+        let p = if port == 0 { 0 } else { port + 2 * i as u16 };
+        s.push_str(&format!("m=audio {p} RTP/AVP 0\r\n"));
+    }
+    while s.len() + 40 < pad {
+        s.push_str("a=x-padding:0123456789012345678901234\r\n");
+    }
+    s
+}

@@ -1,6 +1,10 @@
 //! The media relay's data plane: port pairs, packet buffer pools, worker
-//! threads that own the sockets, batched system calls, and counters.
+//! threads that own the sockets, I/O backends (epoll with batched system
+//! calls, io_uring), and counters. The control side (`srtpgate serve`)
+//! binds ports, builds crypto contexts and sends workers commands; a worker
+//! never takes a lock or allocates per packet.
 
+pub mod io;
 pub mod pool;
 pub mod ports;
 pub mod stats;
@@ -8,6 +12,8 @@ pub mod sys;
 pub mod worker;
 
 use crossbeam_channel::{unbounded, Sender};
+pub use io::IoKind;
+use io::Wake;
 use srtp::Engine;
 use stats::WorkerStats;
 use std::sync::Arc;
@@ -17,7 +23,7 @@ use worker::{Cmd, Worker};
 /// The control thread's handle on one worker.
 pub struct WorkerHandle<E: Engine> {
     tx: Sender<Cmd<E>>,
-    waker: Arc<mio::Waker>,
+    waker: Arc<dyn Wake>,
     /// The worker's counters.
     pub stats: Arc<WorkerStats>,
     join: Option<JoinHandle<()>>,
@@ -55,15 +61,22 @@ impl<E: Engine> Drop for WorkerHandle<E> {
     }
 }
 
-/// Starts `n` workers, each with a pool of `buffers` packet buffers and
-/// crypto batches of at most `batch` packets.
-pub fn spawn_workers<E>(
-    engine: &E,
-    n: usize,
-    buffers: usize,
-    batch: usize,
-    busy_poll: bool,
-) -> std::io::Result<Vec<WorkerHandle<E>>>
+/// What every worker is started with.
+#[derive(Clone, Copy, Debug)]
+pub struct WorkerConfig {
+    /// Packet buffers per worker.
+    pub buffers: usize,
+    /// Most packets in one crypto batch.
+    pub batch: usize,
+    /// Never sleep in the backend's wait.
+    pub busy_poll: bool,
+    /// The I/O backend.
+    pub io: IoKind,
+}
+
+/// Starts `n` workers. Each builds its backend on its own thread (an
+/// io_uring has a single issuer) and reports back before this returns.
+pub fn spawn_workers<E>(engine: &E, n: usize, cfg: WorkerConfig) -> std::io::Result<Vec<WorkerHandle<E>>>
 where
     E: Engine + Clone + 'static,
     E::Keys: 'static,
@@ -72,8 +85,21 @@ where
         .map(|i| {
             let (tx, rx) = unbounded();
             let stats = Arc::new(WorkerStats::new());
-            let (w, waker) = Worker::new(engine.clone(), rx, buffers, batch, busy_poll, stats.clone())?;
-            let join = std::thread::Builder::new().name(format!("media-{i}")).spawn(move || w.run())?;
+            let (ready_tx, ready_rx) = std::sync::mpsc::sync_channel(1);
+            let (engine, st) = (engine.clone(), stats.clone());
+            let join = std::thread::Builder::new().name(format!("media-{i}")).spawn(move || {
+                match Worker::new(engine, rx, cfg, st) {
+                    Ok(w) => {
+                        let _ = ready_tx.send(Ok(w.waker()));
+                        w.run();
+                    }
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(e));
+                    }
+                }
+            })?;
+            let waker =
+                ready_rx.recv().map_err(|_| std::io::Error::other("a media worker stopped while starting"))??;
             Ok(WorkerHandle { tx, waker, stats, join: Some(join) })
         })
         .collect()

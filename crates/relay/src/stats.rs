@@ -218,6 +218,11 @@ pub struct WorkerStats {
     pub pool_free: AtomicU64,
     /// Legs (sides of a media stream) this worker owns.
     pub legs: AtomicU64,
+    /// System calls of the worker's I/O (waits, receives, sends, submits).
+    pub syscalls: AtomicU64,
+    /// Sends the kernel refused after taking them (io_uring reports these
+    /// in the send's completion).
+    pub send_failed: AtomicU64,
 }
 
 impl WorkerStats {
@@ -234,6 +239,8 @@ impl WorkerStats {
             pool_size: AtomicU64::new(0),
             pool_free: AtomicU64::new(0),
             legs: AtomicU64::new(0),
+            syscalls: AtomicU64::new(0),
+            send_failed: AtomicU64::new(0),
         }
     }
 
@@ -269,6 +276,17 @@ impl WorkerStats {
     #[inline]
     pub fn stray(&self) {
         bump(&self.stray, 1);
+    }
+
+    /// Counts a system call of the I/O backend.
+    #[inline]
+    pub fn syscall(&self) {
+        bump(&self.syscalls, 1);
+    }
+
+    /// Counts a send that failed in the kernel after it was queued.
+    pub fn send_failed(&self) {
+        bump(&self.send_failed, 1);
     }
 }
 

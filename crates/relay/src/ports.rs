@@ -51,6 +51,15 @@ pub enum PortError {
         /// Pairs in use.
         pairs: usize,
     },
+    /// A bind failed for a reason no other port avoids (an address that is
+    /// not this host's, a port below 1024 without the privilege, …).
+    #[error("cannot bind media port {addr}: {source} (is the interface address one of this host's?)")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// The kernel's error.
+        source: io::Error,
+    },
     /// Every pair of the range is in use here or held by another process.
     #[error("no free media port pair in {min}-{max} on {ip} ({in_use} of {capacity} pairs in use here, the others held by other processes)")]
     RangeExhausted {
@@ -105,7 +114,7 @@ impl Ports {
     pub fn allocate(&mut self, ip: IpAddr) -> Result<PortPair, PortError> {
         if let Some(budget) = self.fd_budget {
             if 2 * (self.used.len() + 1) > budget {
-                return Err(PortError::Budget { pairs: self.used.len(), budget, limit: super::sys::nofile_limit().0 });
+                return Err(PortError::Budget { pairs: self.used.len(), budget, limit: crate::sys::nofile_limit().0 });
             }
         }
         for _ in 0..self.capacity() {
@@ -118,14 +127,14 @@ impl Ports {
             let rtp = match self.bind(SocketAddr::new(ip, port)) {
                 Ok(s) => s,
                 Err(e) => {
-                    self.check_files(e)?;
+                    self.check_bind(e, SocketAddr::new(ip, port))?;
                     continue;
                 }
             };
             let rtcp = match self.bind(SocketAddr::new(ip, port + 1)) {
                 Ok(s) => s,
                 Err(e) => {
-                    self.check_files(e)?;
+                    self.check_bind(e, SocketAddr::new(ip, port + 1))?;
                     continue;
                 }
             };
@@ -141,13 +150,15 @@ impl Ports {
         })
     }
 
-    /// A bind error that no other port would avoid (out of files) ends the
-    /// search; any other (the port is taken) lets it go on.
-    fn check_files(&self, e: io::Error) -> Result<(), PortError> {
-        if out_of_files(&e) {
-            Err(PortError::OutOfFiles { source: e, limit: super::sys::nofile_limit().0, pairs: self.used.len() })
-        } else {
-            Ok(())
+    /// A port another process holds lets the search go on; any other bind
+    /// error ends it with its real cause (no other port would avoid it).
+    fn check_bind(&self, e: io::Error, addr: SocketAddr) -> Result<(), PortError> {
+        match e.raw_os_error() {
+            Some(libc::EADDRINUSE) => Ok(()),
+            Some(libc::EMFILE) | Some(libc::ENFILE) => {
+                Err(PortError::OutOfFiles { source: e, limit: crate::sys::nofile_limit().0, pairs: self.used.len() })
+            }
+            _ => Err(PortError::Bind { addr, source: e }),
         }
     }
 
@@ -172,11 +183,6 @@ impl Ports {
         s.bind(&addr.into())?;
         Ok(s.into())
     }
-}
-
-/// EMFILE or ENFILE: no port is free of that, so stop looking.
-fn out_of_files(e: &io::Error) -> bool {
-    matches!(e.raw_os_error(), Some(libc::EMFILE) | Some(libc::ENFILE))
 }
 
 #[cfg(test)]
@@ -213,12 +219,19 @@ mod tests {
     fn out_of_files_names_the_limit() {
         let mut p = Ports::new(41_101, 41_110).expect("range");
         for errno in [libc::EMFILE, libc::ENFILE] {
-            let e = p.check_files(io::Error::from_raw_os_error(errno)).expect_err("out of files");
+            let e = p
+                .check_bind(io::Error::from_raw_os_error(errno), "127.0.0.1:41102".parse().expect("addr"))
+                .expect_err("out of files");
             let PortError::OutOfFiles { source, .. } = &e else { panic!("{e:?}") };
             assert_eq!(source.raw_os_error(), Some(errno));
             assert!(e.to_string().contains("RLIMIT_NOFILE"), "{e}");
         }
-        assert!(p.check_files(io::Error::from_raw_os_error(libc::EADDRINUSE)).is_ok(), "a taken port is skipped");
+        let any: SocketAddr = "127.0.0.1:41102".parse().expect("addr");
+        assert!(p.check_bind(io::Error::from_raw_os_error(libc::EADDRINUSE), any).is_ok(), "a taken port is skipped");
+        // An address that is not this host's ends the search with its cause.
+        let e =
+            Ports::new(41_121, 41_130).expect("range").allocate("192.0.2.1".parse().expect("ip")).expect_err("foreign");
+        assert!(matches!(e, PortError::Bind { .. }) && e.to_string().contains("192.0.2.1:4112"), "{e}");
         // The budget: two pairs (four files), then a clear refusal.
         p.fd_budget = Some(5);
         let ip: IpAddr = "127.0.0.1".parse().expect("ip");

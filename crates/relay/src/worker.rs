@@ -1,7 +1,8 @@
 //! A worker thread: it owns the sockets of the media streams given to it,
-//! receives with `recvmmsg`, runs the crypto of everything that arrived in
-//! one loop as two engine batches (unprotect with the sending leg's keys,
-//! then protect with the receiving leg's), and sends with `sendmmsg`.
+//! receives what arrived on any of them through its I/O backend, runs the
+//! crypto of everything that arrived in one round as two engine batches
+//! (unprotect with the sending leg's keys, then protect with the receiving
+//! leg's), and sends through the backend.
 //!
 //! With the CPU engine a batch runs on this thread, packet after packet (run
 //! to completion); with the GPU engine the same batch is one transfer. All
@@ -9,12 +10,12 @@
 //! thread: no lock, and no allocation per packet (buffers come from the
 //! worker's [`Pool`]).
 
-use super::pool::Pool;
-use super::stats::{Drop, LegStats, WorkerStats};
-use super::sys::{self, Received, RecvScratch, SendScratch, BATCH};
+use crate::io::{self, Datagram, Io, Wake};
+use crate::pool::Pool;
+use crate::stats::{Drop, LegStats, WorkerStats};
+use crate::sys::{self, BATCH};
+use crate::WorkerConfig;
 use crossbeam_channel::{Receiver, TryRecvError};
-use mio::net::UdpSocket as MioSocket;
-use mio::{Events, Interest, Poll, Token, Waker};
 use srtp::header::{RtcpHeader, RtpHeader};
 use srtp::{Context, Engine, Job, Kind, Op, Outcome, Prepared};
 use std::net::{SocketAddr, UdpSocket};
@@ -25,9 +26,6 @@ use std::time::Duration;
 
 /// Identifies a call across the control thread and the workers.
 pub type CallKey = u64;
-
-/// The token of the worker's waker.
-pub const WAKER: Token = Token(usize::MAX);
 
 /// Most packets one loop can handle (one engine batch); the configured batch
 /// is at most this.
@@ -68,13 +66,15 @@ pub enum Cmd<E: Engine> {
     Configure { call: CallKey, stream: usize, side: usize, config: Box<SideConfig<E>> },
     /// Close every stream of a call.
     RemoveCall { call: CallKey },
+    /// Close one stream of a call (a refused re-offer that had added it).
+    RemoveStream { call: CallKey, stream: usize },
     /// Leave the loop.
     Stop,
 }
 
 struct Side<E: Engine> {
-    rtp: MioSocket,
-    rtcp: MioSocket,
+    rtp: UdpSocket,
+    rtcp: UdpSocket,
     stats: Arc<LegStats>,
     peer_rtp: Option<SocketAddr>,
     peer_rtcp: Option<SocketAddr>,
@@ -125,14 +125,14 @@ where
     E::Keys: 'static,
 {
     engine: E,
-    poll: Poll,
+    io: Box<dyn Io>,
     cmds: Receiver<Cmd<E>>,
     streams: Vec<Option<Stream<E>>>,
     free_slots: Vec<u32>,
     pool: Pool,
     stats: Arc<WorkerStats>,
-    recv: Box<RecvScratch>,
-    send: Box<SendScratch>,
+    /// What the backend delivered this round, before it becomes packets.
+    rx: Vec<Datagram>,
     pkts: Vec<Pkt>,
     /// Packets gathered before the crypto runs: a packet waits for the
     /// others of its batch, so small for the CPU engine, large for the GPU.
@@ -141,13 +141,11 @@ where
     /// virtual machine can take milliseconds), at the price of a whole core.
     busy_poll: bool,
     jobs: Vec<Job<'static, E::Keys>>,
-    rx_bufs: Vec<Vec<u8>>,
-    received: [Received; BATCH],
-    drain: Vec<u8>,
 }
 
-fn token(slot: u32, side: usize, rtcp: bool) -> Token {
-    Token(slot as usize * 4 + side * 2 + rtcp as usize)
+/// The backend's token of one socket.
+fn token(slot: u32, side: usize, rtcp: bool) -> u32 {
+    slot * 4 + side as u32 * 2 + rtcp as u32
 }
 
 /// Reuses a vector's allocation for another element type of the same layout
@@ -162,68 +160,47 @@ impl<E: Engine + Clone> Worker<E>
 where
     E::Keys: 'static,
 {
-    /// A worker with a pool of `buffers` packet buffers; the waker lets the
-    /// control thread interrupt its poll.
+    /// A worker with a pool of `cfg.buffers` packet buffers and its I/O
+    /// backend; call on the thread that runs it.
     pub fn new(
         engine: E,
         cmds: Receiver<Cmd<E>>,
-        buffers: usize,
-        max_batch: usize,
-        busy_poll: bool,
+        cfg: WorkerConfig,
         stats: Arc<WorkerStats>,
-    ) -> std::io::Result<(Worker<E>, Arc<Waker>)> {
-        let poll = Poll::new()?;
-        let waker = Arc::new(Waker::new(poll.registry(), WAKER)?);
-        let pool = Pool::new(buffers);
+    ) -> std::io::Result<Worker<E>> {
+        let io = io::open(cfg.io, cfg.buffers, stats.clone())?;
+        let pool = Pool::new(cfg.buffers);
         stats.pool_size.store(pool.size() as u64, Relaxed);
         stats.pool_free.store(pool.free() as u64, Relaxed);
-        let w = Worker {
+        Ok(Worker {
             engine,
-            poll,
+            io,
             cmds,
             streams: Vec::new(),
             free_slots: Vec::new(),
             pool,
             stats,
-            recv: RecvScratch::new(),
-            send: SendScratch::new(),
+            rx: Vec::with_capacity(MAX_LOOP_PACKETS),
             pkts: Vec::with_capacity(MAX_LOOP_PACKETS),
-            max_batch: max_batch.clamp(1, MAX_LOOP_PACKETS),
-            busy_poll,
+            max_batch: cfg.batch.clamp(1, MAX_LOOP_PACKETS),
+            busy_poll: cfg.busy_poll,
             jobs: Vec::with_capacity(MAX_LOOP_PACKETS),
-            rx_bufs: Vec::with_capacity(BATCH),
-            received: [Received { len: 0, from: None, rx_ns: None, truncated: false }; BATCH],
-            drain: vec![0u8; super::pool::BUF_LEN],
-        };
-        Ok((w, waker))
+        })
+    }
+
+    /// The waker that interrupts the worker's wait.
+    pub fn waker(&self) -> Arc<dyn Wake> {
+        self.io.waker()
     }
 
     /// Runs until [`Cmd::Stop`] or until the command channel closes.
     pub fn run(mut self) {
-        let mut events = Events::with_capacity(1024);
-        let mut ready: Vec<Token> = Vec::with_capacity(1024);
-        // Sockets not drained in the last round: edge-triggered readiness will
-        // not be reported again for them, so they are visited next round.
-        let mut pending: Vec<Token> = Vec::with_capacity(1024);
+        let mut more = false;
         loop {
-            let idle = if self.busy_poll || !pending.is_empty() { Duration::ZERO } else { Duration::from_millis(500) };
-            if let Err(e) = self.poll.poll(&mut events, Some(idle)) {
-                if e.kind() != std::io::ErrorKind::Interrupted {
-                    tracing::error!("worker poll failed: {e}");
-                    return;
-                }
-            }
-            ready.clear();
-            ready.append(&mut pending);
-            let mut wake = false;
-            for ev in events.iter() {
-                if ev.token() == WAKER {
-                    wake = true;
-                } else {
-                    ready.push(ev.token());
-                }
-            }
-            if wake || !self.cmds.is_empty() {
+            let idle = if self.busy_poll || more { Duration::ZERO } else { Duration::from_millis(500) };
+            let round = self.io.wait(idle, self.max_batch, &mut self.pool, &mut self.rx);
+            more = round.more;
+            if round.woken || !self.cmds.is_empty() {
                 loop {
                     match self.cmds.try_recv() {
                         Ok(Cmd::Stop) | Err(TryRecvError::Disconnected) => return,
@@ -232,20 +209,9 @@ where
                     }
                 }
             }
-            // One receive per ready socket per round (a flooded port cannot
-            // starve the others, nor the commands), in engine batches of at
-            // most max_batch packets.
-            for &tok in &ready {
-                if self.pkts.len() >= self.max_batch {
-                    self.process();
-                }
-                if !self.receive(tok) {
-                    pending.push(tok);
-                }
-            }
+            self.admit();
             self.process();
-            // Buffers set aside for the next receive are free too.
-            self.stats.pool_free.store((self.pool.free() + self.rx_bufs.len()) as u64, Relaxed);
+            self.stats.pool_free.store(self.pool.free() as u64, Relaxed);
         }
     }
 
@@ -281,19 +247,45 @@ where
             Cmd::RemoveCall { call } => {
                 for slot in 0..self.streams.len() {
                     if self.streams[slot].as_ref().is_some_and(|s| s.call == call) {
-                        if let Some(mut s) = self.streams[slot].take() {
-                            for d in s.sides.iter_mut() {
-                                let _ = self.poll.registry().deregister(&mut d.rtp);
-                                let _ = self.poll.registry().deregister(&mut d.rtcp);
-                            }
-                            self.stats.legs.fetch_sub(2, Relaxed);
-                        }
-                        self.free_slots.push(slot as u32);
+                        self.remove_slot(slot);
                     }
+                }
+            }
+            Cmd::RemoveStream { call, stream } => {
+                if let Some(slot) =
+                    self.streams.iter().position(|s| s.as_ref().is_some_and(|s| s.call == call && s.index == stream))
+                {
+                    self.remove_slot(slot);
                 }
             }
             Cmd::Stop => {}
         }
+    }
+
+    /// Closes the stream in `slot` and frees the slot.
+    fn remove_slot(&mut self, slot: usize) {
+        if let Some(s) = self.streams[slot].take() {
+            for (i, d) in s.sides.iter().enumerate() {
+                self.io.remove(token(slot as u32, i, false), d.rtp.as_raw_fd());
+                self.io.remove(token(slot as u32, i, true), d.rtcp.as_raw_fd());
+            }
+            self.stats.legs.fetch_sub(2, Relaxed);
+        }
+        // Datagrams of this round from its sockets must not reach a stream
+        // that takes the slot next.
+        let pool = &mut self.pool;
+        let stats = &self.stats;
+        self.rx.retain_mut(|d| {
+            if d.tok / 4 != slot as u32 {
+                return true;
+            }
+            stats.stray();
+            if !d.pool_exhausted() {
+                pool.put(std::mem::take(&mut d.buf));
+            }
+            false
+        });
+        self.free_slots.push(slot as u32);
     }
 
     fn add_stream(&mut self, call: CallKey, index: usize, sides: [SideSockets; 2]) -> std::io::Result<()> {
@@ -306,15 +298,24 @@ where
         };
         let mut built = Vec::with_capacity(2);
         for (i, s) in sides.into_iter().enumerate() {
-            sys::enable_timestamps(s.rtp.as_raw_fd())?;
-            sys::enable_timestamps(s.rtcp.as_raw_fd())?;
-            let mut rtp = MioSocket::from_std(s.rtp);
-            let mut rtcp = MioSocket::from_std(s.rtcp);
-            self.poll.registry().register(&mut rtp, token(slot, i, false), Interest::READABLE)?;
-            self.poll.registry().register(&mut rtcp, token(slot, i, true), Interest::READABLE)?;
+            let added = self
+                .io
+                .add(token(slot, i, false), s.rtp.as_raw_fd())
+                .and_then(|()| self.io.add(token(slot, i, true), s.rtcp.as_raw_fd()));
+            if let Err(e) = added {
+                for (j, d) in built.iter().enumerate() {
+                    let d: &Side<E> = d;
+                    self.io.remove(token(slot, j, false), d.rtp.as_raw_fd());
+                    self.io.remove(token(slot, j, true), d.rtcp.as_raw_fd());
+                }
+                self.io.remove(token(slot, i, false), s.rtp.as_raw_fd());
+                self.io.remove(token(slot, i, true), s.rtcp.as_raw_fd());
+                self.free_slots.push(slot);
+                return Err(e);
+            }
             built.push(Side {
-                rtp,
-                rtcp,
+                rtp: s.rtp,
+                rtcp: s.rtcp,
                 stats: s.stats,
                 peer_rtp: None,
                 peer_rtcp: None,
@@ -333,71 +334,46 @@ where
         Ok(())
     }
 
-    /// Receives one batch from the socket of `tok`. Returns true when the
-    /// socket has nothing more waiting.
-    fn receive(&mut self, tok: Token) -> bool {
-        let slot = (tok.0 / 4) as u32;
-        let side = (tok.0 / 2) % 2;
-        let rtcp_port = tok.0 % 2 == 1;
-        let Some(Some(stream)) = self.streams.get(slot as usize) else {
-            self.stats.stray();
-            return true;
-        };
-        let d = &stream.sides[side];
-        let fd: RawFd = if rtcp_port { d.rtcp.as_raw_fd() } else { d.rtp.as_raw_fd() };
-        let want = BATCH.min(self.max_batch.saturating_sub(self.pkts.len()));
-        if want == 0 {
-            return false;
-        }
-        while self.rx_bufs.len() < want {
-            match self.pool.take() {
-                Some(b) => self.rx_bufs.push(b),
-                None => break,
-            }
-        }
-        if self.rx_bufs.is_empty() {
-            // No buffer free: read into scratch space so the socket drains,
-            // and count the drop; the I/O thread never waits for buffers.
-            let mut one = [std::mem::take(&mut self.drain)];
-            let n = sys::recv_batch(fd, &mut self.recv, &mut one, &mut self.received).unwrap_or(0);
-            self.drain = std::mem::take(&mut one[0]);
-            if n > 0 {
-                d.stats.dropped(Drop::PoolExhausted);
-                self.stats.total.dropped(Drop::PoolExhausted);
-            }
-            return n == 0;
-        }
-        let asked = want.min(self.rx_bufs.len());
-        let n = match sys::recv_batch(fd, &mut self.recv, &mut self.rx_bufs[..asked], &mut self.received) {
-            Ok(n) => n,
-            Err(e) => {
-                tracing::debug!("recvmmsg: {e}");
-                0
-            }
-        };
-        self.stats.recv_call();
+    /// Turns what the backend delivered into the round's packets: the leg
+    /// by token, its receive counters, RTP or RTCP.
+    fn admit(&mut self) {
         let now = sys::now_ns();
         let unknown = SocketAddr::from(([0, 0, 0, 0], 0));
-        for (buf, r) in self.rx_bufs.drain(..n).zip(self.received.iter()) {
-            let len = r.len.min(buf.len());
-            d.stats.received(len);
+        for d in self.rx.drain(..) {
+            let slot = d.tok / 4;
+            let side = ((d.tok / 2) % 2) as usize;
+            let rtcp_port = d.tok % 2 == 1;
+            let Some(Some(stream)) = self.streams.get(slot as usize) else {
+                self.stats.stray();
+                if !d.pool_exhausted() {
+                    self.pool.put(d.buf);
+                }
+                continue;
+            };
+            let leg = &stream.sides[side];
+            if d.pool_exhausted() {
+                leg.stats.dropped(Drop::PoolExhausted);
+                self.stats.total.dropped(Drop::PoolExhausted);
+                continue;
+            }
+            let len = d.len.min(d.buf.len());
+            leg.stats.received(len);
             self.stats.total.received(len);
-            let kind = classify(rtcp_port, d.mux, &buf[..len]);
+            let kind = classify(rtcp_port, leg.mux, &d.buf[..len]);
             self.pkts.push(Pkt {
-                a: buf,
+                a: d.buf,
                 b: None,
                 in_b: false,
                 len,
                 slot,
                 side: side as u8,
                 kind,
-                from: r.from.unwrap_or(unknown),
-                rx_ns: r.rx_ns.unwrap_or(now),
+                from: d.from.unwrap_or(unknown),
+                rx_ns: d.rx_ns.unwrap_or(now),
                 prep: None,
-                dropped: if r.truncated || r.from.is_none() { Some(Drop::Malformed) } else { None },
+                dropped: if d.truncated || d.from.is_none() { Some(Drop::Malformed) } else { None },
             });
         }
-        n < asked
     }
 
     /// Runs the loop's batch: source checks, unprotect, latch, protect, send;
@@ -588,7 +564,7 @@ where
         let mut i = 0;
         while i < self.pkts.len() {
             // The run of packets leaving by one socket to one address.
-            let Some((fd, to)) = self.destination(&self.pkts[i]) else {
+            let Some((tok, fd, to)) = self.destination(&self.pkts[i]) else {
                 i += 1;
                 continue;
             };
@@ -598,7 +574,7 @@ where
             let mut j = i;
             while j < self.pkts.len() && m < BATCH {
                 match self.destination(&self.pkts[j]) {
-                    Some((f, t)) if f == fd => {
+                    Some((_, f, t)) if f == fd => {
                         msgs[m] = (self.pkts[j].bytes(), t);
                         idx[m] = j;
                         m += 1;
@@ -608,14 +584,7 @@ where
                     Some(_) => break,
                 }
             }
-            let sent = match sys::send_batch(fd, &mut self.send, &msgs[..m]) {
-                Ok(k) => k,
-                Err(e) => {
-                    tracing::debug!("sendmmsg: {e}");
-                    0
-                }
-            };
-            self.stats.send_call();
+            let sent = self.io.send(tok, fd, &msgs[..m]);
             let now = sys::now_ns();
             for (k, &pi) in idx[..m].iter().enumerate() {
                 let p = &self.pkts[pi];
@@ -635,16 +604,18 @@ where
         }
     }
 
-    /// The socket and address a processed packet leaves by.
-    fn destination(&self, p: &Pkt) -> Option<(RawFd, SocketAddr)> {
+    /// The socket (token and descriptor) and address a processed packet
+    /// leaves by.
+    fn destination(&self, p: &Pkt) -> Option<(u32, RawFd, SocketAddr)> {
         if p.dropped.is_some() {
             return None;
         }
         let s = self.streams.get(p.slot as usize)?.as_ref()?;
-        let o = &s.sides[1 - p.side as usize];
+        let other = 1 - p.side as usize;
+        let o = &s.sides[other];
         match (p.kind, o.mux) {
-            (Kind::Rtcp, false) => Some((o.rtcp.as_raw_fd(), o.peer_rtcp?)),
-            _ => Some((o.rtp.as_raw_fd(), o.peer_rtp?)),
+            (Kind::Rtcp, false) => Some((token(p.slot, other, true), o.rtcp.as_raw_fd(), o.peer_rtcp?)),
+            _ => Some((token(p.slot, other, false), o.rtp.as_raw_fd(), o.peer_rtp?)),
         }
     }
 }

@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""Calls per relay core through the namespace rig, for srtpgate's I/O
+backends and rtpengine, in one run.
+
+    bench/netns/capacity.py [--configs sockets,uring,rtpengine] [--counts 200,400,...] [--seconds 10]
+                            [--out docs/results/io-capacity.json]
+
+The rig (bench/netns/rig.sh) puts the relay in one namespace (198.18.0.2,
+pinned to core 0) and `srtpgate loadgen` in another (198.18.0.1, pinned to
+core 1). For each configuration and count: G.711 SRTP calls re-keyed both
+ways, 50 packets/s each way; the end-to-end delay and loss from the load
+generator; the relay's CPU over the measurement window counted with the
+softirq time of its core (the kernel's receive path runs there); its system
+calls per relayed packet (perf stat on raw_syscalls:sys_enter). A
+configuration stops at its first count over p99 5 ms or loss 0.01 %.
+Traffic stays inside the namespaces; both are removed at the end.
+"""
+import argparse, json, os, subprocess, sys, threading, time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+RIG = os.path.join(HERE, "rig.sh")
+NAME = "sgcap"
+HZ = os.sysconf("SC_CLK_TCK")
+
+
+def ns(side):
+    return ["ip", "netns", "exec", "%s-%s" % (NAME, side)]
+
+
+def cpu_ticks(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])  # utime + stime
+
+
+def softirq_ticks(core):
+    with open("/proc/stat") as f:
+        for line in f:
+            if line.startswith("cpu%d " % core):
+                return int(line.split()[7])
+    return 0
+
+
+def start_relay(cfg, binary):
+    if cfg == "rtpengine":
+        env = dict(os.environ, ADDR="198.18.0.2", NG_PORT="2223", PORT_MIN="30000", PORT_MAX="59999",
+                   CPU="0", FOREGROUND="1", LOG_LEVEL="3")
+        p = subprocess.Popen(ns("relay") + [os.path.join(ROOT, "bench/rtpengine/start.sh")], env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    else:
+        p = subprocess.Popen(ns("relay") + ["taskset", "-c", "0", binary, "serve", "--interface", "198.18.0.2",
+                                            "--listen-ng", "198.18.0.2:2223", "--port-min", "30000",
+                                            "--port-max", "59999", "--workers", "1", "--io", cfg,
+                                            "--log-level", "warn"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(1.5)
+    return p
+
+
+def relay_pid(p):
+    # ip netns exec and taskset exec the relay; rtpengine's start.sh execs too.
+    for _ in range(50):
+        try:
+            comm = open("/proc/%d/comm" % p.pid).read().strip()
+            if comm in ("srtpgate", "rtpengine"):
+                return p.pid
+        except OSError:
+            pass
+        time.sleep(0.1)
+    return p.pid
+
+
+def measure(pid, start_in, window, out):
+    time.sleep(start_in)
+    c0, s0, t0 = cpu_ticks(pid), softirq_ticks(0), time.time()
+    perf = subprocess.run(["perf", "stat", "-x,", "-e", "raw_syscalls:sys_enter", "-p", str(pid), "--",
+                           "sleep", str(window)], capture_output=True, text=True)
+    c1, s1, t1 = cpu_ticks(pid), softirq_ticks(0), time.time()
+    syscalls = None
+    for line in perf.stderr.splitlines():
+        parts = line.split(",")
+        if len(parts) > 2 and "raw_syscalls:sys_enter" in line and parts[0].strip().isdigit():
+            syscalls = int(parts[0])
+    out.update(wall=t1 - t0, process_cores=(c1 - c0) / HZ / (t1 - t0), softirq_cores=(s1 - s0) / HZ / (t1 - t0),
+               syscalls=syscalls)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--configs", default="sockets,uring,rtpengine")
+    ap.add_argument("--counts", default="200,400,600,800,1000,1200,1400,1600,2000,2400,3000")
+    ap.add_argument("--seconds", type=float, default=10)
+    ap.add_argument("--out", default=os.path.join(ROOT, "docs/results/io-capacity.json"))
+    ap.add_argument("--binary", default=os.path.join(ROOT, "target/release/srtpgate"))
+    a = ap.parse_args()
+    subprocess.run([RIG, "up", NAME], check=True, stdout=subprocess.DEVNULL)
+    results = []
+    try:
+        for cfg in a.configs.split(","):
+            relay = start_relay(cfg, a.binary)
+            pid = relay_pid(relay)
+            try:
+                for n in [int(c) for c in a.counts.split(",")]:
+                    js = "/tmp/io-capacity-%s-%d.json" % (cfg, n)
+                    ramp = n / 1000.0
+                    m = {}
+                    t = threading.Thread(target=measure, args=(pid, ramp + 1.0, max(a.seconds - 2, 1), m))
+                    t.start()
+                    subprocess.run(ns("lg") + ["taskset", "-c", "1", a.binary, "loadgen", "--ng", "198.18.0.2:2223",
+                                               "--local", "198.18.0.1", "--calls", str(n), "--duration",
+                                               str(a.seconds), "--setup-rate", "1000", "--quiet", "--json", js],
+                                   check=False)
+                    t.join()
+                    try:
+                        r = json.load(open(js))
+                    except (OSError, ValueError):
+                        r = {}
+                    pps_in = r.get("packets_per_second", 0.0)
+                    row = {
+                        "config": cfg, "calls": n, "packets_per_second": pps_in,
+                        "loss_ratio": r.get("loss_ratio"), "setup_errors": r.get("setup_errors"),
+                        "p50_us": (r.get("delay_us") or {}).get("p50"), "p99_us": (r.get("delay_us") or {}).get("p99"),
+                        "relay_process_cores": m.get("process_cores"), "relay_softirq_cores": m.get("softirq_cores"),
+                        "syscalls_per_packet": (m["syscalls"] / m["wall"] / pps_in) if m.get("syscalls") and pps_in else None,
+                    }
+                    results.append(row)
+                    print(json.dumps(row), flush=True)
+                    p99 = row["p99_us"] if row["p99_us"] is not None else 1e9
+                    loss = row["loss_ratio"] if row["loss_ratio"] is not None else 1.0
+                    if p99 > 5000 or loss > 0.0001 or (row["setup_errors"] or 0) > 0:
+                        break
+            finally:
+                relay.kill()
+                relay.wait()
+                time.sleep(0.5)
+    finally:
+        subprocess.run([RIG, "down", NAME], check=False)
+    os.makedirs(os.path.dirname(a.out), exist_ok=True)
+    meta = {"date": time.strftime("%Y-%m-%d"), "cores": os.cpu_count(), "seconds": a.seconds,
+            "machine": subprocess.run(["sh", "-c", "lscpu | sed -n 's/^Model name: *//p'"], capture_output=True,
+                                      text=True).stdout.strip()}
+    json.dump({"meta": meta, "results": results}, open(a.out, "w"), indent=1)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# The namespace rig: two network namespaces joined by a veth pair, for the
+# relay and the load generator, with addresses from the benchmarking range
+# 198.18.0.0/15 (RFC 2544) that exist only inside them and are routed
+# nowhere else.
+#
+#   bench/netns/rig.sh up [NAME]     # namespaces NAME-lg (198.18.0.1) and NAME-relay (198.18.0.2)
+#   bench/netns/rig.sh down [NAME]   # removes both (and so the veth pair)
+#   bench/netns/rig.sh check         # exit 0 when this machine can build the rig, else say why
+#
+# Then: ip netns exec NAME-relay srtpgate serve --interface 198.18.0.2 --listen-ng 198.18.0.2:2223 ...
+#       ip netns exec NAME-lg srtpgate loadgen --local 198.18.0.1 --ng 198.18.0.2:2223 ...
+# Needs root (CAP_NET_ADMIN, CAP_SYS_ADMIN) and iproute2's `ip`.
+set -euo pipefail
+cmd=${1:-}
+name=${2:-srtpgate}
+lg="$name-lg"
+relay="$name-relay"
+IP=${IP:-ip}
+
+check() {
+  if ! command -v "$IP" >/dev/null 2>&1; then
+    echo "no 'ip' command (iproute2) on this machine"
+    return 1
+  fi
+  if [ "$(id -u)" != 0 ]; then
+    echo "not root: network namespaces need CAP_NET_ADMIN and CAP_SYS_ADMIN"
+    return 1
+  fi
+  local probe="$name-probe-$$"
+  if ! "$IP" netns add "$probe" 2>/dev/null; then
+    echo "cannot create a network namespace here (ip netns add failed)"
+    return 1
+  fi
+  "$IP" netns del "$probe"
+}
+
+case "$cmd" in
+  check)
+    check
+    ;;
+  up)
+    check >&2 || exit 1
+    "$0" down "$name" 2>/dev/null || true
+    "$IP" netns add "$lg"
+    "$IP" netns add "$relay"
+    "$IP" link add "$name-a" netns "$lg" type veth peer name "$name-b" netns "$relay"
+    "$IP" -n "$lg" addr add 198.18.0.1/24 dev "$name-a"
+    "$IP" -n "$relay" addr add 198.18.0.2/24 dev "$name-b"
+    for ns in "$lg" "$relay"; do
+      "$IP" -n "$ns" link set lo up
+    done
+    "$IP" -n "$lg" link set "$name-a" up
+    "$IP" -n "$relay" link set "$name-b" up
+    # Wait for the carrier on both ends.
+    for _ in $(seq 50); do
+      if "$IP" -n "$lg" -o link show "$name-a" | grep -q LOWER_UP &&
+        "$IP" -n "$relay" -o link show "$name-b" | grep -q LOWER_UP; then
+        echo "rig $name up: $lg 198.18.0.1 <-> $relay 198.18.0.2"
+        exit 0
+      fi
+      sleep 0.1
+    done
+    echo "rig $name: the veth pair did not come up" >&2
+    exit 1
+    ;;
+  down)
+    for ns in "$lg" "$relay"; do
+      if "$IP" netns list | grep -qw "$ns"; then
+        # End whatever still runs in the namespace, then remove it.
+        for pid in $("$IP" netns pids "$ns" 2>/dev/null); do kill "$pid" 2>/dev/null || true; done
+        "$IP" netns del "$ns"
+      fi
+    done
+    ;;
+  *)
+    echo "usage: $0 up|down|check [NAME]" >&2
+    exit 2
+    ;;
+esac
