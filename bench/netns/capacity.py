@@ -110,7 +110,7 @@ def main():
                     subprocess.run(ns("lg") + ["taskset", "-c", "1", a.binary, "loadgen", "--ng", "198.18.0.2:2223",
                                                "--local", "198.18.0.1", "--calls", str(n), "--duration",
                                                str(a.seconds), "--setup-rate", "1000", "--quiet", "--json", js],
-                                   check=False)
+                                   check=False, stdout=subprocess.DEVNULL)
                     t.join()
                     try:
                         r = json.load(open(js))
