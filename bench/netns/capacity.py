@@ -3,7 +3,8 @@
 backends and rtpengine, in one run.
 
     bench/netns/capacity.py [--configs sockets,uring,rtpengine] [--counts 200,400,...] [--seconds 10]
-                            [--out docs/results/io-capacity.json]
+                            [--out docs/results/io-capacity.json] [--workers 1 --relay-cpus 0
+                             --loadgen-cpus 1 --loadgen-threads 1]
 
 The rig (bench/netns/rig.sh) puts the relay in one namespace (198.18.0.2,
 pinned to core 0) and `srtpgate loadgen` in another (198.18.0.1, pinned to
@@ -24,8 +25,12 @@ NAME = "sgcap"
 HZ = os.sysconf("SC_CLK_TCK")
 
 
+IP = os.environ.get("IP", "ip")
+
+
 def ns(side):
-    return ["ip", "netns", "exec", "%s-%s" % (NAME, side)]
+    # A carried `ip` may bring its libraries on LD_LIBRARY_PATH: not for what runs inside.
+    return [IP, "netns", "exec", "%s-%s" % (NAME, side), "env", "-u", "LD_LIBRARY_PATH"]
 
 
 def cpu_ticks(pid):
@@ -34,25 +39,47 @@ def cpu_ticks(pid):
     return int(fields[11]) + int(fields[12])  # utime + stime
 
 
-def softirq_ticks(core):
+def cpus(spec):
+    out = []
+    for part in spec.split(","):
+        lo, _, hi = part.partition("-")
+        out.extend(range(int(lo), int(hi or lo) + 1))
+    return out
+
+
+def softirq_ticks(cores):
+    total = 0
     with open("/proc/stat") as f:
         for line in f:
-            if line.startswith("cpu%d " % core):
-                return int(line.split()[7])
-    return 0
+            name = line.split(" ", 1)[0]
+            if name.startswith("cpu") and name[3:].isdigit() and int(name[3:]) in cores:
+                total += int(line.split()[7])
+    return total
 
 
-def start_relay(cfg, binary):
+def relay_syscalls():
+    """srtpgate's own count of its workers' system calls (from /metrics)."""
+    code = ("import urllib.request;t=urllib.request.urlopen('http://198.18.0.2:9101/metrics',timeout=2).read().decode();"
+            "print(sum(float(l.rsplit(' ',1)[1]) for l in t.splitlines() "
+            "if l.startswith('srtpgate_worker_syscalls_total')))")
+    r = subprocess.run(ns("relay") + ["python3", "-c", code], capture_output=True, text=True)
+    try:
+        return float(r.stdout.strip())
+    except ValueError:
+        return None
+
+
+def start_relay(cfg, binary, a):
     if cfg == "rtpengine":
         env = dict(os.environ, ADDR="198.18.0.2", NG_PORT="2223", PORT_MIN="30000", PORT_MAX="59999",
-                   CPU="0", FOREGROUND="1", LOG_LEVEL="3")
+                   CPU=a.relay_cpus, THREADS=str(a.workers), FOREGROUND="1", LOG_LEVEL="3")
         p = subprocess.Popen(ns("relay") + [os.path.join(ROOT, "bench/rtpengine/start.sh")], env=env,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     else:
-        p = subprocess.Popen(ns("relay") + ["taskset", "-c", "0", binary, "serve", "--interface", "198.18.0.2",
-                                            "--listen-ng", "198.18.0.2:2223", "--port-min", "30000",
-                                            "--port-max", "59999", "--workers", "1", "--io", cfg,
-                                            "--log-level", "warn"],
+        p = subprocess.Popen(ns("relay") + ["taskset", "-c", a.relay_cpus, binary, "serve", "--interface",
+                                            "198.18.0.2", "--listen-ng", "198.18.0.2:2223", "--listen-http",
+                                            "198.18.0.2:9101", "--port-min", "30000", "--port-max", "59999",
+                                            "--workers", str(a.workers), "--io", cfg, "--log-level", "warn"],
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(1.5)
     return p
@@ -71,17 +98,24 @@ def relay_pid(p):
     return p.pid
 
 
-def measure(pid, start_in, window, out):
+def measure(pid, start_in, window, out, cores, own_count):
     time.sleep(start_in)
-    c0, s0, t0 = cpu_ticks(pid), softirq_ticks(0), time.time()
-    perf = subprocess.run(["perf", "stat", "-x,", "-e", "raw_syscalls:sys_enter", "-p", str(pid), "--",
-                           "sleep", str(window)], capture_output=True, text=True)
-    c1, s1, t1 = cpu_ticks(pid), softirq_ticks(0), time.time()
+    c0, s0, t0 = cpu_ticks(pid), softirq_ticks(cores), time.time()
+    y0 = relay_syscalls() if own_count else None
     syscalls = None
-    for line in perf.stderr.splitlines():
-        parts = line.split(",")
-        if len(parts) > 2 and "raw_syscalls:sys_enter" in line and parts[0].strip().isdigit():
-            syscalls = int(parts[0])
+    try:
+        perf = subprocess.run(["perf", "stat", "-x,", "-e", "raw_syscalls:sys_enter", "-p", str(pid), "--",
+                               "sleep", str(window)], capture_output=True, text=True)
+        for line in perf.stderr.splitlines():
+            parts = line.split(",")
+            if len(parts) > 2 and "raw_syscalls:sys_enter" in line and parts[0].strip().isdigit():
+                syscalls = int(parts[0])
+    except OSError:
+        time.sleep(window)  # no perf here: srtpgate counts its own
+    y1 = relay_syscalls() if own_count else None
+    c1, s1, t1 = cpu_ticks(pid), softirq_ticks(cores), time.time()
+    if syscalls is None and y0 is not None and y1 is not None:
+        syscalls = y1 - y0
     out.update(wall=t1 - t0, process_cores=(c1 - c0) / HZ / (t1 - t0), softirq_cores=(s1 - s0) / HZ / (t1 - t0),
                syscalls=syscalls)
 
@@ -93,23 +127,29 @@ def main():
     ap.add_argument("--seconds", type=float, default=10)
     ap.add_argument("--out", default=os.path.join(ROOT, "docs/results/io-capacity.json"))
     ap.add_argument("--binary", default=os.path.join(ROOT, "target/release/srtpgate"))
+    ap.add_argument("--workers", type=int, default=1, help="relay workers (rtpengine: threads)")
+    ap.add_argument("--relay-cpus", default="0")
+    ap.add_argument("--loadgen-cpus", default="1")
+    ap.add_argument("--loadgen-threads", type=int, default=1)
     a = ap.parse_args()
     subprocess.run([RIG, "up", NAME], check=True, stdout=subprocess.DEVNULL)
     results = []
     try:
         for cfg in a.configs.split(","):
-            relay = start_relay(cfg, a.binary)
+            relay = start_relay(cfg, a.binary, a)
             pid = relay_pid(relay)
             try:
                 for n in [int(c) for c in a.counts.split(",")]:
                     js = "/tmp/io-capacity-%s-%d.json" % (cfg, n)
                     ramp = n / 1000.0
                     m = {}
-                    t = threading.Thread(target=measure, args=(pid, ramp + 1.0, max(a.seconds - 2, 1), m))
+                    t = threading.Thread(target=measure, args=(pid, ramp + 1.0, max(a.seconds - 2, 1), m,
+                                                               cpus(a.relay_cpus), cfg != "rtpengine"))
                     t.start()
-                    subprocess.run(ns("lg") + ["taskset", "-c", "1", a.binary, "loadgen", "--ng", "198.18.0.2:2223",
-                                               "--local", "198.18.0.1", "--calls", str(n), "--duration",
-                                               str(a.seconds), "--setup-rate", "1000", "--quiet", "--json", js],
+                    subprocess.run(ns("lg") + ["taskset", "-c", a.loadgen_cpus, a.binary, "loadgen", "--ng",
+                                               "198.18.0.2:2223", "--local", "198.18.0.1", "--calls", str(n),
+                                               "--duration", str(a.seconds), "--setup-rate", "1000",
+                                               "--threads", str(a.loadgen_threads), "--quiet", "--json", js],
                                    check=False, stdout=subprocess.DEVNULL)
                     t.join()
                     try:
@@ -138,6 +178,7 @@ def main():
         subprocess.run([RIG, "down", NAME], check=False)
     os.makedirs(os.path.dirname(a.out), exist_ok=True)
     meta = {"date": time.strftime("%Y-%m-%d"), "cores": os.cpu_count(), "seconds": a.seconds,
+            "workers": a.workers, "relay_cpus": a.relay_cpus, "loadgen_cpus": a.loadgen_cpus,
             "machine": subprocess.run(["sh", "-c", "lscpu | sed -n 's/^Model name: *//p'"], capture_output=True,
                                       text=True).stdout.strip()}
     json.dump({"meta": meta, "results": results}, open(a.out, "w"), indent=1)
