@@ -3,7 +3,7 @@
 backends and rtpengine, in one run.
 
     bench/netns/capacity.py [--configs sockets,uring,rtpengine] [--counts 200,400,...] [--seconds 10]
-                            [--out docs/results/io-capacity.json] [--workers 1 --relay-cpus 0
+                            [--out io-capacity.json] [--workers 1 --relay-cpus 0
                              --loadgen-cpus 1 --loadgen-threads 1]
 
 The rig (bench/netns/rig.sh) puts the relay in one namespace (198.18.0.2,
@@ -125,7 +125,7 @@ def main():
     ap.add_argument("--configs", default="sockets,uring,rtpengine")
     ap.add_argument("--counts", default="200,400,600,800,1000,1200,1400,1600,2000,2400,3000")
     ap.add_argument("--seconds", type=float, default=10)
-    ap.add_argument("--out", default=os.path.join(ROOT, "docs/results/io-capacity.json"))
+    ap.add_argument("--out", default="io-capacity.json")
     ap.add_argument("--binary", default=os.path.join(ROOT, "target/release/srtpgate"))
     ap.add_argument("--workers", type=int, default=1, help="relay workers (rtpengine: threads)")
     ap.add_argument("--relay-cpus", default="0")
