@@ -19,7 +19,8 @@ pub struct SweepArgs {
     #[arg(long, default_value = "50:150:10,500,1000,2000,5000,10000")]
     pub counts: String,
     /// Relay configurations, comma-separated: `srtpgate:ENGINE:WORKERS`
-    /// (ENGINE cpu, gpu or auto; `:busy` appended for `--busy-poll`),
+    /// (ENGINE cpu, gpu or auto; `:busy` appended for `--busy-poll`, `:sockets`
+    /// or `:uring` for `--io`),
     /// `rtpengine:THREADS`, or `ng:ADDR:PORT` for
     /// a relay that is already running.
     #[arg(long, default_value = "srtpgate:cpu:1")]
@@ -77,6 +78,8 @@ pub enum RelaySpec {
         workers: usize,
         /// Workers poll without sleeping (`--busy-poll`).
         busy: bool,
+        /// I/O backend (`--io`; `None`: the relay's default).
+        io: Option<String>,
     },
     /// rtpengine (userspace) with this many media threads.
     Rtpengine {
@@ -93,11 +96,16 @@ impl RelaySpec {
         let parts: Vec<&str> = s.trim().split(':').collect();
         let num = |v: &str| v.parse::<usize>().map_err(|_| format!("config {s:?}: {v:?} is not a number"));
         match parts.as_slice() {
-            ["srtpgate", engine, workers] if ["cpu", "gpu", "auto"].contains(engine) => {
-                Ok(RelaySpec::Srtpgate { engine: engine.to_string(), workers: num(workers)?, busy: false })
-            }
-            ["srtpgate", engine, workers, "busy"] if ["cpu", "gpu", "auto"].contains(engine) => {
-                Ok(RelaySpec::Srtpgate { engine: engine.to_string(), workers: num(workers)?, busy: true })
+            ["srtpgate", engine, workers, opts @ ..] if ["cpu", "gpu", "auto"].contains(engine) => {
+                let (mut busy, mut io) = (false, None);
+                for o in opts {
+                    match *o {
+                        "busy" => busy = true,
+                        "sockets" | "uring" => io = Some(o.to_string()),
+                        other => return Err(format!("config {s:?}: {other:?} is not busy, sockets or uring")),
+                    }
+                }
+                Ok(RelaySpec::Srtpgate { engine: engine.to_string(), workers: num(workers)?, busy, io })
             }
             ["rtpengine", threads] => Ok(RelaySpec::Rtpengine { threads: num(threads)? }),
             ["ng", ..] if parts.len() >= 3 => {
@@ -113,10 +121,11 @@ impl RelaySpec {
     /// The legend name.
     pub fn name(&self) -> String {
         match self {
-            RelaySpec::Srtpgate { engine, workers, busy } => format!(
-                "srtpgate {engine}, {workers} worker{}{}",
+            RelaySpec::Srtpgate { engine, workers, busy, io } => format!(
+                "srtpgate {engine}, {workers} worker{}{}{}",
                 if *workers == 1 { "" } else { "s" },
-                if *busy { ", busy-poll" } else { "" }
+                if *busy { ", busy-poll" } else { "" },
+                io.as_ref().map(|io| format!(", {io}")).unwrap_or_default()
             ),
             RelaySpec::Rtpengine { threads } => {
                 format!("rtpengine 10.5, {threads} thread{}", if *threads == 1 { "" } else { "s" })
@@ -182,7 +191,7 @@ fn start(spec: &RelaySpec, args: &SweepArgs, port_base: u16) -> Result<Relay, St
     let (port_min, port_max) = ("10000".to_string(), "65000".to_string());
     let relay = match spec {
         RelaySpec::Ng(_) => Relay { child: None, rtpengine_stop: None, ng },
-        RelaySpec::Srtpgate { engine, workers, busy } => {
+        RelaySpec::Srtpgate { engine, workers, busy, io } => {
             let exe = std::env::current_exe().map_err(|e| e.to_string())?;
             let mut cmd = match &args.relay_cpus {
                 Some(cpus) => {
@@ -197,6 +206,7 @@ fn start(spec: &RelaySpec, args: &SweepArgs, port_base: u16) -> Result<Relay, St
                 .args(["--workers", &workers.to_string(), "--engine", engine, "--log-level", "warn"])
                 .args(["--buffers", "16384"])
                 .args(if *busy { &["--busy-poll"][..] } else { &[][..] })
+                .args(io.iter().flat_map(|io| ["--io", io.as_str()]))
                 .stdout(Stdio::null());
             let child = cmd.spawn().map_err(|e| format!("cannot start srtpgate serve: {e}"))?;
             Relay { child: Some(child), rtpengine_stop: None, ng }
@@ -465,8 +475,13 @@ mod tests {
         assert!(parse_counts("x").is_err());
         assert_eq!(
             RelaySpec::parse("srtpgate:gpu:16").expect("spec"),
-            RelaySpec::Srtpgate { engine: "gpu".into(), workers: 16, busy: false }
+            RelaySpec::Srtpgate { engine: "gpu".into(), workers: 16, busy: false, io: None }
         );
+        assert_eq!(
+            RelaySpec::parse("srtpgate:cpu:1:uring:busy").expect("spec"),
+            RelaySpec::Srtpgate { engine: "cpu".into(), workers: 1, busy: true, io: Some("uring".into()) }
+        );
+        assert!(RelaySpec::parse("srtpgate:cpu:1:xdp").is_err());
         assert_eq!(RelaySpec::parse("rtpengine:2").expect("spec"), RelaySpec::Rtpengine { threads: 2 });
         assert_eq!(
             RelaySpec::parse("ng:127.0.0.1:2223").expect("spec"),

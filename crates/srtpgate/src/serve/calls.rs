@@ -113,7 +113,8 @@ pub struct Calls<E: Engine> {
     engine: E,
     ports: Ports,
     workers: Vec<WorkerHandle<E>>,
-    /// By Call-ID, in order (so that `list` pages are stable).
+    /// By Call-ID, in order (so that `list` pages follow one order; a call
+    /// added or deleted between two pages shifts the later ones).
     calls: BTreeMap<String, Call>,
     /// Calls that hold no media port (every m-line rejected).
     without_media: usize,
