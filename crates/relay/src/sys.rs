@@ -111,27 +111,41 @@ pub fn recv_batch(fd: RawFd, s: &mut RecvScratch, bufs: &mut [Vec<u8>], out: &mu
         out[i] = Received {
             len: (h.msg_len as usize).min(bufs[i].len()),
             from,
-            rx_ns: timestamp(&h.msg_hdr),
+            rx_ns: {
+                let mut control = [0u8; CMSG_SPACE];
+                for (b, w) in control.chunks_exact_mut(8).zip(s.cmsgs[i].iter()) {
+                    b.copy_from_slice(&w.to_ne_bytes());
+                }
+                control_timestamp_ns(&control[..h.msg_hdr.msg_controllen.min(CMSG_SPACE)])
+            },
             truncated: h.msg_hdr.msg_flags & libc::MSG_TRUNC != 0,
         };
     }
     Ok(got)
 }
 
-/// The SCM_TIMESTAMPNS of a received message, in ns since the epoch.
-fn timestamp(m: &libc::msghdr) -> Option<u64> {
-    // SAFETY: `m` is a header the kernel just filled; CMSG_FIRSTHDR/NXTHDR
-    // stay within msg_control[..msg_controllen], and the data of an
-    // SCM_TIMESTAMPNS message is a timespec (read unaligned to be safe).
-    unsafe {
-        let mut c = libc::CMSG_FIRSTHDR(m);
-        while !c.is_null() {
-            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
-                let ts: libc::timespec = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::timespec);
-                return Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64);
-            }
-            c = libc::CMSG_NXTHDR(m, c);
+/// The SCM_TIMESTAMPNS time in a buffer of control messages (as the kernel
+/// writes them after `recvmsg`), in ns since the epoch. Parsed from the
+/// bytes, so any alignment of the buffer will do (an io_uring buffer ring
+/// hands them at an offset).
+pub fn control_timestamp_ns(mut c: &[u8]) -> Option<u64> {
+    const W: usize = std::mem::size_of::<usize>();
+    let align = |n: usize| n.div_ceil(W) * W;
+    let hdr = std::mem::size_of::<libc::cmsghdr>();
+    while c.len() >= hdr {
+        let len = usize::from_ne_bytes(c[..W].try_into().ok()?);
+        let level = i32::from_ne_bytes(c[W..W + 4].try_into().ok()?);
+        let kind = i32::from_ne_bytes(c[W + 4..W + 8].try_into().ok()?);
+        if len < hdr || len > c.len() {
+            return None;
         }
+        if level == libc::SOL_SOCKET && kind == libc::SCM_TIMESTAMPNS && len >= hdr + 16 {
+            let d = &c[align(hdr)..];
+            let sec = i64::from_ne_bytes(d[..8].try_into().ok()?);
+            let nsec = i64::from_ne_bytes(d[8..16].try_into().ok()?);
+            return Some((sec as u64).wrapping_mul(1_000_000_000).wrapping_add(nsec as u64));
+        }
+        c = c.get(align(len)..)?;
     }
     None
 }

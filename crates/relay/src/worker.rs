@@ -296,7 +296,7 @@ where
                 (self.streams.len() - 1) as u32
             }
         };
-        let mut built = Vec::with_capacity(2);
+        let mut built: Vec<Side<E>> = Vec::with_capacity(2);
         for (i, s) in sides.into_iter().enumerate() {
             let added = self
                 .io
@@ -304,7 +304,6 @@ where
                 .and_then(|()| self.io.add(token(slot, i, true), s.rtcp.as_raw_fd()));
             if let Err(e) = added {
                 for (j, d) in built.iter().enumerate() {
-                    let d: &Side<E> = d;
                     self.io.remove(token(slot, j, false), d.rtp.as_raw_fd());
                     self.io.remove(token(slot, j, true), d.rtcp.as_raw_fd());
                 }

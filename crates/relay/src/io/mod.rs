@@ -44,6 +44,12 @@ pub struct Datagram {
 }
 
 impl Datagram {
+    /// A datagram read from the socket of `tok` and dropped for want of a
+    /// pool buffer (no allocation: an empty `Vec` holds none).
+    pub fn dropped(tok: u32) -> Datagram {
+        Datagram { buf: Vec::new(), len: 0, tok, from: None, rx_ns: None, truncated: false }
+    }
+
     /// Read and dropped for want of a pool buffer.
     pub fn pool_exhausted(&self) -> bool {
         self.buf.is_empty()

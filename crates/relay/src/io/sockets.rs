@@ -89,7 +89,7 @@ impl SocketsIo {
             self.drain = std::mem::take(&mut one[0]);
             self.stats.syscall();
             if n > 0 {
-                out.push(Datagram { buf: Vec::new(), len: 0, tok, from: None, rx_ns: None, truncated: false });
+                out.push(Datagram::dropped(tok));
             }
             return n == 0;
         }

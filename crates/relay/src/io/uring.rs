@@ -320,18 +320,11 @@ impl UringIo {
                                 len,
                                 tok,
                                 from: sockaddr(m.name_data()),
-                                rx_ns: timestamp_ns(m.control_data()),
+                                rx_ns: crate::sys::control_timestamp_ns(m.control_data()),
                                 truncated: m.is_payload_truncated(),
                             });
                         }
-                        None => out.push(Datagram {
-                            buf: Vec::new(),
-                            len: 0,
-                            tok,
-                            from: None,
-                            rx_ns: None,
-                            truncated: false,
-                        }),
+                        None => out.push(Datagram::dropped(tok)),
                     }
                 }
                 Err(()) => tracing::debug!("io_uring recvmsg: malformed result of {res} bytes"),
@@ -475,29 +468,6 @@ fn sockaddr(b: &[u8]) -> Option<SocketAddr> {
         }
         _ => None,
     }
-}
-
-/// The SCM_TIMESTAMPNS time in a control-message buffer, in ns.
-fn timestamp_ns(mut c: &[u8]) -> Option<u64> {
-    const W: usize = std::mem::size_of::<usize>();
-    let align = |n: usize| n.div_ceil(W) * W;
-    let hdr = std::mem::size_of::<libc::cmsghdr>();
-    while c.len() >= hdr {
-        let len = usize::from_ne_bytes(c[..W].try_into().ok()?);
-        let level = i32::from_ne_bytes(c[W..W + 4].try_into().ok()?);
-        let kind = i32::from_ne_bytes(c[W + 4..W + 8].try_into().ok()?);
-        if len < hdr || len > c.len() {
-            return None;
-        }
-        if level == libc::SOL_SOCKET && kind == libc::SCM_TIMESTAMPNS && len >= hdr + 16 {
-            let d = &c[align(hdr)..];
-            let sec = i64::from_ne_bytes(d[..8].try_into().ok()?);
-            let nsec = i64::from_ne_bytes(d[8..16].try_into().ok()?);
-            return Some((sec as u64).wrapping_mul(1_000_000_000).wrapping_add(nsec as u64));
-        }
-        c = c.get(align(len)..)?;
-    }
-    None
 }
 
 /// Whether this machine runs the backend: a ring with its flags, the
