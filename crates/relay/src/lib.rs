@@ -5,6 +5,7 @@
 //! never takes a lock or allocates per packet.
 
 pub mod io;
+pub mod netlink;
 pub mod pool;
 pub mod ports;
 pub mod stats;
@@ -12,8 +13,8 @@ pub mod sys;
 pub mod worker;
 
 use crossbeam_channel::{unbounded, Sender};
-pub use io::IoKind;
 use io::Wake;
+pub use io::{IoKind, IoSetup};
 use srtp::Engine;
 use stats::WorkerStats;
 use std::sync::Arc;
@@ -62,7 +63,7 @@ impl<E: Engine> Drop for WorkerHandle<E> {
 }
 
 /// What every worker is started with.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct WorkerConfig {
     /// Packet buffers per worker.
     pub buffers: usize,
@@ -71,7 +72,7 @@ pub struct WorkerConfig {
     /// Never sleep in the backend's wait.
     pub busy_poll: bool,
     /// The I/O backend.
-    pub io: IoKind,
+    pub io: IoSetup,
 }
 
 /// Starts `n` workers. Each builds its backend on its own thread (an
@@ -86,9 +87,9 @@ where
             let (tx, rx) = unbounded();
             let stats = Arc::new(WorkerStats::new());
             let (ready_tx, ready_rx) = std::sync::mpsc::sync_channel(1);
-            let (engine, st) = (engine.clone(), stats.clone());
+            let (engine, st, cfg) = (engine.clone(), stats.clone(), cfg.clone());
             let join = std::thread::Builder::new().name(format!("media-{i}")).spawn(move || {
-                match Worker::new(engine, rx, cfg, st) {
+                match Worker::new(engine, i, rx, cfg, st) {
                     Ok(w) => {
                         let _ = ready_tx.send(Ok(w.waker()));
                         w.run();

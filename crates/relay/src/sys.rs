@@ -77,7 +77,12 @@ pub fn enable_timestamps(fd: RawFd) -> io::Result<()> {
 /// Receives up to `bufs.len()` (at most [`BATCH`]) datagrams without blocking
 /// into `bufs`, describing each in `out`. Returns how many arrived (0 when
 /// none was waiting).
-pub fn recv_batch(fd: RawFd, s: &mut RecvScratch, bufs: &mut [Vec<u8>], out: &mut [Received]) -> io::Result<usize> {
+pub fn recv_batch<B: std::ops::DerefMut<Target = [u8]>>(
+    fd: RawFd,
+    s: &mut RecvScratch,
+    bufs: &mut [B],
+    out: &mut [Received],
+) -> io::Result<usize> {
     let n = bufs.len().min(out.len()).min(BATCH);
     if n == 0 {
         return Ok(0);

@@ -11,7 +11,7 @@
 //! worker's [`Pool`]).
 
 use crate::io::{self, Datagram, Io, Wake};
-use crate::pool::Pool;
+use crate::pool::{Buf, Pool};
 use crate::stats::{Drop, LegStats, WorkerStats};
 use crate::sys::{self, BATCH};
 use crate::WorkerConfig;
@@ -96,9 +96,9 @@ struct Stream<E: Engine> {
 /// One packet on its way through the loop.
 struct Pkt {
     /// Buffer holding the packet as received.
-    a: Vec<u8>,
+    a: Buf,
     /// Second buffer for the transformed packet (taken when needed).
-    b: Option<Vec<u8>>,
+    b: Option<Buf>,
     /// The current bytes are in `b`.
     in_b: bool,
     len: usize,
@@ -110,6 +110,8 @@ struct Pkt {
     prep: Option<Prepared>,
     /// Dropped, and why.
     dropped: Option<Drop>,
+    /// Handed to the backend as a frame (its buffer went with it).
+    sent: bool,
 }
 
 impl Pkt {
@@ -125,6 +127,8 @@ where
     E::Keys: 'static,
 {
     engine: E,
+    /// Declared before `pool`: a backend that registered the pool's region
+    /// (AF_XDP) is dropped first.
     io: Box<dyn Io>,
     cmds: Receiver<Cmd<E>>,
     streams: Vec<Option<Stream<E>>>,
@@ -164,12 +168,16 @@ where
     /// backend; call on the thread that runs it.
     pub fn new(
         engine: E,
+        index: usize,
         cmds: Receiver<Cmd<E>>,
         cfg: WorkerConfig,
         stats: Arc<WorkerStats>,
     ) -> std::io::Result<Worker<E>> {
-        let io = io::open(cfg.io, cfg.buffers, stats.clone())?;
-        let pool = Pool::new(cfg.buffers);
+        // AF_XDP frames need headroom for the headers written in front of
+        // a packet, and a page-aligned region to register.
+        let pool =
+            if cfg.io.kind == io::IoKind::Xdp { Pool::with_headroom(cfg.buffers) } else { Pool::new(cfg.buffers) };
+        let io = io::open(&cfg.io, index, &pool, stats.clone())?;
         stats.pool_size.store(pool.size() as u64, Relaxed);
         stats.pool_free.store(pool.free() as u64, Relaxed);
         Ok(Worker {
@@ -223,8 +231,10 @@ where
                 }
             }
             Cmd::Configure { call, stream, side, config } => {
-                let found = self.streams.iter_mut().flatten().find(|s| s.call == call && s.index == stream);
-                let Some(s) = found else { return };
+                let found =
+                    self.streams.iter().position(|s| s.as_ref().is_some_and(|s| s.call == call && s.index == stream));
+                let Some(slot) = found else { return };
+                let Some(Some(s)) = self.streams.get_mut(slot) else { return };
                 let Some(d) = s.sides.get_mut(side) else { return };
                 if let Some((rtp, rtcp)) = config.peer {
                     if (rtp, rtcp) != (d.peer_rtp, d.peer_rtcp) || !d.configured {
@@ -232,6 +242,8 @@ where
                         d.peer_rtcp = rtcp;
                         d.latched_rtp = false;
                         d.latched_rtcp = false;
+                        self.io.latch(token(slot as u32, side, false), None);
+                        self.io.latch(token(slot as u32, side, true), None);
                     }
                 }
                 d.mux = config.rtcp_mux;
@@ -370,6 +382,7 @@ where
                 from: d.from.unwrap_or(unknown),
                 rx_ns: d.rx_ns.unwrap_or(now),
                 prep: None,
+                sent: false,
                 dropped: if d.truncated || d.from.is_none() { Some(Drop::Malformed) } else { None },
             });
         }
@@ -445,15 +458,16 @@ where
             let Some(Some(s)) = self.streams.get_mut(p.slot as usize) else { continue };
             let d = &mut s.sides[p.side as usize];
             d.stats.accepted(now_ms);
-            match (p.kind, d.mux) {
-                (Kind::Rtcp, false) => {
-                    d.peer_rtcp = Some(p.from);
-                    d.latched_rtcp = true;
-                }
-                _ => {
-                    d.peer_rtp = Some(p.from);
-                    d.latched_rtp = true;
-                }
+            let on_rtcp_port = p.kind == Kind::Rtcp && !d.mux;
+            let (peer, latched) = if on_rtcp_port {
+                (&mut d.peer_rtcp, &mut d.latched_rtcp)
+            } else {
+                (&mut d.peer_rtp, &mut d.latched_rtp)
+            };
+            if !*latched || *peer != Some(p.from) {
+                *peer = Some(p.from);
+                *latched = true;
+                self.io.latch(token(p.slot, p.side as usize, on_rtcp_port), Some(p.from));
             }
             let o = &mut s.sides[1 - p.side as usize];
             let dest = match (p.kind, o.mux) {
@@ -523,7 +537,7 @@ where
                 p.dropped = Some(Drop::Other);
                 continue;
             };
-            let out: &mut Vec<u8> = match (p.in_b, p.b.as_mut()) {
+            let out: &mut Buf = match (p.in_b, p.b.as_mut()) {
                 (true, Some(b)) => b,
                 (true, None) => continue,
                 (false, _) => &mut p.a,
@@ -560,6 +574,9 @@ where
     }
 
     fn send_all(&mut self) {
+        if self.io.frames() {
+            self.transmit_frames();
+        }
         let mut i = 0;
         while i < self.pkts.len() {
             // The run of packets leaving by one socket to one address.
@@ -603,10 +620,36 @@ where
         }
     }
 
+    /// Hands every packet the backend can send as it lies in its buffer
+    /// (AF_XDP frames) to the backend; the rest stay for the sockets.
+    fn transmit_frames(&mut self) {
+        let now = sys::now_ns();
+        for i in 0..self.pkts.len() {
+            let Some((tok, _, to)) = self.destination(&self.pkts[i]) else { continue };
+            let p = &mut self.pkts[i];
+            let len = p.len;
+            let buf = if p.in_b { p.b.take().unwrap_or_default() } else { std::mem::take(&mut p.a) };
+            match self.io.transmit(tok, buf, len, to) {
+                Ok(()) => {
+                    p.sent = true;
+                    let Some(Some(s)) = self.streams.get(p.slot as usize) else { continue };
+                    let delay = now.saturating_sub(p.rx_ns);
+                    s.sides[1 - p.side as usize].stats.sent(len);
+                    self.stats.total.sent(len);
+                    s.sides[p.side as usize].stats.delay(delay);
+                    self.stats.delay(delay);
+                }
+                Err(buf) if p.in_b => p.b = Some(buf),
+                Err(buf) => p.a = buf,
+            }
+        }
+        self.io.flush(&mut self.pool);
+    }
+
     /// The socket (token and descriptor) and address a processed packet
     /// leaves by.
     fn destination(&self, p: &Pkt) -> Option<(u32, RawFd, SocketAddr)> {
-        if p.dropped.is_some() {
+        if p.dropped.is_some() || p.sent {
             return None;
         }
         let s = self.streams.get(p.slot as usize)?.as_ref()?;

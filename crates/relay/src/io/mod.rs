@@ -13,14 +13,18 @@
 //!   socket fills buffers from a provided-buffer ring, every send is a
 //!   submission entry, and one `io_uring_enter` per round submits the sends
 //!   and waits for the next packets.
+//! - [`xdp`]: an XDP program steers latched legs' packets into AF_XDP
+//!   sockets whose frames are the worker's pool; the worker re-keys each
+//!   frame in place and transmits it; the rest takes the socket path.
 
 pub mod sockets;
 pub mod uring;
+pub mod xdp;
 
-use crate::pool::Pool;
+use crate::pool::{Buf, Pool};
 use crate::stats::WorkerStats;
 use std::io;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::os::fd::RawFd;
 use std::sync::Arc;
 use std::time::Duration;
@@ -30,7 +34,7 @@ use std::time::Duration;
 pub struct Datagram {
     /// The buffer (empty when the pool had none: the datagram was read and
     /// dropped, and only its leg is known).
-    pub buf: Vec<u8>,
+    pub buf: Buf,
     /// Bytes of the datagram in `buf`.
     pub len: usize,
     /// The token of the socket it came in on.
@@ -45,9 +49,9 @@ pub struct Datagram {
 
 impl Datagram {
     /// A datagram read from the socket of `tok` and dropped for want of a
-    /// pool buffer (no allocation: an empty `Vec` holds none).
+    /// pool buffer (no allocation: [`Buf::empty`] holds no memory).
     pub fn dropped(tok: u32) -> Datagram {
-        Datagram { buf: Vec::new(), len: 0, tok, from: None, rx_ns: None, truncated: false }
+        Datagram { buf: Buf::empty(), len: 0, tok, from: None, rx_ns: None, truncated: false }
     }
 
     /// Read and dropped for want of a pool buffer.
@@ -88,6 +92,20 @@ pub trait Io {
     /// Sends `msgs` from the socket `fd` (token `tok`); how many the kernel
     /// took. The bytes may be reused as soon as this returns.
     fn send(&mut self, tok: u32, fd: RawFd, msgs: &[(&[u8], SocketAddr)]) -> usize;
+    /// The leg of `tok` latched `peer` (`None`: unlatched again).
+    fn latch(&mut self, _tok: u32, _peer: Option<SocketAddr>) {}
+    /// Whether [`Io::transmit`] can take packets.
+    fn frames(&self) -> bool {
+        false
+    }
+    /// Sends the `len` bytes at the start of `buf` from the socket of `tok`
+    /// to `to` as they lie in their buffer (the buffer goes to the kernel),
+    /// or hands the buffer back for [`Io::send`].
+    fn transmit(&mut self, _tok: u32, buf: Buf, _len: usize, _to: SocketAddr) -> Result<(), Buf> {
+        Err(buf)
+    }
+    /// Hands the round's transmitted packets to the kernel.
+    fn flush(&mut self, _pool: &mut Pool) {}
 }
 
 /// Which backend a worker uses.
@@ -97,6 +115,8 @@ pub enum IoKind {
     Sockets,
     /// io_uring.
     Uring,
+    /// AF_XDP with the XDP program.
+    Xdp,
 }
 
 impl IoKind {
@@ -105,29 +125,71 @@ impl IoKind {
         match self {
             IoKind::Sockets => "sockets",
             IoKind::Uring => "uring",
+            IoKind::Xdp => "xdp",
         }
     }
 }
 
-/// The backend to run: `choice` (`sockets`, `uring`, or `auto` for the best
-/// one this machine can run), with why others were passed over.
-pub fn resolve(choice: &str) -> Result<(IoKind, Vec<String>), String> {
-    match choice {
-        "sockets" => Ok((IoKind::Sockets, Vec::new())),
-        "uring" => uring::probe().map(|()| (IoKind::Uring, Vec::new())).map_err(|e| format!("io uring: {e}")),
-        "auto" => match uring::probe() {
-            Ok(()) => Ok((IoKind::Uring, Vec::new())),
-            Err(e) => Ok((IoKind::Sockets, vec![format!("uring passed over: {e}")])),
-        },
-        other => Err(format!("io: {other:?} is not one of sockets, uring, auto")),
+/// The backend chosen for the workers (and, for `xdp`, the attached program).
+#[derive(Clone)]
+pub struct IoSetup {
+    /// The backend.
+    pub kind: IoKind,
+    /// The XDP program on the media interface (`xdp` only).
+    pub xdp: Option<Arc<xdp::Program>>,
+}
+
+impl IoSetup {
+    /// A backend that needs no setup (`sockets`, `uring`).
+    pub fn plain(kind: IoKind) -> IoSetup {
+        IoSetup { kind, xdp: None }
     }
 }
 
-/// A backend of `kind` for one worker whose pool has `buffers` buffers,
-/// made on the worker's own thread (it stays there).
-pub fn open(kind: IoKind, buffers: usize, stats: Arc<WorkerStats>) -> io::Result<Box<dyn Io>> {
-    Ok(match kind {
-        IoKind::Sockets => Box::new(sockets::SocketsIo::new(stats)?),
-        IoKind::Uring => Box::new(uring::UringIo::new(buffers, stats)?),
+impl std::fmt::Debug for IoSetup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.kind.name())
+    }
+}
+
+/// The backend to run: `choice` (`sockets`, `uring`, `xdp`, or `auto` for
+/// the best one this machine can run), for `workers` workers relaying on
+/// the media addresses `addrs`, with why others were passed over. `auto`
+/// takes `xdp` only where the interface runs XDP natively, then `uring`.
+pub fn resolve(choice: &str, addrs: &[IpAddr], workers: usize) -> Result<(IoSetup, Vec<String>), String> {
+    match choice {
+        "sockets" => Ok((IoSetup::plain(IoKind::Sockets), Vec::new())),
+        "uring" => {
+            uring::probe().map(|()| (IoSetup::plain(IoKind::Uring), Vec::new())).map_err(|e| format!("io uring: {e}"))
+        }
+        "xdp" => xdp::Program::attach(addrs, workers, false)
+            .map(|p| (IoSetup { kind: IoKind::Xdp, xdp: Some(p) }, Vec::new()))
+            .map_err(|e| format!("io xdp: {e}")),
+        "auto" => {
+            let mut why = Vec::new();
+            match xdp::Program::attach(addrs, workers, true) {
+                Ok(p) => return Ok((IoSetup { kind: IoKind::Xdp, xdp: Some(p) }, why)),
+                Err(e) => why.push(format!("xdp passed over: {e}")),
+            }
+            match uring::probe() {
+                Ok(()) => Ok((IoSetup::plain(IoKind::Uring), why)),
+                Err(e) => {
+                    why.push(format!("uring passed over: {e}"));
+                    Ok((IoSetup::plain(IoKind::Sockets), why))
+                }
+            }
+        }
+        other => Err(format!("io: {other:?} is not one of sockets, uring, xdp, auto")),
+    }
+}
+
+/// The backend of worker `index` whose packet buffers are `pool`, made on
+/// the worker's own thread (it stays there).
+pub fn open(setup: &IoSetup, index: usize, pool: &Pool, stats: Arc<WorkerStats>) -> io::Result<Box<dyn Io>> {
+    Ok(match (setup.kind, &setup.xdp) {
+        (IoKind::Sockets, _) => Box::new(sockets::SocketsIo::new(stats)?),
+        (IoKind::Uring, _) => Box::new(uring::UringIo::new(pool.size(), stats)?),
+        (IoKind::Xdp, Some(prog)) => Box::new(xdp::XdpIo::new(prog.clone(), index, pool, stats)?),
+        (IoKind::Xdp, None) => return Err(io::Error::other("xdp: the program was not attached")),
     })
 }

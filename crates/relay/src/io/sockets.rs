@@ -4,7 +4,7 @@
 //! packets from one socket.
 
 use super::{Datagram, Io, Round, Wake};
-use crate::pool::{Pool, BUF_LEN};
+use crate::pool::{Buf, Pool, BUF_LEN};
 use crate::stats::WorkerStats;
 use crate::sys::{self, Received, RecvScratch, SendScratch, BATCH};
 use mio::unix::SourceFd;
@@ -17,6 +17,9 @@ use std::time::Duration;
 
 /// The waker's token (no leg token reaches it).
 const WAKER: Token = Token(usize::MAX);
+/// The token of descriptors another backend watches through this one (its
+/// AF_XDP sockets): they only end the wait.
+const WATCHED: Token = Token(usize::MAX - 1);
 
 impl Wake for Waker {
     fn wake(&self) -> io::Result<()> {
@@ -37,7 +40,7 @@ pub struct SocketsIo {
     ready: Vec<u32>,
     recv: Box<RecvScratch>,
     send: Box<SendScratch>,
-    rx_bufs: Vec<Vec<u8>>,
+    rx_bufs: Vec<Buf>,
     received: [Received; BATCH],
     /// Where a datagram goes when the pool has no buffer for it.
     drain: Vec<u8>,
@@ -66,6 +69,12 @@ impl SocketsIo {
     }
 
     /// One `recvmmsg` on the socket of `tok`; true when it has nothing more.
+    /// Ends the wait when `fd` becomes readable (level of readiness is the
+    /// caller's to check).
+    pub fn watch(&mut self, fd: RawFd) -> io::Result<()> {
+        self.poll.registry().register(&mut SourceFd(&fd), WATCHED, Interest::READABLE)
+    }
+
     fn receive(&mut self, tok: u32, room: usize, pool: &mut Pool, out: &mut Vec<Datagram>) -> bool {
         let Some(&fd) = self.fds.get(tok as usize).filter(|fd| **fd >= 0) else {
             self.stats.stray();
@@ -159,6 +168,7 @@ impl Io for SocketsIo {
         for ev in self.events.iter() {
             if ev.token() == WAKER {
                 round.woken = true;
+            } else if ev.token() == WATCHED {
             } else {
                 self.ready.push(ev.token().0 as u32);
             }

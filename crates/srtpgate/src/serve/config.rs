@@ -39,7 +39,8 @@ pub struct ServeArgs {
     #[arg(long = "gpu-mode", env = "SRTPGATE_GPU_MODE")]
     pub gpu_mode: Option<String>,
     /// Packet I/O of the media workers: sockets (epoll, recvmmsg/sendmmsg),
-    /// uring (io_uring), or auto (the best one this machine runs).
+    /// uring (io_uring), xdp (an XDP program and AF_XDP sockets on the
+    /// media interface; root), or auto (the best one this machine runs).
     #[arg(long, env = "SRTPGATE_IO")]
     pub io: Option<String>,
     /// Media worker threads (0 = one per core).
@@ -166,7 +167,7 @@ pub struct Config {
     pub engine: EngineChoice,
     /// GPU mode name.
     pub gpu_mode: String,
-    /// I/O backend: sockets, uring or auto (resolved when the workers start).
+    /// I/O backend: sockets, uring, xdp or auto (resolved when the workers start).
     pub io: String,
     /// Worker threads.
     pub workers: usize,
@@ -316,8 +317,8 @@ impl Config {
             return Err(format!("gpu-mode: {gpu_mode:?} is not one of launch, persistent"));
         }
         let io = args.io.clone().or(file.io).unwrap_or_else(|| "auto".into());
-        if !["sockets", "uring", "auto"].contains(&io.as_str()) {
-            return Err(format!("io: {io:?} is not one of sockets, uring, auto"));
+        if !["sockets", "uring", "xdp", "auto"].contains(&io.as_str()) {
+            return Err(format!("io: {io:?} is not one of sockets, uring, xdp, auto"));
         }
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let workers = match args.workers.or(file.workers).unwrap_or(0) {
@@ -466,7 +467,7 @@ mod tests {
         let e = with_file("colour = 1\n").expect_err("unknown key");
         assert!(e.contains("colour"), "{e}");
         let e = with_file("io = \"dpdk\"\n").expect_err("bad io");
-        assert!(e.contains("dpdk") && e.contains("sockets, uring, auto"), "{e}");
+        assert!(e.contains("dpdk") && e.contains("sockets, uring, xdp, auto"), "{e}");
         let e = with_file("engine = \"fpga\"\n").expect_err("bad engine");
         assert!(e.contains("fpga"), "{e}");
         let e = with_file("interface = [\"0.0.0.0\"]\n").expect_err("unspecified");

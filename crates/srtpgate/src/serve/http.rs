@@ -276,7 +276,7 @@ where
     metric(
         "worker_recv_calls_total",
         "counter",
-        "Receive calls per worker (recvmmsg; none with io_uring).",
+        "Receive calls per worker (recvmmsg; none with io_uring or on the AF_XDP path).",
         &per_worker(&|w| w.recv_calls.load(Relaxed)),
     );
     metric(
@@ -291,6 +291,21 @@ where
         "System calls of the I/O backend per worker (waits, receives, sends, submits).",
         &per_worker(&|w| w.syscalls.load(Relaxed)),
     );
+    if let Some(x) = &shared.xdp {
+        if let Ok([redirected, source, queue]) = x.counters() {
+            metric(
+                "xdp_frames_total",
+                "counter",
+                "Frames the XDP program saw for a leg: redirected to an AF_XDP socket, or passed to the kernel \
+                 (source: not from the latched peer or not latched; queue: a queue another worker serves).",
+                &[
+                    ("{verdict=\"redirected\"}".to_string(), redirected as f64),
+                    ("{verdict=\"passed_source\"}".to_string(), source as f64),
+                    ("{verdict=\"passed_queue\"}".to_string(), queue as f64),
+                ],
+            );
+        }
+    }
     metric(
         "worker_send_failed_total",
         "counter",

@@ -106,6 +106,8 @@ pub struct Shared<E: Engine> {
     pub engine: &'static str,
     /// The I/O backend's name.
     pub io: &'static str,
+    /// The XDP program (`xdp` backend): its counters go to `/metrics`.
+    pub xdp: Option<Arc<crate::relay::io::xdp::Program>>,
     /// NG datagrams that were not requests (no cookie, bad bencode, …).
     pub ng_malformed: AtomicU64,
     /// Requests answered from the retransmission cache.
@@ -123,11 +125,17 @@ pub struct Shared<E: Engine> {
 
 impl<E: Engine> Shared<E> {
     /// The shared state over a call table.
-    pub fn new(calls: Calls<E>, engine: &'static str, io: &'static str) -> Shared<E> {
+    pub fn new(
+        calls: Calls<E>,
+        engine: &'static str,
+        io: &'static str,
+        xdp: Option<Arc<crate::relay::io::xdp::Program>>,
+    ) -> Shared<E> {
         Shared {
             calls: Mutex::new(calls),
             engine,
             io,
+            xdp,
             ng_malformed: AtomicU64::new(0),
             ng_retransmits: AtomicU64::new(0),
             ng_replies_trimmed: AtomicU64::new(0),
@@ -150,17 +158,19 @@ where
         0 => 32,
         n => n,
     };
-    let (io, passed_over) = crate::relay::io::resolve(&cfg.io)?;
+    let (io, passed_over) = crate::relay::io::resolve(&cfg.io, &cfg.interfaces, cfg.workers)?;
     for why in passed_over {
         tracing::info!("io auto: {why}");
     }
+    let kind = io.kind;
+    let xdp = io.xdp.clone();
     let wcfg = crate::relay::WorkerConfig { buffers: cfg.buffers, batch, busy_poll: cfg.busy_poll, io };
     let workers = crate::relay::spawn_workers(&engine, cfg.workers, wcfg)
-        .map_err(|e| format!("cannot start media workers ({} I/O): {e}", io.name()))?;
-    tracing::info!("media workers use {} I/O", io.name());
+        .map_err(|e| format!("cannot start media workers ({} I/O): {e}", kind.name()))?;
+    tracing::info!("media workers use {} I/O", kind.name());
     let name = engine.name();
     let calls = Calls::new(cfg.clone(), engine, workers)?;
-    let shared = Arc::new(Shared::new(calls, name, io.name()));
+    let shared = Arc::new(Shared::new(calls, name, kind.name(), xdp));
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .thread_name("control")

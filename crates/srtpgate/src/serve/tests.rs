@@ -21,12 +21,16 @@ fn server(base: u16, args: ServeArgs) -> (Server, ReplyCache) {
         ServeArgs { port_min: Some(base), port_max: Some(base + 99), workers: Some(1), buffers: Some(64), ..args };
     let cfg = std::sync::Arc::new(Config::resolve(&args).expect("config"));
     let engine = CpuEngine::new();
-    let wcfg =
-        crate::relay::WorkerConfig { buffers: 64, batch: 32, busy_poll: false, io: crate::relay::IoKind::Sockets };
+    let wcfg = crate::relay::WorkerConfig {
+        buffers: 64,
+        batch: 32,
+        busy_poll: false,
+        io: crate::relay::IoSetup::plain(crate::relay::IoKind::Sockets),
+    };
     let workers = crate::relay::spawn_workers(&engine, 1, wcfg).expect("worker");
     let cache = ReplyCache::new(cfg.limits.ng_cache_bytes, cfg.limits.ng_cache_ttl);
     let calls = Calls::new(cfg, engine, workers).expect("calls");
-    (Shared::new(calls, "cpu", "sockets"), cache)
+    (Shared::new(calls, "cpu", "sockets", None), cache)
 }
 
 fn from(port: u16) -> SocketAddr {

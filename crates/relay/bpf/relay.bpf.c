@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: Apache-2.0 OR MIT
+//
+// srtpgate's XDP program: steers the media of latched legs to the relay's
+// AF_XDP sockets; everything else goes on to the kernel.
+//
+// A frame is redirected when it is IPv4 or IPv6 (no VLAN tag, no IP options
+// or extension headers, not a fragment) UDP, its destination (address, port)
+// is a leg in `legs`, its source is the peer that leg latched, and the
+// receive queue it arrived on is served by the worker that owns the leg.
+// ARP, ICMP, NG, SIP, legs not latched yet, packets from another source (the
+// relay's socket path decides on re-latching) and unknown ports pass.
+//
+// Built by crates/relay/build.rs with `clang -O2 -g -target bpf`; written
+// without libbpf's headers (the few definitions it needs are below), so the
+// build needs clang and nothing else.
+
+typedef unsigned char __u8;
+typedef unsigned short __u16;
+typedef unsigned int __u32;
+typedef unsigned long long __u64;
+
+#define SEC(name) __attribute__((section(name), used))
+#define __uint(name, val) int(*name)[val]
+#define __type(name, val) typeof(val) *name
+
+#define BPF_MAP_TYPE_HASH 1
+#define BPF_MAP_TYPE_ARRAY 2
+#define BPF_MAP_TYPE_PERCPU_ARRAY 6
+#define BPF_MAP_TYPE_XSKMAP 17
+
+#define XDP_PASS 2
+
+struct xdp_md {
+    __u32 data;
+    __u32 data_end;
+    __u32 data_meta;
+    __u32 ingress_ifindex;
+    __u32 rx_queue_index;
+    __u32 egress_ifindex;
+};
+
+static void *(*bpf_map_lookup_elem)(void *map, const void *key) = (void *)1;
+static long (*bpf_redirect_map)(void *map, __u64 key, __u64 flags) = (void *)51;
+
+// A leg's local address: IPv4 in the first 4 bytes of `addr` (family 4) or
+// IPv6 (family 6); the port in network byte order.
+struct leg_key {
+    __u8 addr[16];
+    __u8 port[2];
+    __u8 family;
+    __u8 pad;
+};
+
+// The peer the leg latched (port 0: not latched: the kernel path) and the
+// worker that owns the leg.
+struct leg_val {
+    __u8 peer[16];
+    __u8 peer_port[2];
+    __u16 worker;
+};
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, 262144);
+    __type(key, struct leg_key);
+    __type(value, struct leg_val);
+} legs SEC(".maps");
+
+// Receive queue -> 1 + the worker whose AF_XDP socket serves it (0: none).
+struct {
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __uint(max_entries, 256);
+    __type(key, __u32);
+    __type(value, __u32);
+} queue_owner SEC(".maps");
+
+// Receive queue -> AF_XDP socket.
+struct {
+    __uint(type, BPF_MAP_TYPE_XSKMAP);
+    __uint(max_entries, 256);
+    __type(key, __u32);
+    __type(value, __u32);
+} xsks SEC(".maps");
+
+// Per CPU: [0] redirected, [1] passed: another source than the latched
+// peer, or not latched, [2] passed: a queue another worker serves.
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, 3);
+    __type(key, __u32);
+    __type(value, __u64);
+} counters SEC(".maps");
+
+static __attribute__((always_inline)) int count(__u32 which, int verdict)
+{
+    __u64 *c = bpf_map_lookup_elem(&counters, &which);
+    if (c)
+        *c += 1;
+    return verdict;
+}
+
+SEC("xdp")
+int srtpgate_xdp(struct xdp_md *ctx)
+{
+    __u8 *data = (__u8 *)(long)ctx->data;
+    __u8 *end = (__u8 *)(long)ctx->data_end;
+    struct leg_key key = {};
+    __u8 src[16] = {};
+    __u8 *udp;
+
+    if (data + 14 > end)
+        return XDP_PASS;
+    __u16 proto = (__u16)data[12] << 8 | data[13];
+    __u8 *ip = data + 14;
+    if (proto == 0x0800) {
+        if (ip + 20 > end)
+            return XDP_PASS;
+        // Version 4, no options, UDP, not a fragment.
+        if (ip[0] != 0x45 || ip[9] != 17 || ((ip[6] & 0x3f) | ip[7]) != 0)
+            return XDP_PASS;
+        udp = ip + 20;
+        __builtin_memcpy(src, ip + 12, 4);
+        __builtin_memcpy(key.addr, ip + 16, 4);
+        key.family = 4;
+    } else if (proto == 0x86dd) {
+        if (ip + 40 > end)
+            return XDP_PASS;
+        if ((ip[0] >> 4) != 6 || ip[6] != 17)
+            return XDP_PASS;
+        udp = ip + 40;
+        __builtin_memcpy(src, ip + 8, 16);
+        __builtin_memcpy(key.addr, ip + 24, 16);
+        key.family = 6;
+    } else {
+        return XDP_PASS;
+    }
+    if (udp + 8 > end)
+        return XDP_PASS;
+    key.port[0] = udp[2];
+    key.port[1] = udp[3];
+    struct leg_val *leg = bpf_map_lookup_elem(&legs, &key);
+    if (!leg)
+        return XDP_PASS;
+    __u8 differ = (leg->peer_port[0] | leg->peer_port[1]) == 0;
+    differ |= (leg->peer_port[0] ^ udp[0]) | (leg->peer_port[1] ^ udp[1]);
+#pragma unroll
+    for (int i = 0; i < 16; i++)
+        differ |= leg->peer[i] ^ src[i];
+    if (differ)
+        return count(1, XDP_PASS);
+    __u32 queue = ctx->rx_queue_index;
+    __u32 *owner = bpf_map_lookup_elem(&queue_owner, &queue);
+    if (!owner || *owner != (__u32)leg->worker + 1)
+        return count(2, XDP_PASS);
+    count(0, 0);
+    return bpf_redirect_map(&xsks, queue, XDP_PASS);
+}
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";

@@ -1,0 +1,864 @@
+//! The AF_XDP backend: an XDP program on the media interface steers the
+//! packets of latched legs into AF_XDP sockets; the worker re-keys each
+//! frame where the kernel put it and transmits that frame.
+//!
+//! - **Program** (`bpf/relay.bpf.c`, built by `build.rs` with clang, loaded
+//!   with aya): a hash map from (local address, UDP port) to the leg's
+//!   latched peer and owning worker. A frame to a leg, from its latched
+//!   peer, on a receive queue the owning worker serves, is redirected to
+//!   that queue's AF_XDP socket; everything else (ARP, ICMP, NG, SIP,
+//!   unlatched legs, another source, unknown ports) passes to the kernel.
+//! - **Kernel path**: every leg keeps its UDP socket, read as in the
+//!   [`sockets`](super::sockets) backend: the first packets of a leg (before
+//!   latching), re-latching and all policy run there; once the worker
+//!   latches a leg it writes the peer into the map and the leg's packets
+//!   take the fast path.
+//! - **Frames**: the worker's [`Pool`] region is the UMEM. A received frame
+//!   becomes the packet's buffer (a view of its UDP payload), is transformed
+//!   like any packet, and is sent as a transmit frame: Ethernet, IPv4 or
+//!   IPv6 and UDP headers written into its headroom, checksums computed, the
+//!   next hop's MAC from the kernel's neighbour table (rtnetlink, cached).
+//!   No copy by the worker, and per round one `epoll_wait` plus, when the
+//!   kernel asks for it, one wake-up `sendto`.
+//! - **Queues**: one AF_XDP socket per receive queue; queue `q` is served by
+//!   worker `q % workers`. A leg's packets take the fast path on the queues
+//!   its worker serves and the kernel path on the others, so a relay gets
+//!   the full benefit with as many workers as queues (or fewer).
+//!
+//! Where the fast path cannot send a packet (no route out of the XDP
+//! interface, the neighbour not resolved yet, a packet larger than the MTU,
+//! a full transmit ring), it leaves by the leg's socket; the kernel then
+//! resolves the neighbour for the next ones.
+
+use super::sockets::SocketsIo;
+use super::{Datagram, Io, Round, Wake};
+use crate::netlink::Netlink;
+use crate::pool::{Buf, Pool};
+use crate::stats::WorkerStats;
+use crate::sys;
+use aya::maps::{Array, HashMap as BpfHashMap, Map, MapData, PerCpuArray, XskMap};
+use std::collections::HashMap;
+use std::io;
+use std::net::{IpAddr, SocketAddr};
+use std::num::NonZeroU32;
+use std::os::fd::{AsFd, OwnedFd, RawFd};
+use std::sync::{Arc, Mutex};
+use xdpilone::xdp::XdpDesc;
+use xdpilone::{DeviceQueue, IfInfo, RingRx, RingTx, Socket, SocketConfig, Umem, UmemConfig, User};
+
+/// Entries of each AF_XDP ring (fill, completion, receive, transmit).
+const RING: u32 = 2048;
+
+/// A leg's local address, as the program's `legs` map keys it.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct LegKey {
+    addr: [u8; 16],
+    port: [u8; 2],
+    family: u8,
+    pad: u8,
+}
+// SAFETY: plain bytes, no padding (20 bytes, alignment 1).
+unsafe impl aya::Pod for LegKey {}
+
+/// A leg's latched peer (port 0: none) and owning worker.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LegVal {
+    peer: [u8; 16],
+    peer_port: [u8; 2],
+    worker: u16,
+}
+// SAFETY: plain integers, no padding (20 bytes, alignment 2).
+unsafe impl aya::Pod for LegVal {}
+
+fn ip_bytes(ip: IpAddr) -> ([u8; 16], u8) {
+    let mut a = [0u8; 16];
+    match ip {
+        IpAddr::V4(v4) => {
+            a[..4].copy_from_slice(&v4.octets());
+            (a, 4)
+        }
+        IpAddr::V6(v6) => (v6.octets(), 6),
+    }
+}
+
+fn key_of(addr: SocketAddr) -> LegKey {
+    let (a, family) = ip_bytes(addr.ip());
+    LegKey { addr: a, port: addr.port().to_be_bytes(), family, pad: 0 }
+}
+
+/// The compiled XDP program, aligned for the ELF parser.
+#[cfg(xdp_program)]
+#[repr(C, align(8))]
+struct Aligned<B: ?Sized>(B);
+#[cfg(xdp_program)]
+static OBJECT: &Aligned<[u8]> = &Aligned(*include_bytes!(concat!(env!("OUT_DIR"), "/relay.bpf.o")));
+
+/// The XDP program attached to the media interface, shared by the workers.
+pub struct Program {
+    /// Keeps the program, its maps and its link: dropping it detaches the
+    /// program (a bpf_link: also when the process dies).
+    _ebpf: Mutex<aya::Ebpf>,
+    /// The interface's index.
+    pub ifindex: u32,
+    /// The interface's name.
+    pub ifname: String,
+    /// Its MAC address.
+    pub mac: [u8; 6],
+    /// Its MTU.
+    pub mtu: usize,
+    /// Its receive queues.
+    pub queues: u32,
+    /// `driver` (native) or `generic` XDP.
+    pub mode: &'static str,
+    /// The media addresses on the interface.
+    pub addrs: Vec<IpAddr>,
+    workers: u32,
+    legs: OwnedFd,
+    owner: OwnedFd,
+    xsks: OwnedFd,
+    counters: OwnedFd,
+}
+
+fn errno(e: xdpilone::Errno) -> io::Error {
+    io::Error::from_raw_os_error(e.get_raw().abs())
+}
+
+fn map_err(e: aya::maps::MapError) -> io::Error {
+    io::Error::other(e)
+}
+
+/// The interface that holds `ip`: its name and index.
+fn interface_of(ip: IpAddr) -> Option<(String, u32)> {
+    let mut list: *mut libc::ifaddrs = std::ptr::null_mut();
+    // SAFETY: getifaddrs fills a list that is freed below.
+    if unsafe { libc::getifaddrs(&mut list) } != 0 {
+        return None;
+    }
+    let mut found = None;
+    let mut p = list;
+    while !p.is_null() {
+        // SAFETY: a node of the list getifaddrs returned.
+        let ifa = unsafe { &*p };
+        p = ifa.ifa_next;
+        if ifa.ifa_addr.is_null() {
+            continue;
+        }
+        // SAFETY: ifa_addr points at a sockaddr of its family's size.
+        let addr = unsafe {
+            match (*ifa.ifa_addr).sa_family as i32 {
+                libc::AF_INET => {
+                    let sa = &*(ifa.ifa_addr as *const libc::sockaddr_in);
+                    IpAddr::from(u32::from_be(sa.sin_addr.s_addr).to_be_bytes())
+                }
+                libc::AF_INET6 => {
+                    let sa = &*(ifa.ifa_addr as *const libc::sockaddr_in6);
+                    IpAddr::from(sa.sin6_addr.s6_addr)
+                }
+                _ => continue,
+            }
+        };
+        if addr == ip {
+            // SAFETY: a NUL-terminated name.
+            let name = unsafe { std::ffi::CStr::from_ptr(ifa.ifa_name) }.to_string_lossy().into_owned();
+            // SAFETY: the same name.
+            let index = unsafe { libc::if_nametoindex(ifa.ifa_name) };
+            found = Some((name, index));
+            break;
+        }
+    }
+    // SAFETY: the list from getifaddrs, freed once.
+    unsafe { libc::freeifaddrs(list) };
+    found
+}
+
+/// An `ioctl` on an interface with a `struct ifreq` (name, then a 24-byte
+/// union); the union's bytes after the call.
+fn ifreq(name: &str, req: libc::c_ulong, data: Option<*mut libc::c_void>) -> io::Result<[u8; 24]> {
+    #[repr(C)]
+    struct IfReq {
+        name: [u8; 16],
+        u: [u8; 24],
+    }
+    let mut r = IfReq { name: [0; 16], u: [0; 24] };
+    let n = name.len().min(15);
+    r.name[..n].copy_from_slice(&name.as_bytes()[..n]);
+    if let Some(ptr) = data {
+        r.u[..8].copy_from_slice(&(ptr as usize as u64).to_ne_bytes());
+    }
+    // SAFETY: a datagram socket for the ioctl, closed below.
+    let s = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
+    if s < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: an ifreq the size the kernel reads and writes.
+    let rc = unsafe { libc::ioctl(s, req as _, &mut r) };
+    let e = io::Error::last_os_error();
+    // SAFETY: the socket made above.
+    unsafe { libc::close(s) };
+    if rc < 0 {
+        Err(e)
+    } else {
+        Ok(r.u)
+    }
+}
+
+/// The interface's receive queues (ETHTOOL_GCHANNELS; 1 if it cannot say).
+fn rx_queues(name: &str) -> u32 {
+    const ETHTOOL_GCHANNELS: u32 = 0x3c;
+    let mut ch = [0u32; 9];
+    ch[0] = ETHTOOL_GCHANNELS;
+    match ifreq(name, 0x8946, Some(ch.as_mut_ptr() as *mut libc::c_void)) {
+        // rx_count (veth and others) or combined_count (most NICs).
+        Ok(_) => ch[5].max(ch[8]).max(1),
+        Err(_) => 1,
+    }
+}
+
+impl Program {
+    /// Loads the XDP program and attaches it to the interface that holds
+    /// the media addresses, for `workers` workers. `native_only` refuses
+    /// generic (SKB) XDP, which gains nothing over the socket path.
+    pub fn attach(addrs: &[IpAddr], workers: usize, native_only: bool) -> Result<Arc<Program>, String> {
+        #[cfg(not(xdp_program))]
+        {
+            let _ = (addrs, workers, native_only);
+            Err("the XDP program was not built (clang was missing when srtpgate was built)".to_string())
+        }
+        #[cfg(xdp_program)]
+        Program::load(addrs, workers, native_only)
+    }
+
+    #[cfg(xdp_program)]
+    fn load(addrs: &[IpAddr], workers: usize, native_only: bool) -> Result<Arc<Program>, String> {
+        use aya::programs::{Xdp, XdpMode};
+        let mut iface: Option<(String, u32)> = None;
+        for ip in addrs {
+            let Some(found) = interface_of(*ip) else {
+                return Err(format!("media address {ip} is on no interface of this host"));
+            };
+            if ip.is_loopback() {
+                return Err(format!("media address {ip} is on loopback, which has no Ethernet to write"));
+            }
+            match &iface {
+                Some(i) if i.1 != found.1 => {
+                    return Err(format!(
+                        "media addresses are on more than one interface ({} and {}); xdp serves one",
+                        i.0, found.0
+                    ))
+                }
+                _ => iface = Some(found),
+            }
+        }
+        let (ifname, ifindex) = iface.ok_or("no media address")?;
+        let hw = ifreq(&ifname, libc::SIOCGIFHWADDR, None).map_err(|e| format!("{ifname}: MAC address: {e}"))?;
+        if u16::from_ne_bytes([hw[0], hw[1]]) != libc::ARPHRD_ETHER {
+            return Err(format!("{ifname} is not an Ethernet interface"));
+        }
+        let mac = [hw[2], hw[3], hw[4], hw[5], hw[6], hw[7]];
+        let mtu = ifreq(&ifname, libc::SIOCGIFMTU, None)
+            .map(|u| i32::from_ne_bytes([u[0], u[1], u[2], u[3]]) as usize)
+            .map_err(|e| format!("{ifname}: MTU: {e}"))?;
+        let queues = rx_queues(&ifname).min(256);
+        let privilege = |e: &dyn std::error::Error| {
+            let mut text = e.to_string();
+            let mut src = e.source();
+            while let Some(s) = src {
+                text = format!("{text}: {s}");
+                src = s.source();
+            }
+            if text.contains("os error 1)") || text.contains("os error 13)") {
+                text.push_str(" (loading and attaching XDP needs root: CAP_BPF, CAP_NET_ADMIN and CAP_NET_RAW)");
+            }
+            text
+        };
+        let mut ebpf = aya::Ebpf::load(&OBJECT.0).map_err(|e| privilege(&e))?;
+        let prog: &mut Xdp = ebpf
+            .program_mut("srtpgate_xdp")
+            .ok_or("the XDP object has no srtpgate_xdp program")?
+            .try_into()
+            .map_err(|e| format!("srtpgate_xdp: {e}"))?;
+        prog.load().map_err(|e| privilege(&e))?;
+        let mode = match prog.attach_to_if_index(ifindex, XdpMode::Driver) {
+            Ok(_) => "driver",
+            Err(e) if native_only => return Err(format!("{ifname} has no native XDP: {e}")),
+            Err(e) => {
+                tracing::warn!("{ifname} has no native XDP ({e}); generic XDP is used");
+                prog.attach_to_if_index(ifindex, XdpMode::Skb).map_err(|e| privilege(&e))?;
+                "generic"
+            }
+        };
+        let fd = |name: &str| -> Result<OwnedFd, String> {
+            let m = ebpf.map(name).ok_or_else(|| format!("the XDP object has no map {name}"))?;
+            let data = match m {
+                Map::HashMap(d) | Map::Array(d) | Map::XskMap(d) | Map::PerCpuArray(d) => d,
+                _ => return Err(format!("map {name} has an unexpected type")),
+            };
+            data.fd().as_fd().try_clone_to_owned().map_err(|e| format!("map {name}: {e}"))
+        };
+        let (legs, owner, xsks, counters) = (fd("legs")?, fd("queue_owner")?, fd("xsks")?, fd("counters")?);
+        tracing::info!(
+            "xdp: program attached to {ifname} ({mode} mode), {queues} receive queue(s), {workers} worker(s)"
+        );
+        if (queues as usize) < workers {
+            tracing::warn!(
+                "xdp: {ifname} has {queues} receive queue(s) for {workers} workers: workers {}..{} have no \
+                 AF_XDP socket and relay through the kernel (raise the queues with ethtool -L, or use --workers {queues})",
+                queues,
+                workers - 1
+            );
+        }
+        Ok(Arc::new(Program {
+            _ebpf: Mutex::new(ebpf),
+            ifindex,
+            ifname,
+            mac,
+            mtu,
+            queues,
+            mode,
+            addrs: addrs.to_vec(),
+            workers: workers.max(1) as u32,
+            legs,
+            owner,
+            xsks,
+            counters,
+        }))
+    }
+
+    fn map(&self, fd: &OwnedFd) -> io::Result<MapData> {
+        MapData::from_fd(fd.try_clone()?).map_err(map_err)
+    }
+
+    /// Frames the program redirected, and passed to the kernel because they
+    /// came from another source than the latched one (or the leg had not
+    /// latched), or arrived on a queue another worker serves.
+    pub fn counters(&self) -> io::Result<[u64; 3]> {
+        let map: PerCpuArray<_, u64> =
+            PerCpuArray::try_from(Map::PerCpuArray(self.map(&self.counters)?)).map_err(map_err)?;
+        let mut out = [0u64; 3];
+        for (i, o) in out.iter_mut().enumerate() {
+            *o = map.get(&(i as u32), 0).map_err(map_err)?.iter().sum();
+        }
+        Ok(out)
+    }
+}
+
+/// One receive queue's AF_XDP socket.
+struct Queue {
+    device: DeviceQueue,
+    rx: RingRx,
+    tx: RingTx,
+    /// The bound socket (its rings hold its descriptor too).
+    _user: User,
+    /// Frames in the fill ring or the receive ring (the kernel's).
+    in_fill: u32,
+    /// Frames handed to the transmit ring and not completed.
+    in_tx: u32,
+}
+
+/// A destination's next hop.
+struct Hop {
+    mac: Option<[u8; 6]>,
+    until_ns: u64,
+}
+
+/// The AF_XDP backend of one worker.
+pub struct XdpIo {
+    // Field order is drop order: the sockets close before the UMEM.
+    queues: Vec<Queue>,
+    _umem: Umem,
+    inner: SocketsIo,
+    prog: Arc<Program>,
+    worker: u16,
+    legs: BpfHashMap<MapData, LegKey, LegVal>,
+    /// A leg socket's local address, by token, where it is on the XDP
+    /// interface.
+    locals: Vec<Option<SocketAddr>>,
+    by_addr: HashMap<LegKey, u32>,
+    hops: HashMap<IpAddr, Hop>,
+    nl: Netlink,
+    pitch: u64,
+    fill_target: u32,
+    /// Transmit descriptors of this round, committed in [`Io::flush`].
+    staged: Vec<XdpDesc>,
+    ip_id: u16,
+    now_ns: u64,
+    stats: Arc<WorkerStats>,
+}
+
+impl XdpIo {
+    /// The backend of worker `worker`, whose packet buffers are `pool`
+    /// (registered as the UMEM; the pool outlives the backend).
+    pub fn new(prog: Arc<Program>, worker: usize, pool: &Pool, stats: Arc<WorkerStats>) -> io::Result<XdpIo> {
+        let mut inner = SocketsIo::new(stats.clone())?;
+        let cfg =
+            UmemConfig { fill_size: RING, complete_size: RING, frame_size: pool.pitch() as u32, headroom: 0, flags: 0 };
+        // SAFETY: the pool's region is page-aligned, mapped for the pool's
+        // life, and the pool outlives this backend (the worker drops its
+        // backend first).
+        let umem = unsafe { Umem::new(cfg, pool.region()) }.map_err(errno)?;
+        let mut owner: Array<_, u32> = Array::try_from(Map::Array(prog.map(&prog.owner)?)).map_err(map_err)?;
+        let mut xsks: XskMap<_> = XskMap::try_from(Map::XskMap(prog.map(&prog.xsks)?)).map_err(map_err)?;
+        let legs = BpfHashMap::try_from(Map::HashMap(prog.map(&prog.legs)?)).map_err(map_err)?;
+        let mine: Vec<u32> = (0..prog.queues).filter(|q| q % prog.workers == worker as u32).collect();
+        let mut queues = Vec::with_capacity(mine.len());
+        for (i, &q) in mine.iter().enumerate() {
+            let mut info = IfInfo::invalid();
+            info.from_ifindex(prog.ifindex).map_err(errno)?;
+            info.set_queue(q);
+            let sock = if i == 0 { Socket::with_shared(&info, &umem) } else { Socket::new(&info) }.map_err(errno)?;
+            let device = umem.fq_cq(&sock).map_err(errno)?;
+            let user = umem
+                .rx_tx(
+                    &sock,
+                    &SocketConfig {
+                        rx_size: NonZeroU32::new(RING),
+                        tx_size: NonZeroU32::new(RING),
+                        bind_flags: SocketConfig::XDP_BIND_NEED_WAKEUP,
+                    },
+                )
+                .map_err(errno)?;
+            let rx = user.map_rx().map_err(errno)?;
+            let tx = user.map_tx().map_err(errno)?;
+            umem.bind(&user).map_err(|e| {
+                let e = errno(e);
+                io::Error::new(e.kind(), format!("AF_XDP socket on {} queue {q}: {e}", prog.ifname))
+            })?;
+            xsks.set(q, user.as_raw_fd(), 0).map_err(map_err)?;
+            owner.set(q, worker as u32 + 1, 0).map_err(map_err)?;
+            inner.watch(user.as_raw_fd())?;
+            queues.push(Queue { device, rx, tx, _user: user, in_fill: 0, in_tx: 0 });
+        }
+        let fill_target = if queues.is_empty() { 0 } else { RING.min((pool.size() / (2 * queues.len())) as u32) };
+        Ok(XdpIo {
+            queues,
+            _umem: umem,
+            inner,
+            worker: worker as u16,
+            legs,
+            locals: Vec::new(),
+            by_addr: HashMap::new(),
+            hops: HashMap::new(),
+            nl: Netlink::open()?,
+            pitch: pool.pitch() as u64,
+            fill_target,
+            staged: Vec::with_capacity(RING as usize),
+            ip_id: 0,
+            now_ns: sys::now_ns(),
+            stats,
+            prog,
+        })
+    }
+
+    /// Frames the kernel finished sending go back to the pool.
+    fn reap(&mut self, pool: &mut Pool) {
+        for q in &mut self.queues {
+            if q.in_tx == 0 {
+                continue;
+            }
+            let mut c = q.device.complete(q.in_tx);
+            while let Some(addr) = c.read() {
+                pool.put_frame((addr / self.pitch) as u32);
+                q.in_tx -= 1;
+            }
+            c.release();
+        }
+    }
+
+    /// Tops up the fill rings from the pool.
+    fn refill(&mut self, pool: &mut Pool) {
+        for q in &mut self.queues {
+            let want = self.fill_target.saturating_sub(q.in_fill);
+            if want == 0 {
+                continue;
+            }
+            let pitch = self.pitch;
+            let n = {
+                let mut w = q.device.fill(want);
+                // One frame per reserved slot, never one more: `insert`
+                // with an iterator pulls an item before it finds the ring
+                // full, and that frame would be lost.
+                let mut n = 0;
+                while n < w.capacity() {
+                    let Some(b) = pool.take() else { break };
+                    w.insert_once(u64::from(Pool::release(b)) * pitch);
+                    n += 1;
+                }
+                w.commit();
+                n
+            };
+            q.in_fill += n;
+            if n > 0 && q.device.needs_wakeup() {
+                q.device.wake();
+                self.stats.syscall();
+            }
+        }
+    }
+
+    /// A received frame into a datagram (its UDP payload, in place).
+    fn frame_in(&mut self, desc: XdpDesc, pool: &mut Pool, out: &mut Vec<Datagram>) {
+        let frame = (desc.addr / self.pitch) as u32;
+        let off = (desc.addr % self.pitch) as usize;
+        let Some(buf) = pool.frame_buf(frame, off) else {
+            tracing::debug!("xdp: a frame outside the UMEM ({})", desc.addr);
+            return;
+        };
+        let parsed = parse(&buf[..(desc.len as usize).min(buf.len())]);
+        let tok = parsed.and_then(|(_, _, _, dst)| self.by_addr.get(&key_of(dst)).copied());
+        match (parsed, tok) {
+            (Some((hdr, len, from, _)), Some(tok)) => {
+                let frame = Pool::release(buf);
+                let Some(payload) = pool.frame_buf(frame, off + hdr) else { return };
+                out.push(Datagram {
+                    buf: payload,
+                    len,
+                    tok,
+                    from: Some(from),
+                    rx_ns: Some(self.now_ns),
+                    truncated: false,
+                });
+            }
+            _ => {
+                // A leg removed while its frame was in flight.
+                self.stats.stray();
+                pool.put(buf);
+            }
+        }
+    }
+
+    /// The next hop's MAC toward `ip` when it leaves by the XDP interface.
+    fn next_hop(&mut self, ip: IpAddr) -> Option<[u8; 6]> {
+        if let Some(h) = self.hops.get(&ip) {
+            if h.until_ns > self.now_ns {
+                return h.mac;
+            }
+        }
+        let mac = match self.nl.route(ip) {
+            Ok(r) if r.ifindex == self.prog.ifindex => self.nl.neighbour(r.ifindex, r.next_hop).ok().flatten(),
+            _ => None,
+        };
+        self.stats.syscall();
+        // A known neighbour is checked again after 5 s; an unknown one (the
+        // kernel resolves it as the packet leaves by the socket) after 0.2 s.
+        let ttl = if mac.is_some() { 5_000_000_000 } else { 200_000_000 };
+        self.hops.insert(ip, Hop { mac, until_ns: self.now_ns + ttl });
+        mac
+    }
+}
+
+/// The headers of an IPv4 or IPv6 UDP frame as the program redirects them:
+/// header bytes, UDP payload length, source and destination.
+fn parse(f: &[u8]) -> Option<(usize, usize, SocketAddr, SocketAddr)> {
+    let ethertype = u16::from_be_bytes([*f.get(12)?, *f.get(13)?]);
+    let (l3, src, dst, udp) = match ethertype {
+        0x0800 => {
+            let ip = f.get(14..34)?;
+            if ip[0] != 0x45 || ip[9] != 17 {
+                return None;
+            }
+            let src: [u8; 4] = ip[12..16].try_into().ok()?;
+            let dst: [u8; 4] = ip[16..20].try_into().ok()?;
+            let total = u16::from_be_bytes([ip[2], ip[3]]) as usize;
+            (total.checked_sub(20)?, IpAddr::from(src), IpAddr::from(dst), 34)
+        }
+        0x86dd => {
+            let ip = f.get(14..54)?;
+            if ip[6] != 17 {
+                return None;
+            }
+            let src: [u8; 16] = ip[8..24].try_into().ok()?;
+            let dst: [u8; 16] = ip[24..40].try_into().ok()?;
+            (u16::from_be_bytes([ip[4], ip[5]]) as usize, IpAddr::from(src), IpAddr::from(dst), 54)
+        }
+        _ => return None,
+    };
+    let u = f.get(udp..udp + 8)?;
+    let ulen = u16::from_be_bytes([u[4], u[5]]) as usize;
+    if ulen < 8 || ulen > l3 || udp + ulen > f.len() {
+        return None;
+    }
+    let sport = u16::from_be_bytes([u[0], u[1]]);
+    let dport = u16::from_be_bytes([u[2], u[3]]);
+    Some((udp + 8, ulen - 8, SocketAddr::new(src, sport), SocketAddr::new(dst, dport)))
+}
+
+/// One's-complement sum of big-endian 16-bit words (RFC 1071).
+fn sum16(mut acc: u64, b: &[u8]) -> u64 {
+    let mut chunks = b.chunks_exact(2);
+    for c in &mut chunks {
+        acc += u64::from(u16::from_be_bytes([c[0], c[1]]));
+    }
+    if let [last] = chunks.remainder() {
+        acc += u64::from(*last) << 8;
+    }
+    acc
+}
+
+fn fold(mut acc: u64) -> u16 {
+    while acc > 0xffff {
+        acc = (acc & 0xffff) + (acc >> 16);
+    }
+    !(acc as u16)
+}
+
+/// Writes Ethernet, IP and UDP headers in front of a `len`-byte payload at
+/// `f[hdr..]`, checksums included; `hdr` is 42 (IPv4) or 62 (IPv6).
+fn write_headers(
+    f: &mut [u8],
+    dst_mac: [u8; 6],
+    src_mac: [u8; 6],
+    from: SocketAddr,
+    to: SocketAddr,
+    len: usize,
+    id: u16,
+) {
+    f[0..6].copy_from_slice(&dst_mac);
+    f[6..12].copy_from_slice(&src_mac);
+    let ulen = (8 + len) as u16;
+    let (udp, pseudo) = match (from.ip(), to.ip()) {
+        (IpAddr::V4(s), IpAddr::V4(d)) => {
+            f[12..14].copy_from_slice(&0x0800u16.to_be_bytes());
+            let ip = &mut f[14..34];
+            ip[0] = 0x45;
+            ip[1] = 0;
+            ip[2..4].copy_from_slice(&(20 + ulen).to_be_bytes());
+            ip[4..6].copy_from_slice(&id.to_be_bytes());
+            ip[6..8].copy_from_slice(&0x4000u16.to_be_bytes()); // DF
+            ip[8] = 64;
+            ip[9] = 17;
+            ip[10..12].fill(0);
+            ip[12..16].copy_from_slice(&s.octets());
+            ip[16..20].copy_from_slice(&d.octets());
+            let c = fold(sum16(0, ip));
+            ip[10..12].copy_from_slice(&c.to_be_bytes());
+            let pseudo = sum16(sum16(0, &s.octets()), &d.octets()) + 17 + u64::from(ulen);
+            (34, pseudo)
+        }
+        (IpAddr::V6(s), IpAddr::V6(d)) => {
+            f[12..14].copy_from_slice(&0x86ddu16.to_be_bytes());
+            let ip = &mut f[14..54];
+            ip[0..4].copy_from_slice(&[0x60, 0, 0, 0]);
+            ip[4..6].copy_from_slice(&ulen.to_be_bytes());
+            ip[6] = 17;
+            ip[7] = 64;
+            ip[8..24].copy_from_slice(&s.octets());
+            ip[24..40].copy_from_slice(&d.octets());
+            let pseudo = sum16(sum16(0, &s.octets()), &d.octets()) + 17 + u64::from(ulen);
+            (54, pseudo)
+        }
+        _ => unreachable!("the caller checks that both addresses are of one family"),
+    };
+    let u = &mut f[udp..udp + 8];
+    u[0..2].copy_from_slice(&from.port().to_be_bytes());
+    u[2..4].copy_from_slice(&to.port().to_be_bytes());
+    u[4..6].copy_from_slice(&ulen.to_be_bytes());
+    u[6..8].fill(0);
+    let c = fold(sum16(pseudo, &f[udp..udp + 8 + len]));
+    let c = if c == 0 { 0xffff } else { c };
+    f[udp + 6..udp + 8].copy_from_slice(&c.to_be_bytes());
+}
+
+impl Io for XdpIo {
+    fn name(&self) -> &'static str {
+        "xdp"
+    }
+
+    fn waker(&self) -> Arc<dyn Wake> {
+        self.inner.waker()
+    }
+
+    fn add(&mut self, tok: u32, fd: RawFd) -> io::Result<()> {
+        self.inner.add(tok, fd)?;
+        // SAFETY: the worker's socket, open for this call.
+        let borrowed = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+        let local = socket2::SockRef::from(&borrowed).local_addr()?.as_socket();
+        let Some(local) = local.filter(|l| self.prog.addrs.contains(&l.ip())) else { return Ok(()) };
+        let i = tok as usize;
+        if self.locals.len() <= i {
+            self.locals.resize(i + 1, None);
+        }
+        self.locals[i] = Some(local);
+        self.by_addr.insert(key_of(local), tok);
+        let unlatched = LegVal { worker: self.worker, ..LegVal::default() };
+        self.legs.insert(key_of(local), unlatched, 0).map_err(map_err)
+    }
+
+    fn remove(&mut self, tok: u32, fd: RawFd) {
+        self.inner.remove(tok, fd);
+        if let Some(local) = self.locals.get_mut(tok as usize).and_then(Option::take) {
+            self.by_addr.remove(&key_of(local));
+            let _ = self.legs.remove(&key_of(local));
+        }
+    }
+
+    fn latch(&mut self, tok: u32, peer: Option<SocketAddr>) {
+        let Some(Some(local)) = self.locals.get(tok as usize).copied() else { return };
+        let mut v = LegVal { worker: self.worker, ..LegVal::default() };
+        if let Some(p) = peer.filter(|p| p.is_ipv4() == local.is_ipv4()) {
+            v.peer = ip_bytes(p.ip()).0;
+            v.peer_port = p.port().to_be_bytes();
+        }
+        self.stats.syscall();
+        if let Err(e) = self.legs.insert(key_of(local), v, 0) {
+            tracing::warn!("xdp: cannot update the leg of {local}: {e}");
+        }
+    }
+
+    fn wait(&mut self, idle: std::time::Duration, room: usize, pool: &mut Pool, out: &mut Vec<Datagram>) -> Round {
+        self.reap(pool);
+        self.refill(pool);
+        let waiting = self.queues.iter().any(|q| q.rx.available() > 0);
+        let idle = if waiting { std::time::Duration::ZERO } else { idle };
+        let mut round = self.inner.wait(idle, room, pool, out);
+        self.now_ns = sys::now_ns();
+        for qi in 0..self.queues.len() {
+            let want = room.saturating_sub(out.len()) as u32;
+            if want == 0 {
+                break;
+            }
+            let mut descs = [XdpDesc { addr: 0, len: 0, options: 0 }; 256];
+            let mut n = 0;
+            {
+                let q = &mut self.queues[qi];
+                let mut r = q.rx.receive(want.min(256));
+                while let Some(d) = r.read() {
+                    descs[n] = d;
+                    n += 1;
+                }
+                r.release();
+                q.in_fill -= n as u32;
+            }
+            for d in &descs[..n] {
+                self.frame_in(*d, pool, out);
+            }
+        }
+        round.more |= self.queues.iter().any(|q| q.rx.available() > 0);
+        self.refill(pool);
+        round
+    }
+
+    fn send(&mut self, tok: u32, fd: RawFd, msgs: &[(&[u8], SocketAddr)]) -> usize {
+        self.inner.send(tok, fd, msgs)
+    }
+
+    fn frames(&self) -> bool {
+        !self.queues.is_empty()
+    }
+
+    fn transmit(&mut self, tok: u32, mut buf: Buf, len: usize, to: SocketAddr) -> Result<(), Buf> {
+        let Some(Some(from)) = self.locals.get(tok as usize).copied() else { return Err(buf) };
+        if from.is_ipv4() != to.is_ipv4() || self.queues.is_empty() {
+            return Err(buf);
+        }
+        let l3 = if from.is_ipv4() { 20 } else { 40 };
+        let hdr = 14 + l3 + 8;
+        let q = &self.queues[0];
+        if l3 + 8 + len > self.prog.mtu || q.in_tx as usize + self.staged.len() >= RING as usize {
+            return Err(buf);
+        }
+        let Some(mac) = self.next_hop(to.ip()) else { return Err(buf) };
+        self.ip_id = self.ip_id.wrapping_add(1);
+        let (src_mac, id) = (self.prog.mac, self.ip_id);
+        let Some(f) = buf.with_front(hdr) else { return Err(buf) };
+        if f.len() < hdr + len {
+            return Err(buf);
+        }
+        write_headers(f, mac, src_mac, from, to, len, id);
+        let addr = u64::from(buf.frame()) * self.pitch + (buf.offset() - hdr) as u64;
+        Pool::release(buf);
+        self.staged.push(XdpDesc { addr, len: (hdr + len) as u32, options: 0 });
+        Ok(())
+    }
+
+    fn flush(&mut self, pool: &mut Pool) {
+        if self.staged.is_empty() {
+            return;
+        }
+        let Some(q) = self.queues.first_mut() else { return };
+        let n = {
+            let mut w = q.tx.transmit(self.staged.len() as u32);
+            let n = w.insert(self.staged.iter().copied());
+            w.commit();
+            n
+        };
+        q.in_tx += n;
+        // Room was checked for each frame; any not taken is lost, counted.
+        for d in self.staged.drain(n as usize..) {
+            pool.put_frame((d.addr / self.pitch) as u32);
+            self.stats.send_failed();
+        }
+        self.staged.clear();
+        if q.tx.needs_wakeup() {
+            q.tx.wake();
+            self.stats.syscall();
+        }
+        self.stats.send_call();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(from: SocketAddr, to: SocketAddr, payload: &[u8]) -> Vec<u8> {
+        let hdr = if from.is_ipv4() { 42 } else { 62 };
+        let mut f = vec![0u8; hdr + payload.len()];
+        f[hdr..].copy_from_slice(payload);
+        write_headers(&mut f, [2; 6], [4; 6], from, to, payload.len(), 7);
+        f
+    }
+
+    #[test]
+    fn headers_round_trip_with_valid_checksums() {
+        for (from, to) in [("198.18.0.2:30000", "198.18.0.1:40000"), ("[2001:db8::2]:30000", "[2001:db8::1]:40001")] {
+            let (from, to): (SocketAddr, SocketAddr) = (from.parse().expect("addr"), to.parse().expect("addr"));
+            for len in [0usize, 1, 172, 173] {
+                let payload: Vec<u8> = (0..len).map(|i| (i * 7) as u8).collect();
+                let f = frame(from, to, &payload);
+                let (hdr, plen, src, dst) = parse(&f).expect("parses");
+                assert_eq!((plen, src, dst), (len, from, to));
+                assert_eq!(&f[hdr..], &payload[..]);
+                assert_eq!((&f[0..6], &f[6..12]), (&[2u8; 6][..], &[4u8; 6][..]));
+                // A valid checksum sums to 0xffff (folds to zero).
+                let (udp, pseudo) = if from.is_ipv4() {
+                    assert_eq!(fold(sum16(0, &f[14..34])), 0, "IPv4 header checksum");
+                    (34, sum16(sum16(0, &f[26..30]), &f[30..34]))
+                } else {
+                    (54, sum16(0, &f[22..54]))
+                };
+                let ulen = (8 + len) as u64;
+                assert_eq!(fold(sum16(pseudo + 17 + ulen, &f[udp..])), 0, "UDP checksum, {len} bytes");
+                assert_ne!(&f[udp + 6..udp + 8], &[0, 0], "UDP checksum present");
+            }
+        }
+    }
+
+    #[test]
+    fn parse_refuses_what_the_program_passes() {
+        let from: SocketAddr = "198.18.0.2:30000".parse().expect("addr");
+        let to: SocketAddr = "198.18.0.1:40000".parse().expect("addr");
+        let good = frame(from, to, &[1, 2, 3]);
+        let mut arp = good.clone();
+        arp[12..14].copy_from_slice(&0x0806u16.to_be_bytes());
+        let mut opts = good.clone();
+        opts[14] = 0x46;
+        let mut tcp = good.clone();
+        tcp[23] = 6;
+        let mut long = good.clone();
+        long[38..40].copy_from_slice(&100u16.to_be_bytes());
+        for (what, f) in [("ARP", &arp), ("IP options", &opts), ("TCP", &tcp), ("UDP length", &long)] {
+            assert!(parse(f).is_none(), "{what}");
+        }
+        assert!(parse(&good[..40]).is_none(), "truncated");
+        assert!(parse(&good).is_some());
+    }
+
+    #[test]
+    fn keys_match_the_program_layout() {
+        assert_eq!(std::mem::size_of::<LegKey>(), 20);
+        assert_eq!(std::mem::size_of::<LegVal>(), 20);
+        let k = key_of("198.18.0.2:30000".parse().expect("addr"));
+        assert_eq!((&k.addr[..4], k.port, k.family), (&[198u8, 18, 0, 2][..], [0x75, 0x30], 4));
+    }
+}
