@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The namespace rig: two network namespaces joined by a veth pair, for the
 # relay and the load generator, with addresses from the benchmarking range
-# 198.18.0.0/15 (RFC 2544) that exist only inside them and are routed
-# nowhere else.
+# 198.18.0.0/15 (RFC 2544) and the IPv6 documentation prefix 2001:db8::/32
+# (RFC 3849) that exist only inside them and are routed nowhere else.
 #
-#   bench/netns/rig.sh up [NAME]     # namespaces NAME-lg (198.18.0.1) and NAME-relay (198.18.0.2)
+#   bench/netns/rig.sh up [NAME]     # namespaces NAME-lg (198.18.0.1, 2001:db8:18::1)
+#                                    # and NAME-relay (198.18.0.2, 2001:db8:18::2)
 #   bench/netns/rig.sh down [NAME]   # removes both (and so the veth pair)
 #   bench/netns/rig.sh check         # exit 0 when this machine can build the rig, else say why
 #
@@ -47,6 +48,8 @@ case "$cmd" in
     "$IP" link add "$name-a" netns "$lg" type veth peer name "$name-b" netns "$relay"
     "$IP" -n "$lg" addr add 198.18.0.1/24 dev "$name-a"
     "$IP" -n "$relay" addr add 198.18.0.2/24 dev "$name-b"
+    "$IP" -n "$lg" addr add 2001:db8:18::1/64 dev "$name-a" nodad
+    "$IP" -n "$relay" addr add 2001:db8:18::2/64 dev "$name-b" nodad
     for ns in "$lg" "$relay"; do
       "$IP" -n "$ns" link set lo up
     done

@@ -193,3 +193,20 @@ pub fn open(setup: &IoSetup, index: usize, pool: &Pool, stats: Arc<WorkerStats>)
         (IoKind::Xdp, None) => return Err(io::Error::other("xdp: the program was not attached")),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn auto_falls_back_where_xdp_cannot_run() {
+        let lo = [IpAddr::from([127, 0, 0, 1])];
+        let (setup, why) = resolve("auto", &lo, 1).expect("auto always finds a backend");
+        assert_ne!(setup.kind, IoKind::Xdp);
+        assert!(why.iter().any(|w| w.starts_with("xdp passed over:")), "{why:?}");
+        let e = resolve("xdp", &lo, 1).expect_err("xdp on loopback is refused");
+        assert!(e.starts_with("io xdp: ") && (e.contains("loopback") || e.contains("not built")), "{e}");
+        let e = resolve("dpdk", &lo, 1).expect_err("unknown backend");
+        assert!(e.contains("sockets, uring, xdp, auto"), "{e}");
+    }
+}

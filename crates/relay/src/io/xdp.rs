@@ -88,6 +88,9 @@ fn key_of(addr: SocketAddr) -> LegKey {
     LegKey { addr: a, port: addr.port().to_be_bytes(), family, pad: 0 }
 }
 
+/// Whether this build has the XDP program (clang was there).
+pub const BUILT: bool = cfg!(xdp_program);
+
 /// The compiled XDP program, aligned for the ELF parser.
 #[cfg(xdp_program)]
 #[repr(C, align(8))]
@@ -474,20 +477,25 @@ impl XdpIo {
                 continue;
             }
             let pitch = self.pitch;
-            let n = {
-                let mut w = q.device.fill(want);
-                // One frame per reserved slot, never one more: `insert`
-                // with an iterator pulls an item before it finds the ring
-                // full, and that frame would be lost.
-                let mut n = 0;
-                while n < w.capacity() {
+            // One frame per reserved slot, never one more (`insert` with an
+            // iterator pulls an item before it finds the ring full, and that
+            // frame would be lost); reserve again while a reservation comes
+            // back short (see `flush`).
+            let mut n = 0;
+            while n < want {
+                let mut w = q.device.fill(want - n);
+                let mut k = 0;
+                while k < w.capacity() {
                     let Some(b) = pool.take() else { break };
                     w.insert_once(u64::from(Pool::release(b)) * pitch);
-                    n += 1;
+                    k += 1;
                 }
                 w.commit();
-                n
-            };
+                if k == 0 {
+                    break;
+                }
+                n += k;
+            }
             q.in_fill += n;
             if n > 0 && q.device.needs_wakeup() {
                 q.device.wake();
@@ -776,12 +784,19 @@ impl Io for XdpIo {
             return;
         }
         let Some(q) = self.queues.first_mut() else { return };
-        let n = {
-            let mut w = q.tx.transmit(self.staged.len() as u32);
-            let n = w.insert(self.staged.iter().copied());
+        // A reservation may come back short while the ring has room (it
+        // reads the kernel's consumer index only when its cached view is
+        // empty): reserve again until all are in or the ring is full.
+        let mut n = 0u32;
+        while (n as usize) < self.staged.len() {
+            let mut w = q.tx.transmit((self.staged.len() - n as usize) as u32);
+            let k = w.insert(self.staged[n as usize..].iter().copied());
             w.commit();
-            n
-        };
+            if k == 0 {
+                break;
+            }
+            n += k;
+        }
         q.in_tx += n;
         // Room was checked for each frame; any not taken is lost, counted.
         for d in self.staged.drain(n as usize..) {

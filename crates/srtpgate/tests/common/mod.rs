@@ -80,15 +80,36 @@ impl Daemon {
         Daemon::start_with(name, slot, &["127.0.0.1"], extra, Some(nofile))
     }
 
+    /// Starts a daemon in network namespace `netns` (through `ip netns
+    /// exec`) with NG and HTTP on `host`, which the calling thread reaches
+    /// (it runs in a namespace joined to that one).
+    pub fn start_in_netns(name: &str, netns: &str, host: IpAddr, interfaces: &[&str], extra: &[&str]) -> Daemon {
+        Daemon::spawn(name, 0, interfaces, extra, None, Some((netns, host)))
+    }
+
     fn start_with(name: &str, slot: u16, interfaces: &[&str], extra: &[&str], nofile: Option<u64>) -> Daemon {
+        Daemon::spawn(name, slot, interfaces, extra, nofile, None)
+    }
+
+    fn spawn(
+        name: &str,
+        slot: u16,
+        interfaces: &[&str],
+        extra: &[&str],
+        nofile: Option<u64>,
+        netns: Option<(&str, IpAddr)>,
+    ) -> Daemon {
         let (port_min, port_max) = port_range(slot);
         let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("relay-tests");
         std::fs::create_dir_all(&dir).expect("log dir");
         let log = dir.join(format!("{name}.log"));
         // A port found free may be taken before the daemon binds it: retry.
         for attempt in 0..4 {
-            let ng = SocketAddr::new(LO, free_udp_port());
-            let http = SocketAddr::new(LO, free_tcp_port());
+            // In a namespace of its own the daemon's ports are free.
+            let (ng, http) = match netns {
+                Some((_, host)) => (SocketAddr::new(host, 2223), SocketAddr::new(host, 8080)),
+                None => (SocketAddr::new(LO, free_udp_port()), SocketAddr::new(LO, free_tcp_port())),
+            };
             let mut args: Vec<String> = vec![
                 "serve".into(),
                 "--listen-ng".into(),
@@ -111,14 +132,19 @@ impl Daemon {
             args.extend(extra.iter().map(|s| s.to_string()));
             let logf = std::fs::File::create(&log).expect("log file");
             let bin = env!("CARGO_BIN_EXE_srtpgate");
-            let mut cmd = match nofile {
+            let mut cmd = match (nofile, netns) {
+                (_, Some((ns, _))) => {
+                    let mut c = Command::new("ip");
+                    c.args(["netns", "exec", ns, bin]);
+                    c
+                }
                 // The shell sets the limit and becomes the daemon (same pid).
-                Some(n) => {
+                (Some(n), None) => {
                     let mut c = Command::new("sh");
                     c.arg("-c").arg(format!("ulimit -n {n} && exec \"$0\" \"$@\"")).arg(bin);
                     c
                 }
-                None => Command::new(bin),
+                (None, None) => Command::new(bin),
             };
             let child = cmd
                 .args(&args)
@@ -127,7 +153,8 @@ impl Daemon {
                 .stderr(logf)
                 .spawn()
                 .expect("start srtpgate serve");
-            let sock = UdpSocket::bind((LO, 0)).expect("bind NG client");
+            let client = if ng.is_ipv4() { IpAddr::from([0u8; 4]) } else { IpAddr::from([0u16; 8]) };
+            let sock = UdpSocket::bind((client, 0)).expect("bind NG client");
             sock.connect(ng).expect("connect NG");
             let mut d = Daemon {
                 child,
