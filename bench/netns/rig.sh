@@ -11,6 +11,8 @@
 #
 # Then: ip netns exec NAME-relay srtpgate serve --interface 198.18.0.2 --listen-ng 198.18.0.2:2223 ...
 #       ip netns exec NAME-lg srtpgate loadgen --local 198.18.0.1 --ng 198.18.0.2:2223 ...
+# QUEUES=N gives each end of the veth pair N receive and transmit queues (the
+# xdp backend serves one AF_XDP socket per receive queue).
 # Needs root (CAP_NET_ADMIN, CAP_SYS_ADMIN) and iproute2's `ip`.
 set -euo pipefail
 cmd=${1:-}
@@ -18,6 +20,7 @@ name=${2:-srtpgate}
 lg="$name-lg"
 relay="$name-relay"
 IP=${IP:-ip}
+QUEUES=${QUEUES:-1}
 
 check() {
   if ! command -v "$IP" >/dev/null 2>&1; then
@@ -45,7 +48,8 @@ case "$cmd" in
     "$0" down "$name" 2>/dev/null || true
     "$IP" netns add "$lg"
     "$IP" netns add "$relay"
-    "$IP" link add "$name-a" netns "$lg" type veth peer name "$name-b" netns "$relay"
+    "$IP" link add "$name-a" netns "$lg" numtxqueues "$QUEUES" numrxqueues "$QUEUES" type veth \
+      peer name "$name-b" netns "$relay" numtxqueues "$QUEUES" numrxqueues "$QUEUES"
     "$IP" -n "$lg" addr add 198.18.0.1/24 dev "$name-a"
     "$IP" -n "$relay" addr add 198.18.0.2/24 dev "$name-b"
     "$IP" -n "$lg" addr add 2001:db8:18::1/64 dev "$name-a" nodad

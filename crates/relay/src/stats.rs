@@ -223,7 +223,15 @@ pub struct WorkerStats {
     /// Sends the kernel refused after taking them (io_uring reports these
     /// in the send's completion).
     pub send_failed: AtomicU64,
+    /// The kernel's drop counters of this worker's AF_XDP sockets (sampled
+    /// once a second): [`XDP_SOCKET_DROPS`] in order.
+    pub xdp_socket_drops: [AtomicU64; 4],
 }
+
+/// The reasons of [`WorkerStats::xdp_socket_drops`]: frames dropped on
+/// receive (no room), the receive ring full, the fill ring empty, invalid
+/// transmit descriptors.
+pub const XDP_SOCKET_DROPS: [&str; 4] = ["rx_dropped", "rx_ring_full", "fill_ring_empty", "tx_invalid"];
 
 impl WorkerStats {
     /// New zeroed counters.
@@ -241,6 +249,7 @@ impl WorkerStats {
             legs: AtomicU64::new(0),
             syscalls: AtomicU64::new(0),
             send_failed: AtomicU64::new(0),
+            xdp_socket_drops: std::array::from_fn(|_| AtomicU64::new(0)),
         }
     }
 

@@ -353,7 +353,7 @@ struct Queue {
     rx: RingRx,
     tx: RingTx,
     /// The bound socket (its rings hold its descriptor too).
-    _user: User,
+    user: User,
     /// Frames in the fill ring or the receive ring (the kernel's).
     in_fill: u32,
     /// Frames handed to the transmit ring and not completed.
@@ -387,6 +387,8 @@ pub struct XdpIo {
     staged: Vec<XdpDesc>,
     ip_id: u16,
     now_ns: u64,
+    /// When the sockets' drop counters are read next.
+    sample_ns: u64,
     stats: Arc<WorkerStats>,
 }
 
@@ -431,7 +433,7 @@ impl XdpIo {
             xsks.set(q, user.as_raw_fd(), 0).map_err(map_err)?;
             owner.set(q, worker as u32 + 1, 0).map_err(map_err)?;
             inner.watch(user.as_raw_fd())?;
-            queues.push(Queue { device, rx, tx, _user: user, in_fill: 0, in_tx: 0 });
+            queues.push(Queue { device, rx, tx, user, in_fill: 0, in_tx: 0 });
         }
         let fill_target = if queues.is_empty() { 0 } else { RING.min((pool.size() / (2 * queues.len())) as u32) };
         Ok(XdpIo {
@@ -449,6 +451,7 @@ impl XdpIo {
             staged: Vec::with_capacity(RING as usize),
             ip_id: 0,
             now_ns: sys::now_ns(),
+            sample_ns: 0,
             stats,
             prog,
         })
@@ -532,6 +535,32 @@ impl XdpIo {
                 self.stats.stray();
                 pool.put(buf);
             }
+        }
+    }
+
+    /// Copies the kernel's drop counters of the AF_XDP sockets into the
+    /// worker's counters, once a second.
+    fn sample(&mut self) {
+        if self.now_ns < self.sample_ns {
+            return;
+        }
+        self.sample_ns = self.now_ns + 1_000_000_000;
+        let mut sum = [0u64; 4];
+        for q in &self.queues {
+            if let Ok(st) = q.user.statistics_v2() {
+                for (s, v) in sum.iter_mut().zip([
+                    st.rx_dropped,
+                    st.rx_ring_full,
+                    st.rx_fill_ring_empty_descs,
+                    st.tx_invalid_descs,
+                ]) {
+                    *s += v;
+                }
+            }
+            self.stats.syscall();
+        }
+        for (a, v) in self.stats.xdp_socket_drops.iter().zip(sum) {
+            a.store(v, std::sync::atomic::Ordering::Relaxed);
         }
     }
 
@@ -743,6 +772,7 @@ impl Io for XdpIo {
         }
         round.more |= self.queues.iter().any(|q| q.rx.available() > 0);
         self.refill(pool);
+        self.sample();
         round
     }
 
@@ -804,9 +834,23 @@ impl Io for XdpIo {
             self.stats.send_failed();
         }
         self.staged.clear();
-        if q.tx.needs_wakeup() {
-            q.tx.wake();
+        // In copy mode (veth, drivers without zero-copy) each `sendto`
+        // sends at most 32 frames and says EAGAIN while more wait: kick
+        // until the kernel took the round's frames.
+        for _ in 0..RING / 16 {
+            if q.tx.pending() == 0 || !q.tx.needs_wakeup() {
+                break;
+            }
+            // SAFETY: a zero-length send on the AF_XDP socket the ring belongs to.
+            let r =
+                unsafe { libc::sendto(q.tx.as_raw_fd(), std::ptr::null(), 0, libc::MSG_DONTWAIT, std::ptr::null(), 0) };
             self.stats.syscall();
+            if r < 0 {
+                let e = io::Error::last_os_error().raw_os_error();
+                if e != Some(libc::EAGAIN) {
+                    break;
+                }
+            }
         }
         self.stats.send_call();
     }

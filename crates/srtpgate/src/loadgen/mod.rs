@@ -43,12 +43,16 @@ pub struct LoadgenCli {
 enum LoadgenCmd {
     /// Run the load at a series of call counts for one or more relays; JSON and figures.
     Sweep(sweep::SweepArgs),
+    /// Figures of `bench/netns/capacity.py` results: delay by calls and
+    /// calls against relay CPU, one series per relay configuration.
+    PlotCapacity(sweep::PlotCapacityArgs),
 }
 
 /// Runs `srtpgate loadgen`.
 pub fn main(cli: LoadgenCli) -> Result<(), String> {
     match cli.cmd {
         Some(LoadgenCmd::Sweep(a)) => sweep::run(a),
+        Some(LoadgenCmd::PlotCapacity(a)) => sweep::plot_capacity(a),
         None => run(cli.args),
     }
 }

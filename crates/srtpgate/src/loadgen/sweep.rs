@@ -20,7 +20,7 @@ pub struct SweepArgs {
     pub counts: String,
     /// Relay configurations, comma-separated: `srtpgate:ENGINE:WORKERS`
     /// (ENGINE cpu, gpu or auto; `:busy` appended for `--busy-poll`, `:sockets`
-    /// or `:uring` for `--io`),
+    /// `:uring` or `:xdp` for `--io`),
     /// `rtpengine:THREADS`, or `ng:ADDR:PORT` for
     /// a relay that is already running.
     #[arg(long, default_value = "srtpgate:cpu:1")]
@@ -101,8 +101,8 @@ impl RelaySpec {
                 for o in opts {
                     match *o {
                         "busy" => busy = true,
-                        "sockets" | "uring" => io = Some(o.to_string()),
-                        other => return Err(format!("config {s:?}: {other:?} is not busy, sockets or uring")),
+                        "sockets" | "uring" | "xdp" => io = Some(o.to_string()),
+                        other => return Err(format!("config {s:?}: {other:?} is not busy, sockets, uring or xdp")),
                     }
                 }
                 Ok(RelaySpec::Srtpgate { engine: engine.to_string(), workers: num(workers)?, busy, io })
@@ -465,6 +465,23 @@ fn chrono_like_now() -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn capacity_series_take_the_median_run() {
+        let j: serde_json::Value = serde_json::json!({"results": [
+            {"config": "xdp", "calls": 200, "p50_us": 100, "p99_us": 900, "relay_process_cores": 0.2, "relay_softirq_cores": 0.1},
+            {"config": "xdp", "calls": 200, "p50_us": 100, "p99_us": 300, "relay_process_cores": 0.2, "relay_softirq_cores": 0.1},
+            {"config": "xdp", "calls": 200, "p50_us": 100, "p99_us": 500, "relay_process_cores": 0.2, "relay_softirq_cores": 0.1},
+            {"config": "rtpengine", "calls": 200, "p50_us": 150, "p99_us": 800},
+            {"config": "xdp", "calls": 400, "p50_us": 120}
+        ]});
+        let s = super::capacity_series(&j).expect("series");
+        assert_eq!(s.len(), 2);
+        assert_eq!((s[0].name.as_str(), s[0].points.len(), s[0].points[0].p99), ("srtpgate xdp", 1, 500.0));
+        assert!((s[0].points[0].cpu.expect("cpu") - 0.3).abs() < 1e-9);
+        assert_eq!((s[1].name.as_str(), s[1].points[0].cpu), ("rtpengine 10.5", None));
+        assert!(super::capacity_series(&serde_json::json!({"results": []})).is_err());
+    }
+
     use super::*;
 
     #[test]
@@ -490,4 +507,73 @@ mod tests {
         assert!(RelaySpec::parse("srtpgate:fpga:1").is_err());
         assert!(RelaySpec::parse("kamailio").is_err());
     }
+}
+
+/// Options of `srtpgate loadgen plot-capacity`.
+#[derive(clap::Args, Debug)]
+pub struct PlotCapacityArgs {
+    /// The JSON written by `bench/netns/capacity.py` (`{"meta", "results"}`).
+    #[arg(long)]
+    pub input: std::path::PathBuf,
+    /// Base path of the figures (`-delay` and `-cpu`, `.png` and `.svg`, are appended).
+    #[arg(long)]
+    pub out: std::path::PathBuf,
+    /// The figures' title.
+    #[arg(long, default_value = "I/O backends in the namespace rig")]
+    pub title: String,
+}
+
+/// The series of a capacity run: one per configuration, points in order,
+/// with the relay's CPU counted with its core's softirq time.
+pub fn capacity_series(json: &serde_json::Value) -> Result<Vec<Series>, String> {
+    let rows = json.get("results").and_then(serde_json::Value::as_array).ok_or("no \"results\" list")?;
+    let mut series: Vec<Series> = Vec::new();
+    for r in rows {
+        let f = |k: &str| r.get(k).and_then(serde_json::Value::as_f64);
+        let (Some(config), Some(calls), Some(p50), Some(p99)) =
+            (r.get("config").and_then(serde_json::Value::as_str), f("calls"), f("p50_us"), f("p99_us"))
+        else {
+            continue;
+        };
+        let cpu = match (f("relay_process_cores"), f("relay_softirq_cores")) {
+            (Some(a), Some(b)) => Some(a + b),
+            (a, _) => a,
+        };
+        let point = Point { calls, p1: f("p1_us").unwrap_or(p50), p50, p90: f("p90_us").unwrap_or(p99), p99, cpu };
+        let name = if config == "rtpengine" { "rtpengine 10.5".to_string() } else { format!("srtpgate {config}") };
+        match series.iter_mut().find(|s| s.name == name) {
+            Some(s) => s.points.push(point),
+            None => series.push(Series { name, points: vec![point] }),
+        }
+    }
+    // Repeated runs of one count: the run with the median p99 stands for it.
+    for s in &mut series {
+        s.points.sort_by(|a, b| a.calls.total_cmp(&b.calls).then(a.p99.total_cmp(&b.p99)));
+        let mut kept = Vec::new();
+        let mut i = 0;
+        while i < s.points.len() {
+            let j = s.points[i..].iter().take_while(|p| p.calls == s.points[i].calls).count();
+            kept.push(s.points[i + j / 2].clone());
+            i += j;
+        }
+        s.points = kept;
+    }
+    if series.is_empty() {
+        return Err("no measured points".into());
+    }
+    Ok(series)
+}
+
+/// Runs `srtpgate loadgen plot-capacity`.
+pub fn plot_capacity(a: PlotCapacityArgs) -> Result<(), String> {
+    let text = std::fs::read_to_string(&a.input).map_err(|e| format!("{}: {e}", a.input.display()))?;
+    let json: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", a.input.display()))?;
+    let series = capacity_series(&json).map_err(|e| format!("{}: {e}", a.input.display()))?;
+    let base = a.out.to_string_lossy().to_string();
+    let mut files = plot::delay_by_calls(std::path::Path::new(&format!("{base}-delay")), &a.title, &series)?;
+    files.extend(plot::calls_vs_cpu(std::path::Path::new(&format!("{base}-cpu")), &a.title, &series)?);
+    for f in files {
+        println!("{}", f.display());
+    }
+    Ok(())
 }

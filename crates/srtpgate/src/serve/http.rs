@@ -292,6 +292,22 @@ where
         &per_worker(&|w| w.syscalls.load(Relaxed)),
     );
     if let Some(x) = &shared.xdp {
+        let drops: Vec<_> = crate::relay::stats::XDP_SOCKET_DROPS
+            .iter()
+            .enumerate()
+            .map(|(i, why)| {
+                (
+                    format!("{{reason=\"{why}\"}}"),
+                    stats.iter().map(|w| w.xdp_socket_drops[i].load(Relaxed)).sum::<u64>() as f64,
+                )
+            })
+            .collect();
+        metric(
+            "xdp_socket_drops_total",
+            "counter",
+            "The kernel's drop counters of the AF_XDP sockets, summed over workers (sampled once a second).",
+            &drops,
+        );
         if let Ok([redirected, source, queue]) = x.counters() {
             metric(
                 "xdp_frames_total",
