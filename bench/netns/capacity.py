@@ -2,7 +2,7 @@
 """Calls per relay core through the namespace rig, for srtpgate's I/O
 backends and rtpengine, in one run.
 
-    bench/netns/capacity.py [--configs sockets,uring,xdp,rtpengine] [--counts 200,400,...] [--seconds 10]
+    bench/netns/capacity.py [--configs sockets,uring,xdp,rtpengine]   (xdp+busy: with --busy-poll) [--counts 200,400,...] [--seconds 10]
                             [--out io-capacity.json] [--workers 1 --relay-cpus 0
                              --loadgen-cpus 1 --loadgen-threads 1]
 
@@ -48,13 +48,14 @@ def cpus(spec):
     return out
 
 
-def softirq_ticks(cores):
+def softirq_ticks(cores, field=7):
+    """Ticks of /proc/stat's `field` (7 softirq, 8 steal) over `cores`."""
     total = 0
     with open("/proc/stat") as f:
         for line in f:
             name = line.split(" ", 1)[0]
             if name.startswith("cpu") and name[3:].isdigit() and int(name[3:]) in cores:
-                total += int(line.split()[7])
+                total += int(line.split()[field])
     return total
 
 
@@ -70,6 +71,22 @@ def relay_syscalls():
         return None
 
 
+COUNTED = ("srtpgate_packets_dropped_total", "srtpgate_xdp_socket_drops_total", "srtpgate_xdp_frames_total",
+           "srtpgate_worker_send_failed_total")
+
+
+def relay_counters():
+    """srtpgate's drop and path counters (from /metrics), by name and label."""
+    code = ("import urllib.request,json;t=urllib.request.urlopen('http://198.18.0.2:9101/metrics',timeout=2).read().decode();"
+            "print(json.dumps({l.rsplit(' ',1)[0]: float(l.rsplit(' ',1)[1]) for l in t.splitlines() "
+            "if l.startswith(%r)}))" % (COUNTED,))
+    r = subprocess.run(ns("relay") + ["python3", "-c", code], capture_output=True, text=True)
+    try:
+        return json.loads(r.stdout)
+    except ValueError:
+        return {}
+
+
 def start_relay(cfg, binary, a):
     if cfg == "rtpengine":
         env = dict(os.environ, ADDR="198.18.0.2", NG_PORT="2223", PORT_MIN="30000", PORT_MAX="59999",
@@ -80,7 +97,8 @@ def start_relay(cfg, binary, a):
         p = subprocess.Popen(ns("relay") + ["taskset", "-c", a.relay_cpus, binary, "serve", "--interface",
                                             "198.18.0.2", "--listen-ng", "198.18.0.2:2223", "--listen-http",
                                             "198.18.0.2:9101", "--port-min", "30000", "--port-max", "59999",
-                                            "--workers", str(a.workers), "--io", cfg, "--log-level", "warn"],
+                                            "--workers", str(a.workers), "--io", cfg.split("+")[0],
+                                            "--log-level", "warn"] + (["--busy-poll"] if cfg.endswith("+busy") else []),
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(1.5)
     return p
@@ -99,9 +117,10 @@ def relay_pid(p):
     return p.pid
 
 
-def measure(pid, start_in, window, out, cores, own_count):
+def measure(pid, start_in, window, out, cores, own_count, all_cores):
     time.sleep(start_in)
     c0, s0, t0 = cpu_ticks(pid), softirq_ticks(cores), time.time()
+    st0 = softirq_ticks(all_cores, 8)
     y0 = relay_syscalls() if own_count else None
     syscalls = None
     try:
@@ -115,10 +134,11 @@ def measure(pid, start_in, window, out, cores, own_count):
         time.sleep(window)  # no perf here: srtpgate counts its own
     y1 = relay_syscalls() if own_count else None
     c1, s1, t1 = cpu_ticks(pid), softirq_ticks(cores), time.time()
+    st1 = softirq_ticks(all_cores, 8)
     if syscalls is None and y0 is not None and y1 is not None:
         syscalls = y1 - y0
     out.update(wall=t1 - t0, process_cores=(c1 - c0) / HZ / (t1 - t0), softirq_cores=(s1 - s0) / HZ / (t1 - t0),
-               syscalls=syscalls)
+               syscalls=syscalls, steal_cores=(st1 - st0) / HZ / (t1 - t0))
 
 
 def main():
@@ -148,7 +168,9 @@ def main():
                         ramp = n / 1000.0
                         m = {}
                         t = threading.Thread(target=measure, args=(pid, ramp + 1.0, max(a.seconds - 2, 1), m,
-                                                                   cpus(a.relay_cpus), cfg != "rtpengine"))
+                                                                   cpus(a.relay_cpus), cfg != "rtpengine",
+                                                                   cpus(a.relay_cpus) + cpus(a.loadgen_cpus)))
+                        before = relay_counters() if cfg != "rtpengine" else {}
                         t.start()
                         subprocess.run(ns("lg") + ["taskset", "-c", a.loadgen_cpus, a.binary, "loadgen", "--ng",
                                                    "198.18.0.2:2223", "--local", "198.18.0.1", "--calls", str(n),
@@ -167,9 +189,14 @@ def main():
                             "p1_us": (r.get("delay_us") or {}).get("p1"), "p50_us": (r.get("delay_us") or {}).get("p50"),
                             "p90_us": (r.get("delay_us") or {}).get("p90"), "p99_us": (r.get("delay_us") or {}).get("p99"),
                             "relay_process_cores": m.get("process_cores"), "relay_softirq_cores": m.get("softirq_cores"),
+                            "steal_cores": m.get("steal_cores"),
                             "syscalls_per_packet": (m["syscalls"] / m["wall"] / pps_in) if m.get("syscalls") and pps_in else None,
                         }
                         row["run"] = rep
+                        if cfg != "rtpengine":
+                            after = relay_counters()
+                            row["relay_counters"] = {k: v - before.get(k, 0) for k, v in after.items()
+                                                     if v - before.get(k, 0) > 0}
                         results.append(row)
                         runs.append(row)
                         print(json.dumps(row), flush=True)

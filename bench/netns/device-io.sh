@@ -16,11 +16,11 @@ case "${1:-one}" in
   one)
     python3 bench/netns/capacity.py --binary "$bin" --configs "${CONFIGS:-xdp,uring,sockets}" \
       --workers 1 --relay-cpus 0 --loadgen-cpus 8-15 --loadgen-threads 4 --seconds "${SECONDS_PER:-6}" --repeat "${REPEAT:-2}" \
-      --counts "${COUNTS:-800,1200,1600,2000,2600,3200,4000,4800}" --out "$out/io-capacity-1core-${CONFIGS:-all}.json"
+      --counts "${COUNTS:-800,1200,1600,2000,2600,3200,4000,4800}" --out "$out/io-capacity-1core-$(echo "${CONFIGS:-all}" | tr ',+' '--').json"
     ;;
   many)
     QUEUES=8 python3 bench/netns/capacity.py --binary "$bin" --configs "${CONFIGS:-xdp,uring,sockets}" \
       --workers 8 --relay-cpus 0-7 --loadgen-cpus 8-15 --loadgen-threads 6 --seconds "${SECONDS_PER:-6}" --repeat "${REPEAT:-1}" \
-      --counts "${COUNTS:-2000,4000,4800}" --out "$out/io-capacity-8workers-${CONFIGS:-all}.json"
+      --counts "${COUNTS:-2000,4000,4800}" --out "$out/io-capacity-8workers-$(echo "${CONFIGS:-all}" | tr ',+' '--').json"
     ;;
 esac

@@ -174,9 +174,14 @@ where
         stats: Arc<WorkerStats>,
     ) -> std::io::Result<Worker<E>> {
         // AF_XDP frames need headroom for the headers written in front of
-        // a packet, and a page-aligned region to register.
-        let pool =
-            if cfg.io.kind == io::IoKind::Xdp { Pool::with_headroom(cfg.buffers) } else { Pool::new(cfg.buffers) };
+        // a packet, and a page-aligned region to register. A transmitted
+        // frame comes back only when the receiver's kernel frees it (copy
+        // mode), so that pool keeps at least `xdp::MIN_FRAMES` frames.
+        let pool = if cfg.io.kind == io::IoKind::Xdp {
+            Pool::with_headroom(cfg.buffers.max(io::xdp::MIN_FRAMES))
+        } else {
+            Pool::new(cfg.buffers)
+        };
         let io = io::open(&cfg.io, index, &pool, stats.clone())?;
         stats.pool_size.store(pool.size() as u64, Relaxed);
         stats.pool_free.store(pool.free() as u64, Relaxed);

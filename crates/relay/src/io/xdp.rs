@@ -46,8 +46,16 @@ use std::sync::{Arc, Mutex};
 use xdpilone::xdp::XdpDesc;
 use xdpilone::{DeviceQueue, IfInfo, RingRx, RingTx, Socket, SocketConfig, Umem, UmemConfig, User};
 
-/// Entries of each AF_XDP ring (fill, completion, receive, transmit).
-const RING: u32 = 2048;
+/// Entries of each AF_XDP ring (fill, completion, receive, transmit). The
+/// fill ring is the only buffer between the interface and a worker that is
+/// late (a socket's receive buffer plays that part on the socket path):
+/// 8192 frames are 100 ms of 80 000 packets/s.
+const RING: u32 = 8192;
+
+/// Frames of a worker's pool with the AF_XDP backend, at least: the fill
+/// ring's share (half the pool, up to [`RING`]) and as many for frames being
+/// re-keyed and in flight (64 MiB of frames per worker).
+pub const MIN_FRAMES: usize = 2 * RING as usize;
 
 /// A leg's local address, as the program's `legs` map keys it.
 #[repr(C)]
