@@ -75,7 +75,10 @@ case "$cmd" in
     for ns in "$lg" "$relay"; do
       if "$IP" netns list | grep -qw "$ns"; then
         # End whatever still runs in the namespace, then remove it.
-        for pid in $("$IP" netns pids "$ns" 2>/dev/null); do kill "$pid" 2>/dev/null || true; done
+        # (not this script, nor whoever called it from inside the namespace).
+        for pid in $("$IP" netns pids "$ns" 2>/dev/null); do
+          [ "$pid" = $$ ] || [ "$pid" = "$PPID" ] || kill "$pid" 2>/dev/null || true
+        done
         "$IP" netns del "$ns"
       fi
     done

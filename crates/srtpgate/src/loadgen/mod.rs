@@ -112,6 +112,14 @@ pub struct LoadgenArgs {
     /// Show a progress line (calls, packets/s, loss, current p99) on stderr.
     #[arg(long)]
     pub progress: bool,
+    /// The relay's process (when known: a sweep started it), for its CPU
+    /// time; otherwise found through the NG port in /proc.
+    #[arg(skip)]
+    pub relay_pid: Option<u32>,
+    /// The relay's cores: their softirq time (/proc/stat) is counted as
+    /// relay CPU as well (the kernel's packet work runs there).
+    #[arg(skip)]
+    pub relay_cores: Vec<usize>,
 }
 
 /// One sender/receiver pair with its two endpoint sockets.
@@ -405,7 +413,12 @@ pub fn run_load(args: &LoadgenArgs) -> Result<serde_json::Value, String> {
     let start = epoch.elapsed().as_nanos() as u64;
     window.start.store(start, Relaxed);
     let relay_before = ng.call(&Value::dict().with("command", "statistics")).ok();
-    let cpu_before = process_cpu(args.ng);
+    let relay_cpu_now = || match args.relay_pid {
+        Some(pid) => cpu_seconds(&format!("/proc/{pid}/stat")).map(|c| (c, pid)),
+        None => process_cpu(args.ng),
+    };
+    let cpu_before = relay_cpu_now();
+    let softirq_before = softirq_seconds(&args.relay_cores);
     let own_before = cpu_seconds("/proc/self/stat");
     let (setups_before, measure_start) = (t.setups, Instant::now());
     let measure_end = measure_start + Duration::from_secs_f64(args.duration);
@@ -456,7 +469,8 @@ pub fn run_load(args: &LoadgenArgs) -> Result<serde_json::Value, String> {
     }
     let end = epoch.elapsed().as_nanos() as u64;
     window.end.store(end, Relaxed);
-    let cpu_after = process_cpu(args.ng);
+    let cpu_after = relay_cpu_now();
+    let softirq_after = softirq_seconds(&args.relay_cores);
     let own_after = cpu_seconds("/proc/self/stat");
     let relay_after = ng.call(&Value::dict().with("command", "statistics")).ok();
     let attempts_in_window = t.setups - setups_before;
@@ -525,6 +539,7 @@ pub fn run_load(args: &LoadgenArgs) -> Result<serde_json::Value, String> {
             "histogram_10us": rx.delays.histogram(10, 20_000),
         },
         "relay_cpu_cores": relay_cpu,
+        "relay_softirq_cores": softirq_before.zip(softirq_after).map(|(b, a)| (a - b) / secs),
         "loadgen_cpu_cores": own_before.zip(own_after).map(|(b, a)| (a - b) / secs),
         "relay_delay_us": relay_window(relay_before.as_ref(), relay_after.as_ref()),
         "relay_statistics_after": relay_after.as_ref().map(value_json),
@@ -556,6 +571,26 @@ fn set_buffers(s: &UdpSocket, bytes: usize) {
 fn process_cpu(ng: SocketAddr) -> Option<(f64, u32)> {
     let pid = pid_of_udp_port(ng.port())?;
     Some((cpu_seconds(&format!("/proc/{pid}/stat"))?, pid))
+}
+
+/// Softirq seconds so far of `cores` (/proc/stat), or `None` for no cores.
+pub fn softirq_seconds(cores: &[usize]) -> Option<f64> {
+    if cores.is_empty() {
+        return None;
+    }
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let mut ticks = 0u64;
+    for line in stat.lines() {
+        let mut f = line.split_whitespace();
+        let Some(cpu) = f.next().and_then(|n| n.strip_prefix("cpu")).and_then(|n| n.parse::<usize>().ok()) else {
+            continue;
+        };
+        if cores.contains(&cpu) {
+            // user nice system idle iowait irq softirq
+            ticks += f.nth(6)?.parse::<u64>().ok()?;
+        }
+    }
+    Some(ticks as f64 / 100.0)
 }
 
 /// User + system CPU seconds of a process, from its /proc stat file.

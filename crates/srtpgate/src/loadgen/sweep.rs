@@ -65,6 +65,80 @@ pub struct SweepArgs {
     /// Show the progress line of each run.
     #[arg(long)]
     pub progress: bool,
+    /// Run in the namespace rig NAME, built with `--rig` at the start and
+    /// removed at the end: the relay in NAME-relay (198.18.0.2), the load in
+    /// NAME-lg (198.18.0.1), joined by a veth pair. Needs root and iproute2
+    /// (`IP` names another `ip`).
+    #[arg(long)]
+    pub netns: Option<String>,
+    /// The rig script (`up NAME` / `down NAME`).
+    #[arg(long, default_value = "bench/netns/rig.sh")]
+    pub rig: PathBuf,
+}
+
+/// The relay's address in the rig and the load generator's.
+const RIG_RELAY: [u8; 4] = [198, 18, 0, 2];
+const RIG_LOADGEN: [u8; 4] = [198, 18, 0, 1];
+
+/// The namespace rig of a sweep, removed on drop (after this thread went
+/// back to the namespace it came from).
+struct Rig {
+    script: PathBuf,
+    name: String,
+    home: Option<std::fs::File>,
+}
+
+impl Rig {
+    fn up(script: &std::path::Path, name: &str) -> Result<Rig, String> {
+        let out = Command::new(script).args(["up", name]).output().map_err(|e| format!("{}: {e}", script.display()))?;
+        if !out.status.success() {
+            return Err(format!(
+                "the namespace rig cannot be built: {}{}",
+                String::from_utf8_lossy(&out.stdout).trim(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+        let home = std::fs::File::open("/proc/thread-self/ns/net").ok();
+        Ok(Rig { script: script.to_path_buf(), name: name.to_string(), home })
+    }
+}
+
+impl Drop for Rig {
+    fn drop(&mut self) {
+        if let Some(home) = &self.home {
+            use std::os::fd::AsRawFd;
+            // SAFETY: setns back to the namespace this thread started in.
+            unsafe { libc::setns(home.as_raw_fd(), libc::CLONE_NEWNET) };
+        }
+        let _ = Command::new(&self.script).args(["down", &self.name]).stdout(Stdio::null()).status();
+    }
+}
+
+/// Moves the calling thread (and the threads it starts later) into the
+/// network namespace `ns` (an `ip netns` name).
+fn enter_netns(ns: &str) -> Result<(), String> {
+    use std::os::fd::AsRawFd;
+    let path = format!("/var/run/netns/{ns}");
+    let f = std::fs::File::open(&path).map_err(|e| format!("{path}: {e}"))?;
+    // SAFETY: setns on an open namespace descriptor; it changes this thread's namespace only.
+    if unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
+        return Err(format!("setns {ns}: {}", std::io::Error::last_os_error()));
+    }
+    Ok(())
+}
+
+/// The cores of a taskset list (`0`, `0-7`, `0,2,4-5`).
+pub fn parse_cpus(s: &str) -> Result<Vec<usize>, String> {
+    let mut out = Vec::new();
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (a, b) = part.split_once('-').unwrap_or((part, part));
+        let (a, b) = (a.parse::<usize>(), b.parse::<usize>());
+        match (a, b) {
+            (Ok(a), Ok(b)) if a <= b && b < 4096 => out.extend(a..=b),
+            _ => return Err(format!("cpus: {part:?} is not N or N-M")),
+        }
+    }
+    Ok(out)
 }
 
 /// A relay configuration of the sweep.
@@ -184,9 +258,21 @@ impl Drop for Relay {
 fn start(spec: &RelaySpec, args: &SweepArgs, port_base: u16) -> Result<Relay, String> {
     // NG below the media ports, which span 10 000–65 000 (4 ports a call:
     // room for 13 000 calls).
+    let relay_ip: std::net::IpAddr = if args.netns.is_some() { RIG_RELAY.into() } else { [127, 0, 0, 1].into() };
     let ng: SocketAddr = match spec {
         RelaySpec::Ng(a) => *a,
-        _ => SocketAddr::from(([127, 0, 0, 1], port_base)),
+        _ => SocketAddr::new(relay_ip, port_base),
+    };
+    // In the rig a relay runs in the relay's namespace.
+    let in_rig = |program: &std::ffi::OsStr| -> Command {
+        match &args.netns {
+            Some(name) => {
+                let mut c = Command::new(std::env::var_os("IP").unwrap_or_else(|| "ip".into()));
+                c.args(["netns", "exec", &format!("{name}-relay")]).arg(program);
+                c
+            }
+            None => Command::new(program),
+        }
     };
     let (port_min, port_max) = ("10000".to_string(), "65000".to_string());
     let relay = match spec {
@@ -195,13 +281,13 @@ fn start(spec: &RelaySpec, args: &SweepArgs, port_base: u16) -> Result<Relay, St
             let exe = std::env::current_exe().map_err(|e| e.to_string())?;
             let mut cmd = match &args.relay_cpus {
                 Some(cpus) => {
-                    let mut c = Command::new("taskset");
+                    let mut c = in_rig("taskset".as_ref());
                     c.arg("-c").arg(cpus).arg(exe);
                     c
                 }
-                None => Command::new(exe),
+                None => in_rig(exe.as_os_str()),
             };
-            cmd.args(["serve", "--listen-ng", &ng.to_string(), "--interface", "127.0.0.1"])
+            cmd.args(["serve", "--listen-ng", &ng.to_string(), "--interface", &relay_ip.to_string()])
                 .args(["--port-min", &port_min, "--port-max", &port_max])
                 .args(["--workers", &workers.to_string(), "--engine", engine, "--log-level", "warn"])
                 .args(["--buffers", "16384"])
@@ -209,6 +295,23 @@ fn start(spec: &RelaySpec, args: &SweepArgs, port_base: u16) -> Result<Relay, St
                 .args(io.iter().flat_map(|io| ["--io", io.as_str()]))
                 .stdout(Stdio::null());
             let child = cmd.spawn().map_err(|e| format!("cannot start srtpgate serve: {e}"))?;
+            Relay { child: Some(child), rtpengine_stop: None, ng }
+        }
+        RelaySpec::Rtpengine { threads } if args.netns.is_some() => {
+            // In the rig: in the foreground (the script execs rtpengine), a child of ours.
+            let mut cmd = in_rig(args.rtpengine_start.as_os_str());
+            cmd.env("NG_PORT", ng.port().to_string())
+                .env("ADDR", relay_ip.to_string())
+                .env("FOREGROUND", "1")
+                .env("THREADS", threads.to_string())
+                .env("PORT_MIN", &port_min)
+                .env("PORT_MAX", &port_max)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null());
+            if let Some(cpus) = &args.relay_cpus {
+                cmd.env("CPU", cpus);
+            }
+            let child = cmd.spawn().map_err(|e| format!("{}: {e}", args.rtpengine_start.display()))?;
             Relay { child: Some(child), rtpengine_stop: None, ng }
         }
         RelaySpec::Rtpengine { threads } => {
@@ -276,7 +379,8 @@ fn point(r: &serde_json::Value) -> Option<Point> {
         p50: d["p50"].as_f64()?,
         p90: d["p90"].as_f64()?,
         p99: d["p99"].as_f64()?,
-        cpu: r["relay_cpu_cores"].as_f64(),
+        // The relay's process and, when its cores are known, their softirq time.
+        cpu: r["relay_cpu_cores"].as_f64().map(|c| c + r["relay_softirq_cores"].as_f64().unwrap_or(0.0)),
     })
 }
 
@@ -297,6 +401,16 @@ pub fn run(args: SweepArgs) -> Result<(), String> {
     if let Some(cpus) = &args.loadgen_cpus {
         pin_self(cpus)?;
     }
+    let relay_cores = args.relay_cpus.as_deref().map(parse_cpus).transpose()?.unwrap_or_default();
+    let _rig = match &args.netns {
+        Some(name) => {
+            let rig = Rig::up(&args.rig, name)?;
+            enter_netns(&format!("{name}-lg"))?;
+            Some(rig)
+        }
+        None => None,
+    };
+    let local: std::net::IpAddr = if args.netns.is_some() { RIG_LOADGEN.into() } else { [127, 0, 0, 1].into() };
     let mut configs = Vec::new();
     for (ci, spec) in specs.iter().enumerate() {
         let relay = start(spec, &args, 9_000 + ci as u16)?;
@@ -316,7 +430,7 @@ pub fn run(args: SweepArgs) -> Result<(), String> {
                 ptime: 20,
                 payload: 160,
                 suite: args.suite.clone(),
-                local: "127.0.0.1".parse().map_err(|_| "address")?,
+                local,
                 drain: 0.5,
                 json: None,
                 quiet: true,
@@ -326,6 +440,8 @@ pub fn run(args: SweepArgs) -> Result<(), String> {
                 ramp: None,
                 progress: args.progress,
                 threads: args.loadgen_threads,
+                relay_pid: relay.child.as_ref().map(Child::id),
+                relay_cores: relay_cores.clone(),
             };
             let r = match run_load(&lg) {
                 Ok(r) => r,
@@ -344,7 +460,7 @@ pub fn run(args: SweepArgs) -> Result<(), String> {
                 r["delay_us"]["p50"].to_string(),
                 r["delay_us"]["p99"].to_string(),
                 r["delay_us"]["max"].to_string(),
-                r["relay_cpu_cores"].as_f64().map_or("-".into(), |c| format!("{:.0} %", c * 100.0)),
+                point(&r).and_then(|p| p.cpu).map_or("-".into(), |c| format!("{:.0} %", c * 100.0)),
                 if ok { "" } else { "  (over the bounds)" }
             );
             if ok && max_ok.is_none_or(|m| n > m) {
@@ -372,6 +488,7 @@ pub fn run(args: SweepArgs) -> Result<(), String> {
         "suite": args.suite,
         "relay_cpus": args.relay_cpus,
         "loadgen_cpus": args.loadgen_cpus,
+        "netns": args.netns,
         "configs": configs,
     });
     let path = args.out.join("sweep.json");
@@ -465,6 +582,17 @@ fn chrono_like_now() -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn cpu_lists_and_softirq_time() {
+        assert_eq!(super::parse_cpus("0").expect("one"), vec![0]);
+        assert_eq!(super::parse_cpus("0,2-4").expect("list"), vec![0, 2, 3, 4]);
+        assert!(super::parse_cpus("3-1").is_err() && super::parse_cpus("x").is_err());
+        assert_eq!(crate::loadgen::softirq_seconds(&[]), None);
+        let (a, b) = (crate::loadgen::softirq_seconds(&[0]), crate::loadgen::softirq_seconds(&[0]));
+        // /proc/stat has cpu0 wherever this runs; the count never goes back.
+        assert!(a.is_some() && b >= a, "{a:?} {b:?}");
+    }
+
     #[test]
     fn capacity_series_take_the_median_run() {
         let j: serde_json::Value = serde_json::json!({"results": [
