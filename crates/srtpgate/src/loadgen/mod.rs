@@ -39,6 +39,8 @@ pub struct LoadgenCli {
     args: LoadgenArgs,
 }
 
+// Parsed once from the command line: the variants' sizes do not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(clap::Subcommand, Debug)]
 enum LoadgenCmd {
     /// Run the load at a series of call counts for one or more relays; JSON and figures.
