@@ -368,9 +368,19 @@ struct Queue {
     in_tx: u32,
 }
 
-/// A destination's next hop.
-struct Hop {
-    mac: Option<[u8; 6]>,
+/// A cached lookup (a route's next hop, or a neighbour's MAC) and until
+/// when it holds.
+#[derive(Clone, Copy)]
+struct Cached<T> {
+    value: Option<T>,
+    until_ns: u64,
+}
+
+/// The MAC a leg's packets were last sent to, and for which destination.
+#[derive(Clone, Copy)]
+struct LegHop {
+    to: SocketAddr,
+    mac: [u8; 6],
     until_ns: u64,
 }
 
@@ -387,7 +397,12 @@ pub struct XdpIo {
     /// interface.
     locals: Vec<Option<SocketAddr>>,
     by_addr: HashMap<LegKey, u32>,
-    hops: HashMap<IpAddr, Hop>,
+    /// Per token: the last destination's next-hop MAC (no hashing per packet).
+    leg_hops: Vec<Option<LegHop>>,
+    /// Destination → next hop through the XDP interface (5 s).
+    routes: HashMap<IpAddr, Cached<IpAddr>>,
+    /// Next hop → MAC (5 s; 0.2 s while unresolved).
+    neighbours: HashMap<IpAddr, Cached<[u8; 6]>>,
     nl: Netlink,
     pitch: u64,
     fill_target: u32,
@@ -452,7 +467,9 @@ impl XdpIo {
             legs,
             locals: Vec::new(),
             by_addr: HashMap::new(),
-            hops: HashMap::new(),
+            leg_hops: Vec::new(),
+            routes: HashMap::new(),
+            neighbours: HashMap::new(),
             nl: Netlink::open()?,
             pitch: pool.pitch() as u64,
             fill_target,
@@ -572,23 +589,50 @@ impl XdpIo {
         }
     }
 
-    /// The next hop's MAC toward `ip` when it leaves by the XDP interface.
-    fn next_hop(&mut self, ip: IpAddr) -> Option<[u8; 6]> {
-        if let Some(h) = self.hops.get(&ip) {
-            if h.until_ns > self.now_ns {
-                return h.mac;
+    /// The next hop's MAC toward `to` for the leg of `tok`, when it leaves
+    /// by the XDP interface: from the leg's own cache, else the route and
+    /// neighbour caches (keyed by destination and by next hop: peers behind
+    /// one gateway share its entry), else rtnetlink.
+    fn next_hop(&mut self, tok: u32, to: SocketAddr) -> Option<[u8; 6]> {
+        if let Some(Some(h)) = self.leg_hops.get(tok as usize) {
+            if h.to == to && h.until_ns > self.now_ns {
+                return Some(h.mac);
             }
         }
-        let mac = match self.nl.route(ip) {
-            Ok(r) if r.ifindex == self.prog.ifindex => self.nl.neighbour(r.ifindex, r.next_hop).ok().flatten(),
-            _ => None,
-        };
-        self.stats.syscall();
-        // A known neighbour is checked again after 5 s; an unknown one (the
-        // kernel resolves it as the packet leaves by the socket) after 0.2 s.
-        let ttl = if mac.is_some() { 5_000_000_000 } else { 200_000_000 };
-        self.hops.insert(ip, Hop { mac, until_ns: self.now_ns + ttl });
-        mac
+        const KNOWN: u64 = 5_000_000_000;
+        const UNKNOWN: u64 = 200_000_000;
+        let now = self.now_ns;
+        let ip = to.ip();
+        let hop = match self.routes.get(&ip).filter(|c| c.until_ns > now) {
+            Some(c) => c.value,
+            None => {
+                self.stats.syscall();
+                let hop = match self.nl.route(ip) {
+                    Ok(r) if r.ifindex == self.prog.ifindex => Some(r.next_hop),
+                    _ => None,
+                };
+                self.routes.insert(ip, Cached { value: hop, until_ns: now + KNOWN });
+                hop
+            }
+        }?;
+        let mac = match self.neighbours.get(&hop).filter(|c| c.until_ns > now) {
+            Some(c) => c.value,
+            None => {
+                self.stats.syscall();
+                let mac = self.nl.neighbour(self.prog.ifindex, hop).ok().flatten();
+                // An unresolved neighbour is asked again soon: the kernel
+                // resolves it as this packet leaves by the socket.
+                let ttl = if mac.is_some() { KNOWN } else { UNKNOWN };
+                self.neighbours.insert(hop, Cached { value: mac, until_ns: now + ttl });
+                mac
+            }
+        }?;
+        let i = tok as usize;
+        if self.leg_hops.len() <= i {
+            self.leg_hops.resize(i + 1, None);
+        }
+        self.leg_hops[i] = Some(LegHop { to, mac, until_ns: now + KNOWN });
+        Some(mac)
     }
 }
 
@@ -723,10 +767,15 @@ impl Io for XdpIo {
         if self.locals.len() <= i {
             self.locals.resize(i + 1, None);
         }
+        // A leg the map cannot take (full) keeps the socket path only.
+        let unlatched = LegVal { worker: self.worker, ..LegVal::default() };
+        if let Err(e) = self.legs.insert(key_of(local), unlatched, 0) {
+            tracing::warn!("xdp: {local} stays on the socket path: the program's leg map refused it ({e})");
+            return Ok(());
+        }
         self.locals[i] = Some(local);
         self.by_addr.insert(key_of(local), tok);
-        let unlatched = LegVal { worker: self.worker, ..LegVal::default() };
-        self.legs.insert(key_of(local), unlatched, 0).map_err(map_err)
+        Ok(())
     }
 
     fn remove(&mut self, tok: u32, fd: RawFd) {
@@ -734,6 +783,9 @@ impl Io for XdpIo {
         if let Some(local) = self.locals.get_mut(tok as usize).and_then(Option::take) {
             self.by_addr.remove(&key_of(local));
             let _ = self.legs.remove(&key_of(local));
+        }
+        if let Some(h) = self.leg_hops.get_mut(tok as usize) {
+            *h = None;
         }
     }
 
@@ -803,7 +855,7 @@ impl Io for XdpIo {
         if l3 + 8 + len > self.prog.mtu || q.in_tx as usize + self.staged.len() >= RING as usize {
             return Err(buf);
         }
-        let Some(mac) = self.next_hop(to.ip()) else { return Err(buf) };
+        let Some(mac) = self.next_hop(tok, to) else { return Err(buf) };
         self.ip_id = self.ip_id.wrapping_add(1);
         let (src_mac, id) = (self.prog.mac, self.ip_id);
         let Some(f) = buf.with_front(hdr) else { return Err(buf) };

@@ -626,7 +626,11 @@ mod tests {
             RelaySpec::parse("srtpgate:cpu:1:uring:busy").expect("spec"),
             RelaySpec::Srtpgate { engine: "cpu".into(), workers: 1, busy: true, io: Some("uring".into()) }
         );
-        assert!(RelaySpec::parse("srtpgate:cpu:1:xdp").is_err());
+        assert_eq!(
+            RelaySpec::parse("srtpgate:cpu:1:xdp").expect("spec"),
+            RelaySpec::Srtpgate { engine: "cpu".into(), workers: 1, busy: false, io: Some("xdp".into()) }
+        );
+        assert!(RelaySpec::parse("srtpgate:cpu:1:dpdk").is_err());
         assert_eq!(RelaySpec::parse("rtpengine:2").expect("spec"), RelaySpec::Rtpengine { threads: 2 });
         assert_eq!(
             RelaySpec::parse("ng:127.0.0.1:2223").expect("spec"),
