@@ -24,6 +24,9 @@ pub enum EngineName {
     Cpu,
     /// Table AES written in the project (not constant-time).
     Portable,
+    /// The GPU engine (CUDA): every packet runs on the GPU, one batch per
+    /// line; where no GPU is usable it exits with the reason.
+    Gpu,
 }
 
 /// Arguments of `srtpgate packet`.
@@ -51,6 +54,9 @@ pub struct PacketArgs {
     /// Engine.
     #[arg(long, value_enum, default_value_t = EngineName::Cpu)]
     engine: EngineName,
+    /// GPU engine mode: launch or persistent.
+    #[arg(long, env = "SRTPGATE_GPU_MODE", default_value = "launch")]
+    gpu_mode: String,
     /// AES-192 suites: derive keys as libsrtp before 2.8.0 does (an AES-256
     /// PRF, cisco/libsrtp#763) instead of as RFC 6188 says.
     #[arg(long)]
@@ -84,6 +90,13 @@ pub fn run(args: PacketArgs) -> Result<(), String> {
     match args.engine {
         EngineName::Cpu => filter(Context::new(p, CpuEngine::new()).map_err(|e| e.to_string())?, kind, op),
         EngineName::Portable => filter(Context::new(p, PortableEngine::new()).map_err(|e| e.to_string())?, kind, op),
+        EngineName::Gpu => {
+            let mode = args.gpu_mode.parse()?;
+            // cpu_below 0: no batch is handed to the CPU engine.
+            let cfg = srtp_cuda::GpuConfig { mode, key_slots: 1024, cpu_below: 0, ..Default::default() };
+            let gpu = srtp_cuda::GpuEngine::new(cfg).map_err(|e| e.to_string())?;
+            filter(Context::new(p, gpu).map_err(|e| e.to_string())?, kind, op)
+        }
     }
 }
 
