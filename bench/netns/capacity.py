@@ -2,7 +2,9 @@
 """Calls per relay core through the namespace rig, for srtpgate's I/O
 backends and rtpengine, in one run.
 
-    bench/netns/capacity.py [--configs sockets,uring,xdp,rtpengine]   (xdp+busy: with --busy-poll) [--counts 200,400,...] [--seconds 10]
+    bench/netns/capacity.py [--configs sockets,uring,xdp,rtpengine]   [--counts 200,400,...] [--seconds 10]
+        modifiers: xdp+busy (--busy-poll), xdp+gpu (--engine gpu, threshold measured at start),
+        xdp+gpuall (--engine gpu --gpu-min-batch 0: every batch on the GPU), +batchN (--batch N)
                             [--out io-capacity.json] [--workers 1 --relay-cpus 0
                              --loadgen-cpus 1 --loadgen-threads 1]
 
@@ -71,7 +73,7 @@ def relay_syscalls():
         return None
 
 
-COUNTED = ("srtpgate_packets_dropped_total", "srtpgate_xdp_socket_drops_total", "srtpgate_xdp_frames_total",
+COUNTED = ("srtpgate_engine_path_packets_total", "srtpgate_engine_path_batches_total", "srtpgate_packets_dropped_total", "srtpgate_xdp_socket_drops_total", "srtpgate_xdp_frames_total",
            "srtpgate_worker_send_failed_total")
 
 
@@ -87,6 +89,23 @@ def relay_counters():
         return {}
 
 
+def modifiers(cfg):
+    """serve flags of a configuration's +modifiers."""
+    flags = []
+    for m in cfg.split("+")[1:]:
+        if m == "busy":
+            flags.append("--busy-poll")
+        elif m == "gpu":
+            flags += ["--engine", "gpu"]
+        elif m == "gpuall":
+            flags += ["--engine", "gpu", "--gpu-min-batch", "0"]
+        elif m.startswith("batch") and m[5:].isdigit():
+            flags += ["--batch", m[5:]]
+        else:
+            raise SystemExit("unknown configuration modifier %r in %r" % (m, cfg))
+    return flags
+
+
 def start_relay(cfg, binary, a):
     if cfg == "rtpengine":
         env = dict(os.environ, ADDR="198.18.0.2", NG_PORT="2223", PORT_MIN="30000", PORT_MAX="59999",
@@ -98,9 +117,10 @@ def start_relay(cfg, binary, a):
                                             "198.18.0.2", "--listen-ng", "198.18.0.2:2223", "--listen-http",
                                             "198.18.0.2:9101", "--port-min", "30000", "--port-max", "59999",
                                             "--workers", str(a.workers), "--io", cfg.split("+")[0],
-                                            "--log-level", "warn"] + (["--busy-poll"] if cfg.endswith("+busy") else []),
+                                            "--log-level", "warn"] + modifiers(cfg),
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(1.5)
+    # The GPU engine compiles its kernels and measures its threshold first.
+    time.sleep(8 if "+gpu" in cfg else 1.5)
     return p
 
 

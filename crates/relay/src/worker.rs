@@ -145,6 +145,19 @@ where
     /// virtual machine can take milliseconds), at the price of a whole core.
     busy_poll: bool,
     jobs: Vec<Job<'static, E::Keys>>,
+    /// The pool's region is registered with the engine.
+    registered: bool,
+}
+
+impl<E: Engine> std::ops::Drop for Worker<E>
+where
+    E::Keys: 'static,
+{
+    fn drop(&mut self) {
+        if self.registered {
+            self.engine.unregister_memory(self.pool.region().as_ptr() as *mut u8);
+        }
+    }
 }
 
 /// The backend's token of one socket.
@@ -183,6 +196,20 @@ where
             Pool::new(cfg.buffers)
         };
         let io = io::open(&cfg.io, index, &pool, stats.clone())?;
+        // An engine on another device (the GPU) reads and writes the packets
+        // in the pool where they lie: the region is registered with it once.
+        let region = pool.region();
+        // SAFETY: the pool's region stays mapped until the pool is dropped,
+        // and `Drop for Worker` unregisters it before the fields are dropped.
+        let registered = unsafe { engine.register_memory(region.as_ptr() as *mut u8, region.len(), pool.pitch()) };
+        if registered {
+            tracing::debug!(
+                worker = index,
+                "buffer pool ({} bytes) registered with the {} engine",
+                region.len(),
+                engine.name()
+            );
+        }
         stats.pool_size.store(pool.size() as u64, Relaxed);
         stats.pool_free.store(pool.free() as u64, Relaxed);
         Ok(Worker {
@@ -198,6 +225,7 @@ where
             max_batch: cfg.batch.clamp(1, MAX_LOOP_PACKETS),
             busy_poll: cfg.busy_poll,
             jobs: Vec::with_capacity(MAX_LOOP_PACKETS),
+            registered,
         })
     }
 

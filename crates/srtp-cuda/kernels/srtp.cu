@@ -620,6 +620,42 @@ __device__ void srtp_packet(const uint32_t* keys, uint32_t* desc, uint8_t* data,
 
 #ifndef SRTP_EMU
 
+/*
+ * The device side of a batch (both modes).
+ *
+ * The host describes each packet with a wire descriptor (SRTP_WIRE_WORDS = 12
+ * words, 48 bytes; src/layout.rs `wire`):
+ *   w[0] key slot; w[1] flags (as d[1] above); w[2], w[3] the device address
+ *   of the packet's first byte (low, high word; any alignment); w[4] length;
+ *   w[5] enc_start | enc_end << 16; w[6] auth_end | tag_start << 16;
+ *   w[7] suffix (big-endian packed); w[8..12] the IV (4 big-endian words).
+ * The outcome of packet i goes to outcomes[i] (a word array of its own, so
+ * that descriptors are only read and outcomes are one coalesced store).
+ *
+ * The packet address is where the packet already lies: the relay's buffer
+ * pool or the AF_XDP UMEM, registered with CUDA and mapped into the device's
+ * address space (zero-copy: the host moves no packet byte), or device memory.
+ * A warp takes up to 32 consecutive descriptors (as many as spread the batch
+ * over every warp of the grid: one each for small batches). It copies its packets into a
+ * scratch slot per thread (device memory, 16-aligned) with coalesced loads —
+ * every load instruction reads 128 contiguous bytes of one packet, eight
+ * packets in flight — then each thread transforms its packet in its slot
+ * (srtp_packet, as the emulator tests it), and the warp writes the packets
+ * whose transform succeeded back to their addresses, byte-exact at the edges
+ * (a packet's neighbours in host memory are never written).
+ *
+ * Warp w of the grid is warp w / gridDim.x of block w % gridDim.x: a small
+ * batch spreads over every multiprocessor instead of filling one block.
+ */
+#define SRTP_WIRE_WORDS 12u
+/* Bytes of one thread's scratch slot: the largest packet the GPU takes
+ * (longer ones run on the CPU; the device fails them if sent). */
+#define SRTP_SLOT_BYTES 2304u
+#define SRTP_SLOT_WORDS (SRTP_SLOT_BYTES / 4u)
+#define SRTP_FULL 0xffffffffu
+/* Packets whose staging loads are in flight together. */
+#define SRTP_GROUP 8u
+
 /* Fills the block's shared replicated table: word x*32 + l = Te0[x] for every
  * bank l. 32 KiB, static shared memory. */
 static __device__ __forceinline__ void srtp_load_table(uint32_t* te_sh, const uint32_t* te0_global) {
@@ -628,17 +664,223 @@ static __device__ __forceinline__ void srtp_load_table(uint32_t* te_sh, const ui
     }
 }
 
-/* One launch per batch: descriptors 0..n, grid-stride. Any grid and block size
- * (blockDim.x a multiple of 32 is best). Static shared memory: 32 KiB. */
-extern "C" __global__ void srtp_launch(const uint32_t* keys, uint32_t* descs, uint8_t* data, uint32_t n,
-                                       const uint32_t* te0_global) {
+/* Copies words [from, nout) of a packet (r = address & 3, s its first
+ * word-aligned word, nsrc source words) to dst, 32 words per step. */
+static __device__ __forceinline__ void srtp_copy_in_tail(uint32_t lane, const uint32_t* s, uint32_t r, uint32_t nsrc,
+                                                         uint32_t nout, uint32_t from, uint32_t* dst) {
+    for (uint32_t k = from; k < nout; k += 32u) {
+        uint32_t j = k + lane;
+        uint32_t lo = j < nsrc ? s[j] : 0u;
+        uint32_t hi = __shfl_down_sync(SRTP_FULL, lo, 1);
+        if (lane == 31u) {
+            hi = j + 1u < nsrc ? s[j + 1u] : 0u;
+        }
+        uint32_t v = r ? __funnelshift_r(lo, hi, 8u * r) : lo;
+        if (j < nout) {
+            dst[j] = v;
+        }
+    }
+}
+
+/* Stages the warp's packets 0..m (lane j holds packet j's address and
+ * length; a length over the slot stages nothing) into slots + j * SLOT_WORDS. */
+static __device__ __forceinline__ void srtp_stage_in(uint32_t lane, uint32_t m, uint64_t addr, uint32_t len,
+                                                     uint32_t* slots) {
+    for (uint32_t g = 0; g < m; g += SRTP_GROUP) {
+        uint32_t lo[SRTP_GROUP][2];
+#pragma unroll
+        for (uint32_t q = 0; q < SRTP_GROUP; q++) {
+            uint32_t j = g + q;
+            uint64_t a = __shfl_sync(SRTP_FULL, addr, j & 31u);
+            uint32_t l = __shfl_sync(SRTP_FULL, len, j & 31u);
+            if (j >= m || l > SRTP_SLOT_BYTES) {
+                l = 0u;
+            }
+            uint32_t r = (uint32_t)a & 3u;
+            const uint32_t* s = (const uint32_t*)(a - r);
+            uint32_t nsrc = l ? (r + l + 3u) >> 2 : 0u;
+            lo[q][0] = lane < nsrc ? s[lane] : 0u;
+            lo[q][1] = lane + 32u < nsrc ? s[lane + 32u] : 0u;
+        }
+#pragma unroll
+        for (uint32_t q = 0; q < SRTP_GROUP; q++) {
+            uint32_t j = g + q;
+            uint64_t a = __shfl_sync(SRTP_FULL, addr, j & 31u);
+            uint32_t l = __shfl_sync(SRTP_FULL, len, j & 31u);
+            if (j >= m || l > SRTP_SLOT_BYTES) {
+                l = 0u;
+            }
+            uint32_t r = (uint32_t)a & 3u;
+            const uint32_t* s = (const uint32_t*)(a - r);
+            uint32_t nsrc = l ? (r + l + 3u) >> 2 : 0u;
+            uint32_t nout = (l + 3u) >> 2;
+            uint32_t* dst = slots + (j & 31u) * SRTP_SLOT_WORDS;
+            /* Word lane + 32 of the source, for lane 31 of the first step. */
+            uint32_t w32 = __shfl_sync(SRTP_FULL, lo[q][1], 0);
+#pragma unroll
+            for (uint32_t h = 0; h < 2u; h++) {
+                uint32_t hi = __shfl_down_sync(SRTP_FULL, lo[q][h], 1);
+                if (lane == 31u) {
+                    hi = h == 0u ? w32 : (64u < nsrc ? s[64] : 0u);
+                }
+                uint32_t v = r ? __funnelshift_r(lo[q][h], hi, 8u * r) : lo[q][h];
+                if (32u * h + lane < nout) {
+                    dst[32u * h + lane] = v;
+                }
+            }
+            if (nout > 64u) {
+                srtp_copy_in_tail(lane, s, r, nsrc, nout, 64u, dst);
+            }
+        }
+    }
+    __syncwarp();
+}
+
+/* Writes packet bytes b[0..len) from the 16-aligned slot S back to address a,
+ * the warp together: whole words inside the packet, single bytes at its edges. */
+static __device__ __forceinline__ void srtp_copy_out(uint32_t lane, uint64_t a, uint32_t len, const uint32_t* S) {
+    uint32_t r = (uint32_t)a & 3u;
+    uint32_t* h = (uint32_t*)(a - r);
+    uint32_t nh = (r + len + 3u) >> 2; /* host words touched */
+    uint32_t nout = (len + 3u) >> 2;
+    for (uint32_t k0 = 0; k0 < nh; k0 += 32u) {
+        uint32_t k = k0 + lane;
+        if (k < nh) {
+            uint32_t cur = k < nout ? S[k] : 0u;
+            uint32_t v = cur;
+            if (r) {
+                uint32_t prev = k ? S[k - 1u] : 0u;
+                v = __funnelshift_r(prev, cur, 8u * (4u - r));
+            }
+            /* Bytes of this host word inside the packet: [first, last]. */
+            uint32_t first = k == 0u ? r : 0u;
+            uint32_t end = r + len - 4u * k; /* bytes of the packet from this word on */
+            uint32_t last = end >= 4u ? 3u : end - 1u;
+            if (first == 0u && last == 3u) {
+                h[k] = v;
+            } else {
+                uint8_t* hb = (uint8_t*)(h + k);
+                for (uint32_t b = first; b <= last; b++) {
+                    hb[b] = (uint8_t)(v >> (8u * b));
+                }
+            }
+        }
+    }
+}
+
+static __device__ __forceinline__ uint4 srtp_zero4(void) {
+    uint4 z;
+    z.x = z.y = z.z = z.w = 0u;
+    return z;
+}
+
+/* Runs the descriptors [base, base + per) ∩ [0, n) on this warp (per <= 32). */
+static __device__ __forceinline__ void srtp_warp_batch(const uint32_t* keys, const uint32_t* wire,
+                                                       uint32_t* outcomes, uint32_t n, uint32_t base,
+                                                       uint32_t per, uint32_t* slots, const uint32_t* te,
+                                                       long long rd) {
+    uint32_t lane = threadIdx.x & 31u;
+    uint32_t m = n - base < per ? n - base : per;
+    uint32_t i = base + lane;
+    /* The warp's descriptors: 32 x 48 bytes read as 96 16-byte words, three
+     * coalesced loads; lane j then gathers words 3j..3j+3 by shuffles. */
+    const uint4* w4 = (const uint4*)(wire + (uint64_t)base * SRTP_WIRE_WORDS);
+    uint4 rq[3];
+#pragma unroll
+    for (uint32_t q = 0; q < 3u; q++) {
+        uint32_t idx = lane + 32u * q;
+        rq[q] = idx < 3u * m ? w4[idx] : srtp_zero4();
+    }
+    uint4 mine[3];
+#pragma unroll
+    for (uint32_t k = 0; k < 3u; k++) {
+        uint32_t idx = 3u * lane + k;
+        uint32_t src = idx & 31u, reg = idx >> 5;
+        uint4 got = srtp_zero4();
+#pragma unroll
+        for (uint32_t q = 0; q < 3u; q++) {
+            uint4 v;
+            v.x = __shfl_sync(SRTP_FULL, rq[q].x, src);
+            v.y = __shfl_sync(SRTP_FULL, rq[q].y, src);
+            v.z = __shfl_sync(SRTP_FULL, rq[q].z, src);
+            v.w = __shfl_sync(SRTP_FULL, rq[q].w, src);
+            if (reg == q) {
+                got = v;
+            }
+        }
+        mine[k] = got;
+    }
+    uint64_t addr = (uint64_t)mine[0].z | ((uint64_t)mine[0].w << 32);
+    uint32_t len = lane < m ? mine[1].x : 0u;
+    uint32_t* slot = slots + lane * SRTP_SLOT_WORDS;
+    srtp_stage_in(lane, m, addr + (uint64_t)rd, len, slots);
+    uint32_t outcome = SRTP_OUTCOME_FAILED;
+    if (lane < m && len <= SRTP_SLOT_BYTES) {
+        uint32_t d[SRTP_DESC_WORDS];
+        d[0] = mine[0].x;
+        d[1] = mine[0].y;
+        d[2] = 0u;
+        d[3] = len;
+        d[4] = mine[1].y & 0xffffu;
+        d[5] = mine[1].y >> 16;
+        d[6] = mine[1].z & 0xffffu;
+        d[7] = mine[1].z >> 16;
+        d[8] = mine[1].w;
+        d[9] = mine[2].x;
+        d[10] = mine[2].y;
+        d[11] = mine[2].z;
+        d[12] = mine[2].w;
+        d[13] = SRTP_OUTCOME_FAILED;
+        srtp_packet(keys, d, (uint8_t*)slot, te);
+        outcome = d[13];
+    }
+    __syncwarp();
+    for (uint32_t j = 0; j < m; j++) {
+        uint32_t oj = __shfl_sync(SRTP_FULL, outcome, j);
+        uint64_t aj = __shfl_sync(SRTP_FULL, addr, j);
+        uint32_t lj = __shfl_sync(SRTP_FULL, len, j);
+        if (oj == SRTP_OUTCOME_DONE) {
+            srtp_copy_out(lane, aj, lj, slots + j * SRTP_SLOT_WORDS);
+        }
+    }
+    if (lane < m) {
+        outcomes[i] = outcome;
+    }
+}
+
+/* Packets per warp for a batch of n: as few as spread the batch over every
+ * warp of the grid (one packet per warp for small batches: each packet's
+ * serial work then runs beside the others on its own scheduler, and lanes'
+ * scratch accesses do not contend), at most 32. */
+static __device__ __forceinline__ uint32_t srtp_per_warp(uint32_t n) {
+    uint32_t warps = gridDim.x * (blockDim.x >> 5);
+    uint32_t per = (n + warps - 1u) / warps;
+    return per < 1u ? 1u : (per > 32u ? 32u : per);
+}
+
+/* This thread's warp's 32 scratch slots. */
+static __device__ __forceinline__ uint32_t* srtp_warp_slots(uint32_t* scratch) {
+    uint64_t warp = ((uint64_t)blockIdx.x * blockDim.x + (threadIdx.x & ~31u));
+    return scratch + warp * SRTP_SLOT_WORDS;
+}
+
+/* One launch per batch: wire descriptors 0..n, any grid, blockDim.x a
+ * multiple of 32. scratch: gridDim.x * blockDim.x slots. Static shared
+ * memory: 32 KiB. read_delta: packets are read at their address plus this
+ * (a device copy of the registered memory the host moved there by DMA) and
+ * written back at their address; 0 reads them where they are. */
+extern "C" __global__ void srtp_gather(const uint32_t* keys, const uint32_t* wire, uint32_t* outcomes, uint32_t n,
+                                       const uint32_t* te0_global, uint32_t* scratch, long long read_delta) {
     __shared__ uint32_t te_sh[SRTP_TE_WORDS];
     srtp_load_table(te_sh, te0_global);
     __syncthreads();
     const uint32_t* te = te_sh + (threadIdx.x & 31u);
-    uint32_t stride = gridDim.x * blockDim.x;
-    for (uint32_t i = threadIdx.x * gridDim.x + blockIdx.x; i < n; i += stride) {
-        srtp_packet(keys, descs + (uint64_t)i * SRTP_DESC_WORDS, data, te);
+    uint32_t* slots = srtp_warp_slots(scratch);
+    uint32_t warps = gridDim.x * (blockDim.x >> 5);
+    uint32_t gw = blockIdx.x + gridDim.x * (threadIdx.x >> 5);
+    uint32_t per = srtp_per_warp(n);
+    for (uint32_t base = per * gw; base < n; base += per * warps) {
+        srtp_warp_batch(keys, wire, outcomes, n, base, per, slots, te, read_delta);
     }
 }
 
@@ -661,12 +903,13 @@ static __device__ __forceinline__ uint64_t srtp_globaltimer(void) {
 #define SRTP_CNT_STARTED 0x10000u
 #define SRTP_CNT_EXIT 0x80000000u
 
-/* The resident kernel. ctl/descs/data in mapped pinned host memory, counter in
- * device memory (zero at launch). Protocol (one batch in flight at a time):
- *   host: write descs + data, ctl[1] = n, then ctl[0] = seq (!= ctl[3]); wait
+/* The resident kernel. ctl, wire descriptors and outcomes in mapped pinned
+ * host memory, counter in device memory (zero at launch). Protocol (one batch
+ * in flight at a time per kernel; each of the engine's lanes runs its own):
+ *   host: write descriptors, ctl[1] = n, then ctl[0] = seq (!= ctl[3]); wait
  *   until ctl[3] == seq. At launch ctl[0] == ctl[3] (no batch pending).
- *   device: every block processes every batch (grid-stride over its share);
- *   the last block to finish resets the counter and writes ctl[3] = seq.
+ *   device: every block takes its warps' share of every batch; the last block
+ *   to finish resets the counter and writes ctl[3] = seq.
  * Exit (ctl[2] != 0, or no batch for idle_ns): all-or-nothing per batch: a
  * block may set the exit bit only while no batch is in progress (counter == 0,
  * by CAS), and a block that sees a new doorbell registers as started first; a
@@ -675,60 +918,15 @@ static __device__ __forceinline__ uint64_t srtp_globaltimer(void) {
  * ctl[3] != ctl[0] once ctl[4] == 1, and the host relaunches (the new kernel
  * starts from ctl[3] and picks the batch up). The last block to exit resets
  * the counter and writes ctl[4] = 1. Needs gridDim.x < 32768 and all blocks
- * co-resident (grid <= SMs x resident blocks per SM). */
-/*
- * The persistent kernel's descriptors and packets live in mapped host memory:
- * every access is a PCIe round trip. So each thread reads its descriptor and
- * packet with 16-byte loads, eight in flight at a time, into device memory
- * (`scratch`, at the same offsets), transforms it there, and writes the packet
- * back with 16-byte stores (posted writes) only when the transform succeeded.
- */
-/* Both kernels map packet i to block i % gridDim.x, thread i / gridDim.x, that is
- * i = threadIdx.x * gridDim.x + blockIdx.x: a small batch spreads over every
- * multiprocessor (one packet per block) instead of filling one block, so its
- * latency is that of one packet, not of one SM's worth. */
-__device__ __forceinline__ void srtp_staged_packet(const uint32_t* keys, uint32_t* hdesc, const uint8_t* data,
-                                                   uint8_t* scratch, const uint32_t* te) {
-    const uint4* h4 = (const uint4*)hdesc;
-    uint4 q0 = h4[0], q1 = h4[1], q2 = h4[2], q3 = h4[3];
-    uint32_t d[SRTP_DESC_WORDS] = {q0.x, q0.y, q0.z, q0.w, q1.x, q1.y, q1.z, q1.w,
-                                   q2.x, q2.y, q2.z, q2.w, q3.x, q3.y, q3.z, q3.w};
-    uint32_t off = d[2], len = d[3];
-    uint32_t words = (len + 15u) >> 4;
-    int staged = (off & 15u) == 0u;
-    if (staged) {
-        const uint4* src = (const uint4*)(data + off);
-        uint4* dst = (uint4*)(scratch + off);
-        for (uint32_t w = 0; w < words; w += 8u) {
-            uint4 r[8];
-#pragma unroll
-            for (uint32_t k = 0; k < 8u; k++) {
-                if (w + k < words) r[k] = src[w + k];
-            }
-#pragma unroll
-            for (uint32_t k = 0; k < 8u; k++) {
-                if (w + k < words) dst[w + k] = r[k];
-            }
-        }
-    }
-    srtp_packet(keys, d, scratch, te);
-    if (staged && d[13] == SRTP_OUTCOME_DONE) {
-        const uint4* src = (const uint4*)(scratch + off);
-        uint4* dst = (uint4*)(data + off);
-        for (uint32_t w = 0; w < words; w++) {
-            dst[w] = src[w];
-        }
-    }
-    hdesc[13] = d[13];
-}
-
-extern "C" __global__ void srtp_persistent(const uint32_t* keys, volatile uint32_t* ctl, uint32_t* descs,
-                                           uint8_t* data, uint32_t* counter, const uint32_t* te0_global,
-                                           unsigned long long idle_ns, uint8_t* scratch) {
+ * co-resident (the engine's lanes together use at most one block per SM). */
+extern "C" __global__ void srtp_persistent(const uint32_t* keys, volatile uint32_t* ctl, const uint32_t* wire,
+                                           uint32_t* outcomes, uint32_t* counter, const uint32_t* te0_global,
+                                           unsigned long long idle_ns, uint32_t* scratch) {
     __shared__ uint32_t te_sh[SRTP_TE_WORDS];
     __shared__ uint32_t s_cmd, s_seq, s_n;
     srtp_load_table(te_sh, te0_global);
     const uint32_t* te = te_sh + (threadIdx.x & 31u);
+    uint32_t* slots = srtp_warp_slots(scratch);
     volatile uint32_t* vcounter = counter;
     volatile uint32_t* relay = counter + 1;
     uint32_t last = 0u;
@@ -764,7 +962,7 @@ extern "C" __global__ void srtp_persistent(const uint32_t* keys, volatile uint32
                     if (old & SRTP_CNT_EXIT) {
                         cmd = 1u;
                     } else {
-                        /* Acquire: the host wrote descs, data and ctl[1] before ctl[0]. */
+                        /* Acquire: the host wrote the descriptors and ctl[1] before ctl[0]. */
                         __threadfence_system();
                         s_seq = seq;
                         s_n = relay[1];
@@ -794,9 +992,11 @@ extern "C" __global__ void srtp_persistent(const uint32_t* keys, volatile uint32
         }
         uint32_t n = s_n;
         uint32_t seq = s_seq;
-        uint32_t stride = gridDim.x * blockDim.x;
-        for (uint32_t i = threadIdx.x * gridDim.x + blockIdx.x; i < n; i += stride) {
-            srtp_staged_packet(keys, descs + (uint64_t)i * SRTP_DESC_WORDS, data, scratch, te);
+        uint32_t warps = gridDim.x * (blockDim.x >> 5);
+        uint32_t gw = blockIdx.x + gridDim.x * (threadIdx.x >> 5);
+        uint32_t per = srtp_per_warp(n);
+        for (uint32_t base = per * gw; base < n; base += per * warps) {
+            srtp_warp_batch(keys, wire, outcomes, n, base, per, slots, te, 0);
         }
         __threadfence_system();
         __syncthreads();

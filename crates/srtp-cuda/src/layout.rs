@@ -288,6 +288,75 @@ pub fn descriptor(
     d
 }
 
+/// Words of a wire descriptor: what the host sends the device per packet
+/// (48 bytes; `kernels/srtp.cu` turns it into the 16-word descriptor above).
+///
+/// `w[0]` key slot; `w[1]` flags (as [`D_FLAGS`]); `w[2]`, `w[3]` the device
+/// address of the packet's first byte (low, high word; any alignment: a
+/// registered buffer-pool frame, an AF_XDP payload, or staged memory);
+/// `w[4]` length; `w[5]` enc_start | enc_end << 16; `w[6]` auth_end |
+/// tag_start << 16; `w[7]` the suffix; `w[8..12]` the IV. The outcome goes
+/// to a word array of its own.
+pub const WIRE_WORDS: usize = 12;
+
+/// Bytes of a thread's scratch slot on the device: the longest packet the
+/// kernels take (longer ones run on the CPU).
+pub const SLOT_BYTES: usize = 2304;
+
+/// The wire descriptor of one job at device address `addr` (see
+/// [`WIRE_WORDS`]); a field that does not fit gives a descriptor the device
+/// rejects without touching memory (length 0, enc_start after enc_end).
+#[allow(clippy::too_many_arguments)]
+pub fn wire(
+    slot: u32,
+    op: Op,
+    iv: [u8; 16],
+    enc_start: usize,
+    enc_end: usize,
+    auth_end: usize,
+    suffix: [u8; 4],
+    suffix_len: usize,
+    tag_start: usize,
+    tag_len: usize,
+    addr: u64,
+    len: usize,
+) -> [u32; WIRE_WORDS] {
+    let mut w = [0u32; WIRE_WORDS];
+    w[0] = slot;
+    let fits = len <= SLOT_BYTES
+        && enc_start <= 0xffff
+        && enc_end <= 0xffff
+        && auth_end <= 0xffff
+        && tag_start <= 0xffff
+        && suffix_len <= 0xff
+        && tag_len <= 0xff;
+    if !fits {
+        w[5] = 1;
+        return w;
+    }
+    w[1] = u32::from(op == Op::Unprotect)
+        | (suffix_len as u32) << FLAG_SUFFIX_LEN_SHIFT
+        | (tag_len as u32) << FLAG_TAG_LEN_SHIFT;
+    w[2] = addr as u32;
+    w[3] = (addr >> 32) as u32;
+    w[4] = len as u32;
+    w[5] = enc_start as u32 | (enc_end as u32) << 16;
+    w[6] = auth_end as u32 | (tag_start as u32) << 16;
+    w[7] = u32::from_be_bytes(suffix);
+    for j in 0..4 {
+        w[8 + j] = u32::from_be_bytes([iv[4 * j], iv[4 * j + 1], iv[4 * j + 2], iv[4 * j + 3]]);
+    }
+    w
+}
+
+/// A wire descriptor the device fails without reading or writing anything
+/// (a job the CPU runs instead).
+pub fn wire_skip() -> [u32; WIRE_WORDS] {
+    let mut w = [0u32; WIRE_WORDS];
+    w[5] = 1;
+    w
+}
+
 /// The job outcome a descriptor's outcome word stands for.
 pub fn outcome(word: u32) -> srtp::engine::Outcome {
     match word {
@@ -416,5 +485,28 @@ mod tests {
         assert_eq!(&d[D_OFFSET..D_SUFFIX], &[64, 110, 12, 100, 100, 100]);
         let bad = descriptor(0, Op::Protect, iv, 0, 0, 0, [0; 4], 300, 0, 0, 0, 0);
         assert!(bad[D_ENC_START] > bad[D_ENC_END]);
+    }
+
+    #[test]
+    fn wire_fields() {
+        let iv: [u8; 16] = core::array::from_fn(|i| i as u8);
+        let w = wire(3, Op::Unprotect, iv, 12, 100, 100, [1, 2, 3, 4], 4, 100, 10, 0x1_2345_6789, 110);
+        assert_eq!(w[0], 3);
+        assert_eq!(w[1], 1 | 4 << 8 | 10 << 16);
+        assert_eq!((w[2], w[3]), (0x2345_6789, 1));
+        assert_eq!(w[4], 110);
+        assert_eq!(w[5], 12 | 100 << 16);
+        assert_eq!(w[6], 100 | 100 << 16);
+        assert_eq!(w[7], 0x01020304);
+        assert_eq!((w[8], w[11]), (0x00010203, 0x0c0d0e0f));
+        // Too long for a slot, or a field over 16 bits: enc_start > enc_end, length 0.
+        for bad in [
+            wire(0, Op::Protect, iv, 0, 0, 0, [0; 4], 0, 0, 0, 0, SLOT_BYTES + 1),
+            wire(0, Op::Protect, iv, 0, 0x10000, 0, [0; 4], 0, 0, 0, 0, 10),
+            wire_skip(),
+        ] {
+            assert_eq!(bad[4], 0);
+            assert!(bad[5] & 0xffff > bad[5] >> 16);
+        }
     }
 }

@@ -10,17 +10,32 @@
 //!   round keys, the HMAC-SHA1 midstates and the GHASH table of one session
 //!   key ([`layout`]). It is uploaded once when a key is installed
 //!   ([`srtp::Engine::prepare_keys`]) and its slot is freed when the keys drop.
-//!   A batch carries packet bytes and a 64-byte descriptor per packet only.
-//! * Two modes ([`Mode`]): `Launch` (one host→device copy of the packed batch,
-//!   one kernel, one copy back, double-buffered on two streams so that copies
-//!   and compute of consecutive chunks overlap) and `Persistent` (a resident
-//!   kernel that polls a descriptor ring in mapped pinned host memory: no launch
-//!   and no copy per batch).
-//! * Hybrid: batches smaller than [`GpuConfig::cpu_below`] run on the CPU
-//!   engine, which every key also carries.
+//! * **Packets stay where they are.** A relay worker registers its buffer pool
+//!   ([`srtp::Engine::register_memory`]: page-locked and mapped into the
+//!   device's address space once). A batch whose packets lie in registered
+//!   memory is handed to the device as 48-byte wire descriptors (the packet's
+//!   device address, lengths, key slot, IV; [`layout::WIRE_WORDS`]) written by
+//!   the calling thread; the kernels read each packet from the pool over PCIe
+//!   with coalesced loads, transform it in device scratch, and write the result
+//!   back in place. The host moves no packet byte. Packets elsewhere (plain
+//!   `Vec`s) are packed into a staging buffer first, as before.
+//! * **Lanes**: each calling thread (relay worker) submits through a lane of
+//!   its own — stream, descriptor ring, outcome words, device scratch and, in
+//!   the persistent mode, its own resident kernel on a share of the SMs — so N
+//!   workers fill the GPU together with no lock per packet (a lane's mutex is
+//!   taken once per batch and is uncontended while lanes ≥ workers).
+//! * Two modes ([`Mode`]): `Launch` (one kernel launch per batch on the
+//!   lane's stream) and `Persistent` (a resident kernel per lane polls the
+//!   lane's doorbell in mapped host memory: no launch per batch).
+//! * Hybrid: batches smaller than the threshold run on the CPU engine, which
+//!   every key also carries; [`GpuEngine::calibrate`] measures the threshold
+//!   on the machine (the batch size from which the GPU's round trip is shorter
+//!   than the CPU's time for the batch). [`srtp::Engine::stats`] reports the
+//!   share of batches and packets each path ran and the round-trip histogram.
 //!
 //! This is the only crate of the project with `unsafe`: raw device memory,
-//! pinned host memory and kernel launches. Every block says why it is sound.
+//! pinned and registered host memory and kernel launches. Every block says
+//! why it is sound.
 
 pub mod batcher;
 pub mod layout;
@@ -28,11 +43,12 @@ pub mod layout;
 use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{result, sys, CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
 use srtp::cpu::CpuKeys;
-use srtp::engine::{Engine, Job, Outcome};
+use srtp::engine::{Engine, EngineStats, Job, Outcome};
 use srtp::{CpuEngine, SessionKeys};
-use std::sync::atomic::{fence, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{fence, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant};
+use zeroize::Zeroize;
 
 /// The suites the kernels implement (AES-f8 runs on the CPU inside the engine).
 pub const KERNEL_SUITES: [srtp::Suite; 10] = [
@@ -106,16 +122,27 @@ pub struct GpuConfig {
     pub device: usize,
     /// Key slots on the device (one per session key and direction).
     pub key_slots: u32,
-    /// Packets per chunk (launch) or per ring batch (persistent).
+    /// Packets per device submission (larger batches are split).
     pub chunk_packets: usize,
-    /// Bytes of packet data per chunk.
+    /// Bytes of the staging buffer that packets outside registered memory are
+    /// packed into, per lane.
     pub chunk_bytes: usize,
-    /// Thread blocks (0 = the device's multiprocessors × 3 for launch, × 1
-    /// for persistent: every block of the resident kernel must be resident).
+    /// Launch mode: move the frames of a batch from registered memory to a
+    /// device copy by DMA (one strided copy per sub-batch) and let the kernel
+    /// read them there, instead of reading each packet over PCIe itself;
+    /// results are written back in place either way.
+    pub dma_in: bool,
+    /// Thread blocks per submission (0 = the device's multiprocessors × 3 for
+    /// launch; for persistent, the multiprocessors shared out between the
+    /// lanes: every block of a resident kernel must stay resident).
     pub blocks: u32,
-    /// Threads per block.
+    /// Threads per block (a multiple of 32).
     pub threads: u32,
-    /// Batches with fewer packets run on the CPU engine (0 = never).
+    /// Submission lanes: threads that transform at the same time each get
+    /// one (0 = one per core, at most 16).
+    pub lanes: usize,
+    /// Batches with fewer packets run on the CPU engine (0 = never); see
+    /// [`GpuEngine::calibrate`].
     pub cpu_below: usize,
     /// How long the persistent kernel may wait for a batch before a call gives up.
     pub timeout: Duration,
@@ -132,8 +159,10 @@ impl Default for GpuConfig {
             key_slots: 65_536,
             chunk_packets: 65_536,
             chunk_bytes: 65_536 * 192,
+            dma_in: false,
             blocks: 0,
             threads: 256,
+            lanes: 0,
             cpu_below: 0,
             timeout: Duration::from_secs(5),
             idle_exit: Duration::from_secs(10),
@@ -168,10 +197,11 @@ struct Shared {
     /// Freed slots, and the next slot never used.
     free_slots: Mutex<(Vec<u32>, u32)>,
     key_slots: u32,
-    /// A freed slot was given to new keys. The resident kernel may hold the
-    /// old words in an SM's L1 (not coherent with host writes), so it is
-    /// restarted — a launch starts with a clean L1 — before the next batch.
-    reused: std::sync::atomic::AtomicBool,
+    /// Counts reuses of freed slots. A resident kernel may hold a slot's old
+    /// words in an SM's L1 (not coherent with host writes), so a lane whose
+    /// kernel started before the latest reuse restarts it — a launch starts
+    /// with a clean L1 — before its next batch.
+    generation: AtomicU64,
 }
 
 impl Drop for Shared {
@@ -185,7 +215,8 @@ impl Drop for Shared {
     }
 }
 
-/// Page-locked host memory, mapped into the device's address space.
+/// Page-locked host memory, mapped into the device's address space when
+/// asked for.
 struct Pinned {
     ptr: *mut u8,
     len: usize,
@@ -193,11 +224,11 @@ struct Pinned {
 }
 
 // SAFETY: the buffer is plain memory owned by this struct; access is
-// serialised by the engine's runner mutex.
+// serialised by the lane's mutex.
 unsafe impl Send for Pinned {}
 
 impl Pinned {
-    fn new(len: usize) -> Result<Pinned, GpuError> {
+    fn mapped(len: usize) -> Result<Pinned, GpuError> {
         Pinned::with_flags(len, sys::CU_MEMHOSTALLOC_DEVICEMAP | sys::CU_MEMHOSTALLOC_PORTABLE)
     }
 
@@ -219,6 +250,7 @@ impl Pinned {
         // SAFETY: ptr/len describe our live allocation; &mut self gives exclusivity.
         unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
     }
+
     fn words(&self, at: usize) -> *mut u32 {
         debug_assert!(at.is_multiple_of(4) && at < self.len);
         // SAFETY: in bounds (checked by callers' layout), 4-aligned.
@@ -256,30 +288,39 @@ impl Drop for DevBuf {
     }
 }
 
-/// One staging lane of the launch mode: pinned host buffer + device buffer +
-/// stream.
-struct Lane {
-    host: Pinned,
-    dev: DevBuf,
-    stream: Arc<CudaStream>,
+/// Host memory registered with the device: packets inside it are read and
+/// written by the kernels where they lie.
+struct Region {
+    host: usize,
+    len: usize,
+    dev: u64,
+    /// Bytes from one frame's start to the next (0: not known).
+    pitch: usize,
+    /// A device copy the host moves the frames of a batch into by DMA
+    /// ([`GpuConfig::dma_in`]), so that the kernel reads packets from device
+    /// memory and only writes results over PCIe.
+    mirror: Option<DevBuf>,
 }
 
-/// Layout of a staged chunk: descriptors first, then the packet data.
-fn chunk_layout(cfg: &GpuConfig) -> (usize, usize) {
-    let descs = cfg.chunk_packets * layout::DESC_WORDS * 4;
-    (descs, descs + cfg.chunk_bytes)
+/// The part of a registered region a sub-batch touches: frames
+/// `first..=last` (of `pitch` bytes), bytes `lo..hi` of each.
+#[derive(Clone, Copy, Debug)]
+struct Span {
+    region: usize,
+    first: usize,
+    last: usize,
+    lo: usize,
+    hi: usize,
 }
 
-/// The persistent kernel's ring (control words, descriptors, data) in mapped
-/// host memory, and the stream it runs on.
+/// The resident kernel's control words of one lane, and its state.
 struct Ring {
-    mem: Pinned,
+    ctl: Pinned,
     counter: DevBuf,
-    /// Device copy of the data region: the kernel stages packets here.
-    scratch: DevBuf,
-    stream: Arc<CudaStream>,
     seq: u32,
     running: bool,
+    /// The slot-reuse generation when the kernel started.
+    generation: u64,
 }
 
 const CTL_BYTES: usize = 256;
@@ -290,23 +331,54 @@ const CTL_STOP: usize = 2;
 const CTL_DONE: usize = 3;
 const CTL_EXITED: usize = 4;
 
-struct Runner {
-    lanes: Vec<Lane>,
+/// One submission lane: what a thread needs to run a batch on the device
+/// without sharing anything per batch with other threads.
+struct Lane {
+    stream: Arc<CudaStream>,
+    /// Wire descriptors (mapped): written by the host, read by the kernel.
+    wire: Pinned,
+    /// Outcome words (mapped): written by the kernel.
+    outcomes: Pinned,
+    /// A scratch slot per thread of the lane's grid.
+    scratch: DevBuf,
+    /// Staging for packets outside registered memory (mapped in the
+    /// persistent mode; plain pinned memory copied by DMA in the launch mode,
+    /// where mapped memory copied at 6.1 / 1.6 GB/s against 55).
+    stage: Pinned,
+    stage_dev: Option<DevBuf>,
     ring: Option<Ring>,
+    blocks: u32,
 }
 
-/// Batches larger than this are split into chunks.
-/// The GPU engine. Cheap to clone (a handle); `transform` serialises batches.
+/// Round-trip histogram bounds, µs (a last bucket holds the rest).
+pub const ROUND_TRIP_BOUNDS_US: [f64; 12] =
+    [5.0, 10.0, 20.0, 35.0, 50.0, 75.0, 100.0, 200.0, 500.0, 1000.0, 5000.0, 20000.0];
+
+/// Per-batch counters (atomics: any thread, no lock).
+#[derive(Default)]
+struct Stats {
+    cpu_batches: AtomicU64,
+    cpu_packets: AtomicU64,
+    gpu_batches: AtomicU64,
+    gpu_packets: AtomicU64,
+    round_trip: [AtomicU64; ROUND_TRIP_BOUNDS_US.len() + 1],
+    round_trip_ns: AtomicU64,
+}
+
+/// The GPU engine. Cheap to clone (a handle).
 #[derive(Clone)]
 pub struct GpuEngine {
     shared: Arc<Shared>,
-    runner: Arc<Mutex<Runner>>,
-    launch_fn: Arc<CudaFunction>,
+    lanes: Arc<Vec<Mutex<Lane>>>,
+    regions: Arc<RwLock<Vec<Region>>>,
+    gather_fn: Arc<CudaFunction>,
     persistent_fn: Arc<CudaFunction>,
     te0: Arc<DevBuf>,
     cfg: Arc<GpuConfig>,
     cpu: CpuEngine,
     info: Arc<DeviceInfo>,
+    stats: Arc<Stats>,
+    cpu_below: Arc<AtomicUsize>,
 }
 
 /// What the engine found out about its device.
@@ -318,10 +390,22 @@ pub struct DeviceInfo {
     pub cc: (i32, i32),
     /// Streaming multiprocessors.
     pub sms: u32,
-    /// Blocks in use.
+    /// Blocks per submission (per lane's resident kernel in the persistent mode).
     pub blocks: u32,
     /// Threads per block.
     pub threads: u32,
+    /// Submission lanes.
+    pub lanes: usize,
+}
+
+/// The hybrid threshold measured by [`GpuEngine::calibrate`].
+#[derive(Clone, Debug)]
+pub struct Calibration {
+    /// (batch, CPU engine µs on this thread, GPU round trip µs), medians.
+    pub rows: Vec<(usize, f64, f64)>,
+    /// Batches of at least this many packets go to the GPU (`usize::MAX`:
+    /// the GPU was slower at every size measured).
+    pub threshold: usize,
 }
 
 /// Whether the CUDA driver and NVRTC libraries can be loaded here.
@@ -330,10 +414,16 @@ pub fn libraries_present() -> bool {
     unsafe { cudarc::driver::sys::is_culib_present() && cudarc::nvrtc::sys::is_culib_present() }
 }
 
+thread_local! {
+    /// The lane this thread submits through (assigned on first use).
+    static LANE: std::cell::Cell<usize> = const { std::cell::Cell::new(usize::MAX) };
+}
+static NEXT_LANE: AtomicUsize = AtomicUsize::new(0);
+
 impl GpuEngine {
     /// Starts the engine: loads the driver, compiles the kernels for the
-    /// device, allocates key slots and staging buffers (and starts the
-    /// persistent kernel in that mode).
+    /// device, allocates key slots and the lanes' buffers. (Resident kernels
+    /// start with a lane's first batch.)
     pub fn new(cfg: GpuConfig) -> Result<GpuEngine, GpuError> {
         // SAFETY: only probes for the shared libraries.
         if unsafe { !cudarc::driver::sys::is_culib_present() } {
@@ -342,6 +432,9 @@ impl GpuEngine {
         // SAFETY: as above.
         if unsafe { !cudarc::nvrtc::sys::is_culib_present() } {
             return Err(GpuError::Unavailable("NVRTC (libnvrtc.so) is not installed".into()));
+        }
+        if cfg.threads == 0 || !cfg.threads.is_multiple_of(32) || cfg.chunk_packets == 0 {
+            return Err(GpuError::Capacity("threads must be a multiple of 32 and chunk_packets > 0".into()));
         }
         let count = CudaContext::device_count().map_err(|e| GpuError::Unavailable(format!("{e:?}")))?;
         if count <= cfg.device as i32 {
@@ -362,7 +455,7 @@ impl GpuEngine {
         )
         .map_err(|e| GpuError::Compile(format!("{e:?}")))?;
         let module = ctx.load_module(ptx)?;
-        let launch_fn = module.load_function("srtp_launch")?;
+        let gather_fn = module.load_function("srtp_gather")?;
         let persistent_fn = module.load_function("srtp_persistent")?;
 
         let key_bytes = cfg.key_slots as usize * layout::KEY_WORDS * 4;
@@ -373,61 +466,69 @@ impl GpuEngine {
             keys_dev,
             free_slots: Mutex::new((Vec::new(), 0)),
             key_slots: cfg.key_slots,
-            reused: std::sync::atomic::AtomicBool::new(false),
+            generation: AtomicU64::new(0),
         });
         let te0 = DevBuf::new(256 * 4)?;
         // SAFETY: te0 holds 1 KiB; the source slice is 256 words.
         unsafe { result::memcpy_htod_sync(te0.ptr, &layout::te0())? };
 
+        let lanes_n = match cfg.lanes {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()).min(16),
+            n => n,
+        };
         let blocks = if cfg.blocks > 0 {
             cfg.blocks
         } else if cfg.mode == Mode::Persistent {
-            sms
+            // Every lane's resident kernel keeps its blocks on the device;
+            // together they take one block per SM.
+            (sms / lanes_n as u32).max(1)
         } else {
             // 256 threads use 72 registers each: 3 blocks fit an SM.
             sms * 3
         };
-        let info = DeviceInfo { name, cc, sms, blocks, threads: cfg.threads };
-        let (_, chunk) = chunk_layout(&cfg);
-        let mut runner = Runner { lanes: Vec::new(), ring: None };
-        match cfg.mode {
-            Mode::Launch => {
-                for _ in 0..2 {
-                    // Plain (unmapped) pinned memory: copies from mapped memory ran
-                    // at 6 and 1.6 GB/s on the H100 machine, from this at 55 GB/s.
-                    runner.lanes.push(Lane {
-                        host: Pinned::with_flags(chunk, 0)?,
-                        dev: DevBuf::new(chunk)?,
-                        stream: ctx.new_stream()?,
-                    });
-                }
-            }
-            Mode::Persistent => {
-                runner.ring = Some(Ring {
-                    mem: Pinned::new(CTL_BYTES + chunk)?,
-                    counter: DevBuf::new(16)?,
-                    scratch: DevBuf::new(chunk)?,
-                    stream: ctx.new_stream()?,
-                    seq: 0,
-                    running: false,
-                });
-            }
+        let info = DeviceInfo { name, cc, sms, blocks, threads: cfg.threads, lanes: lanes_n };
+        let mut lanes = Vec::with_capacity(lanes_n);
+        for _ in 0..lanes_n {
+            let persistent = cfg.mode == Mode::Persistent;
+            lanes.push(Mutex::new(Lane {
+                stream: ctx.new_stream()?,
+                wire: Pinned::mapped(cfg.chunk_packets * WIRE_BYTES)?,
+                outcomes: Pinned::mapped(cfg.chunk_packets * 4)?,
+                scratch: DevBuf::new(blocks as usize * cfg.threads as usize * layout::SLOT_BYTES)?,
+                stage: if persistent {
+                    Pinned::mapped(cfg.chunk_bytes)?
+                } else {
+                    Pinned::with_flags(cfg.chunk_bytes, 0)?
+                },
+                stage_dev: if persistent { None } else { Some(DevBuf::new(cfg.chunk_bytes)?) },
+                ring: if persistent {
+                    Some(Ring {
+                        ctl: Pinned::mapped(CTL_BYTES)?,
+                        counter: DevBuf::new(16)?,
+                        seq: 0,
+                        running: false,
+                        generation: 0,
+                    })
+                } else {
+                    None
+                },
+                blocks,
+            }));
         }
-        let engine = GpuEngine {
+        let cpu_below = cfg.cpu_below;
+        Ok(GpuEngine {
             shared,
-            runner: Arc::new(Mutex::new(runner)),
-            launch_fn: Arc::new(launch_fn),
+            lanes: Arc::new(lanes),
+            regions: Arc::new(RwLock::new(Vec::new())),
+            gather_fn: Arc::new(gather_fn),
             persistent_fn: Arc::new(persistent_fn),
             te0: Arc::new(te0),
             cfg: Arc::new(cfg),
             cpu: CpuEngine::new(),
             info: Arc::new(info),
-        };
-        if engine.cfg.mode == Mode::Persistent {
-            let mut r = engine.runner.lock().map_err(|_| GpuError::Cuda("runner lock poisoned".into()))?;
-            engine.start_persistent(r.ring.as_mut().expect("persistent mode has a ring"))?;
-        }
-        Ok(engine)
+            stats: Arc::new(Stats::default()),
+            cpu_below: Arc::new(AtomicUsize::new(cpu_below)),
+        })
     }
 
     /// The device and launch geometry.
@@ -440,18 +541,173 @@ impl GpuEngine {
         &self.cfg
     }
 
-    fn launch_config(&self, n: usize) -> LaunchConfig {
-        // Packet i runs on thread i / blocks of block i % blocks (see the
-        // kernels): up to `blocks` packets, one per block, across every SM.
-        let threads = self.info.threads;
-        let grid = (n.max(1) as u32).min(self.info.blocks);
-        LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: 0 }
+    /// The hybrid threshold in force: batches below it run on the CPU.
+    pub fn cpu_below(&self) -> usize {
+        self.cpu_below.load(Ordering::Relaxed)
     }
 
-    fn start_persistent(&self, ring: &mut Ring) -> Result<(), GpuError> {
-        let ctl = ring.mem.words(0);
-        // SAFETY: ctl points at the first CTL_BYTES of the mapped ring; the
-        // kernel is not running (running == false), so the host owns it.
+    /// Sets the hybrid threshold (0: every batch on the GPU).
+    pub fn set_cpu_below(&self, n: usize) {
+        self.cpu_below.store(n, Ordering::Relaxed);
+    }
+
+    /// This thread's lane: its own when free, else any free one, else it
+    /// waits for its own. One lock per batch, uncontended while there are
+    /// at least as many lanes as submitting threads.
+    fn lane(&self) -> Result<MutexGuard<'_, Lane>, GpuError> {
+        let n = self.lanes.len();
+        let mine = LANE.with(|l| {
+            if l.get() == usize::MAX {
+                l.set(NEXT_LANE.fetch_add(1, Ordering::Relaxed));
+            }
+            l.get()
+        }) % n;
+        for k in 0..n {
+            if let Ok(g) = self.lanes[(mine + k) % n].try_lock() {
+                return Ok(g);
+            }
+        }
+        self.lanes[mine].lock().map_err(|_| GpuError::Cuda("lane lock poisoned".into()))
+    }
+
+    /// Stops every lane's resident kernel and keeps the lanes locked: page
+    /// locking and unlocking memory waits for the device's running kernels,
+    /// and a resident kernel only ends when idle for `idle_exit` (the first
+    /// run on the GPU machine hung there). Kernels restart with their lane's
+    /// next batch.
+    fn quiesce(&self) -> Result<Vec<MutexGuard<'_, Lane>>, GpuError> {
+        let mut held = Vec::with_capacity(self.lanes.len());
+        for l in self.lanes.iter() {
+            let mut g = l.lock().map_err(|_| GpuError::Cuda("lane lock poisoned".into()))?;
+            self.stop_persistent(&mut g)?;
+            held.push(g);
+        }
+        Ok(held)
+    }
+
+    /// Registers `len` bytes at `ptr` (page-locked and mapped into the
+    /// device's address space), so that jobs whose buffers lie there run
+    /// without a host copy. Waits for batches in flight.
+    ///
+    /// # Safety
+    /// The memory stays mapped until [`unregister`](Self::unregister).
+    pub unsafe fn register(&self, ptr: *mut u8, len: usize, pitch: usize) -> Result<(), GpuError> {
+        let _lanes = self.quiesce()?;
+        self.shared.ctx.bind_to_thread()?;
+        let flags = sys::CU_MEMHOSTREGISTER_DEVICEMAP | sys::CU_MEMHOSTREGISTER_PORTABLE;
+        let mut dev: CUdeviceptr = 0;
+        // SAFETY: the caller keeps the range mapped while it is registered.
+        unsafe {
+            sys::cuMemHostRegister_v2(ptr as *mut _, len, flags).result()?;
+            if let Err(e) = sys::cuMemHostGetDevicePointer_v2(&mut dev, ptr as *mut _, 0).result() {
+                let _ = sys::cuMemHostUnregister(ptr as *mut _).result();
+                return Err(e.into());
+            }
+        }
+        let mirror = if self.cfg.dma_in && self.cfg.mode == Mode::Launch {
+            match DevBuf::new(len) {
+                Ok(m) => Some(m),
+                Err(e) => {
+                    // SAFETY: registered just above.
+                    unsafe {
+                        let _ = sys::cuMemHostUnregister(ptr as *mut _).result();
+                    }
+                    return Err(e);
+                }
+            }
+        } else {
+            None
+        };
+        let mut r = self.regions.write().map_err(|_| GpuError::Cuda("region lock poisoned".into()))?;
+        r.push(Region { host: ptr as usize, len, dev, pitch, mirror });
+        Ok(())
+    }
+
+    /// Unregisters memory given to [`register`](Self::register), after the
+    /// batches in flight.
+    pub fn unregister(&self, ptr: *mut u8) {
+        let lanes = self.quiesce();
+        let Ok(mut r) = self.regions.write() else { return };
+        if let Some(i) = r.iter().position(|x| x.host == ptr as usize) {
+            r.swap_remove(i);
+            let _ = self.shared.ctx.bind_to_thread();
+            // SAFETY: registered by `register`; no batch holds the region
+            // (every lane is locked and idle).
+            unsafe {
+                let _ = sys::cuMemHostUnregister(ptr as *mut _).result();
+            }
+        }
+        drop(lanes);
+    }
+
+    /// Measures the hybrid threshold on this machine: AES_CM_128_HMAC_SHA1_80
+    /// protect of G.711 packets (172 bytes) in registered memory, batches of
+    /// 1 to 4 096 packets, the CPU engine on this thread against the GPU's
+    /// round trip (median of 15 each). Sets and returns the threshold: the
+    /// smallest batch from which the GPU is faster at every larger size.
+    pub fn calibrate(&self) -> Result<Calibration, GpuError> {
+        const MAX: usize = 4096;
+        const PITCH: usize = 256;
+        let suite = srtp::Suite::AES_CM_128_HMAC_SHA1_80;
+        let sk = SessionKeys::derive(suite, &[7u8; 16], &[9u8; 14], false, 0)
+            .map_err(|e| GpuError::Capacity(format!("calibration keys: {e}")))?;
+        let keys = self.prepare_keys(&sk).map_err(|e| GpuError::Capacity(format!("calibration keys: {e}")))?;
+        let region = PageRegion::new(MAX * PITCH)?;
+        // SAFETY: the region lives until the end of this function and is
+        // unregistered before it is freed.
+        unsafe { self.register(region.ptr, region.len, PITCH)? };
+        let result = (|| -> Result<Calibration, GpuError> {
+            let mut rows = Vec::new();
+            let mut n = 1;
+            while n <= MAX {
+                let mut cpu_t = Vec::new();
+                let mut gpu_t = Vec::new();
+                for rep in 0..17 {
+                    let mut jobs = region.jobs(&keys, n, PITCH);
+                    let t = Instant::now();
+                    run_cpu_with(&self.cpu, &mut jobs);
+                    let c = t.elapsed().as_secs_f64() * 1e6;
+                    let mut jobs = region.jobs(&keys, n, PITCH);
+                    let t = Instant::now();
+                    self.transform_gpu(&mut jobs)?;
+                    let g = t.elapsed().as_secs_f64() * 1e6;
+                    if rep >= 2 {
+                        cpu_t.push(c);
+                        gpu_t.push(g);
+                    }
+                }
+                rows.push((n, median(&mut cpu_t), median(&mut gpu_t)));
+                n *= 2;
+            }
+            let mut threshold = usize::MAX;
+            for &(n, c, g) in rows.iter().rev() {
+                if g < c {
+                    threshold = n;
+                } else {
+                    break;
+                }
+            }
+            Ok(Calibration { rows, threshold })
+        })();
+        self.unregister(region.ptr);
+        let cal = result?;
+        self.set_cpu_below(cal.threshold);
+        Ok(cal)
+    }
+
+    fn launch_config(&self, n: usize, blocks: u32) -> LaunchConfig {
+        // A warp takes 1..32 packets (as few as spread the batch over the
+        // grid) and warp w runs in block w % grid: a small batch gets one
+        // packet per warp, each warp in its own block, across the SMs.
+        let grid = (n.max(1) as u32).min(blocks);
+        LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (self.info.threads, 1, 1), shared_mem_bytes: 0 }
+    }
+
+    fn start_persistent(&self, lane: &mut Lane) -> Result<(), GpuError> {
+        let ring = lane.ring.as_mut().expect("persistent lanes have a ring");
+        let ctl = ring.ctl.words(0);
+        // SAFETY: ctl points at the mapped control words; the kernel is not
+        // running, so the host owns them.
         unsafe {
             std::ptr::write_volatile(ctl.add(CTL_STOP), 0);
             std::ptr::write_volatile(ctl.add(CTL_EXITED), 0);
@@ -461,21 +717,21 @@ impl GpuEngine {
             result::memcpy_htod_sync(ring.counter.ptr, &[0u32, ring.seq, 0, 0])?;
         }
         fence(Ordering::SeqCst);
-        let descs = ring.mem.dev + CTL_BYTES as u64;
-        let data = descs + (self.cfg.chunk_packets * layout::DESC_WORDS * 4) as u64;
+        ring.generation = self.shared.generation.load(Ordering::SeqCst);
         let idle_ns = self.cfg.idle_exit.as_nanos() as u64;
-        let cfg = LaunchConfig {
-            grid_dim: (self.info.blocks, 1, 1),
-            block_dim: (self.info.threads, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        let mut b = ring.stream.launch_builder(&self.persistent_fn);
-        let keys = self.shared.keys_dev;
-        let ctl_dev = ring.mem.dev;
-        let counter = ring.counter.ptr;
-        let te0 = self.te0.ptr;
-        let scratch = ring.scratch.ptr;
-        b.arg(&keys).arg(&ctl_dev).arg(&descs).arg(&data).arg(&counter).arg(&te0).arg(&idle_ns).arg(&scratch);
+        let cfg =
+            LaunchConfig { grid_dim: (lane.blocks, 1, 1), block_dim: (self.info.threads, 1, 1), shared_mem_bytes: 0 };
+        let mut b = lane.stream.launch_builder(&self.persistent_fn);
+        let (keys, ctl_dev, wire, outcomes, counter, te0, scratch) = (
+            self.shared.keys_dev,
+            ring.ctl.dev,
+            lane.wire.dev,
+            lane.outcomes.dev,
+            ring.counter.ptr,
+            self.te0.ptr,
+            lane.scratch.ptr,
+        );
+        b.arg(&keys).arg(&ctl_dev).arg(&wire).arg(&outcomes).arg(&counter).arg(&te0).arg(&idle_ns).arg(&scratch);
         // SAFETY: the arguments are device pointers of live allocations that
         // outlive the kernel (it is stopped in Drop before they are freed).
         unsafe { b.launch(cfg)? };
@@ -483,155 +739,13 @@ impl GpuEngine {
         Ok(())
     }
 
-    /// Packs `jobs` into a staging area: descriptors at 0, data after
-    /// `data_at`. Returns the data bytes used, or None if they do not fit.
-    /// Large batches are packed by several threads, each into its own
-    /// contiguous part of the area.
-    fn pack(jobs: &[Job<'_, GpuKeys>], area: &mut [u8], data_at: usize) -> Option<usize> {
-        let total: usize = jobs.iter().map(staged_len).sum();
-        if jobs.len() * DESC_BYTES > data_at || data_at + total > area.len() {
-            return None;
-        }
-        let (mut descs, mut data) = area.split_at_mut(data_at);
-        let per = part_size(jobs.len());
-        if per >= jobs.len() {
-            pack_part(jobs, descs, data, 0);
-            return Some(total);
-        }
-        std::thread::scope(|scope| {
-            let mut base = 0;
-            for part in jobs.chunks(per) {
-                let bytes: usize = part.iter().map(staged_len).sum();
-                let (d, rest) = std::mem::take(&mut descs).split_at_mut(part.len() * DESC_BYTES);
-                descs = rest;
-                let (x, rest) = std::mem::take(&mut data).split_at_mut(bytes);
-                data = rest;
-                let b = base;
-                base += bytes;
-                scope.spawn(move || pack_part(part, d, x, b));
-            }
-        });
-        Some(total)
-    }
-
-    /// Copies results back into the jobs (and runs the CPU-only ones), with
-    /// several threads for large batches.
-    fn unpack(&self, jobs: &mut [Job<'_, GpuKeys>], area: &[u8], data_at: usize) {
-        let (mut descs, mut data) = area.split_at(data_at);
-        let per = part_size(jobs.len());
-        let cpu = &self.cpu;
-        if per >= jobs.len() {
-            return unpack_part(cpu, jobs, descs, data);
-        }
-        std::thread::scope(|scope| {
-            for part in jobs.chunks_mut(per) {
-                let bytes: usize = part.iter().map(staged_len).sum();
-                let (d, rest) = descs.split_at(part.len() * DESC_BYTES);
-                descs = rest;
-                let (x, rest) = data.split_at(bytes);
-                data = rest;
-                scope.spawn(move || unpack_part(cpu, part, d, x));
-            }
-        });
-    }
-
-    /// How many of `jobs` fit one chunk.
-    fn chunk_len(&self, jobs: &[Job<'_, GpuKeys>]) -> usize {
-        let mut bytes = 0usize;
-        let mut n = 0usize;
-        for job in jobs.iter().take(self.cfg.chunk_packets) {
-            let len = if job.keys.slot.is_some() { job.buf.len() } else { 0 };
-            let next = bytes + len.next_multiple_of(16);
-            if next > self.cfg.chunk_bytes {
-                break;
-            }
-            bytes = next;
-            n += 1;
-        }
-        n
-    }
-
-    fn run_cpu(&self, jobs: &mut [Job<'_, GpuKeys>]) {
-        run_cpu_with(&self.cpu, jobs)
-    }
-
-    /// Transforms on the GPU (no hybrid shortcut). Jobs the GPU could not take
-    /// (a packet larger than a chunk) run on the CPU.
-    pub fn transform_gpu(&self, jobs: &mut [Job<'_, GpuKeys>]) -> Result<(), GpuError> {
-        let mut runner = self.runner.lock().map_err(|_| GpuError::Cuda("runner lock poisoned".into()))?;
-        match self.cfg.mode {
-            Mode::Launch => self.run_launch(&mut runner, jobs),
-            Mode::Persistent => self.run_persistent(runner.ring.as_mut().expect("ring"), jobs),
-        }
-    }
-
-    fn run_launch(&self, runner: &mut Runner, jobs: &mut [Job<'_, GpuKeys>]) -> Result<(), GpuError> {
-        self.shared.ctx.bind_to_thread()?;
-        // Chunks alternate between the two lanes: while one lane's chunk is
-        // copied and computed, the host packs the next into the other.
-        // (first job, jobs, bytes, where the data starts)
-        let mut pending: [Option<(usize, usize, usize, usize)>; 2] = [None, None];
-        let mut start = 0usize;
-        let mut lane = 0usize;
-        loop {
-            if let Some((s, n, _, data_at)) = pending[lane].take() {
-                runner.lanes[lane].stream.synchronize()?;
-                self.unpack(&mut jobs[s..s + n], runner.lanes[lane].host.bytes(), data_at);
-            }
-            if start >= jobs.len() {
-                if pending.iter().all(Option::is_none) {
-                    break;
-                }
-                lane ^= 1;
-                continue;
-            }
-            let n = self.chunk_len(&jobs[start..]);
-            if n == 0 {
-                // A packet larger than a chunk: the CPU takes it.
-                self.run_cpu(&mut jobs[start..start + 1]);
-                start += 1;
-                continue;
-            }
-            let l = &mut runner.lanes[lane];
-            // Only the descriptors in use travel: the data follows them.
-            let data_at = (n * layout::DESC_WORDS * 4).next_multiple_of(256);
-            let used = Self::pack(&jobs[start..start + n], l.host.bytes(), data_at).expect("chunk_len checked the fit");
-            let total = data_at + used;
-            let descs = l.dev.ptr;
-            let data = l.dev.ptr + data_at as u64;
-            // SAFETY: host and device buffers hold `total` bytes; the host
-            // buffer is pinned and not touched until the stream is synchronised.
-            unsafe {
-                let src = std::slice::from_raw_parts(l.host.ptr, total);
-                result::memcpy_htod_async(l.dev.ptr, src, l.stream.cu_stream())?;
-            }
-            let cfg = self.launch_config(n);
-            let mut b = l.stream.launch_builder(&self.launch_fn);
-            let keys = self.shared.keys_dev;
-            let count = n as u32;
-            let te0 = self.te0.ptr;
-            b.arg(&keys).arg(&descs).arg(&data).arg(&count).arg(&te0);
-            // SAFETY: pointers to live device buffers sized for n descriptors
-            // and `used` data bytes.
-            unsafe { b.launch(cfg)? };
-            // SAFETY: as for the copy in.
-            unsafe {
-                let dst = std::slice::from_raw_parts_mut(l.host.ptr, total);
-                result::memcpy_dtoh_async(dst, l.dev.ptr, l.stream.cu_stream())?;
-            }
-            pending[lane] = Some((start, n, total, data_at));
-            start += n;
-            lane ^= 1;
-        }
-        Ok(())
-    }
-
-    /// Stops the resident kernel and waits for it (bounded).
-    fn stop_persistent(&self, ring: &mut Ring) -> Result<(), GpuError> {
+    /// Stops a lane's resident kernel and waits for it (bounded).
+    fn stop_persistent(&self, lane: &mut Lane) -> Result<(), GpuError> {
+        let Some(ring) = lane.ring.as_mut() else { return Ok(()) };
         if !ring.running {
             return Ok(());
         }
-        let ctl = ring.mem.words(0);
+        let ctl = ring.ctl.words(0);
         // SAFETY: control words of the mapped ring.
         unsafe { std::ptr::write_volatile(ctl.add(CTL_STOP), 1) };
         fence(Ordering::SeqCst);
@@ -643,78 +757,338 @@ impl GpuEngine {
             }
             std::hint::spin_loop();
         }
-        ring.stream.synchronize()?;
+        lane.stream.synchronize()?;
         ring.running = false;
         Ok(())
     }
 
-    fn run_persistent(&self, ring: &mut Ring, jobs: &mut [Job<'_, GpuKeys>]) -> Result<(), GpuError> {
-        let (data_at, _) = chunk_layout(&self.cfg);
-        if self.shared.reused.swap(false, Ordering::SeqCst) {
-            self.stop_persistent(ring)?;
+    /// Runs the lane's first `n` wire descriptors on the device and waits.
+    fn submit(&self, lane: &mut Lane, n: usize) -> Result<(), GpuError> {
+        match self.cfg.mode {
+            Mode::Launch => {
+                self.launch_gather(lane, lane.wire.dev, lane.outcomes.dev, n, 0)?;
+                lane.stream.synchronize()?;
+                Ok(())
+            }
+            Mode::Persistent => self.submit_persistent(lane, n),
         }
-        let mut start = 0;
+    }
+
+    fn submit_persistent(&self, lane: &mut Lane, n: usize) -> Result<(), GpuError> {
+        let stale = lane
+            .ring
+            .as_ref()
+            .is_some_and(|r| r.running && r.generation != self.shared.generation.load(Ordering::SeqCst));
+        if stale {
+            self.stop_persistent(lane)?;
+        }
+        {
+            let ring = lane.ring.as_ref().expect("persistent lanes have a ring");
+            let ctl = ring.ctl.words(0);
+            // SAFETY: reading the exited flag the kernel writes on exit.
+            let exited = unsafe { std::ptr::read_volatile(ctl.add(CTL_EXITED)) } != 0;
+            if !ring.running || exited {
+                if ring.running {
+                    lane.stream.synchronize()?;
+                }
+                lane.ring.as_mut().expect("ring").running = false;
+                self.start_persistent(lane)?;
+            }
+        }
+        let ring = lane.ring.as_mut().expect("persistent lanes have a ring");
+        let ctl = ring.ctl.words(0);
+        ring.seq = ring.seq.wrapping_add(1);
+        let seq = ring.seq;
+        // Publish: the descriptors, then the count, then the doorbell.
+        fence(Ordering::SeqCst);
+        // SAFETY: control words of the mapped ring; the kernel reads them
+        // with volatile loads.
+        unsafe {
+            std::ptr::write_volatile(ctl.add(CTL_COUNT), n as u32);
+            fence(Ordering::SeqCst);
+            std::ptr::write_volatile(ctl.add(CTL_DOORBELL), seq);
+        }
+        let t0 = Instant::now();
+        let mut spins = 0u32;
+        loop {
+            // SAFETY: as above; the kernel writes CTL_DONE after a system fence.
+            if unsafe { std::ptr::read_volatile(ctl.add(CTL_DONE)) } == seq {
+                break;
+            }
+            // SAFETY: as above.
+            if unsafe { std::ptr::read_volatile(ctl.add(CTL_EXITED)) } != 0 {
+                // The kernel went idle just as the doorbell rang: restart it;
+                // it resumes from the last completed batch and sees ours.
+                lane.stream.synchronize()?;
+                let ring = lane.ring.as_mut().expect("ring");
+                ring.running = false;
+                ring.seq = seq.wrapping_sub(1);
+                self.start_persistent(lane)?;
+                let ring = lane.ring.as_mut().expect("ring");
+                ring.seq = seq;
+                // SAFETY: re-ring the doorbell for the restarted kernel.
+                unsafe { std::ptr::write_volatile(ctl.add(CTL_DOORBELL), seq) };
+            }
+            spins += 1;
+            if spins.is_multiple_of(1024) && t0.elapsed() > self.cfg.timeout {
+                return Err(GpuError::Timeout(self.cfg.timeout));
+            }
+            std::hint::spin_loop();
+        }
+        fence(Ordering::SeqCst);
+        Ok(())
+    }
+
+    /// Transforms on the GPU (no hybrid shortcut). Jobs the GPU cannot take
+    /// (AES-f8, a packet longer than a scratch slot) run on the CPU.
+    pub fn transform_gpu(&self, jobs: &mut [Job<'_, GpuKeys>]) -> Result<(), GpuError> {
+        let t0 = Instant::now();
+        let mut lane = self.lane()?;
+        self.shared.ctx.bind_to_thread()?;
+        let regions = self.regions.read().map_err(|_| GpuError::Cuda("region lock poisoned".into()))?;
+        let mut hint = 0usize;
+        let in_place = !regions.is_empty()
+            && jobs.iter().all(|j| j.keys.slot.is_none() || find_region(&regions, j.buf, &mut hint).is_some());
+        if in_place {
+            self.run_in_place(&mut lane, &regions, jobs)?;
+        } else {
+            drop(regions);
+            self.run_packed(&mut lane, jobs)?;
+        }
+        let ns = t0.elapsed().as_nanos() as u64;
+        let us = ns as f64 / 1000.0;
+        let bucket = ROUND_TRIP_BOUNDS_US.iter().position(|&b| us <= b).unwrap_or(ROUND_TRIP_BOUNDS_US.len());
+        self.stats.round_trip[bucket].fetch_add(1, Ordering::Relaxed);
+        self.stats.round_trip_ns.fetch_add(ns, Ordering::Relaxed);
+        self.stats.gpu_batches.fetch_add(1, Ordering::Relaxed);
+        self.stats.gpu_packets.fetch_add(jobs.len() as u64, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// The zero-copy path: descriptors name the packets where they lie. In
+    /// the launch mode a large batch is cut into sub-batches that alternate
+    /// between the two halves of the lane's descriptor and outcome buffers:
+    /// the host writes one while the device runs the other.
+    fn run_in_place(&self, lane: &mut Lane, regions: &[Region], jobs: &mut [Job<'_, GpuKeys>]) -> Result<(), GpuError> {
+        if self.cfg.mode == Mode::Persistent {
+            for part in jobs.chunks_mut(self.cfg.chunk_packets) {
+                self.write_wire(regions, part, lane.wire.ptr);
+                self.submit(lane, part.len())?;
+                self.read_outcomes(part, lane.outcomes.ptr);
+            }
+            return Ok(());
+        }
+        let half = (self.cfg.chunk_packets / 2).max(1);
+        let sub = if jobs.len() <= half { half } else { half.min(16_384) };
+        let mut inflight: Option<(usize, usize, usize)> = None;
+        let (mut pos, mut h) = (0usize, 0usize);
+        loop {
+            let next = (pos < jobs.len()).then(|| {
+                let len = sub.min(jobs.len() - pos);
+                // SAFETY: half h of the wire buffer holds `half` ≥ len descriptors.
+                let dst = unsafe { lane.wire.ptr.add(h * half * WIRE_BYTES) };
+                let span = self.write_wire(regions, &jobs[pos..pos + len], dst);
+                (pos, len, h, span)
+            });
+            if let Some((s, l, hh)) = inflight.take() {
+                lane.stream.synchronize()?;
+                // SAFETY: half hh of the outcome words, written by the finished kernel.
+                let src = unsafe { lane.outcomes.ptr.add(hh * half * 4) };
+                self.read_outcomes(&mut jobs[s..s + l], src);
+            }
+            let Some((s, l, hh, span)) = next else { break };
+            let wire = lane.wire.dev + (hh * half * WIRE_BYTES) as u64;
+            let outcomes = lane.outcomes.dev + (hh * half * 4) as u64;
+            let delta = self.dma_in(lane, regions, span)?;
+            self.launch_gather(lane, wire, outcomes, l, delta)?;
+            inflight = Some((s, l, hh));
+            pos += l;
+            h ^= 1;
+        }
+        Ok(())
+    }
+
+    /// Launches the gather kernel on the lane's stream (not waiting).
+    fn launch_gather(&self, lane: &Lane, wire: u64, outcomes: u64, n: usize, delta: i64) -> Result<(), GpuError> {
+        let cfg = self.launch_config(n, lane.blocks);
+        let mut b = lane.stream.launch_builder(&self.gather_fn);
+        let (keys, count, te0, scratch) = (self.shared.keys_dev, n as u32, self.te0.ptr, lane.scratch.ptr);
+        b.arg(&keys).arg(&wire).arg(&outcomes).arg(&count).arg(&te0).arg(&scratch).arg(&delta);
+        // SAFETY: `wire` and `outcomes` hold n descriptors and words of the
+        // lane's mapped buffers; the scratch has a slot per thread of the
+        // grid; every address a descriptor names lies in registered, staged
+        // or device memory that outlives the stream's next synchronisation,
+        // which the caller waits for before touching the buffers again.
+        unsafe { b.launch(cfg)? };
+        Ok(())
+    }
+
+    /// Writes the wire descriptors of `jobs` (in registered memory) at `dst`
+    /// (mapped pinned memory with room for them): the device address of
+    /// each packet where it lies, or a descriptor the device skips. Returns
+    /// the frames the packets occupy when they all lie in one region.
+    fn write_wire(&self, regions: &[Region], jobs: &[Job<'_, GpuKeys>], dst: *mut u8) -> Option<Span> {
+        let mut hint = 0usize;
+        let mut span: Option<Span> = None;
+        // One region, and no packet crossing a frame boundary of the stated
+        // pitch: then rows first..=last, columns lo..hi hold every packet.
+        let mut one_region = true;
+        for (i, job) in jobs.iter().enumerate() {
+            let w = match (job.keys.slot, find_region(regions, job.buf, &mut hint)) {
+                (Some(slot), Some(r)) if job.buf.len() <= layout::SLOT_BYTES => {
+                    let off = job.buf.as_ptr() as usize - r.host;
+                    let (frame, at) = off.checked_div(r.pitch).map_or((0, off), |f| (f, off - f * r.pitch));
+                    let end = at + job.buf.len();
+                    one_region &= r.pitch == 0 || end <= r.pitch;
+                    span = Some(match span {
+                        None => Span { region: hint, first: frame, last: frame, lo: at, hi: end },
+                        Some(s) => {
+                            one_region &= s.region == hint;
+                            Span {
+                                region: s.region,
+                                first: s.first.min(frame),
+                                last: s.last.max(frame),
+                                lo: s.lo.min(at),
+                                hi: s.hi.max(end),
+                            }
+                        }
+                    });
+                    wire_of(job, slot, r.dev + off as u64)
+                }
+                _ => layout::wire_skip(),
+            };
+            // SAFETY: the caller gives room for jobs.len() descriptors at dst;
+            // one unaligned 48-byte store of little-endian words.
+            unsafe {
+                std::ptr::write_unaligned(dst.add(i * WIRE_BYTES) as *mut [u32; layout::WIRE_WORDS], w.map(u32::to_le))
+            };
+        }
+        span.filter(|_| one_region)
+    }
+
+    /// Moves the frames of `span` into the region's device copy (one
+    /// strided DMA on the lane's stream) and returns the read delta for the
+    /// kernel, or 0 (read in place) where the region has no copy.
+    fn dma_in(&self, lane: &Lane, regions: &[Region], span: Option<Span>) -> Result<i64, GpuError> {
+        let Some(s) = span else { return Ok(0) };
+        let r = &regions[s.region];
+        let Some(mirror) = &r.mirror else { return Ok(0) };
+        let (pitch, rows) = if r.pitch > 0 { (r.pitch, s.last - s.first + 1) } else { (r.len, 1) };
+        let lo = s.lo & !15;
+        let hi = s.hi.next_multiple_of(16).min(pitch).min(r.len - s.last * pitch);
+        let copy = sys::CUDA_MEMCPY2D {
+            srcXInBytes: lo,
+            srcY: s.first,
+            srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_HOST,
+            srcHost: r.host as *const _,
+            srcDevice: 0,
+            srcArray: std::ptr::null_mut(),
+            srcPitch: pitch,
+            dstXInBytes: lo,
+            dstY: s.first,
+            dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+            dstHost: std::ptr::null_mut(),
+            dstDevice: mirror.ptr,
+            dstArray: std::ptr::null_mut(),
+            dstPitch: pitch,
+            WidthInBytes: hi - lo,
+            Height: rows,
+        };
+        // SAFETY: rows first..=last of `pitch` bytes, columns lo..hi ≤ pitch,
+        // lie inside both the registered region and its device copy (same
+        // length); the host does not write those frames until the stream is
+        // synchronised (the jobs are borrowed for the batch).
+        unsafe { sys::cuMemcpy2DAsync_v2(&copy, lane.stream.cu_stream()).result()? };
+        Ok(mirror.ptr as i64 - r.dev as i64)
+    }
+
+    /// Reads the outcomes of `jobs` from the words at `src` (written by a
+    /// finished kernel) and runs the jobs the device skipped on the CPU.
+    fn read_outcomes(&self, jobs: &mut [Job<'_, GpuKeys>], src: *const u8) {
+        for (i, job) in jobs.iter_mut().enumerate() {
+            if job.keys.slot.is_none() || job.buf.len() > layout::SLOT_BYTES {
+                run_cpu_with(&self.cpu, core::slice::from_mut(job));
+                continue;
+            }
+            // SAFETY: src holds an outcome word per job; the kernel that wrote
+            // them has finished (stream synchronised or doorbell answered).
+            let word = u32::from_le(unsafe { std::ptr::read_unaligned(src.add(4 * i) as *const u32) });
+            job.outcome = if word == layout::OUTCOME_DONE { Outcome::Done } else { Outcome::AuthFailed };
+        }
+    }
+
+    /// How many of `jobs` fit one staging buffer.
+    fn chunk_len(&self, jobs: &[Job<'_, GpuKeys>]) -> usize {
+        let mut bytes = 0usize;
+        let mut n = 0usize;
+        for job in jobs.iter().take(self.cfg.chunk_packets) {
+            let next = bytes + staged_len(job);
+            if next > self.cfg.chunk_bytes {
+                break;
+            }
+            bytes = next;
+            n += 1;
+        }
+        n
+    }
+
+    /// Packets outside registered memory: packed into the lane's staging
+    /// buffer (by several threads for large batches), run, and copied back.
+    fn run_packed(&self, lane: &mut Lane, jobs: &mut [Job<'_, GpuKeys>]) -> Result<(), GpuError> {
+        let mut start = 0usize;
         while start < jobs.len() {
             let n = self.chunk_len(&jobs[start..]);
             if n == 0 {
-                self.run_cpu(&mut jobs[start..start + 1]);
+                // A packet larger than the staging buffer: the CPU takes it.
+                run_cpu_with(&self.cpu, &mut jobs[start..start + 1]);
                 start += 1;
                 continue;
             }
-            let ctl = ring.mem.words(0);
-            // SAFETY: reading the exited flag the kernel writes on exit.
-            if !ring.running || unsafe { std::ptr::read_volatile(ctl.add(CTL_EXITED)) } != 0 {
-                ring.stream.synchronize()?;
-                ring.running = false;
-                self.start_persistent(ring)?;
-            }
-            {
-                let area = &mut ring.mem.bytes()[CTL_BYTES..];
-                Self::pack(&jobs[start..start + n], area, data_at).expect("chunk_len checked the fit");
-            }
-            ring.seq = ring.seq.wrapping_add(1);
-            let seq = ring.seq;
-            // Publish: the batch bytes, then the count, then the doorbell.
-            fence(Ordering::SeqCst);
-            // SAFETY: control words of the mapped ring; the kernel reads them
-            // with volatile loads.
-            unsafe {
-                std::ptr::write_volatile(ctl.add(CTL_COUNT), n as u32);
-                fence(Ordering::SeqCst);
-                std::ptr::write_volatile(ctl.add(CTL_DOORBELL), seq);
-            }
-            let t0 = Instant::now();
-            let mut spins = 0u32;
-            loop {
-                // SAFETY: as above; the kernel writes CTL_DONE after a system fence.
-                let done = unsafe { std::ptr::read_volatile(ctl.add(CTL_DONE)) };
-                if done == seq {
-                    break;
+            let part = &mut jobs[start..start + n];
+            let base = match &lane.stage_dev {
+                Some(d) => d.ptr,
+                None => lane.stage.dev,
+            };
+            let used = {
+                let wire = &mut lane.wire.bytes()[..n * WIRE_BYTES];
+                let stage = lane.stage.bytes();
+                pack(part, wire, stage, base)
+            };
+            if let Some(dev) = &lane.stage_dev {
+                // SAFETY: the staging buffers hold chunk_bytes ≥ used bytes;
+                // the host buffer is not touched until the stream is synchronised.
+                unsafe {
+                    let src = std::slice::from_raw_parts(lane.stage.ptr, used);
+                    result::memcpy_htod_async(dev.ptr, src, lane.stream.cu_stream())?;
                 }
-                // SAFETY: as above.
-                if unsafe { std::ptr::read_volatile(ctl.add(CTL_EXITED)) } != 0 {
-                    // The kernel went idle just as the doorbell rang: restart it;
-                    // it resumes from the last completed batch and sees ours.
-                    ring.stream.synchronize()?;
-                    ring.running = false;
-                    ring.seq = seq.wrapping_sub(1);
-                    self.start_persistent(ring)?;
-                    ring.seq = seq;
-                    // SAFETY: re-ring the doorbell for the restarted kernel.
-                    unsafe { std::ptr::write_volatile(ctl.add(CTL_DOORBELL), seq) };
-                }
-                spins += 1;
-                if spins.is_multiple_of(1024) && t0.elapsed() > self.cfg.timeout {
-                    return Err(GpuError::Timeout(self.cfg.timeout));
-                }
-                std::hint::spin_loop();
             }
-            fence(Ordering::SeqCst);
-            let area = &ring.mem.bytes()[CTL_BYTES..];
-            self.unpack(&mut jobs[start..start + n], area, data_at);
+            self.submit(lane, n)?;
+            if let Some(dev) = &lane.stage_dev {
+                // SAFETY: as above; synchronised right after.
+                unsafe {
+                    let dst = std::slice::from_raw_parts_mut(lane.stage.ptr, used);
+                    result::memcpy_dtoh_async(dst, dev.ptr, lane.stream.cu_stream())?;
+                }
+                lane.stream.synchronize()?;
+            }
+            let (outcomes, stage) = (&lane.outcomes, &lane.stage);
+            // SAFETY: both are live pinned buffers of the lane we hold; only read.
+            let (outcomes, stage) = unsafe {
+                (
+                    std::slice::from_raw_parts(outcomes.ptr, outcomes.len),
+                    std::slice::from_raw_parts(stage.ptr, stage.len),
+                )
+            };
+            unpack(&self.cpu, part, outcomes, stage);
             start += n;
         }
         Ok(())
+    }
+
+    fn run_cpu(&self, jobs: &mut [Job<'_, GpuKeys>]) {
+        run_cpu_with(&self.cpu, jobs);
+        self.stats.cpu_batches.fetch_add(1, Ordering::Relaxed);
+        self.stats.cpu_packets.fetch_add(jobs.len() as u64, Ordering::Relaxed);
     }
 
     /// Measures host↔device copy bandwidth with pinned memory (bytes/s in,
@@ -757,49 +1131,78 @@ impl GpuEngine {
         let total = bytes as f64 * reps as f64;
         Ok((total / times[0], total / times[1]))
     }
-}
 
-impl GpuEngine {
-    /// Kernel time alone, the batch resident in device memory: packs `jobs`
-    /// once, copies them once, then times `reps` launches with the stream
-    /// synchronised. Returns ns per packet. (The jobs' buffers are not updated.)
+    /// Kernel time alone, without the host's part of a batch: the
+    /// descriptors are built and copied to the device once, then `reps`
+    /// launches are timed with the stream synchronised. Packets in registered
+    /// memory are read and written there (the device's zero-copy rate over
+    /// PCIe); others are copied to device memory once (the kernel's own
+    /// limit). Returns ns per packet. (Buffers are transformed `reps + 1`
+    /// times in place, or not at all.)
     pub fn kernel_only(&self, jobs: &[Job<'_, GpuKeys>], reps: u32) -> Result<f64, GpuError> {
         let n = jobs.len();
-        if n == 0 || n > self.cfg.chunk_packets || self.chunk_len(jobs) < n {
-            return Err(GpuError::Capacity("kernel_only takes one chunk".into()));
+        if n == 0 || n > self.cfg.chunk_packets || jobs.iter().any(|j| j.buf.len() > layout::SLOT_BYTES) {
+            return Err(GpuError::Capacity("kernel_only takes one chunk of packets that fit a slot".into()));
         }
+        let lane = self.lane()?;
         self.shared.ctx.bind_to_thread()?;
-        let data_at = (n * layout::DESC_WORDS * 4).next_multiple_of(256);
-        let total = data_at + jobs.iter().map(|j| j.buf.len().next_multiple_of(16)).sum::<usize>();
-        let mut host = Pinned::with_flags(total, 0)?;
-        Self::pack(jobs, host.bytes(), data_at).ok_or_else(|| GpuError::Capacity("pack".into()))?;
-        let dev = DevBuf::new(total)?;
-        let stream = self.shared.ctx.new_stream()?;
-        // SAFETY: both buffers hold `total` bytes.
-        unsafe { result::memcpy_htod_async(dev.ptr, std::slice::from_raw_parts(host.ptr, total), stream.cu_stream())? };
+        let regions = self.regions.read().map_err(|_| GpuError::Cuda("region lock poisoned".into()))?;
+        let mut hint = 0;
+        let in_place = jobs.iter().all(|j| find_region(&regions, j.buf, &mut hint).is_some());
+        let total: usize = if in_place { 0 } else { jobs.iter().map(staged_len).sum() };
+        let wire_len = n * WIRE_BYTES;
+        let dev = DevBuf::new(wire_len + total + 4 * n)?;
+        let mut host = Pinned::with_flags(wire_len + total, 0)?;
+        {
+            let (w, d) = host.bytes().split_at_mut(wire_len);
+            if in_place {
+                for (i, job) in jobs.iter().enumerate() {
+                    let (Some(slot), Some(r)) = (job.keys.slot, find_region(&regions, job.buf, &mut hint)) else {
+                        return Err(GpuError::Capacity("kernel_only takes GPU suites only".into()));
+                    };
+                    let addr = r.dev + (job.buf.as_ptr() as usize - r.host) as u64;
+                    put_words(&mut w[i * WIRE_BYTES..(i + 1) * WIRE_BYTES], &wire_of(job, slot, addr));
+                }
+            } else {
+                pack(jobs, w, d, dev.ptr + wire_len as u64);
+            }
+        }
+        let stream = lane.stream.clone();
+        // SAFETY: both buffers hold at least wire_len + total bytes.
+        unsafe {
+            result::memcpy_htod_async(
+                dev.ptr,
+                std::slice::from_raw_parts(host.ptr, wire_len + total),
+                stream.cu_stream(),
+            )?
+        };
         stream.synchronize()?;
-        let cfg = self.launch_config(n);
-        let (keys, descs, data, count, te0) =
-            (self.shared.keys_dev, dev.ptr, dev.ptr + data_at as u64, n as u32, self.te0.ptr);
+        let blocks = self.info.sms * 3;
+        let scratch = DevBuf::new(blocks as usize * self.info.threads as usize * layout::SLOT_BYTES)?;
+        let cfg = self.launch_config(n, blocks);
+        let (keys, wire, outcomes, count, te0, scr) =
+            (self.shared.keys_dev, dev.ptr, dev.ptr + (wire_len + total) as u64, n as u32, self.te0.ptr, scratch.ptr);
+        let delta = 0i64;
+        let launch = || -> Result<(), GpuError> {
+            let mut b = stream.launch_builder(&self.gather_fn);
+            b.arg(&keys).arg(&wire).arg(&outcomes).arg(&count).arg(&te0).arg(&scr).arg(&delta);
+            // SAFETY: device buffers sized for n descriptors, their data and
+            // n outcome words (or registered memory held by the read lock);
+            // a scratch slot per thread of the grid.
+            unsafe { b.launch(cfg)? };
+            Ok(())
+        };
         // One untimed launch: the first pays for loading the module.
-        let mut b = stream.launch_builder(&self.launch_fn);
-        b.arg(&keys).arg(&descs).arg(&data).arg(&count).arg(&te0);
-        // SAFETY: as below.
-        unsafe { b.launch(cfg)? };
+        launch()?;
         stream.synchronize()?;
         let start = Instant::now();
         for _ in 0..reps.max(1) {
-            let mut b = stream.launch_builder(&self.launch_fn);
-            b.arg(&keys).arg(&descs).arg(&data).arg(&count).arg(&te0);
-            // SAFETY: device buffers sized for n descriptors and their data.
-            unsafe { b.launch(cfg)? };
+            launch()?;
         }
         stream.synchronize()?;
         Ok(start.elapsed().as_nanos() as f64 / (reps.max(1) as f64 * n as f64))
     }
-}
 
-impl GpuEngine {
     /// Host memory bandwidth of the packing step: bytes/s of a CPU copy from
     /// ordinary memory into pinned memory, and into ordinary memory, one thread.
     pub fn host_copy_bandwidth(&self, bytes: usize, reps: u32) -> Result<(f64, f64), GpuError> {
@@ -822,11 +1225,11 @@ impl GpuEngine {
     }
 }
 
-impl Drop for Runner {
+impl Drop for Lane {
     fn drop(&mut self) {
         if let Some(ring) = self.ring.as_mut() {
             if ring.running {
-                let ctl = ring.mem.words(0);
+                let ctl = ring.ctl.words(0);
                 // SAFETY: ask the kernel to stop, then wait (bounded) for it.
                 unsafe { std::ptr::write_volatile(ctl.add(CTL_STOP), 1) };
                 fence(Ordering::SeqCst);
@@ -837,12 +1240,9 @@ impl Drop for Runner {
                 {
                     std::thread::sleep(Duration::from_micros(50));
                 }
-                let _ = ring.stream.synchronize();
             }
         }
-        for lane in &self.lanes {
-            let _ = lane.stream.synchronize();
-        }
+        let _ = self.stream.synchronize();
     }
 }
 
@@ -865,7 +1265,7 @@ impl Engine for GpuEngine {
             let mut f =
                 self.shared.free_slots.lock().map_err(|_| srtp::Error::InvalidPolicy("slot lock poisoned".into()))?;
             if let Some(s) = f.0.pop() {
-                self.shared.reused.store(true, Ordering::SeqCst);
+                self.shared.generation.fetch_add(1, Ordering::SeqCst);
                 s
             } else if f.1 < self.shared.key_slots {
                 f.1 += 1;
@@ -874,12 +1274,13 @@ impl Engine for GpuEngine {
                 return Err(srtp::Error::InvalidPolicy(format!("all {} GPU key slots in use", self.shared.key_slots)));
             }
         };
-        let words = layout::key_slot(keys);
+        let mut words = layout::key_slot(keys);
         let at = self.shared.keys_dev + (slot as usize * layout::KEY_WORDS * 4) as u64;
         let upload = self.shared.ctx.bind_to_thread().and_then(|_| {
             // SAFETY: the slot lies inside keys_dev (slot < key_slots).
             unsafe { result::memcpy_htod_sync(at, &words[..]) }
         });
+        words.zeroize();
         let keys = GpuKeys { slot: Some(slot), cpu, pool: self.shared.clone() };
         upload.map_err(|e| srtp::Error::InvalidPolicy(format!("GPU key upload failed: {e:?}")))?;
         Ok(keys)
@@ -891,7 +1292,10 @@ impl Engine for GpuEngine {
                 job.outcome = Outcome::AuthFailed;
             }
         }
-        if jobs.len() < self.cfg.cpu_below {
+        if jobs.is_empty() {
+            return;
+        }
+        if jobs.len() < self.cpu_below() {
             return self.run_cpu(jobs);
         }
         if let Err(e) = self.transform_gpu(jobs) {
@@ -900,18 +1304,90 @@ impl Engine for GpuEngine {
             self.run_cpu(jobs);
         }
     }
+
+    unsafe fn register_memory(&self, ptr: *mut u8, len: usize, pitch: usize) -> bool {
+        // SAFETY: the caller keeps the region mapped until unregister_memory.
+        match unsafe { self.register(ptr, len, pitch) } {
+            Ok(()) => true,
+            Err(e) => {
+                eprintln!("srtp-cuda: cannot register {len} bytes of packet memory ({e}); its batches are packed");
+                false
+            }
+        }
+    }
+
+    fn unregister_memory(&self, ptr: *mut u8) {
+        self.unregister(ptr)
+    }
+
+    fn stats(&self) -> Option<EngineStats> {
+        let s = &self.stats;
+        let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        let mut round_trip_us: Vec<(f64, u64)> =
+            ROUND_TRIP_BOUNDS_US.iter().zip(&s.round_trip).map(|(b, c)| (*b, load(c))).collect();
+        round_trip_us.push((f64::INFINITY, load(&s.round_trip[ROUND_TRIP_BOUNDS_US.len()])));
+        Some(EngineStats {
+            shares: vec![
+                ("cpu", load(&s.cpu_batches), load(&s.cpu_packets)),
+                ("gpu", load(&s.gpu_batches), load(&s.gpu_packets)),
+            ],
+            round_trip_us,
+            round_trip_sum_us: load(&s.round_trip_ns) as f64 / 1000.0,
+            threshold: Some(self.cpu_below()),
+        })
+    }
 }
 
-/// Bytes a job takes in the staged data region.
+const WIRE_BYTES: usize = layout::WIRE_WORDS * 4;
+
+/// Bytes a job takes in the staging buffer.
 fn staged_len(job: &Job<'_, GpuKeys>) -> usize {
-    if job.keys.slot.is_some() {
+    if job.keys.slot.is_some() && job.buf.len() <= layout::SLOT_BYTES {
         job.buf.len().next_multiple_of(16)
     } else {
         0
     }
 }
 
-const DESC_BYTES: usize = layout::DESC_WORDS * 4;
+/// The region holding all of `buf`, trying `hint` first (the last hit,
+/// which is left at the index found).
+fn find_region<'r>(regions: &'r [Region], buf: &[u8], hint: &mut usize) -> Option<&'r Region> {
+    let (p, len) = (buf.as_ptr() as usize, buf.len());
+    let inside = |r: &Region| p >= r.host && p + len <= r.host + r.len;
+    if let Some(r) = regions.get(*hint).filter(|r| inside(r)) {
+        return Some(r);
+    }
+    let i = regions.iter().position(inside)?;
+    *hint = i;
+    Some(&regions[i])
+}
+
+fn wire_of(job: &Job<'_, GpuKeys>, slot: u32, addr: u64) -> [u32; layout::WIRE_WORDS] {
+    layout::wire(
+        slot,
+        job.op,
+        job.iv,
+        job.enc_start,
+        job.enc_end,
+        job.auth_end,
+        job.suffix,
+        job.suffix_len,
+        job.tag_start,
+        job.tag_len,
+        addr,
+        job.buf.len(),
+    )
+}
+
+fn put_words(dst: &mut [u8], words: &[u32]) {
+    for (k, w) in words.iter().enumerate() {
+        dst[4 * k..4 * k + 4].copy_from_slice(&w.to_le_bytes());
+    }
+}
+
+fn word_at(b: &[u8], i: usize) -> u32 {
+    u32::from_le_bytes([b[4 * i], b[4 * i + 1], b[4 * i + 2], b[4 * i + 3]])
+}
 
 /// Jobs per packing thread: one part below 16 Ki jobs (spawning costs more
 /// than it saves), else up to one part per core.
@@ -924,56 +1400,81 @@ fn part_size(n: usize) -> usize {
     n.div_ceil(threads).max(MIN_PART)
 }
 
-/// Packs `jobs` into `descs` (their descriptors) and `data` (their bytes,
-/// which start at offset `base` of the data region).
-fn pack_part(jobs: &[Job<'_, GpuKeys>], descs: &mut [u8], data: &mut [u8], base: usize) {
+/// Packs `jobs` into `wire` (their descriptors) and `data` (their bytes; the
+/// device sees `data` at address `base`), by several threads for large
+/// batches. Returns the data bytes used.
+fn pack(jobs: &[Job<'_, GpuKeys>], wire: &mut [u8], data: &mut [u8], base: u64) -> usize {
+    let total: usize = jobs.iter().map(staged_len).sum();
+    let per = part_size(jobs.len());
+    if per >= jobs.len() {
+        pack_part(jobs, wire, data, base);
+        return total;
+    }
+    let (mut wire, mut data) = (wire, data);
+    std::thread::scope(|scope| {
+        let mut at = base;
+        for part in jobs.chunks(per) {
+            let bytes: usize = part.iter().map(staged_len).sum();
+            let (w, rest) = std::mem::take(&mut wire).split_at_mut(part.len() * WIRE_BYTES);
+            wire = rest;
+            let (x, rest) = std::mem::take(&mut data).split_at_mut(bytes);
+            data = rest;
+            let b = at;
+            at += bytes as u64;
+            scope.spawn(move || pack_part(part, w, x, b));
+        }
+    });
+    total
+}
+
+fn pack_part(jobs: &[Job<'_, GpuKeys>], wire: &mut [u8], data: &mut [u8], base: u64) {
     let mut off = 0usize;
     for (i, job) in jobs.iter().enumerate() {
-        let d = match job.keys.slot {
-            // Not a GPU suite: an empty, malformed descriptor the kernel
-            // rejects without reading anything; the CPU runs it after.
-            None => layout::descriptor(0, job.op, job.iv, 0, 0, 0, job.suffix, 0, 0, 16, (base + off) as u32, 0),
-            Some(slot) => {
+        let w = match job.keys.slot {
+            Some(slot) if job.buf.len() <= layout::SLOT_BYTES => {
                 let len = job.buf.len();
                 data[off..off + len].copy_from_slice(job.buf);
-                let d = layout::descriptor(
-                    slot,
-                    job.op,
-                    job.iv,
-                    job.enc_start,
-                    job.enc_end,
-                    job.auth_end,
-                    job.suffix,
-                    job.suffix_len,
-                    job.tag_start,
-                    job.tag_len,
-                    (base + off) as u32,
-                    len as u32,
-                );
+                let w = wire_of(job, slot, base + off as u64);
                 off += len.next_multiple_of(16);
-                d
+                w
             }
+            // Not a GPU job: a descriptor the device skips; the CPU runs it after.
+            _ => layout::wire_skip(),
         };
-        let at = i * DESC_BYTES;
-        for (k, w) in d.iter().enumerate() {
-            descs[at + 4 * k..at + 4 * k + 4].copy_from_slice(&w.to_le_bytes());
-        }
+        put_words(&mut wire[i * WIRE_BYTES..(i + 1) * WIRE_BYTES], &w);
     }
 }
 
-/// Reads the outcomes and bytes of `jobs` back from their part of the area.
-fn unpack_part(cpu: &CpuEngine, jobs: &mut [Job<'_, GpuKeys>], descs: &[u8], data: &[u8]) {
+/// Reads outcomes and bytes back into `jobs` (and runs the CPU-only ones),
+/// by several threads for large batches.
+fn unpack(cpu: &CpuEngine, jobs: &mut [Job<'_, GpuKeys>], outcomes: &[u8], data: &[u8]) {
+    let per = part_size(jobs.len());
+    if per >= jobs.len() {
+        return unpack_part(cpu, jobs, outcomes, data);
+    }
+    let (mut outcomes, mut data) = (outcomes, data);
+    std::thread::scope(|scope| {
+        for part in jobs.chunks_mut(per) {
+            let bytes: usize = part.iter().map(staged_len).sum();
+            let (o, rest) = outcomes.split_at(part.len() * 4);
+            outcomes = rest;
+            let (x, rest) = data.split_at(bytes);
+            data = rest;
+            scope.spawn(move || unpack_part(cpu, part, o, x));
+        }
+    });
+}
+
+fn unpack_part(cpu: &CpuEngine, jobs: &mut [Job<'_, GpuKeys>], outcomes: &[u8], data: &[u8]) {
     let mut off = 0usize;
     for (i, job) in jobs.iter_mut().enumerate() {
-        if job.keys.slot.is_none() {
+        if staged_len(job) == 0 {
             run_cpu_with(cpu, core::slice::from_mut(job));
             continue;
         }
-        let at = i * DESC_BYTES + layout::D_OUTCOME * 4;
-        let outcome = u32::from_le_bytes([descs[at], descs[at + 1], descs[at + 2], descs[at + 3]]);
         let len = job.buf.len();
-        job.outcome = match outcome {
-            1 => {
+        job.outcome = match word_at(outcomes, i) {
+            layout::OUTCOME_DONE => {
                 job.buf.copy_from_slice(&data[off..off + len]);
                 Outcome::Done
             }
@@ -990,5 +1491,69 @@ fn run_cpu_with(cpu: &CpuEngine, jobs: &mut [Job<'_, GpuKeys>]) {
         let mut one = [job.with_keys(&keys.cpu)];
         cpu.transform(&mut one);
         job.outcome = one[0].outcome;
+    }
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+/// Page-aligned memory for calibration packets, laid out like a buffer pool
+/// (a packet at the start of each `pitch`-byte frame).
+struct PageRegion {
+    ptr: *mut u8,
+    len: usize,
+}
+
+impl PageRegion {
+    fn new(len: usize) -> Result<PageRegion, GpuError> {
+        let layout = std::alloc::Layout::from_size_align(len, 4096).map_err(|e| GpuError::Capacity(e.to_string()))?;
+        // SAFETY: a non-zero size; freed in Drop with the same layout.
+        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+        if ptr.is_null() {
+            return Err(GpuError::Capacity("calibration memory".into()));
+        }
+        Ok(PageRegion { ptr, len })
+    }
+
+    /// `n` AES_CM_128_HMAC_SHA1_80 protect jobs of G.711 packets (12-byte
+    /// header, 160 bytes of payload, room for the 10-byte tag).
+    fn jobs<'a>(&'a self, keys: &'a GpuKeys, n: usize, pitch: usize) -> Vec<Job<'a, GpuKeys>> {
+        // SAFETY: the region is live for 'a, and the frames handed out are
+        // disjoint (one per job, `n * pitch <= len`).
+        let all = unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) };
+        all.chunks_mut(pitch)
+            .take(n)
+            .enumerate()
+            .map(|(i, frame)| {
+                let buf = &mut frame[..182];
+                buf[0] = 0x80;
+                let mut iv = [0u8; 16];
+                iv[..4].copy_from_slice(&(i as u32).to_be_bytes());
+                Job {
+                    keys,
+                    op: srtp::engine::Op::Protect,
+                    iv,
+                    buf,
+                    enc_start: 12,
+                    enc_end: 172,
+                    auth_end: 172,
+                    suffix: [0; 4],
+                    suffix_len: 4,
+                    tag_start: 172,
+                    tag_len: 10,
+                    outcome: Outcome::Pending,
+                }
+            })
+            .collect()
+    }
+}
+
+impl Drop for PageRegion {
+    fn drop(&mut self) {
+        let layout = std::alloc::Layout::from_size_align(self.len, 4096).expect("valid at creation");
+        // SAFETY: allocated in `new` with this layout.
+        unsafe { std::alloc::dealloc(self.ptr, layout) };
     }
 }

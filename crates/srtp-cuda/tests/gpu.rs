@@ -9,20 +9,32 @@ use srtp_cuda::{GpuConfig, GpuEngine, Mode};
 /// One engine per mode for the whole test binary (starting one compiles the
 /// kernels); None, with the reason printed, where there is no GPU.
 fn engine(mode: Mode) -> Option<GpuEngine> {
-    static ENGINES: std::sync::OnceLock<[Result<GpuEngine, String>; 2]> = std::sync::OnceLock::new();
+    engine_of(if mode == Mode::Launch { 0 } else { 1 })
+}
+
+/// The launch mode with frames moved to the device by DMA before the kernel
+/// reads them ([`GpuConfig::dma_in`]).
+fn engine_dma() -> Option<GpuEngine> {
+    engine_of(2)
+}
+
+fn engine_of(i: usize) -> Option<GpuEngine> {
+    static ENGINES: std::sync::OnceLock<[Result<GpuEngine, String>; 3]> = std::sync::OnceLock::new();
     let all = ENGINES.get_or_init(|| {
-        [Mode::Launch, Mode::Persistent].map(|mode| {
+        [(Mode::Launch, false), (Mode::Persistent, false), (Mode::Launch, true)].map(|(mode, dma_in)| {
             GpuEngine::new(GpuConfig {
                 mode,
+                dma_in,
                 key_slots: 4096,
                 chunk_packets: 4096,
                 chunk_bytes: 4096 * 1600,
+                // Sub-batches of 2 048: large batches exercise the pipeline.
                 ..Default::default()
             })
             .map_err(|e| e.to_string())
         })
     });
-    match &all[if mode == Mode::Launch { 0 } else { 1 }] {
+    match &all[i] {
         Ok(e) => Some(e.clone()),
         Err(e) => {
             skip(e);
@@ -117,6 +129,8 @@ struct Spec {
     payload: Vec<u8>,
     rtcp_suffix: bool,
     corrupt: bool,
+    /// Misalignment of the packet in registered memory.
+    shift: usize,
 }
 
 fn spec() -> impl Strategy<Value = Spec> {
@@ -128,8 +142,9 @@ fn spec() -> impl Strategy<Value = Spec> {
         prop::collection::vec(any::<u8>(), 0..1600),
         any::<bool>(),
         any::<bool>(),
+        0usize..16,
     )
-        .prop_map(|(suite, key, op_unprotect, iv, payload, rtcp_suffix, corrupt)| Spec {
+        .prop_map(|(suite, key, op_unprotect, iv, payload, rtcp_suffix, corrupt, shift)| Spec {
             suite,
             key,
             op_unprotect,
@@ -137,10 +152,66 @@ fn spec() -> impl Strategy<Value = Spec> {
             payload,
             rtcp_suffix,
             corrupt,
+            shift,
         })
 }
 
-fn differential(gpu: &GpuEngine, specs: &[Spec]) -> Result<(), TestCaseError> {
+/// Page-aligned memory registered with the engine, like a relay's buffer
+/// pool; unregistered and freed on drop.
+struct Registered<'a> {
+    gpu: &'a GpuEngine,
+    ptr: *mut u8,
+    len: usize,
+}
+
+impl<'a> Registered<'a> {
+    fn new(gpu: &'a GpuEngine, len: usize, fill: u8) -> Registered<'a> {
+        let layout = std::alloc::Layout::from_size_align(len, 4096).unwrap();
+        // SAFETY: non-zero size; freed in Drop with the same layout.
+        let ptr = unsafe { std::alloc::alloc(layout) };
+        assert!(!ptr.is_null());
+        // SAFETY: fresh allocation of len bytes.
+        unsafe { std::ptr::write_bytes(ptr, fill, len) };
+        // SAFETY: unregistered in Drop before the memory is freed.
+        unsafe { gpu.register(ptr, len, 0).expect("register") };
+        Registered { gpu, ptr, len }
+    }
+
+    fn bytes(&mut self) -> &mut [u8] {
+        // SAFETY: live allocation, borrowed mutably through self.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
+    }
+}
+
+impl Drop for Registered<'_> {
+    fn drop(&mut self) {
+        self.gpu.unregister(self.ptr);
+        // SAFETY: allocated in `new` with this layout.
+        unsafe { std::alloc::dealloc(self.ptr, std::alloc::Layout::from_size_align(self.len, 4096).unwrap()) };
+    }
+}
+
+/// Cuts `region` into one buffer per length, buffer i starting `shifts[i]`
+/// bytes after a 64-byte boundary with at least 32 untouched bytes between
+/// buffers; returns the buffers and their offsets.
+fn cut<'r>(region: &'r mut [u8], lens: &[usize], shifts: &[usize]) -> (Vec<&'r mut [u8]>, Vec<usize>) {
+    let mut rest = region;
+    let mut at = 0usize;
+    let mut bufs = Vec::new();
+    let mut offs = Vec::new();
+    for (&len, &shift) in lens.iter().zip(shifts) {
+        let start = (at + 32).next_multiple_of(64) + shift;
+        let (_, tail) = rest.split_at_mut(start - at);
+        let (buf, tail) = tail.split_at_mut(len);
+        bufs.push(buf);
+        offs.push(start);
+        at = start + len;
+        rest = tail;
+    }
+    (bufs, offs)
+}
+
+fn differential(gpu: &GpuEngine, specs: &[Spec], registered: bool) -> Result<(), TestCaseError> {
     let cpu = CpuEngine::new();
     let sks: Vec<Vec<SessionKeys>> = GPU_SUITES
         .iter()
@@ -189,7 +260,42 @@ fn differential(gpu: &GpuEngine, specs: &[Spec]) -> Result<(), TestCaseError> {
         cpu.transform(&mut jobs);
         jobs.iter().map(|j| j.outcome).collect()
     };
-    let og: Vec<Outcome> = {
+    let og: Vec<Outcome> = if registered {
+        // The packets lie in registered memory at every alignment, as in a
+        // relay's pool or an AF_XDP frame: the kernels read and write them
+        // there, and no byte around them may change.
+        const FILL: u8 = 0xa5;
+        let lens: Vec<usize> = bufs.iter().map(|b| b.len()).collect();
+        let shifts: Vec<usize> = specs.iter().map(|s| s.shift).collect();
+        let total = lens.iter().map(|l| l + 128).sum::<usize>() + 4096;
+        let mut reg = Registered::new(gpu, total.next_multiple_of(4096), FILL);
+        let region = reg.bytes();
+        let (mut rbufs, offs) = cut(region, &lens, &shifts);
+        for (r, b) in rbufs.iter_mut().zip(&bufs) {
+            r.copy_from_slice(b);
+        }
+        let out: Vec<Outcome> = {
+            let mut jobs: Vec<_> = specs
+                .iter()
+                .zip(rbufs.iter_mut())
+                .map(|(s, b)| mk_job(&gk[s.suite][s.key as usize], s, op(s), b))
+                .collect();
+            gpu.transform_gpu(&mut jobs).unwrap();
+            jobs.iter().map(|j| j.outcome).collect()
+        };
+        for (b, r) in bufs.iter_mut().zip(&rbufs) {
+            b.copy_from_slice(r);
+        }
+        drop(rbufs);
+        let region = reg.bytes();
+        let mut inside = vec![false; region.len()];
+        for (&o, &l) in offs.iter().zip(&lens) {
+            inside[o..o + l].iter_mut().for_each(|x| *x = true);
+        }
+        let touched = region.iter().zip(&inside).position(|(&v, &ins)| !ins && v != FILL);
+        prop_assert!(touched.is_none(), "byte {:?} outside every packet was written", touched);
+        out
+    } else {
         let mut jobs: Vec<_> =
             specs.iter().zip(bufs.iter_mut()).map(|(s, b)| mk_job(&gk[s.suite][s.key as usize], s, op(s), b)).collect();
         gpu.transform_gpu(&mut jobs).unwrap();
@@ -240,8 +346,55 @@ proptest! {
     fn gpu_matches_cpu(specs in prop::collection::vec(spec(), 1..400)) {
         for mode in [Mode::Launch, Mode::Persistent] {
             if let Some(g) = engine(mode) {
-                differential(&g, &specs)?;
+                differential(&g, &specs, false)?;
             }
         }
+    }
+
+    /// The same from registered memory (the relay's pool): packets at every
+    /// alignment, read and written in place, neighbours untouched.
+    #[test]
+    fn gpu_matches_cpu_in_registered_memory(specs in prop::collection::vec(spec(), 1..400)) {
+        for g in [engine(Mode::Launch), engine(Mode::Persistent), engine_dma()].into_iter().flatten() {
+            differential(&g, &specs, true)?;
+        }
+    }
+}
+
+/// Several threads (relay workers) submit at once, each from its own
+/// registered region, through their own lanes: every result is the CPU's.
+#[test]
+fn many_threads_one_gpu() {
+    for g in [engine(Mode::Launch), engine(Mode::Persistent), engine_dma()] {
+        let Some(g) = g else { return };
+        std::thread::scope(|scope| {
+            for t in 0..6u8 {
+                let g = &g;
+                scope.spawn(move || {
+                    let mut rng = t as u64 * 0x9e37_79b9 + 1;
+                    for round in 0..20 {
+                        let n = [1usize, 7, 64, 300, 1000, 5000][round % 6];
+                        let specs: Vec<Spec> = (0..n)
+                            .map(|i| {
+                                rng ^= rng << 13;
+                                rng ^= rng >> 7;
+                                rng ^= rng << 17;
+                                Spec {
+                                    suite: (rng % GPU_SUITES.len() as u64) as usize,
+                                    key: (rng >> 8) as u8 % 4,
+                                    op_unprotect: rng & 1 == 1,
+                                    iv: [(rng >> 16) as u8; 16],
+                                    payload: vec![t ^ i as u8; (rng >> 24) as usize % 300],
+                                    rtcp_suffix: false,
+                                    corrupt: (rng >> 40).is_multiple_of(7),
+                                    shift: (rng >> 44) as usize % 16,
+                                }
+                            })
+                            .collect();
+                        differential(g, &specs, true).unwrap();
+                    }
+                });
+            }
+        });
     }
 }

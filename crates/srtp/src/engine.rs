@@ -117,6 +117,44 @@ pub trait Engine: Send + Sync {
     /// Transforms every job, setting its [`Outcome`]. A job that is not
     /// [well formed](Job::is_well_formed) fails with [`Outcome::AuthFailed`].
     fn transform(&self, jobs: &mut [Job<'_, Self::Keys>]);
+
+    /// Announces a memory region that job buffers will lie in (a relay
+    /// worker's buffer pool, an AF_XDP UMEM), so that an engine working on
+    /// another device can reach packets where they are instead of copying
+    /// them. `pitch` is the distance between the starts of two frames of the
+    /// region (0: not known). Returns whether the engine registered it; the
+    /// CPU engines need nothing and return false.
+    ///
+    /// # Safety
+    /// `ptr..ptr + len` stays mapped until [`unregister_memory`](Engine::unregister_memory)
+    /// is called with `ptr`, and no job is transformed from it after that.
+    #[allow(unsafe_code)]
+    unsafe fn register_memory(&self, _ptr: *mut u8, _len: usize, _pitch: usize) -> bool {
+        false
+    }
+
+    /// Forgets a region given to [`register_memory`](Engine::register_memory).
+    fn unregister_memory(&self, _ptr: *mut u8) {}
+
+    /// Counters of the batches this engine ran (kept per batch, never per
+    /// packet), for `/metrics`; `None` for an engine with one path only.
+    fn stats(&self) -> Option<EngineStats> {
+        None
+    }
+}
+
+/// What a hybrid engine reports about its batches.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct EngineStats {
+    /// Per path (`"cpu"`, `"gpu"`): batches and packets it ran.
+    pub shares: Vec<(&'static str, u64, u64)>,
+    /// Device round trips per batch: (upper bound in µs, count) per bucket,
+    /// not cumulative; the last bound is infinite.
+    pub round_trip_us: Vec<(f64, u64)>,
+    /// Sum of the round trips, µs.
+    pub round_trip_sum_us: f64,
+    /// Batches of at least this many packets go to the device.
+    pub threshold: Option<usize>,
 }
 
 /// A shared engine is an engine: contexts of many calls (and worker threads)
@@ -134,5 +172,19 @@ impl<E: Engine + ?Sized> Engine for std::sync::Arc<E> {
 
     fn transform(&self, jobs: &mut [Job<'_, Self::Keys>]) {
         (**self).transform(jobs)
+    }
+
+    #[allow(unsafe_code)]
+    unsafe fn register_memory(&self, ptr: *mut u8, len: usize, pitch: usize) -> bool {
+        // SAFETY: the caller's promise is passed on unchanged.
+        unsafe { (**self).register_memory(ptr, len, pitch) }
+    }
+
+    fn unregister_memory(&self, ptr: *mut u8) {
+        (**self).unregister_memory(ptr)
+    }
+
+    fn stats(&self) -> Option<EngineStats> {
+        (**self).stats()
     }
 }

@@ -67,6 +67,13 @@ struct GpuBench {
     /// Fewer repetitions (a smoke run).
     #[arg(long)]
     quick: bool,
+    /// Only these sections (comma-separated): links, exact, kernel, pool,
+    /// latency, packed, cpu, calibrate, blocks, one-packet. Default: all.
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<String>,
+    /// Submitting threads (relay workers) of the pool-resident figures.
+    #[arg(long, value_delimiter = ',', default_values_t = [1usize, 4, 8, 16])]
+    threads: Vec<usize>,
 }
 
 /// One measured figure, in the shape other tools read.
@@ -99,8 +106,14 @@ pub fn run(args: BenchArgs) -> Result<(), String> {
             if g.batch.iter().any(|&b| b == 0 || b > 4 << 20) {
                 return Err("batch sizes must be 1..=4194304".into());
             }
-            let opts =
-                crate::gpubench::GpuBenchOptions { batches: g.batch, seconds: g.seconds, suites, quick: g.quick };
+            let opts = crate::gpubench::GpuBenchOptions {
+                batches: g.batch,
+                seconds: g.seconds,
+                suites,
+                quick: g.quick,
+                only: g.only,
+                threads: g.threads,
+            };
             crate::gpubench::run(opts, g.json)
         }
     }

@@ -48,6 +48,267 @@ pub struct GpuBenchOptions {
     pub seconds: f64,
     pub suites: Vec<Suite>,
     pub quick: bool,
+    /// Sections to run (empty: all), see [`SECTIONS`].
+    pub only: Vec<String>,
+    /// Submitting threads of the pool-resident throughput figures.
+    pub threads: Vec<usize>,
+}
+
+/// The sections of `bench gpu`, in the order they run.
+pub const SECTIONS: [&str; 10] =
+    ["links", "exact", "kernel", "pool", "latency", "packed", "cpu", "calibrate", "blocks", "one-packet"];
+
+/// Frame pitch of a relay worker's pool (sockets and io_uring backends): a
+/// packet starts at each frame.
+pub fn pool_pitch() -> usize {
+    crate::relay::pool::BUF_LEN.next_multiple_of(64)
+}
+
+/// The two layouts packets have in a relay: (name, frame pitch, offset of the
+/// packet in its frame). `umem`: an AF_XDP frame, the UDP payload of an IPv4
+/// packet after the headroom and the Ethernet, IP and UDP headers.
+pub fn layouts() -> [(&'static str, usize, usize); 2] {
+    [("pool", pool_pitch(), 0), ("umem", crate::relay::pool::XDP_FRAME, crate::relay::pool::XDP_HEADROOM + 14 + 20 + 8)]
+}
+
+/// Page-aligned memory laid out like a relay's buffer pool, registered with
+/// the GPU engine for as long as it lives.
+struct PoolMemory<'g> {
+    gpu: &'g GpuEngine,
+    ptr: *mut u8,
+    len: usize,
+}
+
+impl<'g> PoolMemory<'g> {
+    fn new(gpu: &'g GpuEngine, len: usize, pitch: usize) -> Result<PoolMemory<'g>, String> {
+        PoolMemory::with_pages(gpu, len, pitch, false)
+    }
+
+    /// An anonymous mapping like the relay's pool; `huge`: transparent huge
+    /// pages asked for before the pages are touched (registration faults
+    /// them in).
+    fn with_pages(gpu: &'g GpuEngine, len: usize, pitch: usize, huge: bool) -> Result<PoolMemory<'g>, String> {
+        let len = len.next_multiple_of(2 << 20);
+        // SAFETY: an anonymous private mapping; the result is checked.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(format!("cannot map {len} bytes: {}", std::io::Error::last_os_error()));
+        }
+        let ptr = p as *mut u8;
+        if huge {
+            // SAFETY: advice on our own fresh mapping.
+            unsafe { libc::madvise(p, len, libc::MADV_HUGEPAGE) };
+        }
+        // SAFETY: the mapping stays until Drop, which unregisters first.
+        if let Err(e) = unsafe { gpu.register(ptr, len, pitch) } {
+            // SAFETY: mapped above.
+            unsafe { libc::munmap(p, len) };
+            return Err(format!("cannot register {len} bytes with the GPU: {e}"));
+        }
+        Ok(PoolMemory { gpu, ptr, len })
+    }
+
+    /// `n` frames of `pitch` bytes from frame `first`, as disjoint buffers of
+    /// `len` bytes starting `offset` bytes into each frame.
+    fn frames(&mut self, first: usize, n: usize, pitch: usize, offset: usize, len: usize) -> Vec<&mut [u8]> {
+        assert!(offset + len <= pitch && (first + n) * pitch <= self.len);
+        // SAFETY: the region is live and borrowed mutably through self.
+        let all = unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) };
+        all[first * pitch..(first + n) * pitch].chunks_mut(pitch).map(|f| &mut f[offset..offset + len]).collect()
+    }
+}
+
+impl Drop for PoolMemory<'_> {
+    fn drop(&mut self) {
+        self.gpu.unregister(self.ptr);
+        // SAFETY: mapped in `with_pages`, unregistered above.
+        unsafe { libc::munmap(self.ptr as *mut _, self.len) };
+    }
+}
+
+/// The engine's mode as the results name it.
+fn mode_name(g: &GpuEngine) -> &'static str {
+    match (g.config().mode, g.config().dma_in) {
+        (Mode::Launch, false) => "launch",
+        (Mode::Launch, true) => "launch-dma",
+        (Mode::Persistent, _) => "persistent",
+    }
+}
+
+/// Jobs over buffers that lie elsewhere (pool frames), with `batch`'s fields.
+fn jobs_in<'a, K>(bufs: Vec<&'a mut [u8]>, fields: &[Fields], keys: &'a [K]) -> Vec<Job<'a, K>> {
+    bufs.into_iter()
+        .zip(fields)
+        .map(|(buf, f)| Job {
+            keys: &keys[f.key],
+            op: f.op,
+            iv: f.iv,
+            buf,
+            enc_start: f.enc.0,
+            enc_end: f.enc.1,
+            auth_end: f.auth_end,
+            suffix: f.suffix,
+            suffix_len: f.suffix_len,
+            tag_start: f.tag_start,
+            tag_len: f.tag_len,
+            outcome: Outcome::Pending,
+        })
+        .collect()
+}
+
+/// Bit-exactness from registered memory: every GPU suite, protect and
+/// unprotect (every 7th tag corrupted), payloads 0..4 100 bytes, in both
+/// pool layouts, against the CPU engine. Returns the packets compared.
+fn check_exact_pool(gpu: &GpuEngine, seed: u64) -> Result<usize, String> {
+    let cpu = CpuEngine::new();
+    let n = 300;
+    let mut mems: Vec<PoolMemory> =
+        layouts().iter().map(|l| PoolMemory::new(gpu, n * l.1, l.1)).collect::<Result<_, _>>()?;
+    let mut total = 0;
+    for (si, suite) in gpu_suites().into_iter().enumerate() {
+        let sks = session_keys(suite, 17);
+        let ck: Vec<_> = sks.iter().map(|k| cpu.prepare_keys(k).expect("cpu keys")).collect();
+        let gk: Vec<_> =
+            sks.iter().map(|k| gpu.prepare_keys(k).map_err(|e| e.to_string())).collect::<Result<_, _>>()?;
+        for op in [Op::Protect, Op::Unprotect] {
+            for payload in [0usize, 1, 15, 16, 17, 160, 1000, 2200, 4100] {
+                for (li, (name, pitch, offset)) in layouts().into_iter().enumerate() {
+                    let mem = &mut mems[li];
+                    let mut a =
+                        make_batch(suite, n, payload, 17, Op::Protect, seed ^ (si as u64) << 8 ^ payload as u64);
+                    let len = a.spans[0].1;
+                    if offset + len > pitch {
+                        continue;
+                    }
+                    if op == Op::Unprotect {
+                        cpu.transform(&mut jobs(&mut a, &ck));
+                        a.fields.iter_mut().for_each(|f| f.op = Op::Unprotect);
+                        for i in (0..n).step_by(7) {
+                            let (at, len) = a.spans[i];
+                            a.data[at + len - 1] ^= 0x20;
+                        }
+                    }
+                    let mut frames = mem.frames(0, n, pitch, offset, len);
+                    for (f, &(at, l)) in frames.iter_mut().zip(&a.spans) {
+                        f.copy_from_slice(&a.data[at..at + l]);
+                    }
+                    let og: Vec<Outcome> = {
+                        let mut j = jobs_in(frames, &a.fields, &gk);
+                        gpu.transform_gpu(&mut j).map_err(|e| e.to_string())?;
+                        j.iter().map(|j| j.outcome).collect()
+                    };
+                    let oc: Vec<Outcome> = {
+                        let mut j = jobs(&mut a, &ck);
+                        cpu.transform(&mut j);
+                        j.iter().map(|j| j.outcome).collect()
+                    };
+                    let frames = mem.frames(0, n, pitch, offset, len);
+                    for i in 0..n {
+                        let (at, l) = a.spans[i];
+                        if oc[i] != og[i] || (oc[i] == Outcome::Done && a.data[at..at + l] != *frames[i]) {
+                            return Err(format!(
+                                "GPU differs from CPU in registered memory ({name} layout): {suite} {op:?} payload \
+                                 {payload} packet {i}: cpu {:?} gpu {:?}",
+                                oc[i], og[i]
+                            ));
+                        }
+                    }
+                    total += n;
+                }
+            }
+        }
+    }
+    Ok(total)
+}
+
+/// Host-to-host throughput from pool-resident packets: `threads` threads
+/// (relay workers), each transforming its own `batch` packets in place in
+/// registered memory through its own lane, for `budget`.
+#[allow(clippy::too_many_arguments)]
+fn pool_throughput(
+    gpu: &GpuEngine,
+    mem: &mut PoolMemory<'_>,
+    layout: (&str, usize, usize),
+    suite: Suite,
+    batch: usize,
+    threads: usize,
+    payload: usize,
+    budget: Duration,
+) -> Result<GpuRecord, String> {
+    let (name, pitch, offset) = layout;
+    let keys = session_keys(suite, 1024.min(batch));
+    let gk: Vec<_> = keys.iter().map(|k| gpu.prepare_keys(k).map_err(|e| e.to_string())).collect::<Result<_, _>>()?;
+    let tmpl = make_batch(suite, batch, payload, gk.len(), Op::Protect, batch as u64);
+    let len = tmpl.spans[0].1;
+    let all = mem.frames(0, batch * threads, pitch, offset, len);
+    let mut per_thread: Vec<Vec<&mut [u8]>> = Vec::new();
+    let mut it = all.into_iter();
+    for _ in 0..threads {
+        let mut v: Vec<&mut [u8]> = it.by_ref().take(batch).collect();
+        for (f, &(at, l)) in v.iter_mut().zip(&tmpl.spans) {
+            f.copy_from_slice(&tmpl.data[at..at + l]);
+        }
+        per_thread.push(v);
+    }
+    let barrier = std::sync::Barrier::new(threads);
+    /// Per thread: operations, time, round trips (µs).
+    type Run = Result<(u64, Duration, Vec<f64>), String>;
+    let results: Vec<Run> = std::thread::scope(|s| {
+        let hs: Vec<_> = per_thread
+            .into_iter()
+            .map(|bufs| {
+                let (gk, tmpl, barrier) = (&gk, &tmpl, &barrier);
+                s.spawn(move || {
+                    let mut jobs = jobs_in(bufs, &tmpl.fields, gk);
+                    gpu.transform_gpu(&mut jobs).map_err(|e| e.to_string())?;
+                    barrier.wait();
+                    let start = Instant::now();
+                    let mut ops = 0u64;
+                    let mut lat = Vec::new();
+                    while start.elapsed() < budget || lat.len() < 3 {
+                        let t = Instant::now();
+                        gpu.transform_gpu(&mut jobs).map_err(|e| e.to_string())?;
+                        lat.push(t.elapsed().as_secs_f64() * 1e6);
+                        ops += jobs.len() as u64;
+                        if lat.len() > 200_000 {
+                            break;
+                        }
+                    }
+                    Ok((ops, start.elapsed(), lat))
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap_or_else(|_| Err("bench thread panicked".into()))).collect()
+    });
+    let mut ops = 0u64;
+    let mut secs = 0f64;
+    let mut lat = Vec::new();
+    for r in results {
+        let (o, d, l) = r?;
+        ops += o;
+        secs = secs.max(d.as_secs_f64());
+        lat.extend(l);
+    }
+    lat.sort_by(|a, b| a.total_cmp(b));
+    let ns = secs * 1e9 / ops as f64;
+    let mut r = rec(gpu.name(), suite, &format!("protect_{name}"), payload, ns);
+    r.batch = Some(batch);
+    r.threads = Some(threads);
+    r.mode = Some(mode_name(gpu).into());
+    r.gbit_s = Some(((12 + payload) as f64 * 8.0) / ns);
+    r.latency_us_p50 = Some((percentile(&lat, 0.5) * 10.0).round() / 10.0);
+    r.latency_us_p99 = Some((percentile(&lat, 0.99) * 10.0).round() / 10.0);
+    r.blocks = Some(gpu.info().blocks);
+    Ok(r)
 }
 
 /// A batch of packets in one buffer, with the fields of each job.
@@ -319,6 +580,15 @@ fn one_packet<E: Engine>(engine: &E, suite: Suite, payload: usize, reps: usize) 
 }
 
 pub fn run(opts: GpuBenchOptions, json: bool) -> Result<(), String> {
+    for o in &opts.only {
+        if !SECTIONS.contains(&o.as_str()) {
+            return Err(format!("--only {o:?}: not a section (one of {})", SECTIONS.join(", ")));
+        }
+    }
+    if opts.threads.iter().any(|&t| t == 0 || t > 64) {
+        return Err("--threads: 1..=64 submitting threads".into());
+    }
+    let on = |s: &str| opts.only.is_empty() || opts.only.iter().any(|o| o == s);
     let mut out: Vec<GpuRecord> = Vec::new();
     let budget = Duration::from_secs_f64(opts.seconds.clamp(0.01, 30.0));
     let say = |r: &GpuRecord| {
@@ -337,10 +607,11 @@ pub fn run(opts: GpuBenchOptions, json: bool) -> Result<(), String> {
             );
         }
     };
-    let modes = [Mode::Launch, Mode::Persistent];
+    // Launch, persistent, and launch with the frames moved in by DMA.
+    let configs = [(Mode::Launch, false), (Mode::Persistent, false), (Mode::Launch, true)];
     let mut engines = Vec::new();
-    for mode in modes {
-        match GpuEngine::new(GpuConfig { mode, ..Default::default() }) {
+    for (mode, dma_in) in configs {
+        match GpuEngine::new(GpuConfig { mode, dma_in, ..Default::default() }) {
             Ok(e) => engines.push(e),
             Err(e) => {
                 eprintln!("srtpgate: {e}; measuring the CPU engines only");
@@ -351,9 +622,11 @@ pub fn run(opts: GpuBenchOptions, json: bool) -> Result<(), String> {
     if let Some(g) = engines.first() {
         let i = g.info();
         eprintln!(
-            "GPU: {} (sm_{}{}, {} SMs), {} blocks × {} threads",
-            i.name, i.cc.0, i.cc.1, i.sms, i.blocks, i.threads
+            "GPU: {} (sm_{}{}, {} SMs), {} blocks × {} threads, {} lanes",
+            i.name, i.cc.0, i.cc.1, i.sms, i.blocks, i.threads, i.lanes
         );
+    }
+    if let Some(g) = engines.first().filter(|_| on("links")) {
         let (h2d, d2h) = g.pcie_bandwidth(64 << 20, 20).map_err(|e| e.to_string())?;
         let (h2d0, d2h0) = g.pcie_bandwidth_with(64 << 20, 20, 0).map_err(|e| e.to_string())?;
         for (op, bw) in [
@@ -379,12 +652,23 @@ pub fn run(opts: GpuBenchOptions, json: bool) -> Result<(), String> {
             }
             out.push(r);
         }
+    }
+    if on("exact") {
         for g in &engines {
             let n = check_exact(g, 7).map_err(|e| format!("{}: {e}", g.name()))?;
-            eprintln!("{}: bit-identical to the CPU engine on {n} packets (8 suites, protect and unprotect)", g.name());
+            eprintln!(
+                "{}: bit-identical to the CPU engine on {n} packed packets (8 suites, protect and unprotect)",
+                g.name()
+            );
+            let n = check_exact_pool(g, 9).map_err(|e| format!("{}: {e}", g.name()))?;
+            eprintln!(
+                "{}: bit-identical to the CPU engine on {n} packets in registered memory (pool and AF_XDP \
+                 layouts, 8 suites, protect and unprotect)",
+                g.name()
+            );
         }
     }
-    if let Some(g) = engines.first() {
+    if let Some(g) = engines.first().filter(|_| on("kernel")) {
         // The kernel alone, the batch resident on the device: the GPU's own
         // limit, without the host link.
         for &suite in &opts.suites {
@@ -400,23 +684,108 @@ pub fn run(opts: GpuBenchOptions, json: bool) -> Result<(), String> {
             r.blocks = Some(g.info().blocks);
             say(&r);
             out.push(r);
-        }
-    }
-    for g in &engines {
-        for &suite in &opts.suites {
-            for &n in &opts.batches {
-                let r = measure_gpu(g, suite, n, 160, budget)?;
+            // The same kernel on packets in registered host memory (read and
+            // written over PCIe where they lie), without the host's part.
+            let len = batch.spans[0].1;
+            for (name, pitch, offset) in layouts() {
+                let mut mem = PoolMemory::new(g, 65_536 * pitch, pitch)?;
+                let frames = mem.frames(0, 65_536, pitch, offset, len);
+                let j = jobs_in(frames, &batch.fields, &gk);
+                let ns = g.kernel_only(&j, if opts.quick { 5 } else { 50 }).map_err(|e| e.to_string())?;
+                let mut r = rec("gpu-kernel", suite, &format!("kernel_only_{name}"), 160, ns);
+                r.batch = Some(65_536);
+                r.gbit_s = Some(172.0 * 8.0 / ns);
+                r.blocks = Some(g.info().blocks);
                 say(&r);
                 out.push(r);
             }
         }
     }
-    for &suite in &opts.suites {
-        let r = cpu_all_cores(suite, 160, budget);
-        say(&r);
-        out.push(r);
+    let pool_engines: Vec<&GpuEngine> = engines.iter().filter(|g| g.config().mode == Mode::Launch).collect();
+    for g in pool_engines.into_iter().filter(|_| on("pool")) {
+        // Packets where a relay keeps them: launch mode (read over PCIe, or
+        // moved in by DMA), every layout, batch and number of submitting
+        // threads (at most 1 Mi packets in flight).
+        let max_packets = 1 << 20;
+        for layout in layouts() {
+            let mut mem = PoolMemory::new(g, max_packets * layout.1, layout.1)?;
+            for &suite in &opts.suites {
+                for &n in opts.batches.iter().filter(|&&n| n >= 1024) {
+                    for &t in &opts.threads {
+                        if n * t > max_packets {
+                            continue;
+                        }
+                        let r = pool_throughput(g, &mut mem, layout, suite, n, t, 160, budget)?;
+                        say(&r);
+                        out.push(r);
+                    }
+                }
+            }
+        }
     }
-    if let Some(g) = engines.first() {
+    for g in engines.iter().filter(|g| g.config().mode == Mode::Launch).filter(|_| on("pool")) {
+        // The pool layout in transparent huge pages (fewer pages for the
+        // device to translate), the two heaviest loads of the section.
+        let layout = layouts()[0];
+        let mut mem = PoolMemory::with_pages(g, (1 << 20) * layout.1, layout.1, true)?;
+        for &suite in &opts.suites {
+            for (n, t) in [(16_384usize, 16usize), (65_536, 8)] {
+                let mut r = pool_throughput(g, &mut mem, layout, suite, n, t, 160, budget)?;
+                r.op = "protect_pool_thp".into();
+                say(&r);
+                out.push(r);
+            }
+        }
+    }
+    if on("latency") {
+        // Round trips from the pool, one thread, both modes.
+        for g in &engines {
+            let mut mem = PoolMemory::new(g, 4096 * pool_pitch(), pool_pitch())?;
+            for &n in &[1usize, 16, 256, 1024, 4096] {
+                let mut r =
+                    pool_throughput(g, &mut mem, layouts()[0], Suite::AES_CM_128_HMAC_SHA1_80, n, 1, 160, budget)?;
+                r.op = "round_trip_pool".into();
+                say(&r);
+                out.push(r);
+            }
+        }
+    }
+    if on("packed") {
+        for g in engines.iter().filter(|g| !g.config().dma_in) {
+            for &suite in &opts.suites {
+                for &n in &opts.batches {
+                    let r = measure_gpu(g, suite, n, 160, budget)?;
+                    say(&r);
+                    out.push(r);
+                }
+            }
+        }
+    }
+    if on("cpu") {
+        for &suite in &opts.suites {
+            let r = cpu_all_cores(suite, 160, budget);
+            say(&r);
+            out.push(r);
+        }
+    }
+    if on("calibrate") {
+        for g in engines.iter().filter(|g| !g.config().dma_in) {
+            let cal = g.calibrate().map_err(|e| e.to_string())?;
+            for &(n, cpu_us, gpu_us) in &cal.rows {
+                let mut r = rec(g.name(), Suite::AES_CM_128_HMAC_SHA1_80, "calibrate", 160, gpu_us * 1e3 / n as f64);
+                r.batch = Some(n);
+                r.latency_us_p50 = Some((gpu_us * 10.0).round() / 10.0);
+                r.mode = Some(format!("cpu_us={:.1}", cpu_us));
+                if !json {
+                    println!("{} calibrate batch {n:>5}: cpu {cpu_us:>9.1} us, gpu {gpu_us:>9.1} us", g.name());
+                }
+                out.push(r);
+            }
+            let t = if cal.threshold == usize::MAX { "never".to_string() } else { cal.threshold.to_string() };
+            eprintln!("{}: hybrid threshold measured: batches from {t} packets go to the GPU", g.name());
+        }
+    }
+    if let Some(g) = engines.first().filter(|_| on("blocks")) {
         // Throughput against the number of blocks in use (launch mode).
         let sms = g.info().sms;
         let mut blocks = 1u32;
@@ -432,13 +801,14 @@ pub fn run(opts: GpuBenchOptions, json: bool) -> Result<(), String> {
     }
     // The thesis's table 6.1: one packet of 1, 5, 10, 15, 20 AES blocks.
     let suite = Suite::AES_CM_128_HMAC_SHA1_80;
-    for aes_blocks in [1usize, 5, 10, 15, 20] {
+    let blocks_list: &[usize] = if on("one-packet") { &[1, 5, 10, 15, 20] } else { &[] };
+    for &aes_blocks in blocks_list {
         let payload = aes_blocks * 16;
         let mut rows = vec![
             ("cpu", one_packet(&CpuEngine::new(), suite, payload, 20_000)?),
             ("portable", one_packet(&PortableEngine::new(), suite, payload, 20_000)?),
         ];
-        for g in &engines {
+        for g in engines.iter().filter(|g| !g.config().dma_in) {
             rows.push((g.name(), one_packet(g, suite, payload, if opts.quick { 200 } else { 2000 })?));
         }
         for (name, ns) in rows {

@@ -93,7 +93,7 @@ pub fn run(args: PacketArgs) -> Result<(), String> {
         EngineName::Gpu => {
             let mode = args.gpu_mode.parse()?;
             // cpu_below 0: no batch is handed to the CPU engine.
-            let cfg = srtp_cuda::GpuConfig { mode, key_slots: 1024, cpu_below: 0, ..Default::default() };
+            let cfg = srtp_cuda::GpuConfig { mode, key_slots: 1024, cpu_below: 0, lanes: 1, ..Default::default() };
             let gpu = srtp_cuda::GpuEngine::new(cfg).map_err(|e| e.to_string())?;
             filter(Context::new(p, gpu).map_err(|e| e.to_string())?, kind, op)
         }

@@ -168,7 +168,12 @@ where
         })
     }
 
-    /// The workers (for their counters).
+    /// The crypto engine (for its counters).
+    pub fn engine(&self) -> &E {
+        &self.engine
+    }
+
+    /// The media workers.
     pub fn workers(&self) -> &[WorkerHandle<E>] {
         &self.workers
     }

@@ -38,6 +38,10 @@ pub struct ServeArgs {
     /// GPU engine mode: launch or persistent.
     #[arg(long = "gpu-mode", env = "SRTPGATE_GPU_MODE")]
     pub gpu_mode: Option<String>,
+    /// Batches of at least this many packets go to the GPU, smaller ones
+    /// stay on the CPU engine; `auto` measures the crossover at start.
+    #[arg(long = "gpu-min-batch", env = "SRTPGATE_GPU_MIN_BATCH")]
+    pub gpu_min_batch: Option<String>,
     /// Packet I/O of the media workers: sockets (epoll, recvmmsg/sendmmsg),
     /// uring (io_uring), xdp (an XDP program and AF_XDP sockets on the
     /// media interface; root), or auto (the best one this machine runs).
@@ -117,6 +121,7 @@ struct FileConfig {
     listen_http: Option<String>,
     engine: Option<String>,
     gpu_mode: Option<String>,
+    gpu_min_batch: Option<toml::Value>,
     io: Option<String>,
     workers: Option<usize>,
     buffers: Option<usize>,
@@ -167,6 +172,8 @@ pub struct Config {
     pub engine: EngineChoice,
     /// GPU mode name.
     pub gpu_mode: String,
+    /// Hybrid threshold of the GPU engine; `None`: measured at start.
+    pub gpu_min_batch: Option<usize>,
     /// I/O backend: sockets, uring, xdp or auto (resolved when the workers start).
     pub io: String,
     /// Worker threads.
@@ -316,6 +323,15 @@ impl Config {
         if gpu_mode != "launch" && gpu_mode != "persistent" {
             return Err(format!("gpu-mode: {gpu_mode:?} is not one of launch, persistent"));
         }
+        let gpu_min_batch = match (&args.gpu_min_batch, &file.gpu_min_batch) {
+            (Some(s), _) => parse_min_batch(s)?,
+            (None, Some(toml::Value::String(s))) => parse_min_batch(s)?,
+            (None, Some(toml::Value::Integer(n))) => parse_min_batch(&n.to_string())?,
+            (None, Some(other)) => {
+                return Err(format!("gpu_min_batch: {other} is neither a number of packets nor \"auto\""))
+            }
+            (None, None) => None,
+        };
         let io = args.io.clone().or(file.io).unwrap_or_else(|| "auto".into());
         if !["sockets", "uring", "xdp", "auto"].contains(&io.as_str()) {
             return Err(format!("io: {io:?} is not one of sockets, uring, xdp, auto"));
@@ -405,6 +421,7 @@ impl Config {
             listen_http,
             engine,
             gpu_mode,
+            gpu_min_batch,
             io,
             workers,
             buffers,
@@ -427,6 +444,18 @@ impl Config {
     /// interface of that family, else the first interface).
     pub fn interface_for(&self, v6: bool) -> IpAddr {
         self.interfaces.iter().copied().find(|ip| ip.is_ipv6() == v6).unwrap_or(self.interfaces[0])
+    }
+}
+
+/// `auto` (measure at start) or a batch size of 0..=65 536 packets (0: every
+/// batch on the GPU).
+fn parse_min_batch(s: &str) -> Result<Option<usize>, String> {
+    match s.trim() {
+        "auto" => Ok(None),
+        v => match v.parse::<usize>() {
+            Ok(n) if n <= 65_536 => Ok(Some(n)),
+            _ => Err(format!("gpu-min-batch: {s:?} is neither a number of packets (0..=65536) nor \"auto\"")),
+        },
     }
 }
 
@@ -480,6 +509,18 @@ mod tests {
         assert!(e.contains("max-sdp-length"), "{e}");
         let e = with_file("http_timeout = 0\n").expect_err("no HTTP timeout");
         assert!(e.contains("http-timeout"), "{e}");
+        for bad in
+            ["gpu_min_batch = \"soon\"\n", "gpu_min_batch = -1\n", "gpu_min_batch = 1.5\n", "gpu_min_batch = 70000\n"]
+        {
+            let e = with_file(bad).expect_err(bad);
+            assert!(e.contains("gpu_min_batch") || e.contains("gpu-min-batch"), "{bad}: {e}");
+        }
+        let e = Config::resolve(&ServeArgs { gpu_min_batch: Some("many".into()), ..Default::default() })
+            .expect_err("bad flag");
+        assert!(e.contains("gpu-min-batch") && e.contains("many"), "{e}");
+        assert_eq!(with_file("gpu_min_batch = 128\n").expect("number").gpu_min_batch, Some(128));
+        assert_eq!(with_file("gpu_min_batch = \"auto\"\n").expect("auto").gpu_min_batch, None);
+        assert_eq!(Config::resolve(&ServeArgs::default()).expect("defaults").gpu_min_batch, None);
         let c = with_file("max_id_length = 64\nng_cache_seconds = 5\nhttp_max_connections = 8\n").expect("limits");
         assert_eq!(
             (c.limits.max_id_length, c.limits.ng_cache_ttl, c.http_max_connections),

@@ -154,6 +154,7 @@ where
     let without_media = calls.without_media();
     let running = calls.workers().iter().filter(|w| w.alive()).count();
     let uptime = calls.started.elapsed().as_secs_f64();
+    let engine_stats = calls.engine().stats();
     drop(calls);
 
     let mut metric = |name: &str, kind: &str, help: &str, lines: &[(String, f64)]| {
@@ -362,5 +363,58 @@ where
         "# HELP srtpgate_relay_delay_seconds Time from a packet's arrival (kernel timestamp) to its send.\n# TYPE srtpgate_relay_delay_seconds histogram"
     );
     h.write_prometheus(&mut o, "srtpgate_relay_delay_seconds", sum);
+    if let Some(es) = engine_stats {
+        write_engine_stats(&mut o, &es);
+    }
     o
+}
+
+/// The hybrid engine's share of batches and packets per path, its threshold
+/// and the device round trips.
+fn write_engine_stats(o: &mut String, es: &srtp::EngineStats) {
+    let _ = writeln!(
+        o,
+        "# HELP srtpgate_engine_path_batches_total Crypto batches by the path that ran them (hybrid GPU engine).\n# TYPE srtpgate_engine_path_batches_total counter"
+    );
+    for (path, batches, _) in &es.shares {
+        let _ = writeln!(o, "srtpgate_engine_path_batches_total{{path=\"{path}\"}} {batches}");
+    }
+    let _ = writeln!(
+        o,
+        "# HELP srtpgate_engine_path_packets_total Packets by the path that transformed them (hybrid GPU engine).\n# TYPE srtpgate_engine_path_packets_total counter"
+    );
+    for (path, _, packets) in &es.shares {
+        let _ = writeln!(o, "srtpgate_engine_path_packets_total{{path=\"{path}\"}} {packets}");
+    }
+    if let Some(t) = es.threshold {
+        // usize::MAX: the GPU was slower at every batch size measured.
+        let v = if t == usize::MAX { f64::INFINITY } else { t as f64 };
+        let _ = writeln!(
+            o,
+            "# HELP srtpgate_engine_gpu_min_batch Batches of at least this many packets go to the GPU.\n# TYPE srtpgate_engine_gpu_min_batch gauge\nsrtpgate_engine_gpu_min_batch {}",
+            prom_f64(v)
+        );
+    }
+    if !es.round_trip_us.is_empty() {
+        let _ = writeln!(
+            o,
+            "# HELP srtpgate_engine_gpu_round_trip_seconds Time from handing a batch to the GPU to having its results.\n# TYPE srtpgate_engine_gpu_round_trip_seconds histogram"
+        );
+        let mut cum = 0u64;
+        for (le, n) in &es.round_trip_us {
+            cum += n;
+            let le = if le.is_finite() { format!("{}", le / 1e6) } else { "+Inf".into() };
+            let _ = writeln!(o, "srtpgate_engine_gpu_round_trip_seconds_bucket{{le=\"{le}\"}} {cum}");
+        }
+        let _ = writeln!(o, "srtpgate_engine_gpu_round_trip_seconds_sum {}", es.round_trip_sum_us / 1e6);
+        let _ = writeln!(o, "srtpgate_engine_gpu_round_trip_seconds_count {cum}");
+    }
+}
+
+fn prom_f64(v: f64) -> String {
+    if v.is_infinite() {
+        "+Inf".into()
+    } else {
+        format!("{v}")
+    }
 }

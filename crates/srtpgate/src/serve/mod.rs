@@ -40,12 +40,40 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         EngineChoice::Cpu => serve(cfg.clone(), CpuEngine::new()),
         EngineChoice::Gpu | EngineChoice::Auto => {
             let mode = cfg.gpu_mode.parse().map_err(|e: String| e)?;
-            // Small batches stay on the CPU: at low load the GPU's fixed
-            // cost per batch would only add delay (the hybrid policy).
-            let gcfg = GpuConfig { mode, cpu_below: 64, ..GpuConfig::default() };
+            // One submission lane per media worker: workers never wait for
+            // each other to reach the GPU.
+            let gcfg = GpuConfig { mode, lanes: cfg.workers.max(1), ..GpuConfig::default() };
             match GpuEngine::new(gcfg) {
                 Ok(g) => {
                     tracing::info!("GPU engine: {:?}", g.info());
+                    // Small batches stay on the CPU: below the crossover the
+                    // GPU's round trip is longer than the CPU's work (the
+                    // hybrid policy), measured here unless configured.
+                    match cfg.gpu_min_batch {
+                        Some(n) => g.set_cpu_below(n),
+                        None => {
+                            match g.calibrate() {
+                                Ok(c) => {
+                                    let rows: Vec<String> = c
+                                        .rows
+                                        .iter()
+                                        .map(|(n, cpu, gpu)| format!("{n}: cpu {cpu:.1} us gpu {gpu:.1} us"))
+                                        .collect();
+                                    tracing::info!(
+                                    "GPU hybrid threshold measured: batches of {} packets and more go to the GPU ({})",
+                                    if c.threshold == usize::MAX { "no number of".to_string() } else { c.threshold.to_string() },
+                                    rows.join(", ")
+                                );
+                                }
+                                Err(e) => {
+                                    tracing::warn!(
+                                        "GPU calibration failed ({e}); batches of 64 packets and more go to the GPU"
+                                    );
+                                    g.set_cpu_below(64);
+                                }
+                            }
+                        }
+                    }
                     serve(cfg.clone(), Arc::new(g))
                 }
                 Err(e) if cfg.engine == EngineChoice::Auto => {

@@ -1,0 +1,115 @@
+//! Bad command-line input and bad files for the commands that take them:
+//! each exits non-zero with a message that names what is wrong, and never
+//! panics.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+fn srtpgate(args: &[&str], stdin: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_srtpgate"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run srtpgate");
+    let _ = child.stdin.take().expect("stdin").write_all(stdin.as_bytes());
+    child.wait_with_output().expect("srtpgate")
+}
+
+/// Exits with an error (not a panic) whose text holds every one of `want`.
+fn refused(args: &[&str], want: &[&str]) {
+    let out = srtpgate(args, "");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{args:?} succeeded: {err}");
+    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
+    for w in want {
+        assert!(err.contains(w), "{args:?}: {w:?} not in {err:?}");
+    }
+}
+
+#[test]
+fn packet_refuses_an_unknown_gpu_mode() {
+    let key = "WVNfX19zZW1jdGwgKCkgewkyMjA7fQp9CnVubGVz";
+    let args = ["packet", "protect", "--suite", "AES_CM_128_HMAC_SHA1_80", "--key", key, "--engine", "gpu"];
+    refused(&[&args[..], &["--gpu-mode", "sideways"]].concat(), &["sideways"]);
+}
+
+#[test]
+fn bench_gpu_refuses_unknown_sections_and_thread_counts() {
+    refused(&["bench", "gpu", "--only", "links,teleport"], &["teleport", "links, exact"]);
+    refused(&["bench", "gpu", "--threads", "0"], &["--threads"]);
+}
+
+#[test]
+fn serve_refuses_a_bad_gpu_threshold() {
+    refused(&["serve", "--engine", "gpu", "--gpu-min-batch", "lots"], &["gpu-min-batch", "lots"]);
+}
+
+#[test]
+fn plot_capacity_refuses_missing_and_malformed_files() {
+    let dir = std::env::temp_dir().join(format!("srtpgate-badargs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let out = dir.join("fig");
+    let out = out.to_str().expect("utf-8 path");
+    let missing = dir.join("nothing.json");
+    refused(&["loadgen", "plot-capacity", "--input", missing.to_str().expect("path"), "--out", out], &["nothing.json"]);
+    for (name, text, want) in [
+        ("notjson.json", "{ results: [", "notjson.json"),
+        ("noresults.json", "{\"meta\": {}}", "no \"results\" list"),
+        ("nopoints.json", "{\"results\": [{\"config\": \"xdp\"}, 7]}", "no measured points"),
+    ] {
+        let p = dir.join(name);
+        std::fs::write(&p, text).expect("write");
+        refused(&["loadgen", "plot-capacity", "--input", p.to_str().expect("path"), "--out", out], &[want]);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn sweep_in_a_rig_that_cannot_be_built_says_so() {
+    let dir = std::env::temp_dir().join(format!("srtpgate-badrig-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let rig = dir.join("rig.sh");
+    std::fs::write(&rig, "#!/bin/sh\necho \"no namespaces for $2 here\" >&2\nexit 3\n").expect("write rig");
+    std::fs::set_permissions(&rig, std::os::unix::fs::PermissionsExt::from_mode(0o755)).expect("chmod");
+    let out = dir.join("out");
+    refused(
+        &[
+            "loadgen",
+            "sweep",
+            "--configs",
+            "srtpgate:cpu:1",
+            "--counts",
+            "2",
+            "--duration",
+            "1",
+            "--netns",
+            "badrig",
+            "--rig",
+            rig.to_str().expect("path"),
+            "--out",
+            out.to_str().expect("path"),
+        ],
+        &["the namespace rig cannot be built", "no namespaces for badrig here"],
+    );
+    let missing = dir.join("absent.sh");
+    refused(
+        &[
+            "loadgen",
+            "sweep",
+            "--configs",
+            "srtpgate:cpu:1",
+            "--counts",
+            "2",
+            "--netns",
+            "badrig",
+            "--rig",
+            missing.to_str().expect("path"),
+            "--out",
+            out.to_str().expect("path"),
+        ],
+        &["absent.sh"],
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
