@@ -58,6 +58,19 @@ impl Buf {
         self.off as usize
     }
 
+    /// Drops the first `n` bytes (they become headroom): a received frame
+    /// becomes the view of its payload. False, unchanged, when shorter.
+    pub fn advance(&mut self, n: usize) -> bool {
+        if n > self.cap as usize || self.is_empty() {
+            return false;
+        }
+        // SAFETY: n ≤ cap, so the new pointer stays inside the same frame.
+        self.ptr = unsafe { NonNull::new_unchecked(self.ptr.as_ptr().add(n)) };
+        self.cap -= n as u32;
+        self.off += n as u32;
+        true
+    }
+
     /// The buffer with `n` bytes of its frame's headroom in front (where the
     /// AF_XDP backend writes a packet's headers), or `None` when the
     /// headroom is smaller.

@@ -129,7 +129,8 @@ pub struct Program {
     legs: OwnedFd,
     owner: OwnedFd,
     xsks: OwnedFd,
-    counters: OwnedFd,
+    /// The per-CPU counters, opened once (read at each `/metrics` scrape).
+    counters: Mutex<PerCpuArray<MapData, u64>>,
 }
 
 fn errno(e: xdpilone::Errno) -> io::Error {
@@ -309,6 +310,9 @@ impl Program {
             data.fd().as_fd().try_clone_to_owned().map_err(|e| format!("map {name}: {e}"))
         };
         let (legs, owner, xsks, counters) = (fd("legs")?, fd("queue_owner")?, fd("xsks")?, fd("counters")?);
+        let counters = MapData::from_fd(counters)
+            .and_then(|d| PerCpuArray::try_from(Map::PerCpuArray(d)))
+            .map_err(|e| format!("map counters: {e}"))?;
         tracing::info!(
             "xdp: program attached to {ifname} ({mode} mode), {queues} receive queue(s), {workers} worker(s)"
         );
@@ -333,7 +337,7 @@ impl Program {
             legs,
             owner,
             xsks,
-            counters,
+            counters: Mutex::new(counters),
         }))
     }
 
@@ -345,8 +349,7 @@ impl Program {
     /// came from another source than the latched one (or the leg had not
     /// latched), or arrived on a queue another worker serves.
     pub fn counters(&self) -> io::Result<[u64; 3]> {
-        let map: PerCpuArray<_, u64> =
-            PerCpuArray::try_from(Map::PerCpuArray(self.map(&self.counters)?)).map_err(map_err)?;
+        let map = self.counters.lock().map_err(|_| io::Error::other("xdp counters lock poisoned"))?;
         let mut out = [0u64; 3];
         for (i, o) in out.iter_mut().enumerate() {
             *o = map.get(&(i as u32), 0).map_err(map_err)?.iter().sum();
@@ -381,6 +384,8 @@ struct Cached<T> {
 struct LegHop {
     to: SocketAddr,
     mac: [u8; 6],
+    /// The UDP pseudo-header's address words, summed (see [`addr_sum`]).
+    addr_sum: u64,
     until_ns: u64,
 }
 
@@ -396,7 +401,9 @@ pub struct XdpIo {
     /// A leg socket's local address, by token, where it is on the XDP
     /// interface.
     locals: Vec<Option<SocketAddr>>,
-    by_addr: HashMap<LegKey, u32>,
+    /// Looked up for every received frame: a fast hasher (the keys are
+    /// the relay's own addresses, not chosen by senders).
+    by_addr: rustc_hash::FxHashMap<LegKey, u32>,
     /// Per token: the last destination's next-hop MAC (no hashing per packet).
     leg_hops: Vec<Option<LegHop>>,
     /// Destination → next hop through the XDP interface (5 s).
@@ -466,7 +473,7 @@ impl XdpIo {
             worker: worker as u16,
             legs,
             locals: Vec::new(),
-            by_addr: HashMap::new(),
+            by_addr: rustc_hash::FxHashMap::default(),
             leg_hops: Vec::new(),
             routes: HashMap::new(),
             neighbours: HashMap::new(),
@@ -536,24 +543,15 @@ impl XdpIo {
     fn frame_in(&mut self, desc: XdpDesc, pool: &mut Pool, out: &mut Vec<Datagram>) {
         let frame = (desc.addr / self.pitch) as u32;
         let off = (desc.addr % self.pitch) as usize;
-        let Some(buf) = pool.frame_buf(frame, off) else {
+        let Some(mut buf) = pool.frame_buf(frame, off) else {
             tracing::debug!("xdp: a frame outside the UMEM ({})", desc.addr);
             return;
         };
         let parsed = parse(&buf[..(desc.len as usize).min(buf.len())]);
         let tok = parsed.and_then(|(_, _, _, dst)| self.by_addr.get(&key_of(dst)).copied());
         match (parsed, tok) {
-            (Some((hdr, len, from, _)), Some(tok)) => {
-                let frame = Pool::release(buf);
-                let Some(payload) = pool.frame_buf(frame, off + hdr) else { return };
-                out.push(Datagram {
-                    buf: payload,
-                    len,
-                    tok,
-                    from: Some(from),
-                    rx_ns: Some(self.now_ns),
-                    truncated: false,
-                });
+            (Some((hdr, len, from, _)), Some(tok)) if buf.advance(hdr) => {
+                out.push(Datagram { buf, len, tok, from: Some(from), rx_ns: Some(self.now_ns), truncated: false });
             }
             _ => {
                 // A leg removed while its frame was in flight.
@@ -593,10 +591,11 @@ impl XdpIo {
     /// by the XDP interface: from the leg's own cache, else the route and
     /// neighbour caches (keyed by destination and by next hop: peers behind
     /// one gateway share its entry), else rtnetlink.
-    fn next_hop(&mut self, tok: u32, to: SocketAddr) -> Option<[u8; 6]> {
+    /// Also returns the sum of the pseudo-header's addresses, kept with it.
+    fn next_hop(&mut self, tok: u32, from: SocketAddr, to: SocketAddr) -> Option<([u8; 6], u64)> {
         if let Some(Some(h)) = self.leg_hops.get(tok as usize) {
             if h.to == to && h.until_ns > self.now_ns {
-                return Some(h.mac);
+                return Some((h.mac, h.addr_sum));
             }
         }
         const KNOWN: u64 = 5_000_000_000;
@@ -631,8 +630,9 @@ impl XdpIo {
         if self.leg_hops.len() <= i {
             self.leg_hops.resize(i + 1, None);
         }
-        self.leg_hops[i] = Some(LegHop { to, mac, until_ns: now + KNOWN });
-        Some(mac)
+        let sum = addr_sum(from.ip(), to.ip());
+        self.leg_hops[i] = Some(LegHop { to, mac, addr_sum: sum, until_ns: now + KNOWN });
+        Some((mac, sum))
     }
 }
 
@@ -691,14 +691,26 @@ fn fold(mut acc: u64) -> u16 {
     !(acc as u16)
 }
 
+/// The source and destination addresses summed as 16-bit words (unfolded):
+/// the part of the UDP pseudo-header that stays the same for a leg.
+fn addr_sum(from: IpAddr, to: IpAddr) -> u64 {
+    let (s, _) = ip_bytes(from);
+    let (d, _) = ip_bytes(to);
+    let n = if from.is_ipv4() { 4 } else { 16 };
+    sum16(sum16(0, &s[..n]), &d[..n])
+}
+
 /// Writes Ethernet, IP and UDP headers in front of a `len`-byte payload at
 /// `f[hdr..]`, checksums included; `hdr` is 42 (IPv4) or 62 (IPv6).
+/// `addr_sum` is [`addr_sum`] of the two addresses (cached per leg).
+#[allow(clippy::too_many_arguments)]
 fn write_headers(
     f: &mut [u8],
     dst_mac: [u8; 6],
     src_mac: [u8; 6],
     from: SocketAddr,
     to: SocketAddr,
+    addr_sum: u64,
     len: usize,
     id: u16,
 ) {
@@ -721,8 +733,7 @@ fn write_headers(
             ip[16..20].copy_from_slice(&d.octets());
             let c = fold(sum16(0, ip));
             ip[10..12].copy_from_slice(&c.to_be_bytes());
-            let pseudo = sum16(sum16(0, &s.octets()), &d.octets()) + 17 + u64::from(ulen);
-            (34, pseudo)
+            (34, addr_sum + 17 + u64::from(ulen))
         }
         (IpAddr::V6(s), IpAddr::V6(d)) => {
             f[12..14].copy_from_slice(&0x86ddu16.to_be_bytes());
@@ -733,8 +744,7 @@ fn write_headers(
             ip[7] = 64;
             ip[8..24].copy_from_slice(&s.octets());
             ip[24..40].copy_from_slice(&d.octets());
-            let pseudo = sum16(sum16(0, &s.octets()), &d.octets()) + 17 + u64::from(ulen);
-            (54, pseudo)
+            (54, addr_sum + 17 + u64::from(ulen))
         }
         _ => unreachable!("the caller checks that both addresses are of one family"),
     };
@@ -855,14 +865,14 @@ impl Io for XdpIo {
         if l3 + 8 + len > self.prog.mtu || q.in_tx as usize + self.staged.len() >= RING as usize {
             return Err(buf);
         }
-        let Some(mac) = self.next_hop(tok, to) else { return Err(buf) };
+        let Some((mac, sum)) = self.next_hop(tok, from, to) else { return Err(buf) };
         self.ip_id = self.ip_id.wrapping_add(1);
         let (src_mac, id) = (self.prog.mac, self.ip_id);
         let Some(f) = buf.with_front(hdr) else { return Err(buf) };
         if f.len() < hdr + len {
             return Err(buf);
         }
-        write_headers(f, mac, src_mac, from, to, len, id);
+        write_headers(f, mac, src_mac, from, to, sum, len, id);
         let addr = u64::from(buf.frame()) * self.pitch + (buf.offset() - hdr) as u64;
         Pool::release(buf);
         self.staged.push(XdpDesc { addr, len: (hdr + len) as u32, options: 0 });
@@ -924,7 +934,7 @@ mod tests {
         let hdr = if from.is_ipv4() { 42 } else { 62 };
         let mut f = vec![0u8; hdr + payload.len()];
         f[hdr..].copy_from_slice(payload);
-        write_headers(&mut f, [2; 6], [4; 6], from, to, payload.len(), 7);
+        write_headers(&mut f, [2; 6], [4; 6], from, to, addr_sum(from.ip(), to.ip()), payload.len(), 7);
         f
     }
 
