@@ -778,7 +778,7 @@ static __device__ __forceinline__ uint4 srtp_zero4(void) {
 static __device__ __forceinline__ void srtp_warp_batch(const uint32_t* keys, const uint32_t* wire,
                                                        uint32_t* outcomes, uint32_t n, uint32_t base,
                                                        uint32_t per, uint32_t* slots, const uint32_t* te,
-                                                       long long rd) {
+                                                       long long rd, long long wd) {
     uint32_t lane = threadIdx.x & 31u;
     uint32_t m = n - base < per ? n - base : per;
     uint32_t i = base + lane;
@@ -840,7 +840,7 @@ static __device__ __forceinline__ void srtp_warp_batch(const uint32_t* keys, con
         uint64_t aj = __shfl_sync(SRTP_FULL, addr, j);
         uint32_t lj = __shfl_sync(SRTP_FULL, len, j);
         if (oj == SRTP_OUTCOME_DONE) {
-            srtp_copy_out(lane, aj, lj, slots + j * SRTP_SLOT_WORDS);
+            srtp_copy_out(lane, aj + (uint64_t)wd, lj, slots + j * SRTP_SLOT_WORDS);
         }
     }
     if (lane < m) {
@@ -866,11 +866,14 @@ static __device__ __forceinline__ uint32_t* srtp_warp_slots(uint32_t* scratch) {
 
 /* One launch per batch: wire descriptors 0..n, any grid, blockDim.x a
  * multiple of 32. scratch: gridDim.x * blockDim.x slots. Static shared
- * memory: 32 KiB. read_delta: packets are read at their address plus this
- * (a device copy of the registered memory the host moved there by DMA) and
- * written back at their address; 0 reads them where they are. */
+ * memory: 32 KiB. read_delta: packets are read at their address plus this (a
+ * device copy of the registered memory the host moved there by DMA);
+ * write_delta: results are written at their address plus this (the device
+ * copy, which the host then moves back by DMA); 0 reads or writes them where
+ * they are. */
 extern "C" __global__ void srtp_gather(const uint32_t* keys, const uint32_t* wire, uint32_t* outcomes, uint32_t n,
-                                       const uint32_t* te0_global, uint32_t* scratch, long long read_delta) {
+                                       const uint32_t* te0_global, uint32_t* scratch, long long read_delta,
+                                       long long write_delta) {
     __shared__ uint32_t te_sh[SRTP_TE_WORDS];
     srtp_load_table(te_sh, te0_global);
     __syncthreads();
@@ -880,7 +883,7 @@ extern "C" __global__ void srtp_gather(const uint32_t* keys, const uint32_t* wir
     uint32_t gw = blockIdx.x + gridDim.x * (threadIdx.x >> 5);
     uint32_t per = srtp_per_warp(n);
     for (uint32_t base = per * gw; base < n; base += per * warps) {
-        srtp_warp_batch(keys, wire, outcomes, n, base, per, slots, te, read_delta);
+        srtp_warp_batch(keys, wire, outcomes, n, base, per, slots, te, read_delta, write_delta);
     }
 }
 
@@ -996,7 +999,7 @@ extern "C" __global__ void srtp_persistent(const uint32_t* keys, volatile uint32
         uint32_t gw = blockIdx.x + gridDim.x * (threadIdx.x >> 5);
         uint32_t per = srtp_per_warp(n);
         for (uint32_t base = per * gw; base < n; base += per * warps) {
-            srtp_warp_batch(keys, wire, outcomes, n, base, per, slots, te, 0);
+            srtp_warp_batch(keys, wire, outcomes, n, base, per, slots, te, 0, 0);
         }
         __threadfence_system();
         __syncthreads();

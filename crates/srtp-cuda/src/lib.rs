@@ -129,8 +129,10 @@ pub struct GpuConfig {
     pub chunk_bytes: usize,
     /// Launch mode: move the frames of a batch from registered memory to a
     /// device copy by DMA (one strided copy per sub-batch) and let the kernel
-    /// read them there, instead of reading each packet over PCIe itself;
-    /// results are written back in place either way.
+    /// read them there, instead of reading each packet over PCIe itself.
+    /// Results are written back in place over PCIe, or, when the sub-batch's
+    /// packets fill a run of consecutive frames one each (no other frame in
+    /// between), by one strided DMA back.
     pub dma_in: bool,
     /// Thread blocks per submission (0 = the device's multiprocessors × 3 for
     /// launch; for persistent, the multiprocessors shared out between the
@@ -311,6 +313,9 @@ struct Span {
     last: usize,
     lo: usize,
     hi: usize,
+    /// Job k lies in frame first + k: every frame of the span belongs to
+    /// one job of the sub-batch, so the span may also be copied back whole.
+    dense: bool,
 }
 
 /// The resident kernel's control words of one lane, and its state.
@@ -766,7 +771,7 @@ impl GpuEngine {
     fn submit(&self, lane: &mut Lane, n: usize) -> Result<(), GpuError> {
         match self.cfg.mode {
             Mode::Launch => {
-                self.launch_gather(lane, lane.wire.dev, lane.outcomes.dev, n, 0)?;
+                self.launch_gather(lane, lane.wire.dev, lane.outcomes.dev, n, 0, 0)?;
                 lane.stream.synchronize()?;
                 Ok(())
             }
@@ -899,8 +904,9 @@ impl GpuEngine {
             let Some((s, l, hh, span)) = next else { break };
             let wire = lane.wire.dev + (hh * half * WIRE_BYTES) as u64;
             let outcomes = lane.outcomes.dev + (hh * half * 4) as u64;
-            let delta = self.dma_in(lane, regions, span)?;
-            self.launch_gather(lane, wire, outcomes, l, delta)?;
+            let (rd, wd) = self.dma_in(lane, regions, span)?;
+            self.launch_gather(lane, wire, outcomes, l, rd, wd)?;
+            self.dma_out(lane, regions, span)?;
             inflight = Some((s, l, hh));
             pos += l;
             h ^= 1;
@@ -909,11 +915,12 @@ impl GpuEngine {
     }
 
     /// Launches the gather kernel on the lane's stream (not waiting).
-    fn launch_gather(&self, lane: &Lane, wire: u64, outcomes: u64, n: usize, delta: i64) -> Result<(), GpuError> {
+    #[allow(clippy::too_many_arguments)]
+    fn launch_gather(&self, lane: &Lane, wire: u64, outcomes: u64, n: usize, rd: i64, wd: i64) -> Result<(), GpuError> {
         let cfg = self.launch_config(n, lane.blocks);
         let mut b = lane.stream.launch_builder(&self.gather_fn);
         let (keys, count, te0, scratch) = (self.shared.keys_dev, n as u32, self.te0.ptr, lane.scratch.ptr);
-        b.arg(&keys).arg(&wire).arg(&outcomes).arg(&count).arg(&te0).arg(&scratch).arg(&delta);
+        b.arg(&keys).arg(&wire).arg(&outcomes).arg(&count).arg(&te0).arg(&scratch).arg(&rd).arg(&wd);
         // SAFETY: `wire` and `outcomes` hold n descriptors and words of the
         // lane's mapped buffers; the scratch has a slot per thread of the
         // grid; every address a descriptor names lies in registered, staged
@@ -941,7 +948,7 @@ impl GpuEngine {
                     let end = at + job.buf.len();
                     one_region &= r.pitch == 0 || end <= r.pitch;
                     span = Some(match span {
-                        None => Span { region: hint, first: frame, last: frame, lo: at, hi: end },
+                        None => Span { region: hint, first: frame, last: frame, lo: at, hi: end, dense: r.pitch > 0 },
                         Some(s) => {
                             one_region &= s.region == hint;
                             Span {
@@ -950,6 +957,7 @@ impl GpuEngine {
                                 last: s.last.max(frame),
                                 lo: s.lo.min(at),
                                 hi: s.hi.max(end),
+                                dense: s.dense && frame == s.last + 1,
                             }
                         }
                     });
@@ -966,40 +974,63 @@ impl GpuEngine {
         span.filter(|_| one_region)
     }
 
-    /// Moves the frames of `span` into the region's device copy (one
-    /// strided DMA on the lane's stream) and returns the read delta for the
-    /// kernel, or 0 (read in place) where the region has no copy.
-    fn dma_in(&self, lane: &Lane, regions: &[Region], span: Option<Span>) -> Result<i64, GpuError> {
-        let Some(s) = span else { return Ok(0) };
+    /// The strided copy of `span`'s frames between the region and its
+    /// device copy (rows = frames, columns = the bytes the packets use), or
+    /// None where the region has no device copy.
+    fn span_copy(regions: &[Region], span: Option<Span>, to_device: bool) -> Option<(sys::CUDA_MEMCPY2D, i64, bool)> {
+        let s = span?;
         let r = &regions[s.region];
-        let Some(mirror) = &r.mirror else { return Ok(0) };
+        let mirror = r.mirror.as_ref()?;
         let (pitch, rows) = if r.pitch > 0 { (r.pitch, s.last - s.first + 1) } else { (r.len, 1) };
         let lo = s.lo & !15;
         let hi = s.hi.next_multiple_of(16).min(pitch).min(r.len - s.last * pitch);
+        let (host_t, dev_t) = (sys::CUmemorytype::CU_MEMORYTYPE_HOST, sys::CUmemorytype::CU_MEMORYTYPE_DEVICE);
         let copy = sys::CUDA_MEMCPY2D {
             srcXInBytes: lo,
             srcY: s.first,
-            srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_HOST,
-            srcHost: r.host as *const _,
-            srcDevice: 0,
+            srcMemoryType: if to_device { host_t } else { dev_t },
+            srcHost: if to_device { r.host as *const _ } else { std::ptr::null() },
+            srcDevice: if to_device { 0 } else { mirror.ptr },
             srcArray: std::ptr::null_mut(),
             srcPitch: pitch,
             dstXInBytes: lo,
             dstY: s.first,
-            dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
-            dstHost: std::ptr::null_mut(),
-            dstDevice: mirror.ptr,
+            dstMemoryType: if to_device { dev_t } else { host_t },
+            dstHost: if to_device { std::ptr::null_mut() } else { r.host as *mut _ },
+            dstDevice: if to_device { mirror.ptr } else { 0 },
             dstArray: std::ptr::null_mut(),
             dstPitch: pitch,
             WidthInBytes: hi - lo,
             Height: rows,
         };
+        Some((copy, mirror.ptr as i64 - r.dev as i64, s.dense))
+    }
+
+    /// Moves the frames of `span` into the region's device copy (one strided
+    /// DMA on the lane's stream). Returns the kernel's read and write deltas:
+    /// (0, 0) where the region has no copy (the kernel works in place); the
+    /// write delta too where the span is dense (every frame a job's: the
+    /// results go back by DMA, [`dma_out`](Self::dma_out)).
+    fn dma_in(&self, lane: &Lane, regions: &[Region], span: Option<Span>) -> Result<(i64, i64), GpuError> {
+        let Some((copy, delta, dense)) = Self::span_copy(regions, span, true) else { return Ok((0, 0)) };
         // SAFETY: rows first..=last of `pitch` bytes, columns lo..hi ≤ pitch,
         // lie inside both the registered region and its device copy (same
         // length); the host does not write those frames until the stream is
         // synchronised (the jobs are borrowed for the batch).
         unsafe { sys::cuMemcpy2DAsync_v2(&copy, lane.stream.cu_stream()).result()? };
-        Ok(mirror.ptr as i64 - r.dev as i64)
+        Ok((delta, if dense { delta } else { 0 }))
+    }
+
+    /// Moves a dense span's frames back from the device copy (after the
+    /// kernel, on the same stream). Every byte copied belongs to a frame of
+    /// one of the sub-batch's jobs; bytes the kernel did not write (failed
+    /// packets, the rest of each frame) go back as they came in.
+    fn dma_out(&self, lane: &Lane, regions: &[Region], span: Option<Span>) -> Result<(), GpuError> {
+        let Some((copy, _, true)) = Self::span_copy(regions, span, false) else { return Ok(()) };
+        // SAFETY: as in dma_in; the frames are the jobs' own, borrowed
+        // mutably for the batch.
+        unsafe { sys::cuMemcpy2DAsync_v2(&copy, lane.stream.cu_stream()).result()? };
+        Ok(())
     }
 
     /// Reads the outcomes of `jobs` from the words at `src` (written by a
@@ -1185,7 +1216,7 @@ impl GpuEngine {
         let delta = 0i64;
         let launch = || -> Result<(), GpuError> {
             let mut b = stream.launch_builder(&self.gather_fn);
-            b.arg(&keys).arg(&wire).arg(&outcomes).arg(&count).arg(&te0).arg(&scr).arg(&delta);
+            b.arg(&keys).arg(&wire).arg(&outcomes).arg(&count).arg(&te0).arg(&scr).arg(&delta).arg(&delta);
             // SAFETY: device buffers sized for n descriptors, their data and
             // n outcome words (or registered memory held by the read lock);
             // a scratch slot per thread of the grid.

@@ -613,10 +613,13 @@ pub fn run(opts: GpuBenchOptions, json: bool) -> Result<(), String> {
     for (mode, dma_in) in configs {
         match GpuEngine::new(GpuConfig { mode, dma_in, ..Default::default() }) {
             Ok(e) => engines.push(e),
-            Err(e) => {
+            Err(e @ srtp_cuda::GpuError::Unavailable(_)) => {
                 eprintln!("srtpgate: {e}; measuring the CPU engines only");
                 break;
             }
+            // A GPU is there but the engine did not start: an error, not a
+            // CPU-only run that would pass for a measurement.
+            Err(e) => return Err(format!("the GPU engine did not start: {e}")),
         }
     }
     if let Some(g) = engines.first() {
