@@ -4,6 +4,7 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 mod bench;
+mod codecs;
 mod decrypt;
 mod gpubench;
 mod loadgen;
@@ -37,6 +38,8 @@ enum Command {
     Serve(Box<serve::config::ServeArgs>),
     /// Set up SRTP calls through a relay and measure the delay of every packet.
     Loadgen(Box<loadgen::LoadgenCli>),
+    /// List the codecs available for transcoding: in-tree and from plugins.
+    Codecs(codecs::CodecsArgs),
 }
 
 fn main() -> ExitCode {
@@ -48,6 +51,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => bench::run(args),
         Command::Serve(args) => serve::run(*args),
         Command::Loadgen(args) => loadgen::main(*args),
+        Command::Codecs(args) => codecs::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

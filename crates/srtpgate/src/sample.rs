@@ -173,27 +173,9 @@ fn directions(ipv6: bool) -> [Direction; 2] {
     ]
 }
 
-/// G.711 µ-law encoding of one 16-bit linear sample (ITU-T G.711, with the
-/// usual bias of 0x84 and clipping at 32635).
+/// G.711 µ-law encoding of one 16-bit linear sample (the codec crate's).
 pub fn linear_to_ulaw(sample: i16) -> u8 {
-    const BIAS: i32 = 0x84;
-    const CLIP: i32 = 32635;
-    let mut s = i32::from(sample);
-    let sign: u8 = if s < 0 {
-        s = -s;
-        0x80
-    } else {
-        0
-    };
-    s = s.min(CLIP) + BIAS;
-    let mut exponent: u8 = 7;
-    let mut mask = 0x4000;
-    while exponent > 0 && s & mask == 0 {
-        exponent -= 1;
-        mask >>= 1;
-    }
-    let mantissa = ((s >> (exponent + 3)) & 0x0f) as u8;
-    !(sign | (exponent << 4) | mantissa)
+    srtpgate_codec::g711::ulaw_encode(sample)
 }
 
 /// 160 µ-law samples of a `hz` tone at 8 kHz, starting at sample `first`

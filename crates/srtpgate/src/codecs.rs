@@ -1,0 +1,52 @@
+//! `srtpgate codecs`: the codecs transcoding can use — the in-tree ones and
+//! those of the plugins in `--codec-plugin-dir` — with each plugin's name,
+//! version and file. A plugin that does not load is reported with the reason
+//! and makes the command fail, after listing the others.
+
+use srtpgate_codec::Registry;
+use std::path::PathBuf;
+
+/// Options of `srtpgate codecs`.
+#[derive(clap::Args, Debug)]
+pub struct CodecsArgs {
+    /// Directory of codec plugins (`*.so` exporting `srtpgate_codec_plugin_v1`).
+    #[arg(long = "codec-plugin-dir", env = "SRTPGATE_CODEC_PLUGIN_DIR")]
+    pub plugin_dir: Option<PathBuf>,
+}
+
+/// Runs `srtpgate codecs`.
+pub fn run(args: CodecsArgs) -> Result<(), String> {
+    let mut reg = Registry::new();
+    let failed = match &args.plugin_dir {
+        Some(dir) => reg.load_dir(dir).map_err(|e| e.to_string())?,
+        None => Vec::new(),
+    };
+    println!(
+        "{:<12} {:>7} {:>3} {:>6} {:>4}  {:<24} {:<8} file",
+        "codec", "clock", "ch", "frame", "pt", "plugin", "version"
+    );
+    for p in reg.plugins() {
+        for c in p.codecs() {
+            let pt = c.static_pt.map_or_else(|| "dyn".to_string(), |v| v.to_string());
+            let file = p.path().map_or_else(|| "(built in)".to_string(), |f| f.display().to_string());
+            println!(
+                "{:<12} {:>7} {:>3} {:>6} {:>4}  {:<24} {:<8} {}",
+                c.name,
+                c.clock_rate,
+                c.channels,
+                c.frame_samples,
+                pt,
+                p.name(),
+                p.version(),
+                file
+            );
+        }
+    }
+    if failed.is_empty() {
+        return Ok(());
+    }
+    for e in &failed {
+        eprintln!("srtpgate: codec plugin not loaded: {e}");
+    }
+    Err(format!("{} codec plugin(s) did not load", failed.len()))
+}
