@@ -22,8 +22,12 @@ fn in_tree_codecs_are_listed() {
 fn plugins_load_from_a_directory_and_failures_are_reported() {
     let dir = std::env::temp_dir().join(format!("srtpgate-codecs-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("dir");
-    // The L16 plugin is a workspace member: cargo builds it beside the binary.
-    let built = std::path::Path::new(env!("CARGO_BIN_EXE_srtpgate")).with_file_name("libsrtpgate_plugin_l16.so");
+    // The L16 plugin is a workspace member: cargo builds it beside the binary
+    // (`cargo build`) or in its deps/ directory (`cargo test`).
+    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_srtpgate"));
+    let name = "libsrtpgate_plugin_l16.so";
+    let candidates = [bin.with_file_name(name), bin.with_file_name("deps").join(name)];
+    let built = candidates.iter().find(|p| p.is_file()).cloned().unwrap_or_else(|| candidates[1].clone());
     if built.is_file() {
         std::fs::copy(&built, dir.join("l16.so")).expect("copy plugin");
         let (ok, out, err) = codecs(&["--codec-plugin-dir", dir.to_str().expect("path")]);
