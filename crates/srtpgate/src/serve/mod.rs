@@ -40,9 +40,18 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         EngineChoice::Cpu => serve(cfg.clone(), CpuEngine::new()),
         EngineChoice::Gpu | EngineChoice::Auto => {
             let mode = cfg.gpu_mode.parse().map_err(|e: String| e)?;
-            // One submission lane per media worker: workers never wait for
-            // each other to reach the GPU.
-            let gcfg = GpuConfig { mode, lanes: cfg.workers.max(1), ..GpuConfig::default() };
+            // One submission lane per media worker (up to 64; beyond that
+            // workers share lanes, a lock per batch): workers never wait for
+            // each other to reach the GPU. A worker's batch is at most one
+            // round, so the lanes' rings are sized for that, and the staging
+            // buffer (packets outside the registered pools only) is small.
+            let gcfg = GpuConfig {
+                mode,
+                lanes: cfg.workers.clamp(1, 64),
+                chunk_packets: 4 * crate::relay::worker::MAX_LOOP_PACKETS,
+                chunk_bytes: 1 << 20,
+                ..GpuConfig::default()
+            };
             match GpuEngine::new(gcfg) {
                 Ok(g) => {
                     tracing::info!("GPU engine: {:?}", g.info());
