@@ -282,9 +282,7 @@ pub fn descriptor(
     d[D_AUTH_END] = ae;
     d[D_TAG_START] = ts;
     d[D_SUFFIX] = u32::from_be_bytes(suffix);
-    for j in 0..4 {
-        d[D_IV + j] = u32::from_be_bytes([iv[4 * j], iv[4 * j + 1], iv[4 * j + 2], iv[4 * j + 3]]);
-    }
+    d[D_IV..D_IV + 4].copy_from_slice(&iv_words(&iv));
     d
 }
 
@@ -343,9 +341,7 @@ pub fn wire(
     w[5] = enc_start as u32 | (enc_end as u32) << 16;
     w[6] = auth_end as u32 | (tag_start as u32) << 16;
     w[7] = u32::from_be_bytes(suffix);
-    for j in 0..4 {
-        w[8 + j] = u32::from_be_bytes([iv[4 * j], iv[4 * j + 1], iv[4 * j + 2], iv[4 * j + 3]]);
-    }
+    w[8..12].copy_from_slice(&iv_words(&iv));
     w
 }
 
@@ -355,6 +351,11 @@ pub fn wire_skip() -> [u32; WIRE_WORDS] {
     let mut w = [0u32; WIRE_WORDS];
     w[5] = 1;
     w
+}
+
+/// The IV as the kernels take it: 4 big-endian words.
+fn iv_words(iv: &[u8; 16]) -> [u32; 4] {
+    core::array::from_fn(|j| u32::from_be_bytes([iv[4 * j], iv[4 * j + 1], iv[4 * j + 2], iv[4 * j + 3]]))
 }
 
 /// The job outcome a descriptor's outcome word stands for.

@@ -370,26 +370,13 @@ fn make_batch(suite: Suite, n: usize, payload: usize, keys: usize, op: Op, seed:
 
 fn jobs<'a, K>(batch: &'a mut Batch, keys: &'a [K]) -> Vec<Job<'a, K>> {
     let mut rest: &mut [u8] = &mut batch.data;
-    let mut out = Vec::with_capacity(batch.spans.len());
-    for (&(_, len), f) in batch.spans.iter().zip(&batch.fields) {
-        let (buf, tail) = rest.split_at_mut(len);
+    let mut bufs = Vec::with_capacity(batch.spans.len());
+    for &(_, len) in &batch.spans {
+        let (buf, tail) = std::mem::take(&mut rest).split_at_mut(len);
         rest = tail;
-        out.push(Job {
-            keys: &keys[f.key],
-            op: f.op,
-            iv: f.iv,
-            buf,
-            enc_start: f.enc.0,
-            enc_end: f.enc.1,
-            auth_end: f.auth_end,
-            suffix: f.suffix,
-            suffix_len: f.suffix_len,
-            tag_start: f.tag_start,
-            tag_len: f.tag_len,
-            outcome: Outcome::Pending,
-        });
+        bufs.push(buf);
     }
-    out
+    jobs_in(bufs, &batch.fields, keys)
 }
 
 fn session_keys(suite: Suite, n: usize) -> Vec<SessionKeys> {

@@ -74,42 +74,12 @@ fn sweep_in_a_rig_that_cannot_be_built_says_so() {
     std::fs::write(&rig, "#!/bin/sh\necho \"no namespaces for $2 here\" >&2\nexit 3\n").expect("write rig");
     std::fs::set_permissions(&rig, std::os::unix::fs::PermissionsExt::from_mode(0o755)).expect("chmod");
     let out = dir.join("out");
-    refused(
-        &[
-            "loadgen",
-            "sweep",
-            "--configs",
-            "srtpgate:cpu:1",
-            "--counts",
-            "2",
-            "--duration",
-            "1",
-            "--netns",
-            "badrig",
-            "--rig",
-            rig.to_str().expect("path"),
-            "--out",
-            out.to_str().expect("path"),
-        ],
-        &["the namespace rig cannot be built", "no namespaces for badrig here"],
-    );
-    let missing = dir.join("absent.sh");
-    refused(
-        &[
-            "loadgen",
-            "sweep",
-            "--configs",
-            "srtpgate:cpu:1",
-            "--counts",
-            "2",
-            "--netns",
-            "badrig",
-            "--rig",
-            missing.to_str().expect("path"),
-            "--out",
-            out.to_str().expect("path"),
-        ],
-        &["absent.sh"],
-    );
+    let sweep = |rig: &std::path::Path, want: &[&str]| {
+        let (rig, out) = (rig.to_str().expect("path"), out.to_str().expect("path"));
+        let args = ["loadgen", "sweep", "--configs", "srtpgate:cpu:1", "--counts", "2", "--duration", "1"];
+        refused(&[&args[..], &["--netns", "badrig", "--rig", rig, "--out", out]].concat(), want);
+    };
+    sweep(&rig, &["the namespace rig cannot be built", "no namespaces for badrig here"]);
+    sweep(&dir.join("absent.sh"), &["absent.sh"]);
     let _ = std::fs::remove_dir_all(&dir);
 }
