@@ -12,6 +12,7 @@
 
 pub mod abi;
 pub mod g711;
+pub mod transcode;
 
 use std::ffi::{c_void, CStr, CString};
 use std::path::{Path, PathBuf};

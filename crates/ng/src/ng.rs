@@ -307,11 +307,9 @@ pub enum Osrtp {
     Accept,
 }
 
-/// Codec manipulations: the `codec` dictionary and `codec-…` flags. The
-/// parser only collects them; transcoding ones (`transcode`, `mask`,
-/// `accept`, `consume`, `set`) add a warning, since srtpgate never
-/// transcodes. Applying `strip`/`offer`/`except` to the SDP is the daemon's
-/// choice.
+/// Codec manipulations: the `codec` dictionary and `codec-…` flags, as
+/// given (codec specifications such as `opus/48000/2`); the daemon applies
+/// them to the SDP and decides where to transcode.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct CodecOps {
     /// `strip`: codecs to remove.
@@ -322,15 +320,15 @@ pub struct CodecOps {
     pub except: Vec<String>,
     /// `ignore`: codecs to leave alone.
     pub ignore: Vec<String>,
-    /// `transcode` (ignored).
+    /// `transcode`: codecs to add to the offer, transcoded.
     pub transcode: Vec<String>,
-    /// `mask` (ignored).
+    /// `mask`: codecs removed from the offer but still accepted from the offerer (transcoded).
     pub mask: Vec<String>,
-    /// `accept` (ignored).
+    /// `accept`: codecs left in the offer and accepted from the offerer even when the answerer refuses them.
     pub accept: Vec<String>,
-    /// `consume` (ignored).
+    /// `consume`: as `mask`.
     pub consume: Vec<String>,
-    /// `set` (ignored).
+    /// `set`: parameters (bit rate, fmtp) for codecs the relay encodes.
     pub set: Vec<String>,
 }
 
@@ -391,6 +389,9 @@ pub struct Flags {
     pub trickle_ice: bool,
     /// `single codec`: keep only the first codec in an answer.
     pub single_codec: bool,
+    /// `always transcode` (`force transcoding`): transcode to the offerer's
+    /// first codec even when the answerer picked one the offerer has.
+    pub always_transcode: bool,
     /// `all` (delete/query family: all call legs).
     pub all: bool,
     /// `provisional`.
@@ -438,6 +439,12 @@ pub struct Request {
     pub address_family: Option<String>,
     /// `delete-delay` (seconds).
     pub delete_delay: Option<i64>,
+    /// `ptime`: packet time (ms) of what the relay sends to the receiver of
+    /// this message.
+    pub ptime: Option<u32>,
+    /// `ptime-reverse`: packet time (ms) of what the relay sends to the
+    /// sender of this message.
+    pub ptime_reverse: Option<u32>,
     /// `label` / `from-label`.
     pub label: Option<String>,
     /// `limit` (list).
@@ -482,6 +489,8 @@ impl Request {
             media_address: None,
             address_family: None,
             delete_delay: None,
+            ptime: None,
+            ptime_reverse: None,
             label: None,
             limit: None,
             offset: None,
@@ -787,9 +796,6 @@ const IGNORED_KEYS: &[&str] = &[
     "passthrough",
     "passthru",
     "pause",
-    "ptime",
-    "ptime-reverse",
-    "reverse-ptime",
     "repeat-times",
     "repeat-duration",
     "repacketize",
@@ -855,6 +861,20 @@ fn apply_key(req: &mut Request, name: &str, v: &Value, nested: bool) -> Result<(
         }
         "received-from" => req.received_from = Some(received_from(name, v)?),
         "delete-delay" => req.delete_delay = Some(int(name, v)?),
+        "ptime" | "ptime-reverse" | "reverse-ptime" => {
+            // Kamailio's module sends `ptime=20` as text; `as_int` reads both.
+            let n = int(name, v)?;
+            // RFC 4566 ptime is milliseconds; 0 or above a second is no packet time.
+            let ms = u32::try_from(n)
+                .ok()
+                .filter(|n| (1..=1000).contains(n))
+                .ok_or_else(|| invalid(name, &n.to_string()))?;
+            if key == "ptime" {
+                req.ptime = Some(ms);
+            } else {
+                req.ptime_reverse = Some(ms);
+            }
+        }
         "limit" => {
             let n = int(name, v)?;
             if n <= 0 {
@@ -1113,25 +1133,22 @@ fn sdes(req: &mut Request, s: &str) -> Result<(), NgError> {
 
 fn codec_op(req: &mut Request, op: &str, item: &str) {
     let c = &mut req.codec;
-    let (list, transcoding) = match normalize(op).as_str() {
-        "strip" => (&mut c.strip, false),
-        "offer" => (&mut c.offer, false),
-        "except" => (&mut c.except, false),
-        "ignore" => (&mut c.ignore, false),
-        "transcode" => (&mut c.transcode, true),
-        "mask" => (&mut c.mask, true),
-        "accept" => (&mut c.accept, true),
-        "consume" => (&mut c.consume, true),
-        "set" => (&mut c.set, true),
+    let list = match normalize(op).as_str() {
+        "strip" => &mut c.strip,
+        "offer" => &mut c.offer,
+        "except" => &mut c.except,
+        "ignore" => &mut c.ignore,
+        "transcode" => &mut c.transcode,
+        "mask" => &mut c.mask,
+        "accept" => &mut c.accept,
+        "consume" => &mut c.consume,
+        "set" => &mut c.set,
         _ => {
             req.warn(format!("unknown codec operation '{}' ignored", clip(op)));
             return;
         }
     };
     list.push(item.to_owned());
-    if transcoding {
-        req.warn(format!("codec '{}' ignored: srtpgate does not transcode", clip(op)));
-    }
 }
 
 /// Sets the [`Flags`] field a generic flag names (normalized); false if none.
@@ -1163,6 +1180,7 @@ fn set_flag(f: &mut Flags, norm: &str) -> bool {
         "reject-ice" | "ice-reject" => &mut f.reject_ice,
         "trickle-ice" => &mut f.trickle_ice,
         "single-codec" => &mut f.single_codec,
+        "always-transcode" | "force-transcoding" | "always-transcoding" => &mut f.always_transcode,
         "all" => &mut f.all,
         "provisional" => &mut f.provisional,
         "new-branch" => &mut f.new_branch,
@@ -1182,8 +1200,6 @@ const IGNORED_FLAGS: &[&str] = &[
     "allow-empty-codec-media",
     "allow-empty-codec-medias",
     "allow-transcoding",
-    "force-transcoding",
-    "always-transcode",
     "asymmetric-codecs",
     "symmetric-codecs",
     "reorder-codecs",

@@ -177,13 +177,7 @@ fn offer_with_everything() {
     assert_eq!(r.direction, Some(("priv".into(), "pub".into())));
     assert_eq!(r.record_call, Some(false));
     assert_eq!(r.delete_delay, Some(30));
-    assert_eq!(
-        r.warnings,
-        vec![
-            "key 'TOS' ignored: not supported by srtpgate".to_string(),
-            "codec 'transcode' ignored: srtpgate does not transcode".to_string(),
-        ]
-    );
+    assert_eq!(r.warnings, vec!["key 'TOS' ignored: not supported by srtpgate".to_string(),]);
 }
 
 #[test]
@@ -316,22 +310,31 @@ fn ignored_things_warn() {
             )
             .with("frobnicate", "1")
             .with("ptime", 20i64)
+            .with("ptime-reverse", "30")
             .with("sip-message-type", "sip_request"),
     )
     .unwrap();
+    assert!(r.flags.always_transcode);
+    assert_eq!((r.ptime, r.ptime_reverse), (Some(20), Some(30)));
     assert_eq!(
         r.warnings,
         vec![
-            "flag 'always-transcode' ignored: not supported by srtpgate",
             "flag 'early media' ignored: not supported by srtpgate",
             "flag 'endpoint-learning-delayed' ignored: not supported by srtpgate",
             "flag 'T.38-decode' ignored: not supported by srtpgate",
             "call recording is not supported: 'record call' ignored",
             "unknown key 'frobnicate' ignored",
-            "key 'ptime' ignored: not supported by srtpgate",
         ]
     );
     assert_eq!(r.record_call, Some(true));
+}
+
+#[test]
+fn bad_ptime_is_refused() {
+    let base = || Value::dict().with("command", "offer").with("call-id", "c").with("from-tag", "f").with("sdp", SDP);
+    for bad in [Value::from(0i64), Value::from(-20i64), Value::from(5000i64), Value::from("twenty")] {
+        assert!(parse(&base().with("ptime", bad.clone())).is_err(), "{bad:?}");
+    }
 }
 
 #[test]

@@ -35,6 +35,7 @@
 #![warn(missing_docs)]
 
 pub mod crypto;
+pub mod formats;
 
 /// The `rand` this crate's [`crypto::CryptoAttr::generate`] takes an RNG of.
 pub use rand;
@@ -172,7 +173,7 @@ fn tokens(s: &str) -> Vec<(usize, usize)> {
     out
 }
 
-fn words(s: &str) -> impl Iterator<Item = &str> {
+pub(crate) fn words(s: &str) -> impl Iterator<Item = &str> {
     s.split([' ', '\t']).filter(|w| !w.is_empty())
 }
 
@@ -202,7 +203,7 @@ fn value_of(line: &str, ty: u8) -> Option<&str> {
 }
 
 /// `(name, value)` of an `a=` line: value "" for a flag; both trimmed.
-fn split_attr(line: &str) -> Option<(&str, &str)> {
+pub(crate) fn split_attr(line: &str) -> Option<(&str, &str)> {
     let v = value_of(line, b'a')?;
     Some(match v.split_once(':') {
         Some((n, v)) => (n.trim(), v.trim()),

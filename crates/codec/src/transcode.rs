@@ -1,0 +1,527 @@
+//! One direction of a transcoded stream, sans I/O: plain RTP in one codec
+//! goes in, plain RTP in another comes out (decrypting and encrypting are
+//! the relay's, around this).
+//!
+//! The decoded audio goes through a FIFO of PCM so that the packet time can
+//! change (repacketization): an output packet leaves as soon as the FIFO
+//! holds one output frame, so nothing waits longer than the output packet
+//! time needs, and with equal packet times nothing waits at all.
+//!
+//! Timestamps stay true to each leg's clock: an input timestamp maps to the
+//! output clock by the ratio of the clock rates, gaps included, so a gap on
+//! one leg is the same gap in time on the other. A gap of up to
+//! [`MAX_CONCEAL_MS`] is filled with the decoder's concealment and sent as
+//! soon as the packet after it arrives (no packet is held waiting for a lost
+//! one); a longer one (silence suppression, hold) restarts the FIFO at the
+//! new time. A packet that is late (older than what was already sent) is
+//! dropped. RFC 4733 events pass with their payload type, timestamp and
+//! duration converted.
+
+use crate::{CodecError, Instance};
+
+/// Largest RTP packet the transcoder writes.
+pub const MAX_PACKET: usize = 1500;
+/// Most packets one input packet can produce.
+pub const MAX_OUTPUTS: usize = 32;
+/// Longest gap filled with concealment, ms.
+pub const MAX_CONCEAL_MS: u32 = 100;
+/// Longest input packet, ms of audio.
+const MAX_PACKET_MS: u32 = 200;
+
+/// Why a packet was not transcoded.
+#[derive(Debug, thiserror::Error)]
+pub enum TranscodeError {
+    /// Not an RTP packet this transcoder can read.
+    #[error("malformed RTP packet")]
+    Malformed,
+    /// A payload type the leg did not negotiate (or comfort noise, which
+    /// the other leg did not).
+    #[error("payload type {0} not negotiated for transcoding")]
+    PayloadType(u8),
+    /// Older than audio already sent.
+    #[error("late packet")]
+    Late,
+    /// The codec failed; the stream's transcoding ends.
+    #[error(transparent)]
+    Codec(#[from] CodecError),
+    /// The decoded audio does not fit the transcoder's buffers.
+    #[error("packet of {0} samples is longer than the transcoder takes")]
+    TooLong(usize),
+}
+
+impl TranscodeError {
+    /// The stream cannot go on transcoding after this error.
+    pub fn is_fatal(&self) -> bool {
+        matches!(self, TranscodeError::Codec(_))
+    }
+}
+
+/// The codecs and payload types of one direction.
+pub struct Direction {
+    /// Decodes what the sending endpoint sends.
+    pub decoder: Instance,
+    /// Its payload type.
+    pub in_pt: u8,
+    /// Encodes what the receiving endpoint gets.
+    pub encoder: Instance,
+    /// Its payload type.
+    pub out_pt: u8,
+    /// Packet time of the output, ms (`None`: the input's).
+    pub out_ptime: Option<u32>,
+    /// RFC 4733 events: (input payload type, output payload type).
+    pub dtmf: Option<(u8, u8)>,
+}
+
+/// Counters of one transcoder.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Packets decoded.
+    pub decoded: u64,
+    /// Packets encoded and sent.
+    pub encoded: u64,
+    /// Samples of concealment inserted for lost packets.
+    pub concealed_samples: u64,
+    /// Events (RFC 4733 packets) passed.
+    pub events: u64,
+}
+
+/// RTP input, read.
+struct In<'a> {
+    marker: bool,
+    pt: u8,
+    seq: u16,
+    ts: u32,
+    ssrc: u32,
+    payload: &'a [u8],
+}
+
+fn parse(p: &[u8]) -> Option<In<'_>> {
+    if p.len() < 12 || p[0] >> 6 != 2 {
+        return None;
+    }
+    let cc = (p[0] & 0x0f) as usize;
+    let mut off = 12 + 4 * cc;
+    if p[0] & 0x10 != 0 {
+        let ext = p.get(off + 2..off + 4)?;
+        off += 4 + 4 * u16::from_be_bytes([ext[0], ext[1]]) as usize;
+    }
+    let mut end = p.len();
+    if p[0] & 0x20 != 0 {
+        let pad = *p.last()? as usize;
+        if pad == 0 {
+            return None;
+        }
+        end = end.checked_sub(pad)?;
+    }
+    if off > end {
+        return None;
+    }
+    Some(In {
+        marker: p[1] & 0x80 != 0,
+        pt: p[1] & 0x7f,
+        seq: u16::from_be_bytes([p[2], p[3]]),
+        ts: u32::from_be_bytes([p[4], p[5], p[6], p[7]]),
+        ssrc: u32::from_be_bytes([p[8], p[9], p[10], p[11]]),
+        payload: &p[off..end],
+    })
+}
+
+/// One direction of a transcoded stream; see the module text.
+pub struct Transcoder {
+    d: Direction,
+    in_clock: u32,
+    out_clock: u32,
+    channels: usize,
+    /// Samples (per channel) of one output packet; 0 until the first input
+    /// sets it from the input's packet time.
+    out_frame: usize,
+    /// Decoded audio not yet encoded; `fifo_ts` is the output-clock time of
+    /// its first sample.
+    fifo: Vec<i16>,
+    fifo_len: usize,
+    fifo_ts: u32,
+    started: bool,
+    /// Input time ↔ output time at the last rebase.
+    in_base: u32,
+    out_base: u32,
+    out_seq: u16,
+    ssrc: u32,
+    marker: bool,
+    /// Scratch for one decoded packet.
+    pcm: Vec<i16>,
+    /// Output packets: `MAX_OUTPUTS` slots of `MAX_PACKET` bytes.
+    out: Vec<u8>,
+    out_lens: [usize; MAX_OUTPUTS],
+    n_out: usize,
+    counts: Counts,
+}
+
+impl Transcoder {
+    /// A transcoder between two codecs of the same sample rate and channel
+    /// count.
+    pub fn new(d: Direction) -> Result<Transcoder, String> {
+        let (i, o) = (d.decoder.info().clone(), d.encoder.info().clone());
+        if i.clock_rate != o.clock_rate {
+            return Err(format!(
+                "{}/{} to {}/{}: resampling is not supported",
+                i.name, i.clock_rate, o.name, o.clock_rate
+            ));
+        }
+        if i.channels != o.channels || i.channels == 0 {
+            return Err(format!("{} ({} channels) to {} ({} channels)", i.name, i.channels, o.name, o.channels));
+        }
+        let channels = i.channels as usize;
+        let per_ms = (i.clock_rate / 1000).max(1) as usize * channels;
+        let longest = per_ms * (MAX_PACKET_MS + MAX_CONCEAL_MS) as usize;
+        let out_frame = match d.out_ptime {
+            Some(ms) => whole_frames((o.clock_rate / 1000 * ms.clamp(10, MAX_PACKET_MS)) as usize, o.frame_samples),
+            None => 0,
+        };
+        Ok(Transcoder {
+            in_clock: i.clock_rate,
+            out_clock: o.clock_rate,
+            channels,
+            out_frame,
+            fifo: vec![0; 2 * longest + out_frame * channels],
+            fifo_len: 0,
+            fifo_ts: 0,
+            started: false,
+            in_base: 0,
+            out_base: 0,
+            out_seq: 0,
+            ssrc: 0,
+            marker: false,
+            pcm: vec![0; per_ms * MAX_PACKET_MS as usize],
+            out: vec![0; MAX_OUTPUTS * MAX_PACKET],
+            out_lens: [0; MAX_OUTPUTS],
+            n_out: 0,
+            counts: Counts::default(),
+            d,
+        })
+    }
+
+    /// Counters.
+    pub fn counts(&self) -> Counts {
+        self.counts
+    }
+
+    /// The packets the last [`push`](Self::push) produced, in order.
+    pub fn outputs(&self) -> impl Iterator<Item = &[u8]> {
+        self.out_lens[..self.n_out].iter().enumerate().map(|(k, &n)| &self.out[k * MAX_PACKET..k * MAX_PACKET + n])
+    }
+
+    /// Output-clock time of input time `ts`.
+    fn map(&self, ts: u32) -> u32 {
+        let delta = ts.wrapping_sub(self.in_base) as i32 as i64;
+        let scaled = delta * self.out_clock as i64 / self.in_clock as i64;
+        self.out_base.wrapping_add(scaled as i32 as u32)
+    }
+
+    /// Moves the mapping's base to `ts` where that is exact, so the input
+    /// delta never grows past the 32-bit range.
+    fn rebase(&mut self, ts: u32) {
+        let delta = ts.wrapping_sub(self.in_base) as i32 as i64;
+        if (delta * self.out_clock as i64) % self.in_clock as i64 == 0 {
+            self.out_base = self.map(ts);
+            self.in_base = ts;
+        }
+    }
+
+    /// Takes one plain RTP packet from the sending endpoint; the packets to
+    /// send to the other are then in [`outputs`](Self::outputs) (none while
+    /// the FIFO fills up to one output frame).
+    pub fn push(&mut self, packet: &[u8]) -> Result<(), TranscodeError> {
+        self.n_out = 0;
+        let p = parse(packet).ok_or(TranscodeError::Malformed)?;
+        if !self.started || p.ssrc != self.ssrc {
+            // The first packet, or a new source: its time starts the output's.
+            if !self.started {
+                self.out_seq = p.seq;
+            }
+            self.started = true;
+            self.ssrc = p.ssrc;
+            self.in_base = p.ts;
+            self.out_base = p.ts;
+            self.fifo_ts = p.ts;
+            self.fifo_len = 0;
+        }
+        if let Some((in_pt, out_pt)) = self.d.dtmf {
+            if p.pt == in_pt {
+                return self.event(&p, out_pt);
+            }
+        }
+        if p.pt != self.d.in_pt {
+            return Err(TranscodeError::PayloadType(p.pt));
+        }
+        let ch = self.channels;
+        let n = self.d.decoder.decode(p.payload, &mut self.pcm)?;
+        if n == 0 {
+            return Ok(());
+        }
+        self.counts.decoded += 1;
+        let samples = n / ch;
+        if self.out_frame == 0 {
+            // The output keeps the input's packet time.
+            self.out_frame = whole_frames(samples, self.d.encoder.info().frame_samples);
+        }
+        let at = self.map(p.ts);
+        // Output time just after the last sample taken so far.
+        let end = self.fifo_ts.wrapping_add(self.fifo_len as u32);
+        let gap = at.wrapping_sub(end) as i32 as i64;
+        let max_conceal = (self.out_clock / 1000 * MAX_CONCEAL_MS) as i64;
+        if gap < 0 && gap > -(self.out_clock as i64) {
+            // Audio for a time already taken (reordered or duplicated).
+            return Err(TranscodeError::Late);
+        }
+        if gap > 0 && gap <= max_conceal {
+            let gap = gap as usize;
+            // Lost packets: the decoder's concealment fills their time.
+            let mut left = gap;
+            while left > 0 {
+                let room = (self.fifo.len() / ch).saturating_sub(self.fifo_len);
+                let k = left.min(room).min(self.pcm.len() / ch);
+                if k == 0 {
+                    return Err(TranscodeError::TooLong(gap));
+                }
+                let at = self.fifo_len * ch;
+                let w = self.d.decoder.conceal(&mut self.fifo[at..at + k * ch])?;
+                self.fifo_len += w / ch;
+                self.counts.concealed_samples += (w / ch) as u64;
+                left -= k;
+                if w < k * ch {
+                    // The codec conceals less than asked: the rest is silence.
+                    let from = self.fifo_len * ch;
+                    let silent = k - w / ch;
+                    self.fifo[from..from + silent * ch].fill(0);
+                    self.fifo_len += silent;
+                }
+                self.drain()?;
+            }
+        } else if gap != 0 {
+            // A long silence, or a jump back of a second or more (a sender
+            // that restarted its clock): start again at its time.
+            self.fifo_len = 0;
+            self.fifo_ts = at;
+        }
+        if p.marker {
+            self.marker = true;
+        }
+        let room = (self.fifo.len() / ch).saturating_sub(self.fifo_len);
+        if samples > room {
+            return Err(TranscodeError::TooLong(samples));
+        }
+        let at = self.fifo_len * ch;
+        self.fifo[at..at + samples * ch].copy_from_slice(&self.pcm[..samples * ch]);
+        self.fifo_len += samples;
+        self.rebase(p.ts);
+        self.drain()
+    }
+
+    /// Encodes every whole output frame in the FIFO.
+    fn drain(&mut self) -> Result<(), TranscodeError> {
+        let ch = self.channels;
+        let frame = self.out_frame.max(1);
+        while self.fifo_len >= frame && self.n_out < MAX_OUTPUTS {
+            let slot = self.n_out * MAX_PACKET;
+            let out = &mut self.out[slot..slot + MAX_PACKET];
+            let n = self.d.encoder.encode(&self.fifo[..frame * ch], &mut out[12..])?;
+            write_header(out, self.marker, self.d.out_pt, self.out_seq, self.fifo_ts, self.ssrc);
+            self.marker = false;
+            self.out_seq = self.out_seq.wrapping_add(1);
+            self.out_lens[self.n_out] = 12 + n;
+            self.n_out += 1;
+            self.counts.encoded += 1;
+            self.fifo.copy_within(frame * ch..self.fifo_len * ch, 0);
+            self.fifo_len -= frame;
+            self.fifo_ts = self.fifo_ts.wrapping_add(frame as u32);
+        }
+        Ok(())
+    }
+
+    /// An RFC 4733 event: payload type, timestamp and duration converted.
+    fn event(&mut self, p: &In<'_>, out_pt: u8) -> Result<(), TranscodeError> {
+        if p.payload.len() < 4 || p.payload.len() + 12 > MAX_PACKET {
+            return Err(TranscodeError::Malformed);
+        }
+        let ts = self.map(p.ts);
+        let out = &mut self.out[..MAX_PACKET];
+        let n = p.payload.len();
+        out[12..12 + n].copy_from_slice(p.payload);
+        // Duration (bytes 2–3 of each 4-byte event block) in the output clock.
+        for b in (0..n - 3).step_by(4) {
+            let d = u16::from_be_bytes([out[12 + b + 2], out[12 + b + 3]]) as u64;
+            let d = (d * self.out_clock as u64 / self.in_clock as u64).min(u16::MAX as u64) as u16;
+            out[12 + b + 2..12 + b + 4].copy_from_slice(&d.to_be_bytes());
+        }
+        write_header(out, p.marker, out_pt, self.out_seq, ts, p.ssrc);
+        self.out_seq = self.out_seq.wrapping_add(1);
+        self.out_lens[0] = 12 + n;
+        self.n_out = 1;
+        self.counts.events += 1;
+        Ok(())
+    }
+}
+
+/// `samples` rounded up to whole codec frames.
+fn whole_frames(samples: usize, frame: u32) -> usize {
+    let f = frame.max(1) as usize;
+    samples.div_ceil(f).max(1) * f
+}
+
+fn write_header(out: &mut [u8], marker: bool, pt: u8, seq: u16, ts: u32, ssrc: u32) {
+    out[0] = 0x80;
+    out[1] = (marker as u8) << 7 | (pt & 0x7f);
+    out[2..4].copy_from_slice(&seq.to_be_bytes());
+    out[4..8].copy_from_slice(&ts.to_be_bytes());
+    out[8..12].copy_from_slice(&ssrc.to_be_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::g711::{alaw_decode, ulaw_decode, ulaw_encode};
+    use crate::Registry;
+
+    fn pcmu_to_pcma(out_ptime: Option<u32>) -> Transcoder {
+        let r = Registry::new();
+        let (pu, iu) = r.find("PCMU", 8000, 1).unwrap();
+        let (pa, ia) = r.find("PCMA", 8000, 1).unwrap();
+        Transcoder::new(Direction {
+            decoder: pu.instance(iu, None).unwrap(),
+            in_pt: 0,
+            encoder: pa.instance(ia, None).unwrap(),
+            out_pt: 8,
+            out_ptime,
+            dtmf: Some((101, 96)),
+        })
+        .unwrap()
+    }
+
+    fn tone(n: usize, from: usize) -> Vec<i16> {
+        (from..from + n)
+            .map(|i| (8000.0 * (i as f64 * 2.0 * std::f64::consts::PI * 1000.0 / 8000.0).sin()) as i16)
+            .collect()
+    }
+
+    /// A µ-law packet of `ms` of tone starting at sample `at`.
+    fn packet(seq: u16, at: usize, ms: usize, marker: bool) -> Vec<u8> {
+        let mut p = vec![0x80, (marker as u8) << 7, 0, 0, 0, 0, 0, 0, 0xde, 0xad, 0xbe, 0xef];
+        p[2..4].copy_from_slice(&seq.to_be_bytes());
+        p[4..8].copy_from_slice(&(1000u32 + at as u32).to_be_bytes());
+        p.extend(tone(ms * 8, at).into_iter().map(ulaw_encode));
+        p
+    }
+
+    fn head(p: &[u8]) -> (bool, u8, u16, u32, u32) {
+        (
+            p[1] & 0x80 != 0,
+            p[1] & 0x7f,
+            u16::from_be_bytes([p[2], p[3]]),
+            u32::from_be_bytes([p[4], p[5], p[6], p[7]]),
+            u32::from_be_bytes([p[8], p[9], p[10], p[11]]),
+        )
+    }
+
+    fn outs(t: &Transcoder) -> Vec<Vec<u8>> {
+        t.outputs().map(<[u8]>::to_vec).collect()
+    }
+
+    #[test]
+    fn same_ptime_is_one_packet_out_per_packet_in_with_nothing_held() {
+        let mut t = pcmu_to_pcma(None);
+        for k in 0..50u16 {
+            let p = packet(7 + k, 160 * k as usize, 20, k == 0);
+            t.push(&p).unwrap();
+            let o = outs(&t);
+            assert_eq!(o.len(), 1, "packet {k}");
+            assert_eq!(head(&o[0]), (k == 0, 8, 7 + k, 1000 + 160 * k as u32, 0xdeadbeef));
+            assert_eq!(o[0].len(), 12 + 160);
+            // The A-law audio is the µ-law audio, within both laws' steps.
+            for (a, u) in o[0][12..].iter().zip(&p[12..]) {
+                let (a, u) = (alaw_decode(*a) as i32, ulaw_decode(*u) as i32);
+                assert!((a - u).abs() <= 8 + u.abs() / 16, "{a} vs {u}");
+            }
+        }
+        assert_eq!(t.counts().encoded, 50);
+    }
+
+    #[test]
+    fn a_lost_packet_is_concealed_and_sent_with_the_next_one() {
+        let mut t = pcmu_to_pcma(None);
+        t.push(&packet(1, 0, 20, false)).unwrap();
+        t.push(&packet(2, 160, 20, false)).unwrap();
+        // Packet 3 is lost.
+        t.push(&packet(4, 480, 20, false)).unwrap();
+        let o = outs(&t);
+        assert_eq!(o.len(), 2);
+        assert_eq!(head(&o[0]).2..=head(&o[1]).2, 3..=4);
+        assert_eq!((head(&o[0]).3, head(&o[1]).3), (1320, 1480));
+        assert_eq!(t.counts().concealed_samples, 160);
+        // The concealment continues the tone (not silence).
+        let energy: i64 = o[0][12..].iter().map(|&c| (alaw_decode(c) as i64).pow(2)).sum();
+        assert!(energy / 160 > 1_000_000, "concealment energy {}", energy / 160);
+    }
+
+    #[test]
+    fn a_late_packet_is_dropped_and_a_long_silence_restarts() {
+        let mut t = pcmu_to_pcma(None);
+        t.push(&packet(1, 0, 20, false)).unwrap();
+        t.push(&packet(2, 160, 20, false)).unwrap();
+        assert!(matches!(t.push(&packet(1, 0, 20, false)), Err(TranscodeError::Late)));
+        // Two seconds of silence suppression: no concealment, time kept.
+        t.push(&packet(3, 16320, 20, true)).unwrap();
+        let o = outs(&t);
+        assert_eq!(o.len(), 1);
+        assert_eq!(head(&o[0]), (true, 8, 3, 1000 + 16320, 0xdeadbeef));
+        assert_eq!(t.counts().concealed_samples, 0);
+    }
+
+    #[test]
+    fn ptime_changes_repacketize_with_true_timestamps() {
+        let mut t = pcmu_to_pcma(Some(40));
+        let mut got: Vec<(u16, u32, usize)> = Vec::new();
+        let mut at = 0;
+        // 20 ms packets, then the sender switches to 30 ms mid-call.
+        for (seq, ms) in [20, 20, 20, 20, 30, 30, 30, 30].into_iter().enumerate() {
+            t.push(&packet(seq as u16, at, ms, false)).unwrap();
+            for o in outs(&t) {
+                let h = head(&o);
+                got.push((h.2, h.3, o.len() - 12));
+            }
+            at += ms * 8;
+        }
+        // 200 ms in: five 40 ms packets, consecutive in sequence and time.
+        assert_eq!(got.len(), 5, "{got:?}");
+        for (k, &(s, ts, n)) in got.iter().enumerate() {
+            assert_eq!((s, ts, n), (got[0].0 + k as u16, 1000 + 320 * k as u32, 320));
+        }
+    }
+
+    #[test]
+    fn events_pass_with_their_payload_type_mapped() {
+        let mut t = pcmu_to_pcma(None);
+        t.push(&packet(1, 0, 20, false)).unwrap();
+        let mut e = vec![0x80, 0x80 | 101, 0, 2, 0, 0, 0x04, 0x88, 0xde, 0xad, 0xbe, 0xef];
+        e.extend([5, 0x0a, 0x01, 0x40]);
+        t.push(&e).unwrap();
+        let o = outs(&t);
+        assert_eq!(o.len(), 1);
+        assert_eq!(head(&o[0]), (true, 96, 2, 1000 + 160, 0xdeadbeef));
+        assert_eq!(&o[0][12..], &[5, 0x0a, 0x01, 0x40]);
+        assert_eq!(t.counts().events, 1);
+    }
+
+    #[test]
+    fn foreign_payload_types_and_garbage_are_refused() {
+        let mut t = pcmu_to_pcma(None);
+        let mut p = packet(1, 0, 20, false);
+        p[1] = 13;
+        assert!(matches!(t.push(&p), Err(TranscodeError::PayloadType(13))));
+        assert!(matches!(t.push(&[0x80, 0, 1]), Err(TranscodeError::Malformed)));
+        let mut padded = packet(1, 0, 20, false);
+        padded[0] |= 0x20;
+        *padded.last_mut().unwrap() = 200;
+        assert!(matches!(t.push(&padded), Err(TranscodeError::Malformed)));
+        assert!(t.outputs().next().is_none());
+    }
+}
