@@ -24,19 +24,24 @@ pub enum Drop {
     NoDestination,
     /// No free packet buffer.
     PoolExhausted,
+    /// A transcoded stream refused the packet: a payload type it did not
+    /// negotiate, a packet older than audio already sent, or a codec that
+    /// failed (which ends that stream's transcoding).
+    Transcode,
     /// Any other SRTP error (stream limit, key lifetime, MKI) or a send error.
     Other,
 }
 
 impl Drop {
     /// Every reason, in the order of the counters.
-    pub const ALL: [Drop; 7] = [
+    pub const ALL: [Drop; 8] = [
         Drop::AuthFailed,
         Drop::Replayed,
         Drop::Malformed,
         Drop::UnknownPeer,
         Drop::NoDestination,
         Drop::PoolExhausted,
+        Drop::Transcode,
         Drop::Other,
     ];
 
@@ -49,6 +54,7 @@ impl Drop {
             Drop::UnknownPeer => "unknown_peer",
             Drop::NoDestination => "no_destination",
             Drop::PoolExhausted => "pool_exhausted",
+            Drop::Transcode => "transcode",
             Drop::Other => "other",
         }
     }
@@ -223,10 +229,17 @@ pub struct WorkerStats {
     /// Sends the kernel refused after taking them (io_uring reports these
     /// in the send's completion).
     pub send_failed: AtomicU64,
+    /// Transcoding: packets decoded, packets encoded, samples of
+    /// concealment inserted for lost packets, and streams whose codec
+    /// failed (their transcoding ended).
+    pub transcode: [AtomicU64; 4],
     /// The kernel's drop counters of this worker's AF_XDP sockets (sampled
     /// once a second): [`XDP_SOCKET_DROPS`] in order.
     pub xdp_socket_drops: [AtomicU64; 4],
 }
+
+/// The names of [`WorkerStats::transcode`], in order.
+pub const TRANSCODE_COUNTERS: [&str; 4] = ["decoded_packets", "encoded_packets", "concealed_samples", "codec_failures"];
 
 /// The reasons of [`WorkerStats::xdp_socket_drops`]: frames dropped on
 /// receive (no room), the receive ring full, the fill ring empty, invalid
@@ -249,6 +262,7 @@ impl WorkerStats {
             legs: AtomicU64::new(0),
             syscalls: AtomicU64::new(0),
             send_failed: AtomicU64::new(0),
+            transcode: std::array::from_fn(|_| AtomicU64::new(0)),
             xdp_socket_drops: std::array::from_fn(|_| AtomicU64::new(0)),
         }
     }

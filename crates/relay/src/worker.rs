@@ -18,6 +18,7 @@ use crate::WorkerConfig;
 use crossbeam_channel::{Receiver, TryRecvError};
 use srtp::header::{RtcpHeader, RtpHeader};
 use srtp::{Context, Engine, Job, Kind, Op, Outcome, Prepared};
+use srtpgate_codec::transcode::Transcoder;
 use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::Ordering::Relaxed;
@@ -56,6 +57,9 @@ pub struct SideConfig<E: Engine> {
     /// Accept a new source address after latching (media handover); SRTP
     /// legs always may re-latch on an authenticated packet.
     pub handover: bool,
+    /// Transcoding of the RTP this side sends, before it is protected for
+    /// the other side (inner `None`: pass-through).
+    pub transcode: Option<Option<Box<Transcoder>>>,
 }
 
 /// Commands from the control thread.
@@ -85,6 +89,10 @@ struct Side<E: Engine> {
     rx: Option<Context<E>>,
     tx: Option<Context<E>>,
     handover: bool,
+    transcode: Option<Box<Transcoder>>,
+    /// The transcoder failed: this side's RTP is dropped until the
+    /// signalling sets the stream up again.
+    transcode_failed: bool,
 }
 
 struct Stream<E: Engine> {
@@ -112,6 +120,9 @@ struct Pkt {
     dropped: Option<Drop>,
     /// Handed to the backend as a frame (its buffer went with it).
     sent: bool,
+    /// Taken by a transcoder that sends nothing for it yet (its audio
+    /// waits for the rest of an output packet): not a drop.
+    absorbed: bool,
 }
 
 impl Pkt {
@@ -145,6 +156,11 @@ where
     /// virtual machine can take milliseconds), at the price of a whole core.
     busy_poll: bool,
     jobs: Vec<Job<'static, E::Keys>>,
+    /// Packets a transcoder added this round, after the index of the packet
+    /// they came from; and the vector the round's packets are reordered
+    /// through (both allocated once).
+    extra: Vec<(usize, Pkt)>,
+    spare: Vec<Pkt>,
     /// The pool's region is registered with the engine.
     registered: bool,
 }
@@ -225,6 +241,8 @@ where
             max_batch: cfg.batch.clamp(1, MAX_LOOP_PACKETS),
             busy_poll: cfg.busy_poll,
             jobs: Vec::with_capacity(MAX_LOOP_PACKETS),
+            extra: Vec::with_capacity(MAX_LOOP_PACKETS),
+            spare: Vec::with_capacity(MAX_LOOP_PACKETS),
             registered,
         })
     }
@@ -287,6 +305,10 @@ where
                     d.tx = tx;
                 }
                 d.handover = config.handover;
+                if let Some(t) = config.transcode {
+                    d.transcode = t;
+                    d.transcode_failed = false;
+                }
                 d.configured = true;
             }
             Cmd::RemoveCall { call } => {
@@ -370,6 +392,8 @@ where
                 rx: None,
                 tx: None,
                 handover: false,
+                transcode: None,
+                transcode_failed: false,
             });
         }
         let (Some(b), Some(a)) = (built.pop(), built.pop()) else { unreachable!("two sides were built") };
@@ -416,6 +440,7 @@ where
                 rx_ns: d.rx_ns.unwrap_or(now),
                 prep: None,
                 sent: false,
+                absorbed: false,
                 dropped: if d.truncated || d.from.is_none() { Some(Drop::Malformed) } else { None },
             });
         }
@@ -480,6 +505,7 @@ where
             }
         }
         self.transform_step(true);
+        self.transcode();
         let now_ms = sys::now_ns() / 1_000_000;
         // 2. Latch the source, then the protect step's prepare with the
         // other side's keys (from the current buffer into the other one).
@@ -501,6 +527,9 @@ where
                 *peer = Some(p.from);
                 *latched = true;
                 self.io.latch(token(p.slot, p.side as usize, on_rtcp_port), Some(p.from));
+            }
+            if p.absorbed {
+                continue;
             }
             let o = &mut s.sides[1 - p.side as usize];
             let dest = match (p.kind, o.mux) {
@@ -546,6 +575,122 @@ where
             self.pool.put(std::mem::take(&mut p.a));
             if let Some(b) = p.b.take() {
                 self.pool.put(b);
+            }
+        }
+    }
+
+    /// Runs the transcoders of the streams that have them over the round's
+    /// plain RTP: each packet becomes the transcoder's first output (in its
+    /// own buffer), further outputs (concealed packets for lost ones,
+    /// repacketized audio) join the round as packets of their own right
+    /// after it (so a stream's packets leave in order), and a packet that
+    /// produced nothing yet is absorbed.
+    fn transcode(&mut self) {
+        let n = self.pkts.len();
+        for i in 0..n {
+            let p = &mut self.pkts[i];
+            if p.dropped.is_some() || p.kind != Kind::Rtp {
+                continue;
+            }
+            let Some(Some(s)) = self.streams.get_mut(p.slot as usize) else { continue };
+            let d = &mut s.sides[p.side as usize];
+            if d.transcode_failed {
+                p.dropped = Some(Drop::Transcode);
+                continue;
+            }
+            let Some(t) = d.transcode.as_mut() else { continue };
+            let before = t.counts();
+            let bytes = if p.in_b { p.b.as_deref().unwrap_or(&[]) } else { &p.a[..] };
+            let bytes = &bytes[..p.len.min(bytes.len())];
+            // A bug in a transcoder (or an in-tree codec) ends that
+            // stream's transcoding, not the worker.
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| t.push(bytes)));
+            let after = t.counts();
+            let tc = &self.stats.transcode;
+            tc[0].fetch_add(after.decoded - before.decoded, Relaxed);
+            tc[1].fetch_add(after.encoded - before.encoded, Relaxed);
+            tc[2].fetch_add(after.concealed_samples - before.concealed_samples, Relaxed);
+            match r {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => {
+                    p.dropped = Some(Drop::Transcode);
+                    if e.is_fatal() {
+                        tracing::warn!(call = s.call, stream = s.index, side = p.side, "transcoding ended: {e}");
+                        tc[3].fetch_add(1, Relaxed);
+                        d.transcode = None;
+                        d.transcode_failed = true;
+                    }
+                    continue;
+                }
+                Err(_) => {
+                    p.dropped = Some(Drop::Transcode);
+                    tracing::error!(
+                        call = s.call,
+                        stream = s.index,
+                        side = p.side,
+                        "transcoder panicked; transcoding ended"
+                    );
+                    tc[3].fetch_add(1, Relaxed);
+                    d.transcode = None;
+                    d.transcode_failed = true;
+                    continue;
+                }
+            }
+            let Some(t) = d.transcode.as_ref() else { continue };
+            let mut outs = t.outputs();
+            let Some(first) = outs.next() else {
+                p.absorbed = true;
+                continue;
+            };
+            let buf: &mut Buf = match (p.in_b, p.b.as_mut()) {
+                (true, Some(b)) => b,
+                _ => &mut p.a,
+            };
+            buf[..first.len()].copy_from_slice(first);
+            p.len = first.len();
+            let (slot, side, from, rx_ns) = (p.slot, p.side, p.from, p.rx_ns);
+            for o in outs {
+                if n + self.extra.len() >= MAX_LOOP_PACKETS {
+                    // The round is full: the rest of this packet's audio is lost.
+                    d.stats.dropped(Drop::Transcode);
+                    self.stats.total.dropped(Drop::Transcode);
+                    continue;
+                }
+                let Some(mut a) = self.pool.take() else {
+                    d.stats.dropped(Drop::PoolExhausted);
+                    self.stats.total.dropped(Drop::PoolExhausted);
+                    continue;
+                };
+                a[..o.len()].copy_from_slice(o);
+                self.extra.push((
+                    i,
+                    Pkt {
+                        a,
+                        b: None,
+                        in_b: false,
+                        len: o.len(),
+                        slot,
+                        side,
+                        kind: Kind::Rtp,
+                        from,
+                        rx_ns,
+                        prep: None,
+                        dropped: None,
+                        sent: false,
+                        absorbed: false,
+                    },
+                ));
+            }
+        }
+        if self.extra.is_empty() {
+            return;
+        }
+        std::mem::swap(&mut self.pkts, &mut self.spare);
+        let mut extra = self.extra.drain(..).peekable();
+        for (i, p) in self.spare.drain(..).enumerate() {
+            self.pkts.push(p);
+            while let Some((_, e)) = extra.next_if(|(at, _)| *at == i) {
+                self.pkts.push(e);
             }
         }
     }
@@ -682,7 +827,7 @@ where
     /// The socket (token and descriptor) and address a processed packet
     /// leaves by.
     fn destination(&self, p: &Pkt) -> Option<(u32, RawFd, SocketAddr)> {
-        if p.dropped.is_some() || p.sent {
+        if p.dropped.is_some() || p.sent || p.absorbed {
             return None;
         }
         let s = self.streams.get(p.slot as usize)?.as_ref()?;

@@ -12,14 +12,18 @@
 //! key for the other side, so each endpoint only ever holds its own keys.
 
 use super::config::Config;
+use super::negotiate::{self, Leg, Offered, Plan};
 use crate::relay::ports::Ports;
 use crate::relay::stats::{LegSnapshot, LegStats};
 use crate::relay::worker::{CallKey, Cmd, SideConfig, SideSockets};
 use crate::relay::WorkerHandle;
 use rand::rngs::OsRng;
 use srtp::{Context, Engine, Suite};
+use srtpgate_codec::transcode::{Direction, Transcoder};
+use srtpgate_codec::Registry;
 use srtpgate_ng::{Command, Ice, Request, RtcpMux, Sdes, Value};
 use srtpgate_sdp::crypto::CryptoAttr;
+use srtpgate_sdp::formats::Format;
 use srtpgate_sdp::{Media, Sdp};
 use std::collections::{BTreeMap, HashMap};
 use std::net::{IpAddr, SocketAddr};
@@ -72,6 +76,11 @@ struct Stream {
     rejected: bool,
     /// rtcp-mux was offered to the answerer.
     mux_offered: bool,
+    /// What the last offer's codec options left for its answer.
+    offered: Offered,
+    /// The codecs transcoded between since the last answer, and the side
+    /// that offered them (`None`: pass-through).
+    transcoding: Option<(usize, Leg)>,
 }
 
 struct Call {
@@ -113,6 +122,8 @@ pub struct Calls<E: Engine> {
     engine: E,
     ports: Ports,
     workers: Vec<WorkerHandle<E>>,
+    /// Codecs the relay transcodes with.
+    codecs: Arc<Registry>,
     /// By Call-ID, in order (so that `list` pages follow one order; a call
     /// added or deleted between two pages shifts the later ones).
     calls: BTreeMap<String, Call>,
@@ -154,11 +165,22 @@ where
     pub fn new(cfg: Arc<Config>, engine: E, workers: Vec<WorkerHandle<E>>) -> Result<Calls<E>, String> {
         let mut ports = Ports::new(cfg.port_min, cfg.port_max)?;
         ports.socket_buffer = cfg.socket_buffer;
+        let mut codecs = Registry::new();
+        if let Some(dir) = &cfg.codec_plugin_dir {
+            for e in codecs.load_dir(dir).map_err(|e| format!("codec-plugin-dir: {e}"))? {
+                tracing::error!("codec plugin not loaded: {e}");
+            }
+        }
+        for p in codecs.plugins() {
+            let names: Vec<String> = p.codecs().iter().map(|c| format!("{}/{}", c.name, c.clock_rate)).collect();
+            tracing::info!(plugin = p.name(), version = p.version(), "codecs: {}", names.join(" "));
+        }
         Ok(Calls {
             cfg,
             engine,
             ports,
             workers,
+            codecs: Arc::new(codecs),
             calls: BTreeMap::new(),
             without_media: 0,
             next_key: 1,
@@ -443,6 +465,7 @@ where
         let allowed = allowed_suites(&cfg.sdes_suites, &req.sdes);
         let sdes_off = req.sdes.contains(&Sdes::Off);
         let (key, worker) = (call.key, call.worker);
+        let codecs = self.codecs.clone();
         let n = sdp.media().len();
         if call.streams.len() > n {
             return Err(format!("re-offer has {n} media sections, fewer than the {} before", call.streams.len()));
@@ -540,12 +563,41 @@ where
                         SideSockets { rtp: s1.rtp, rtcp: s1.rtcp, stats: st1 },
                     ],
                 });
-                call.streams[i] =
-                    Some(Stream { media_type: m.media_type().to_string(), sides, rejected: false, mux_offered: false });
+                call.streams[i] = Some(Stream {
+                    media_type: m.media_type().to_string(),
+                    sides,
+                    rejected: false,
+                    mux_offered: false,
+                    offered: Offered::default(),
+                    transcoding: None,
+                });
             }
             let Some(stream) = call.streams[i].as_mut() else { continue };
             stream.rejected = false;
             stream.mux_offered = mux_onwards;
+            // Codecs: the options applied; a stream that transcodes keeps
+            // the receiver's codec in a re-offer that names none.
+            let implicit: Vec<Format> = match &stream.transcoding {
+                Some((off, leg)) => vec![if *off == a { leg.offerer.clone() } else { leg.answerer.clone() }],
+                None => Vec::new(),
+            };
+            let formats = m.payload_formats();
+            let (to_answerer, codec_plan) = negotiate::offer(
+                &formats,
+                &req.codec,
+                req.flags.always_transcode,
+                (req.ptime, req.ptime_reverse),
+                &implicit,
+                &codecs,
+            )
+            .map_err(|e| format!("media {i}: {e}"))?;
+            if codec_plan.engaged {
+                m.set_payload_formats(&to_answerer);
+                if let Some(ms) = req.ptime {
+                    m.set_ptime(Some(ms));
+                }
+            }
+            stream.offered = codec_plan;
             let so = &mut stream.sides[o];
             so.srtp = srtp_o;
             so.offered = offered.clone();
@@ -646,6 +698,7 @@ where
             return Err(format!("answer has {n} media sections, the offer had {}", call.streams.len()));
         }
         let session_addr = sdp.connection();
+        let codecs = self.codecs.clone();
         let mut configs: Vec<(usize, usize, SideConfig<E>)> = Vec::new();
         for i in 0..n {
             let addr = sdp.media_connection(i);
@@ -662,6 +715,47 @@ where
                 continue;
             }
             stream.rejected = false;
+            // Codecs: pass-through, or the pair to transcode between.
+            let mut offered = stream.offered.clone();
+            if req.ptime.is_some() || req.ptime_reverse.is_some() {
+                offered.engaged = true;
+                offered.ptime_to_offerer = req.ptime.or(offered.ptime_to_offerer);
+                offered.ptime_to_answerer = req.ptime_reverse.or(offered.ptime_to_answerer);
+            }
+            let plan =
+                negotiate::answer(&offered, &m.payload_formats(), &codecs).map_err(|e| format!("media {i}: {e}"))?;
+            let (tc_o, tc_a) = match plan {
+                Plan::Pass(rewrite) => {
+                    if let Some(list) = rewrite {
+                        m.set_payload_formats(&list);
+                    }
+                    let was = stream.transcoding.take().is_some();
+                    (was.then_some(None), was.then_some(None))
+                }
+                Plan::Transcode { to_offerer, leg } => {
+                    m.set_payload_formats(&to_offerer);
+                    if let Some(ms) = leg.ptime.1 {
+                        m.set_ptime(Some(ms));
+                    }
+                    let leg = *leg;
+                    if stream.transcoding.as_ref() == Some(&(o, leg.clone())) {
+                        // The same codecs as before (a re-INVITE): the
+                        // running transcoders keep their state.
+                        (None, None)
+                    } else {
+                        let (to_a, to_o) = transcoders(&leg, &codecs).map_err(|e| format!("media {i}: {e}"))?;
+                        tracing::info!(
+                            call_id,
+                            media = i,
+                            "transcoding {} (offerer) <-> {} (answerer)",
+                            leg.offerer,
+                            leg.answerer
+                        );
+                        stream.transcoding = Some((o, leg));
+                        (Some(Some(to_a)), Some(Some(to_o)))
+                    }
+                }
+            };
             // The answerer's side.
             let peer_ip = sip_source(req).or(addr.or(session_addr).filter(|ip| !ip.is_unspecified()));
             let rtcp = m.rtcp();
@@ -728,6 +822,7 @@ where
                     rx: if rx_new { Some(ctx(&a_rx)?) } else { None },
                     tx: if tx_new { Some(ctx(&a_tx)?) } else { None },
                     handover,
+                    transcode: tc_a,
                 },
             ));
             // The offerer's side: answer it with its own tag for the suite
@@ -766,6 +861,7 @@ where
                     rx: if rx_new { Some(ctx(&o_rx)?) } else { None },
                     tx: if tx_new { Some(ctx(&o_tx)?) } else { None },
                     handover,
+                    transcode: tc_o,
                 },
             ));
             // Rewrite the m-line for the offerer.
@@ -1118,6 +1214,33 @@ fn with_params(mut k: CryptoAttr, sdes: &[Sdes]) -> CryptoAttr {
         }
     }
     k
+}
+
+/// The two transcoders of a leg pair: (offerer to answerer, answerer to
+/// offerer).
+fn transcoders(leg: &Leg, codecs: &Registry) -> Result<(Box<Transcoder>, Box<Transcoder>), CmdError> {
+    let instance = |f: &Format, fmtp: &Option<String>| {
+        let (p, i) = codecs.find(&f.name, f.clock_rate, f.channels).ok_or_else(|| format!("no codec for {f}"))?;
+        p.instance(i, fmtp.as_deref()).map_err(|e| e.to_string())
+    };
+    let dtmf = leg.dtmf.as_ref().map(|(a, b)| (a.pt, b.pt));
+    let to_answerer = Transcoder::new(Direction {
+        decoder: instance(&leg.offerer, &leg.offerer.fmtp)?,
+        in_pt: leg.offerer.pt,
+        encoder: instance(&leg.answerer, &leg.fmtp.1)?,
+        out_pt: leg.answerer.pt,
+        out_ptime: leg.ptime.0,
+        dtmf,
+    })?;
+    let to_offerer = Transcoder::new(Direction {
+        decoder: instance(&leg.answerer, &leg.answerer.fmtp)?,
+        in_pt: leg.answerer.pt,
+        encoder: instance(&leg.offerer, &leg.fmtp.0)?,
+        out_pt: leg.offerer.pt,
+        out_ptime: leg.ptime.1,
+        dtmf: dtmf.map(|(a, b)| (b, a)),
+    })?;
+    Ok((Box::new(to_answerer), Box::new(to_offerer)))
 }
 
 /// A context for a key agreed in SDP.

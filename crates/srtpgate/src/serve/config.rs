@@ -42,6 +42,10 @@ pub struct ServeArgs {
     /// stay on the CPU engine; `auto` measures the crossover at start.
     #[arg(long = "gpu-min-batch", env = "SRTPGATE_GPU_MIN_BATCH")]
     pub gpu_min_batch: Option<String>,
+    /// Directory of codec plugins (`*.so`) loaded at start for transcoding
+    /// (the in-tree G.711 is always there).
+    #[arg(long = "codec-plugin-dir", env = "SRTPGATE_CODEC_PLUGIN_DIR")]
+    pub codec_plugin_dir: Option<PathBuf>,
     /// Packet I/O of the media workers: sockets (epoll, recvmmsg/sendmmsg),
     /// uring (io_uring), xdp (an XDP program and AF_XDP sockets on the
     /// media interface; root), or auto (the best one this machine runs).
@@ -122,6 +126,7 @@ struct FileConfig {
     engine: Option<String>,
     gpu_mode: Option<String>,
     gpu_min_batch: Option<toml::Value>,
+    codec_plugin_dir: Option<PathBuf>,
     io: Option<String>,
     workers: Option<usize>,
     buffers: Option<usize>,
@@ -174,6 +179,8 @@ pub struct Config {
     pub gpu_mode: String,
     /// Hybrid threshold of the GPU engine; `None`: measured at start.
     pub gpu_min_batch: Option<usize>,
+    /// Codec plugin directory.
+    pub codec_plugin_dir: Option<PathBuf>,
     /// I/O backend: sockets, uring, xdp or auto (resolved when the workers start).
     pub io: String,
     /// Worker threads.
@@ -422,6 +429,7 @@ impl Config {
             engine,
             gpu_mode,
             gpu_min_batch,
+            codec_plugin_dir: args.codec_plugin_dir.clone().or(file.codec_plugin_dir),
             io,
             workers,
             buffers,

@@ -323,6 +323,20 @@ where
             );
         }
     }
+    let transcode: Vec<_> = crate::relay::stats::TRANSCODE_COUNTERS
+        .iter()
+        .enumerate()
+        .map(|(i, what)| {
+            (format!("{{what=\"{what}\"}}"), stats.iter().map(|w| w.transcode[i].load(Relaxed)).sum::<u64>() as f64)
+        })
+        .collect();
+    metric(
+        "transcode_total",
+        "counter",
+        "Transcoding, summed over workers: packets decoded and encoded, samples of concealment for lost packets, \
+         and streams whose codec failed (their transcoding ended).",
+        &transcode,
+    );
     metric(
         "worker_send_failed_total",
         "counter",

@@ -6,6 +6,7 @@ pub mod cache;
 pub mod calls;
 pub mod config;
 pub mod http;
+mod negotiate;
 #[cfg(test)]
 mod tests;
 

@@ -707,6 +707,20 @@ impl Endpoint {
         (plain, wire)
     }
 
+    /// Protects (when SRTP) and sends a plain RTP packet built by the test.
+    pub fn send_plain(&mut self, plain: &[u8]) {
+        let wire = match self.tx.as_mut() {
+            Some(c) => {
+                let mut out = vec![0u8; plain.len() + srtp::MAX_RTCP_TRAILER_LEN];
+                let n = c.protect_rtp(plain, &mut out).expect("protect");
+                out.truncate(n);
+                out
+            }
+            None => plain.to_vec(),
+        };
+        self.rtp.send_to(&wire, self.relay_rtp).expect("send RTP");
+    }
+
     /// The next RTP packet protected with another key (`k`): what a
     /// confused or malicious sender would send.
     pub fn forge_rtp(&mut self, k: &CryptoAttr) -> Vec<u8> {

@@ -1,0 +1,262 @@
+//! Transcoded calls through `srtpgate serve`: two SRTP endpoints with no
+//! codec in common (the caller only PCMU, the callee only PCMA) hold a call,
+//! and what each decodes is checked as audio (the tone that was sent, by
+//! frequency and level), not just as packets that arrived. Also the
+//! regressions rtpengine users report: timestamps across gaps, a mid-call
+//! packet-time change, transcoding kept across a re-INVITE, RFC 4733 events
+//! carried across.
+
+mod common;
+
+use common::*;
+use srtp::Suite;
+use srtpgate_codec::g711::{alaw_decode, alaw_encode, ulaw_decode, ulaw_encode};
+use srtpgate_ng::Value;
+use srtpgate_sdp::crypto::CryptoAttr;
+use srtpgate_sdp::Sdp;
+
+/// An endpoint's SDP offering only `codecs` (`"0"`, `"8 101"`, …).
+fn sdp_with(e: &Endpoint, keys: &[CryptoAttr], codecs: &str, te_pt: u8) -> String {
+    let text = e.sdp_spec("RTP/SAVP", keys).text();
+    let mut out = Vec::new();
+    for l in text.split("\r\n").filter(|l| !l.is_empty()) {
+        if l.starts_with("m=audio") {
+            out.push(format!("{} {codecs} {te_pt}", l.split(" 0 8 101").next().unwrap_or(l)));
+        } else if l.starts_with("a=rtpmap:") {
+            continue;
+        } else {
+            out.push(l.to_string());
+        }
+    }
+    out.push(format!("a=rtpmap:{te_pt} telephone-event/8000"));
+    out.join("\r\n") + "\r\n"
+}
+
+fn formats(sdp: &Sdp) -> Vec<(u8, String)> {
+    sdp.media()[0].payload_formats().into_iter().map(|f| (f.pt, f.name)).collect()
+}
+
+/// `ms` of a `hz` tone from sample `at`, amplitude 8 000.
+fn tone(hz: f64, at: usize, ms: usize) -> Vec<i16> {
+    (at..at + ms * 8).map(|i| (8000.0 * (i as f64 * 2.0 * std::f64::consts::PI * hz / 8000.0).sin()) as i16).collect()
+}
+
+/// A plain RTP packet: `pt`, `seq`, `ts`, `payload`.
+fn packet(ssrc: u32, pt: u8, seq: u16, ts: u32, payload: &[u8]) -> Vec<u8> {
+    let mut p = vec![0x80, pt, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+    p[2..4].copy_from_slice(&seq.to_be_bytes());
+    p[4..8].copy_from_slice(&ts.to_be_bytes());
+    p[8..12].copy_from_slice(&ssrc.to_be_bytes());
+    p.extend_from_slice(payload);
+    p
+}
+
+struct Head {
+    pt: u8,
+    seq: u16,
+    ts: u32,
+}
+
+fn head(p: &[u8]) -> Head {
+    Head { pt: p[1] & 0x7f, seq: u16::from_be_bytes([p[2], p[3]]), ts: u32::from_be_bytes([p[4], p[5], p[6], p[7]]) }
+}
+
+/// Fraction of the signal's power at `hz` (Goertzel) and its RMS.
+fn tone_share(pcm: &[i16], hz: f64) -> (f64, f64) {
+    let w = 2.0 * std::f64::consts::PI * hz / 8000.0;
+    let (mut s1, mut s2) = (0.0f64, 0.0f64);
+    for &x in pcm {
+        let s = x as f64 + 2.0 * w.cos() * s1 - s2;
+        s2 = s1;
+        s1 = s;
+    }
+    let power = s1 * s1 + s2 * s2 - 2.0 * w.cos() * s1 * s2;
+    let energy: f64 = pcm.iter().map(|&x| (x as f64).powi(2)).sum();
+    // A pure tone of energy E gives a Goertzel power of about E·N/2.
+    (power / (energy * pcm.len() as f64 / 2.0), (energy / pcm.len() as f64).sqrt())
+}
+
+/// A PCMU-only caller and a PCMA-only callee, both SRTP, bridged with
+/// `codec-transcode-PCMA` and `codec-mask-PCMU`.
+struct Bridged {
+    d: Daemon,
+    a: Endpoint,
+    b: Endpoint,
+    id: String,
+    a_keys: (CryptoAttr, CryptoAttr),
+    b_keys: (CryptoAttr, CryptoAttr),
+}
+
+fn bridged(name: &str, slot: u16) -> Bridged {
+    let d = Daemon::start(name, slot, &[]);
+    let mut a = Endpoint::new(LO);
+    let mut b = Endpoint::new(LO);
+    let id = format!("{name}-call");
+    let a_key = key(1, Suite::AES_CM_128_HMAC_SHA1_80);
+    let flags = Value::from(vec!["codec-transcode-PCMA", "codec-mask-PCMU"]);
+    let r = d.request(&offer(&id, "alice", &sdp_with(&a, std::slice::from_ref(&a_key), "0", 101)).with("flags", flags));
+    let o = reply_sdp(&r);
+    assert_eq!(formats(&o), [(101, "telephone-event".into()), (8, "PCMA".into())], "offer to the callee:\n{o}");
+    let relay_b = cryptos(&o).remove(0);
+    let b_key = key(relay_b.tag, relay_b.suite);
+    // The callee takes PCMA, with its events on another payload type.
+    let r = d.request(&answer(&id, "alice", "bob", &sdp_with(&b, std::slice::from_ref(&b_key), "8", 96)));
+    let ans = reply_sdp(&r);
+    assert_eq!(formats(&ans), [(0, "PCMU".into()), (101, "telephone-event".into())], "answer to the caller:\n{ans}");
+    let relay_a = cryptos(&ans).remove(0);
+    a.send_key(Some(&a_key));
+    a.recv_key(Some(&relay_a));
+    a.relay(&ans);
+    b.send_key(Some(&b_key));
+    b.recv_key(Some(&relay_b));
+    b.relay(&o);
+    Bridged { d, a, b, id, a_keys: (a_key, relay_a), b_keys: (b_key, relay_b) }
+}
+
+/// Sends `n` packets of `ms` of a `hz` tone from `from` in `law` (0 µ-law, 8
+/// A-law), starting at sample `at`, skipping the indices in `lose`.
+#[allow(clippy::too_many_arguments)]
+fn talk(from: &mut Endpoint, law: u8, hz: f64, seq0: u16, at: usize, n: usize, ms: usize, lose: &[usize]) {
+    for k in 0..n {
+        if lose.contains(&k) {
+            continue;
+        }
+        let s = at + k * ms * 8;
+        let pcm = tone(hz, s, ms);
+        let payload: Vec<u8> = pcm.iter().map(|&x| if law == 0 { ulaw_encode(x) } else { alaw_encode(x) }).collect();
+        from.send_plain(&packet(from.ssrc, law, seq0.wrapping_add(k as u16), 5000 + s as u32, &payload));
+    }
+}
+
+/// Receives `n` packets and decodes them with `law`: (headers, PCM).
+fn listen(to: &mut Endpoint, law: u8, n: usize, what: &str) -> (Vec<Head>, Vec<i16>) {
+    let mut heads = Vec::new();
+    let mut pcm = Vec::new();
+    for i in 0..n {
+        let p = to.recv_rtp(&format!("{what} {i}"));
+        let h = head(&p);
+        assert_eq!(h.pt, law, "{what} {i}: payload type");
+        pcm.extend(p[12..].iter().map(|&c| if law == 0 { ulaw_decode(c) } else { alaw_decode(c) }));
+        heads.push(h);
+    }
+    (heads, pcm)
+}
+
+/// `srtpgate_transcode_total{what="<what>"}` of a `/metrics` page.
+fn transcode_metric(page: &str, what: &str) -> Option<f64> {
+    let key = format!("srtpgate_transcode_total{{what=\"{what}\"}} ");
+    page.lines().find_map(|l| l.strip_prefix(&key)).and_then(|v| v.trim().parse().ok())
+}
+
+fn check_tone(pcm: &[i16], hz: f64, what: &str) {
+    let (share, rms) = tone_share(pcm, hz);
+    assert!(share > 0.9, "{what}: only {:.0} % of the power at {hz} Hz", share * 100.0);
+    assert!((4800.0..6500.0).contains(&rms), "{what}: RMS {rms:.0}, sent 5657");
+}
+
+#[test]
+fn pcmu_caller_and_pcma_callee_hear_each_other() {
+    let mut c = bridged("transcode-g711", 0);
+    talk(&mut c.a, 0, 1000.0, 100, 0, 25, 20, &[]);
+    let (h, pcm) = listen(&mut c.b, 8, 25, "caller to callee");
+    check_tone(&pcm, 1000.0, "caller to callee");
+    for (k, x) in h.iter().enumerate() {
+        assert_eq!((x.seq, x.ts), (100 + k as u16, 5000 + 160 * k as u32), "packet {k}");
+    }
+    talk(&mut c.b, 8, 440.0, 7, 0, 25, 20, &[]);
+    let (_, pcm) = listen(&mut c.a, 0, 25, "callee to caller");
+    check_tone(&pcm, 440.0, "callee to caller");
+    let m = c.d.metrics();
+    assert_eq!(transcode_metric(&m, "encoded_packets"), Some(50.0), "{m}");
+    assert_eq!(transcode_metric(&m, "codec_failures"), Some(0.0));
+    c.d.delete(&c.id);
+}
+
+/// rtpengine closes RTP timestamp gaps and holds packets after one: here a
+/// lost packet's time stays in the timestamps, its audio is concealed and
+/// sent with the next packet, and nothing waits for it.
+#[test]
+fn loss_keeps_timestamps_true_and_is_concealed() {
+    let mut c = bridged("transcode-loss", 1);
+    talk(&mut c.a, 0, 1000.0, 0, 0, 10, 20, &[4]);
+    let (h, pcm) = listen(&mut c.b, 8, 10, "with packet 4 lost");
+    for (k, x) in h.iter().enumerate() {
+        assert_eq!((x.seq, x.ts), (k as u16, 5000 + 160 * k as u32), "packet {k}");
+    }
+    // The concealed 20 ms continue the tone, fading (over 60 ms).
+    let (share, rms) = tone_share(&pcm[4 * 160..5 * 160], 1000.0);
+    assert!(share > 0.9 && rms > 4000.0, "concealment: {:.0} % at 1 kHz, RMS {rms:.0}", share * 100.0);
+    let m = c.d.metrics();
+    assert_eq!(transcode_metric(&m, "concealed_samples"), Some(160.0), "{m}");
+    // A second of silence suppression is not concealed: time jumps as sent.
+    talk(&mut c.a, 0, 1000.0, 10, 10 * 160 + 8000, 1, 20, &[]);
+    let (h, _) = listen(&mut c.b, 8, 1, "after a second of silence");
+    assert_eq!(h[0].ts, 5000 + 10 * 160 + 8000);
+    c.d.delete(&c.id);
+}
+
+/// rtpengine users report broken audio when a phone changes its packet
+/// time mid-call: the callee keeps getting 20 ms packets with true
+/// timestamps when the caller switches to 30 ms.
+#[test]
+fn a_mid_call_ptime_change_is_repacketized() {
+    let mut c = bridged("transcode-ptime", 2);
+    talk(&mut c.a, 0, 1000.0, 0, 0, 6, 20, &[]);
+    talk(&mut c.a, 0, 1000.0, 6, 6 * 160, 8, 30, &[]);
+    // 120 ms + 240 ms = 18 packets of 20 ms.
+    let (h, pcm) = listen(&mut c.b, 8, 18, "after the switch to 30 ms");
+    for (k, x) in h.iter().enumerate() {
+        assert_eq!(x.ts, 5000 + 160 * k as u32, "packet {k}");
+        assert_eq!(x.seq, h[0].seq.wrapping_add(k as u16), "packet {k}");
+    }
+    check_tone(&pcm, 1000.0, "repacketized");
+    assert_quiet(&c.b.rtp, "no more than the audio sent");
+    c.d.delete(&c.id);
+}
+
+/// rtpengine users report transcoding lost after a re-INVITE: here the
+/// callee re-offers its PCMA without any codec flag, the caller (PCMU
+/// only) is still offered PCMU, answers it, and the call stays transcoded.
+#[test]
+fn a_reinvite_keeps_transcoding() {
+    let mut c = bridged("transcode-reinvite", 3);
+    let b_sdp = sdp_with(&c.b, std::slice::from_ref(&c.b_keys.0), "8", 96);
+    let r = c.d.request(&offer(&c.id, "bob", &b_sdp).with("to-tag", "alice"));
+    let o = reply_sdp(&r);
+    assert!(formats(&o).contains(&(0, "PCMU".into())), "re-offer to the caller:\n{o}");
+    let relay_a = cryptos(&o).into_iter().find(|k| k.tag == c.a_keys.0.tag).unwrap_or_else(|| cryptos(&o).remove(0));
+    let a_key = key(relay_a.tag, relay_a.suite);
+    let a_sdp = sdp_with(&c.a, std::slice::from_ref(&a_key), "0", 101);
+    let r = c.d.request(&answer(&c.id, "bob", "alice", &a_sdp));
+    let ans = reply_sdp(&r);
+    assert_eq!(formats(&ans)[0], (8, "PCMA".into()), "re-answer to the callee:\n{ans}");
+    // Keys as the re-INVITE set them (the relay may keep its own).
+    let relay_b = cryptos(&ans).remove(0);
+    c.a.send_key(Some(&a_key));
+    c.a.recv_key(Some(&relay_a));
+    c.b.recv_key(Some(&relay_b));
+    talk(&mut c.a, 0, 1000.0, 300, 0, 10, 20, &[]);
+    let (_, pcm) = listen(&mut c.b, 8, 10, "after the re-INVITE");
+    check_tone(&pcm, 1000.0, "after the re-INVITE");
+    talk(&mut c.b, 8, 440.0, 900, 0, 10, 20, &[]);
+    let (_, pcm) = listen(&mut c.a, 0, 10, "back after the re-INVITE");
+    check_tone(&pcm, 440.0, "back after the re-INVITE");
+    c.d.delete(&c.id);
+}
+
+/// RFC 4733 events cross with the payload type each side negotiated.
+#[test]
+fn dtmf_events_cross_with_each_sides_payload_type() {
+    let mut c = bridged("transcode-dtmf", 4);
+    talk(&mut c.a, 0, 1000.0, 0, 0, 2, 20, &[]);
+    listen(&mut c.b, 8, 2, "audio before the event");
+    // Digit 5, end bit, volume 10, 800 samples.
+    let ev = [5u8, 0x8a, 0x03, 0x20];
+    c.a.send_plain(&packet(c.a.ssrc, 0x80 | 101, 2, 5000 + 320, &ev));
+    let p = c.b.recv_rtp("the event");
+    let h = head(&p);
+    assert_eq!((h.pt, h.ts), (96, 5000 + 320));
+    assert_eq!(p[1] & 0x80, 0x80, "marker kept");
+    assert_eq!(&p[12..], &ev);
+    c.d.delete(&c.id);
+}
