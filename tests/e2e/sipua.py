@@ -127,7 +127,10 @@ class Sdp:
         self.addr = media_c or session_c
 
 
-def make_sdp(user, ip, port, crypto_lines, with_ice=False):
+RTPMAP = {0: "PCMU/8000", 8: "PCMA/8000"}
+
+
+def make_sdp(user, ip, port, crypto_lines, with_ice=False, codecs=(0, 8)):
     sid = int(time.time())
     lines = [
         "v=0",
@@ -135,9 +138,8 @@ def make_sdp(user, ip, port, crypto_lines, with_ice=False):
         "s=-",
         "c=IN IP4 %s" % ip,
         "t=0 0",
-        "m=audio %d RTP/SAVP 0 8 101" % port,
-        "a=rtpmap:0 PCMU/8000",
-        "a=rtpmap:8 PCMA/8000",
+        "m=audio %d RTP/SAVP %s 101" % (port, " ".join(str(c) for c in codecs)),
+    ] + ["a=rtpmap:%d %s" % (c, RTPMAP[c]) for c in codecs] + [
         "a=rtpmap:101 telephone-event/8000",
         "a=fmtp:101 0-16",
         "a=ptime:20",
@@ -171,6 +173,7 @@ class Media:
         self.name = name.encode()[:4].ljust(4, b"_")  # payload tag
         self.ssrc = struct.unpack("!I", os.urandom(4))[0]
         self.received = {}       # seq -> (ssrc, payload)
+        self.pts = {}            # seq -> payload type
         self.rx_errors = []
         self.rx_from = set()
         self.stop = threading.Event()
@@ -217,6 +220,7 @@ class Media:
             ssrc, = struct.unpack("!I", plain[8:12])
             cc = plain[0] & 0x0F
             self.received[seq] = (ssrc, plain[12 + 4 * cc:])
+            self.pts[seq] = plain[1] & 0x7F
 
     def send(self, count, interval=0.02):
         ts = struct.unpack("!I", os.urandom(4))[0]
@@ -225,6 +229,40 @@ class Media:
             hdr = struct.pack("!BBHII", 0x80, (0x80 if seq == 0 else 0) | 0, seq, (ts + 160 * seq) & 0xFFFFFFFF, self.ssrc)
             self.sock.sendto(self.tx.protect(hdr + self.payload(self.name, seq)), self.dest)
             time.sleep(max(0.0, t0 + (seq + 1) * interval - time.monotonic()))
+
+    def send_tone(self, count, pt, hz, interval=0.02):
+        """`count` packets of 20 ms of a `hz` tone, G.711 with payload type `pt`."""
+        from audio import ENCODE, tone
+        ts = struct.unpack("!I", os.urandom(4))[0]
+        t0 = time.monotonic()
+        for seq in range(count):
+            payload = bytes(ENCODE[pt](x) for x in tone(hz, 160 * seq, 160))
+            hdr = struct.pack("!BBHII", 0x80, (0x80 if seq == 0 else 0) | pt, seq,
+                              (ts + 160 * seq) & 0xFFFFFFFF, self.ssrc)
+            self.sock.sendto(self.tx.protect(hdr + payload), self.dest)
+            time.sleep(max(0.0, t0 + (seq + 1) * interval - time.monotonic()))
+
+    def check_tone(self, peer_name, count, pt, hz):
+        """Problems with the tone from peer_name: every packet there, with
+        payload type `pt`, decoding to `hz` at the level sent ([] if none)."""
+        from audio import DECODE, tone_share
+        problems = []
+        missing = [s for s in range(count) if s not in self.received]
+        if missing:
+            problems.append("%s: %d of %d packets from %s missing (first: %s)"
+                            % (self.user, len(missing), count, peer_name, missing[:5]))
+        wrong = sorted({p for s, p in self.pts.items() if p != pt})
+        if wrong:
+            problems.append("%s: payload types %s from %s, expected %d" % (self.user, wrong, peer_name, pt))
+        pcm = [DECODE[pt](c) for s in sorted(self.received) if s < count for c in self.received[s][1]]
+        share, rms = tone_share(pcm, hz)
+        if share < 0.9 or not 4800 <= rms <= 6500:
+            problems.append("%s: audio from %s is %.0f %% a %g Hz tone at RMS %.0f (sent: 100 %%, 5657)"
+                            % (self.user, peer_name, share * 100, hz, rms))
+        if self.rx_errors:
+            problems.append("%s: %d packets failed to unprotect, e.g. %s"
+                            % (self.user, len(self.rx_errors), self.rx_errors[0]))
+        return problems
 
     def check(self, peer_name, count):
         """Problems with what arrived from peer_name's `count` packets ([] if none)."""
@@ -262,8 +300,9 @@ class Dialog:
 
 
 class SipUA:
-    def __init__(self, user, proxy, ip="127.0.0.1"):
+    def __init__(self, user, proxy, ip="127.0.0.1", codecs=(0, 8)):
         self.user, self.proxy, self.ip = user, proxy, ip
+        self.codecs = codecs  # payload types offered or answered: 0 PCMU, 8 PCMA
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.sock.bind((ip, 0))
         self.port = self.sock.getsockname()[1]
@@ -364,7 +403,7 @@ class SipUA:
         keys = [(1, "AES_CM_128_HMAC_SHA1_80"), (2, "AES_CM_128_HMAC_SHA1_32")]
         offered = {tag: (suite, new_key(suite)) for tag, suite in keys}
         sdp = make_sdp(self.user, self.ip, port,
-                       [crypto_line(t, s, k) for t, (s, k) in offered.items()], with_ice)
+                       [crypto_line(t, s, k) for t, (s, k) in offered.items()], with_ice, self.codecs)
         d = Dialog(call_id=random_token() + "@" + self.ip, local_tag=random_token(),
                    local_uri=self.aor(), remote_uri=self.aor(callee), cseq=1,
                    local_sdp=Sdp(sdp), offered=offered, acked=threading.Event())
@@ -420,7 +459,7 @@ class SipUA:
         self.media = Media(self._rtp_socket(), self.user)
         my_key = new_key(suite)
         sdp = make_sdp(self.user, self.ip, self.media.sock.getsockname()[1],
-                       [crypto_line(tag, suite, my_key)])
+                       [crypto_line(tag, suite, my_key)], codecs=self.codecs)
         d = Dialog(call_id=inv.get("call-id"), local_tag=random_token(),
                    local_uri=uri_of(inv.get("to")), remote_uri=uri_of(inv.get("from")),
                    remote_tag=tag_of(inv.get("from")), from_header=inv.get("from"),
