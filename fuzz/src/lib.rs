@@ -32,7 +32,7 @@ use srtp::{MAX_PACKET_LEN, MAX_RTCP_TRAILER_LEN, MAX_TRAILER_LEN};
 
 /// The targets, by name, as `(name, function)`: the names of the fuzz
 /// binaries and of the folders under `seeds/`.
-pub const TARGETS: [(&str, fn(&[u8])); 7] = [
+pub const TARGETS: [(&str, fn(&[u8])); 8] = [
     ("rtp_header", rtp_header),
     ("rtcp_header", rtcp_header),
     ("unprotect_rtp", unprotect_rtp),
@@ -40,10 +40,12 @@ pub const TARGETS: [(&str, fn(&[u8])); 7] = [
     ("sdes_key", sdes_key),
     ("ng_message", ng::ng_message),
     ("sdp", sdp::sdp),
+    ("transcode", transcode::transcode),
 ];
 
 pub mod ng;
 pub mod sdp;
+pub mod transcode;
 
 /// `RtpHeader::parse` and `check_padding` on arbitrary bytes.
 pub fn rtp_header(data: &[u8]) {

@@ -66,6 +66,13 @@ pub fn sdp(data: &[u8]) {
         let suite = Suite::ALL[i % Suite::ALL.len()];
         m.add_crypto(&CryptoAttr::generate(1, suite, &mut rng));
         m.add_attr("rtcp-mux", None);
+        // The codec rewrite: the formats written back as read (a no-op when
+        // some text of theirs could not be written safely).
+        let formats = m.payload_formats();
+        m.set_payload_formats(&formats);
+        assert_eq!(m.payload_formats(), formats, "payload formats change when written back");
+        m.set_ptime(Some(20));
+        assert_eq!(m.ptime(), Some(20));
     }
     sdp.set_all_connections(relay);
     let text = sdp.to_string();

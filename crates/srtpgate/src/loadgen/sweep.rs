@@ -65,6 +65,15 @@ pub struct SweepArgs {
     /// Show the progress line of each run.
     #[arg(long)]
     pub progress: bool,
+    /// The callers' codec: real encoded audio (see `loadgen --codec`).
+    #[arg(long)]
+    pub codec: Option<String>,
+    /// The callees' codec: every call transcoded (see `loadgen --transcode-to`).
+    #[arg(long = "transcode-to", requires = "codec")]
+    pub transcode_to: Option<String>,
+    /// Codec plugins for --codec and --transcode-to (also given to a srtpgate relay).
+    #[arg(long = "codec-plugin-dir")]
+    pub codec_plugin_dir: Option<PathBuf>,
     /// Run in the namespace rig NAME, built with `--rig` at the start and
     /// removed at the end: the relay in NAME-relay (198.18.0.2), the load in
     /// NAME-lg (198.18.0.1), joined by a veth pair. Needs root and iproute2
@@ -291,6 +300,7 @@ fn start(spec: &RelaySpec, args: &SweepArgs, port_base: u16) -> Result<Relay, St
                 .args(["--port-min", &port_min, "--port-max", &port_max])
                 .args(["--workers", &workers.to_string(), "--engine", engine, "--log-level", "warn"])
                 .args(["--buffers", "16384"])
+                .args(args.codec_plugin_dir.iter().flat_map(|d| [std::ffi::OsStr::new("--codec-plugin-dir"), d.as_os_str()]))
                 .args(if *busy { &["--busy-poll"][..] } else { &[][..] })
                 .args(io.iter().flat_map(|io| ["--io", io.as_str()]))
                 .stdout(Stdio::null());
@@ -311,6 +321,11 @@ fn start(spec: &RelaySpec, args: &SweepArgs, port_base: u16) -> Result<Relay, St
             if let Some(cpus) = &args.relay_cpus {
                 cmd.env("CPU", cpus);
             }
+            if args.transcode_to.is_some() {
+                // rtpengine sends transcoded audio from its media threads
+                // (with none, it forwards almost nothing).
+                cmd.env("MEDIA_THREADS", threads.to_string());
+            }
             let child = cmd.spawn().map_err(|e| format!("{}: {e}", args.rtpengine_start.display()))?;
             Relay { child: Some(child), rtpengine_stop: None, ng }
         }
@@ -325,6 +340,10 @@ fn start(spec: &RelaySpec, args: &SweepArgs, port_base: u16) -> Result<Relay, St
                 .stdout(Stdio::null());
             if let Some(cpus) = &args.relay_cpus {
                 cmd.env("CPU", cpus);
+            }
+            if args.transcode_to.is_some() {
+                // As above: transcoded audio leaves from rtpengine's media threads.
+                cmd.env("MEDIA_THREADS", threads.to_string());
             }
             let ok = cmd.status().map_err(|e| format!("{}: {e}", script.display()))?;
             if !ok.success() {
@@ -442,6 +461,9 @@ pub fn run(args: SweepArgs) -> Result<(), String> {
                 threads: args.loadgen_threads,
                 relay_pid: relay.child.as_ref().map(Child::id),
                 relay_cores: relay_cores.clone(),
+                codec: args.codec.clone(),
+                transcode_to: args.transcode_to.clone(),
+                codec_plugin_dir: args.codec_plugin_dir.clone(),
             };
             let r = match run_load(&lg) {
                 Ok(r) => r,

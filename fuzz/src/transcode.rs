@@ -1,0 +1,39 @@
+//! Fuzz logic of the transcoder (`srtpgate-codec`): plain RTP from an
+//! endpoint is untrusted input.
+//!
+//! Input: byte 0 picks the output packet time (0: the input's; else 10 ms ×
+//! (1 + b % 6)); then records as in the SRTP targets, each one packet pushed
+//! into a PCMU → PCMA transcoder with RFC 4733 events on 101 → 96. No push
+//! may panic, and every packet it writes must be a version-2 RTP header with
+//! the output payload type (or the event type) and fit the output buffer.
+
+use srtpgate_codec::transcode::{Direction, Transcoder, MAX_OUTPUTS, MAX_PACKET};
+use srtpgate_codec::Registry;
+
+/// The `transcode` target.
+pub fn transcode(data: &[u8]) {
+    let Some((&cfg, rest)) = data.split_first() else { return };
+    let r = Registry::new();
+    let (pu, iu) = r.find("PCMU", 8000, 1).expect("in-tree PCMU");
+    let (pa, ia) = r.find("PCMA", 8000, 1).expect("in-tree PCMA");
+    let mut t = Transcoder::new(Direction {
+        decoder: pu.instance(iu, None).expect("PCMU state"),
+        in_pt: 0,
+        encoder: pa.instance(ia, None).expect("PCMA state"),
+        out_pt: 8,
+        out_ptime: (cfg != 0).then(|| 10 * (1 + cfg as u32 % 6)),
+        dtmf: Some((101, 96)),
+    })
+    .expect("G.711 transcoder");
+    for p in crate::records(rest) {
+        let _ = t.push(p);
+        let mut n = 0;
+        for o in t.outputs() {
+            n += 1;
+            assert!(o.len() >= 12 && o.len() <= MAX_PACKET, "output of {} bytes", o.len());
+            assert_eq!(o[0], 0x80, "output header byte 0");
+            assert!(matches!(o[1] & 0x7f, 8 | 96), "output payload type {}", o[1] & 0x7f);
+        }
+        assert!(n <= MAX_OUTPUTS);
+    }
+}
