@@ -168,6 +168,16 @@ fn pcmu_caller_and_pcma_callee_hear_each_other() {
     check_tone(&pcm, 440.0, "callee to caller");
     let m = c.d.metrics();
     assert_eq!(transcode_metric(&m, "encoded_packets"), Some(50.0), "{m}");
+    // `query` names each side's codec.
+    let q = c.d.query(&c.id);
+    let media = |tag: &str| q.get("tags").and_then(|t| t.get(tag)).and_then(|t| t.get("medias")).cloned();
+    let codec = |tag: &str| {
+        media(tag)
+            .and_then(|m| m.as_list().and_then(|l| l.first().cloned()))
+            .and_then(|m| m.get("codec").and_then(Value::as_str).map(str::to_string))
+    };
+    assert_eq!(codec("alice").as_deref(), Some("PCMU/8000"), "{}", show(&q));
+    assert_eq!(codec("bob").as_deref(), Some("PCMA/8000"), "{}", show(&q));
     assert_eq!(transcode_metric(&m, "codec_failures"), Some(0.0));
     c.d.delete(&c.id);
 }

@@ -300,7 +300,11 @@ fn start(spec: &RelaySpec, args: &SweepArgs, port_base: u16) -> Result<Relay, St
                 .args(["--port-min", &port_min, "--port-max", &port_max])
                 .args(["--workers", &workers.to_string(), "--engine", engine, "--log-level", "warn"])
                 .args(["--buffers", "16384"])
-                .args(args.codec_plugin_dir.iter().flat_map(|d| [std::ffi::OsStr::new("--codec-plugin-dir"), d.as_os_str()]))
+                .args(
+                    args.codec_plugin_dir
+                        .iter()
+                        .flat_map(|d| [std::ffi::OsStr::new("--codec-plugin-dir"), d.as_os_str()]),
+                )
                 .args(if *busy { &["--busy-poll"][..] } else { &[][..] })
                 .args(io.iter().flat_map(|io| ["--io", io.as_str()]))
                 .stdout(Stdio::null());

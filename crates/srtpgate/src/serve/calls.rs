@@ -955,13 +955,20 @@ where
                             .with("delay max us", st.delay_ns_max / 1000)
                             .with("last packet", st.last_packet_ms / 1000),
                     );
-                medias.push(
-                    Value::dict()
-                        .with("index", (i + 1) as u64)
-                        .with("type", s.media_type.as_str())
-                        .with("protocol", d.proto.as_str())
-                        .with("streams", vec![stream]),
-                );
+                let mut media = Value::dict()
+                    .with("index", (i + 1) as u64)
+                    .with("type", s.media_type.as_str())
+                    .with("protocol", d.proto.as_str())
+                    .with("streams", vec![stream]);
+                // The codec this side sends and receives when the stream is
+                // transcoded (rtpengine reports codecs per media as well).
+                if let Some((offerer, leg)) = &s.transcoding {
+                    let (mine, other) =
+                        if side == *offerer { (&leg.offerer, &leg.answerer) } else { (&leg.answerer, &leg.offerer) };
+                    media.insert("codec", mine.to_string());
+                    media.insert("transcoded to", other.to_string());
+                }
+                medias.push(media);
             }
             tags.insert(
                 tag,
