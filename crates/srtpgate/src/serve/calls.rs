@@ -1182,8 +1182,8 @@ fn inert_options(req: &Request) -> Vec<String> {
     ];
     let mut w: Vec<String> =
         named.iter().filter(|(on, _)| *on).map(|(_, n)| format!("flag '{n}' has no effect in srtpgate")).collect();
-    if !req.codec.strip.is_empty() || !req.codec.offer.is_empty() || !req.codec.except.is_empty() {
-        w.push("codec strip/offer/except have no effect in srtpgate (the SDP's codecs pass unchanged)".into());
+    if !req.codec.ignore.is_empty() {
+        w.push("codec 'ignore' has no effect in srtpgate".into());
     }
     if matches!(req.ice, Some(Ice::Force | Ice::ForceRelay | Ice::Optional)) {
         w.push("ICE treated as remove: srtpgate does not run ICE (candidates are removed)".into());
