@@ -270,3 +270,45 @@ fn dtmf_events_cross_with_each_sides_payload_type() {
     assert_eq!(&p[12..], &ev);
     c.d.delete(&c.id);
 }
+
+/// `ptime` in the offer: the relay repacketizes what the caller sends
+/// (20 ms) into 40 ms packets for the callee, and says so in the offer;
+/// both keep PCMU (no codec option: the same codec, re-encoded).
+#[test]
+fn ptime_option_repacketizes_towards_the_callee() {
+    let d = Daemon::start("transcode-ptime-option", 5, &[]);
+    let mut a = Endpoint::new(LO);
+    let mut b = Endpoint::new(LO);
+    let id = "ptime-option-call";
+    let a_key = key(1, Suite::AES_CM_128_HMAC_SHA1_80);
+    let r = d.request(&offer(id, "alice", &sdp_with(&a, std::slice::from_ref(&a_key), "0", 101)).with("ptime", 40i64));
+    let o = reply_sdp(&r);
+    assert_eq!(o.media()[0].ptime(), Some(40), "offer to the callee:\n{o}");
+    let relay_b = cryptos(&o).remove(0);
+    let b_key = key(relay_b.tag, relay_b.suite);
+    let r = d.request(&answer(id, "alice", "bob", &sdp_with(&b, std::slice::from_ref(&b_key), "0", 101)));
+    let ans = reply_sdp(&r);
+    assert_eq!(formats(&ans)[0], (0, "PCMU".into()), "answer to the caller:\n{ans}");
+    let relay_a = cryptos(&ans).remove(0);
+    a.send_key(Some(&a_key));
+    a.recv_key(Some(&relay_a));
+    a.relay(&ans);
+    b.send_key(Some(&b_key));
+    b.recv_key(Some(&relay_b));
+    b.relay(&o);
+    talk(&mut a, 0, 1000.0, 40, 0, 10, 20, &[]);
+    let mut pcm = Vec::new();
+    for k in 0..5u32 {
+        let p = b.recv_rtp(&format!("40 ms packet {k}"));
+        let h = head(&p);
+        assert_eq!((h.pt, h.seq, h.ts, p.len()), (0, 40 + k as u16, 5000 + 320 * k, 12 + 320), "packet {k}");
+        pcm.extend(p[12..].iter().map(|&c| ulaw_decode(c)));
+    }
+    check_tone(&pcm, 1000.0, "repacketized to 40 ms");
+    assert_quiet(&b.rtp, "ten 20 ms packets make five 40 ms ones");
+    // The other way nothing was asked: the caller gets the callee's 20 ms packets.
+    talk(&mut b, 0, 440.0, 7, 0, 4, 20, &[]);
+    let (h, _) = listen(&mut a, 0, 4, "callee to caller");
+    assert!(h.iter().enumerate().all(|(k, x)| x.ts == 5000 + 160 * k as u32));
+    d.delete(id);
+}
