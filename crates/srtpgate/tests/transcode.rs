@@ -312,3 +312,23 @@ fn ptime_option_repacketizes_towards_the_callee() {
     assert!(h.iter().enumerate().all(|(k, x)| x.ts == 5000 + 160 * k as u32));
     d.delete(id);
 }
+
+/// A configuration naming a codec no plugin provides (`codec-transcode-G729`
+/// without the G.729 plugin) must not refuse calls: the codec is left out
+/// and the reply says so, as rtpengine does.
+#[test]
+fn a_codec_without_a_plugin_is_left_out_with_a_warning() {
+    let d = Daemon::start("transcode-missing-codec", 6, &[]);
+    let a = Endpoint::new(LO);
+    let a_key = key(1, Suite::AES_CM_128_HMAC_SHA1_80);
+    let flags = Value::from(vec!["codec-transcode-G729", "codec-transcode-PCMA"]);
+    let r = d.request(
+        &offer("missing-codec", "alice", &sdp_with(&a, std::slice::from_ref(&a_key), "0", 101)).with("flags", flags),
+    );
+    assert_eq!(result(&r), "ok", "{}", show(&r));
+    let w = r.get("warning").and_then(Value::as_str).unwrap_or("");
+    assert!(w.contains("codec 'G729' cannot be transcoded"), "warning: {w:?}");
+    let o = reply_sdp(&r);
+    assert_eq!(formats(&o), [(0, "PCMU".into()), (101, "telephone-event".into()), (8, "PCMA".into())], "{o}");
+    d.delete("missing-codec");
+}

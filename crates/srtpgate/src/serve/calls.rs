@@ -131,6 +131,9 @@ pub struct Calls<E: Engine> {
     without_media: usize,
     next_key: CallKey,
     next_worker: usize,
+    /// Warnings of the request being handled beyond the parser's (codecs
+    /// that cannot be transcoded), for its reply.
+    notes: Vec<String>,
     /// Counters.
     pub totals: Totals,
     /// When the relay started.
@@ -181,6 +184,7 @@ where
             ports,
             workers,
             codecs: Arc::new(codecs),
+            notes: Vec::new(),
             calls: BTreeMap::new(),
             without_media: 0,
             next_key: 1,
@@ -276,6 +280,7 @@ where
     /// Handles one request; the reply dictionary (ok or error).
     pub fn handle(&mut self, req: &Request) -> Value {
         *self.totals.commands.entry(req.command.name()).or_default() += 1;
+        self.notes.clear();
         let r = self.check_lengths(req).and_then(|()| match req.command {
             Command::Ping => Ok(Value::dict().with("result", "pong")),
             Command::Offer => self.offer(req),
@@ -289,6 +294,7 @@ where
             Ok(mut v) => {
                 let mut warnings = req.warnings.clone();
                 warnings.extend(inert_options(req));
+                warnings.append(&mut self.notes);
                 if let Some(w) = srtpgate_ng::warning_text(&warnings, req.warnings_left_out) {
                     tracing::warn!(command = req.command.name(), "{w}");
                     v.insert("warning", w);
@@ -595,6 +601,12 @@ where
                 m.set_payload_formats(&to_answerer);
                 if let Some(ms) = req.ptime {
                     m.set_ptime(Some(ms));
+                }
+            }
+            for name in &codec_plan.unsupported {
+                let w = format!("codec '{name}' cannot be transcoded (no codec or plugin for it): left out");
+                if !self.notes.contains(&w) {
+                    self.notes.push(w);
                 }
             }
             stream.offered = codec_plan;

@@ -90,6 +90,9 @@ pub struct Offered {
     /// The request asked for codec handling (otherwise the answer passes
     /// unchanged).
     pub engaged: bool,
+    /// Codecs named by `transcode` that no codec or plugin provides: left
+    /// out (as rtpengine does), for the reply's warning.
+    pub unsupported: Vec<String>,
 }
 
 /// Whether a request asks for any codec handling.
@@ -149,6 +152,7 @@ pub fn offer(
     // `transcode` (and the implicit ones): restore an offered codec, or add
     // one the relay can decode and encode.
     let mut added: Vec<Format> = Vec::new();
+    let mut unsupported: Vec<String> = Vec::new();
     let wanted = transcode.iter().cloned().chain(implicit.iter().map(|f| Spec {
         name: f.name.clone(),
         clock: Some(f.clock_rate),
@@ -166,7 +170,12 @@ pub fn offer(
             continue;
         }
         let Some(mut f) = registry_format(&s, registry) else {
-            return Err(format!("codec '{}' cannot be transcoded (no codec or plugin for it)", s.name));
+            // A configuration that names a codec whose plugin is not
+            // installed must not refuse every call.
+            if !unsupported.contains(&s.name) {
+                unsupported.push(s.name.clone());
+            }
+            continue;
         };
         f.pt = free_pt(&f, formats, &out).ok_or("no free RTP payload type for a transcoded codec")?;
         added.push(f.clone());
@@ -186,6 +195,7 @@ pub fn offer(
         ptime_to_offerer: ptime.1,
         set: specs(&ops.set),
         engaged,
+        unsupported,
     };
     Ok((out, offered))
 }
@@ -382,8 +392,10 @@ mod tests {
         assert_eq!(names(&to_offerer), ["0:PCMU", "101:telephone-event"]);
         assert_eq!((leg.offerer.pt, leg.answerer.pt), (0, 8));
         assert_eq!(leg.dtmf.map(|(a, b)| (a.pt, b.pt)), Some((101, 100)));
-        // A codec no plugin provides cannot be added.
-        assert!(offer(&pcmu_te(), &ops("transcode", &["AMR-WB"]), false, (None, None), &[], &r).is_err());
+        // A codec no plugin provides is left out, and named for the reply.
+        let (out, o) = offer(&pcmu_te(), &ops("transcode", &["AMR-WB", "PCMA"]), false, (None, None), &[], &r).unwrap();
+        assert_eq!(names(&out), ["0:PCMU", "101:telephone-event", "8:PCMA"]);
+        assert_eq!(o.unsupported, ["AMR-WB"]);
     }
 
     #[test]
