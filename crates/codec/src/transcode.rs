@@ -18,6 +18,7 @@
 //! duration converted.
 
 use crate::{CodecError, Instance};
+use srtp::header::{check_padding, RtpHeader};
 
 /// Largest RTP packet the transcoder writes.
 pub const MAX_PACKET: usize = 1500;
@@ -85,7 +86,7 @@ pub struct Counts {
     pub events: u64,
 }
 
-/// RTP input, read.
+/// RTP input, read with the SRTP core's header parser (padding checked).
 struct In<'a> {
     marker: bool,
     pt: u8,
@@ -96,33 +97,16 @@ struct In<'a> {
 }
 
 fn parse(p: &[u8]) -> Option<In<'_>> {
-    if p.len() < 12 || p[0] >> 6 != 2 {
-        return None;
-    }
-    let cc = (p[0] & 0x0f) as usize;
-    let mut off = 12 + 4 * cc;
-    if p[0] & 0x10 != 0 {
-        let ext = p.get(off + 2..off + 4)?;
-        off += 4 + 4 * u16::from_be_bytes([ext[0], ext[1]]) as usize;
-    }
-    let mut end = p.len();
-    if p[0] & 0x20 != 0 {
-        let pad = *p.last()? as usize;
-        if pad == 0 {
-            return None;
-        }
-        end = end.checked_sub(pad)?;
-    }
-    if off > end {
-        return None;
-    }
+    let h = RtpHeader::parse(p).ok()?;
+    check_padding(&h, p).ok()?;
+    let end = if h.padding { p.len() - *p.last()? as usize } else { p.len() };
     Some(In {
-        marker: p[1] & 0x80 != 0,
-        pt: p[1] & 0x7f,
-        seq: u16::from_be_bytes([p[2], p[3]]),
-        ts: u32::from_be_bytes([p[4], p[5], p[6], p[7]]),
-        ssrc: u32::from_be_bytes([p[8], p[9], p[10], p[11]]),
-        payload: &p[off..end],
+        marker: h.marker,
+        pt: h.payload_type,
+        seq: h.seq,
+        ts: h.timestamp,
+        ssrc: h.ssrc,
+        payload: p.get(h.len..end)?,
     })
 }
 

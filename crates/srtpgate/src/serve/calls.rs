@@ -1242,23 +1242,20 @@ fn transcoders(leg: &Leg, codecs: &Registry) -> Result<(Box<Transcoder>, Box<Tra
         let (p, i) = codecs.find(&f.name, f.clock_rate, f.channels).ok_or_else(|| format!("no codec for {f}"))?;
         p.instance(i, fmtp.as_deref()).map_err(|e| e.to_string())
     };
+    // One direction: decode `from` (its own fmtp), encode `to` (with the fmtp `set` chose).
+    let direction = |from: &Format, to: &Format, fmtp: &Option<String>, ptime, dtmf| -> Result<Transcoder, CmdError> {
+        Transcoder::new(Direction {
+            decoder: instance(from, &from.fmtp)?,
+            in_pt: from.pt,
+            encoder: instance(to, fmtp)?,
+            out_pt: to.pt,
+            out_ptime: ptime,
+            dtmf,
+        })
+    };
     let dtmf = leg.dtmf.as_ref().map(|(a, b)| (a.pt, b.pt));
-    let to_answerer = Transcoder::new(Direction {
-        decoder: instance(&leg.offerer, &leg.offerer.fmtp)?,
-        in_pt: leg.offerer.pt,
-        encoder: instance(&leg.answerer, &leg.fmtp.1)?,
-        out_pt: leg.answerer.pt,
-        out_ptime: leg.ptime.0,
-        dtmf,
-    })?;
-    let to_offerer = Transcoder::new(Direction {
-        decoder: instance(&leg.answerer, &leg.answerer.fmtp)?,
-        in_pt: leg.answerer.pt,
-        encoder: instance(&leg.offerer, &leg.fmtp.0)?,
-        out_pt: leg.offerer.pt,
-        out_ptime: leg.ptime.1,
-        dtmf: dtmf.map(|(a, b)| (b, a)),
-    })?;
+    let to_answerer = direction(&leg.offerer, &leg.answerer, &leg.fmtp.1, leg.ptime.0, dtmf)?;
+    let to_offerer = direction(&leg.answerer, &leg.offerer, &leg.fmtp.0, leg.ptime.1, dtmf.map(|(a, b)| (b, a)))?;
     Ok((Box::new(to_answerer), Box::new(to_offerer)))
 }
 
