@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the project needs on a fresh Debian machine: the C toolchain
-# and Debian's libsrtp2 (the reference for interop and benchmarks), clang
+# and Debian's libsrtp2 (the reference for interop and benchmarks), the codec
+# libraries of the codec plugins (spandsp, libopus, bcg729), clang
 # (builds the relay's XDP program), iproute2 (the namespace rig), Python's
 # venv with pytest and cryptography, and a Rust toolchain if none is present.
 set -euo pipefail
@@ -10,7 +11,7 @@ SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 need=()
 # kamailio: the SIP proxy (with its rtpengine module) of the end-to-end test.
-for pkg in libsrtp2-dev pkg-config libssl-dev build-essential clang iproute2 python3-venv kamailio curl fonts-dejavu-core; do
+for pkg in libsrtp2-dev libspandsp-dev libopus-dev libbcg729-dev pkg-config libssl-dev build-essential clang iproute2 python3-venv kamailio curl fonts-dejavu-core; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

@@ -17,9 +17,9 @@ pub fn transcode(data: &[u8]) {
     let (pu, iu) = r.find("PCMU", 8000, 1).expect("in-tree PCMU");
     let (pa, ia) = r.find("PCMA", 8000, 1).expect("in-tree PCMA");
     let mut t = Transcoder::new(Direction {
-        decoder: pu.instance(iu, None).expect("PCMU state"),
+        decoder: pu.instance(iu, None, None).expect("PCMU state"),
         in_pt: 0,
-        encoder: pa.instance(ia, None).expect("PCMA state"),
+        encoder: pa.instance(ia, None, None).expect("PCMA state"),
         out_pt: 8,
         out_ptime: (cfg != 0).then(|| 10 * (1 + cfg as u32 % 6)),
         dtmf: Some((101, 96)),

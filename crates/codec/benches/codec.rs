@@ -33,8 +33,8 @@ fn benches(c: &mut Criterion) {
     let (pu, iu) = r.find("PCMU", 8000, 1).expect("PCMU");
     let (pa, ia) = r.find("PCMA", 8000, 1).expect("PCMA");
     g.bench_function("abi_decode_ulaw_encode_alaw", |b| {
-        let mut dec = pu.instance(iu, None).expect("state");
-        let mut enc = pa.instance(ia, None).expect("state");
+        let mut dec = pu.instance(iu, None, None).expect("state");
+        let mut enc = pa.instance(ia, None, None).expect("state");
         let mut pcm = [0i16; 160];
         let mut out = [0u8; 160];
         b.iter(|| {
@@ -45,9 +45,9 @@ fn benches(c: &mut Criterion) {
     });
     g.bench_function("transcoder_packet_pcmu_to_pcma", |b| {
         let mut t = Transcoder::new(Direction {
-            decoder: pu.instance(iu, None).expect("state"),
+            decoder: pu.instance(iu, None, None).expect("state"),
             in_pt: 0,
-            encoder: pa.instance(ia, None).expect("state"),
+            encoder: pa.instance(ia, None, None).expect("state"),
             out_pt: 8,
             out_ptime: None,
             dtmf: None,

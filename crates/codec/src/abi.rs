@@ -1,62 +1,129 @@
-//! The codec plugin ABI, version 1: what a plugin (a shared library, in any
+//! The codec plugin ABI, version 2: what a plugin (a shared library, in any
 //! language) exports and what the relay calls. Plain C layout.
 //!
 //! A plugin exports one function, [`ENTRY_SYMBOL`]
-//! (`srtpgate_codec_plugin_v1`), returning a pointer to a static
+//! (`srtpgate_codec_plugin_v2`), returning a pointer to a static
 //! [`PluginTable`]. The host checks `abi_version` and `struct_size` before
 //! it reads anything else, so the table can grow at its end in later versions.
 //!
 //! ```c
+//! enum { /* bits of srtpgate_codec_desc.pcm_rates */
+//!     SRTPGATE_PCM_8000 = 1, SRTPGATE_PCM_12000 = 2, SRTPGATE_PCM_16000 = 4,
+//!     SRTPGATE_PCM_24000 = 8, SRTPGATE_PCM_32000 = 16, SRTPGATE_PCM_48000 = 32,
+//! };
+//! enum { /* uses: what a state is made for */
+//!     SRTPGATE_USE_DECODE = 1, SRTPGATE_USE_ENCODE = 2,
+//! };
+//! enum { /* controls */
+//!     SRTPGATE_CTL_PACKET_LOSS = 1, /* expected loss on the path to the receiver, percent 0..100 */
+//!     SRTPGATE_CTL_COMPLEXITY = 2,  /* encoder complexity, codec-specific (Opus 0..10) */
+//!     SRTPGATE_CTL_BITRATE = 3,     /* target bit rate, bit/s */
+//! };
+//!
 //! typedef struct {
-//!     const char *name;          /* rtpmap encoding name, e.g. "PCMU" (NUL-terminated) */
-//!     uint32_t clock_rate;       /* RTP clock rate, Hz */
-//!     uint32_t channels;         /* 1 for mono */
-//!     uint32_t frame_samples;    /* samples per channel of one frame (the packetisation unit) */
+//!     const char *name;          /* rtpmap encoding name, e.g. "G722" (NUL-terminated) */
+//!     uint32_t clock_rate;       /* RTP clock rate, Hz (G.722: 8000) */
+//!     uint32_t channels;         /* rtpmap channels (Opus: 2, whatever it carries) */
+//!     uint32_t pcm_channels;     /* channels of its PCM, interleaved (1: mono) */
+//!     uint32_t pcm_rate;         /* sample rate of its PCM, Hz (G.722: 16000) */
+//!     uint32_t pcm_rates;        /* SRTPGATE_PCM_* bits: other PCM rates create() takes, or 0 */
+//!     uint32_t frame_samples;    /* samples per channel of one frame at pcm_rate */
 //!     uint32_t max_frame_bytes;  /* largest encoded frame */
 //!     int32_t  static_pt;        /* static RTP payload type, or -1 */
-//!     const char *fmtp;          /* default a=fmtp parameters, or NULL */
+//!     const char *fmtp;          /* a=fmtp parameters it offers, or NULL */
 //! } srtpgate_codec_desc;
 //!
 //! typedef struct {
-//!     uint32_t abi_version;      /* 1 */
+//!     uint32_t abi_version;      /* 2 */
 //!     uint32_t struct_size;      /* sizeof(srtpgate_codec_plugin) */
 //!     const char *plugin_name;
 //!     const char *plugin_version;
 //!     uint32_t n_codecs;
 //!     const srtpgate_codec_desc *codecs;
-//!     void   *(*create)(uint32_t codec, const char *fmtp, int32_t *error);
+//!     void   *(*create)(uint32_t codec, const char *fmtp, uint32_t pcm_rate, uint32_t uses, int32_t *error);
 //!     int32_t (*decode)(void *state, const uint8_t *in, size_t in_len, int16_t *pcm, size_t pcm_cap);
 //!     int32_t (*encode)(void *state, const int16_t *pcm, size_t samples, uint8_t *out, size_t out_cap);
 //!     int32_t (*conceal)(void *state, int16_t *pcm, size_t samples);
 //!     void    (*destroy)(void *state);
+//!     /* optional (NULL: not offered) */
+//!     int32_t (*recover)(void *state, const uint8_t *next, size_t next_len, int16_t *pcm, size_t samples);
+//!     int32_t (*control)(void *state, uint32_t what, int32_t value);
 //! } srtpgate_codec_plugin;
 //!
-//! const srtpgate_codec_plugin *srtpgate_codec_plugin_v1(void);
+//! const srtpgate_codec_plugin *srtpgate_codec_plugin_v2(void);
 //! ```
 //!
-//! Rules: the caller owns every buffer (the plugin allocates only in
-//! `create`, never per frame); `decode` returns the PCM samples written (all
-//! channels), `encode` the bytes written, `conceal` the samples of
-//! concealment written for a lost frame; a negative return is an error
-//! ([`ERR_INVALID`], [`ERR_SPACE`], [`ERR_INTERNAL`]) and ends that call's
-//! transcoding, never the relay. A plugin must not unwind across these
-//! functions (a Rust plugin catches panics and returns [`ERR_INTERNAL`]).
-//! `state` is used by one thread at a time.
+//! Rules:
+//! - The caller owns every buffer; the plugin allocates only in `create`,
+//!   never per frame. `state` is used by one thread at a time.
+//! - `create` makes a state for `uses` (decoding, encoding or both: a
+//!   plugin need not allocate the half that is not used), with PCM at
+//!   `pcm_rate` (the descriptor's `pcm_rate`, or one of its `pcm_rates`);
+//!   `fmtp` is the a=fmtp for this payload type of the endpoint on the
+//!   other end (for an encoder: what the receiver declared), or NULL.
+//! - `decode` takes one RTP payload (all the frames in it) and returns the
+//!   PCM samples written (all channels); `encode` takes a whole number of
+//!   frames and returns the bytes of one RTP payload; `conceal` writes
+//!   `samples` of concealment for lost audio and returns the count written.
+//! - `recover` rebuilds the lost audio just before `next` (the payload that
+//!   arrived after a loss) from the redundancy in it (Opus in-band FEC), or
+//!   conceals where `next` carries none; it returns the samples written.
+//! - `control` sets an encoder parameter (`SRTPGATE_CTL_*`); 0 on success,
+//!   [`ERR_UNSUPPORTED`] for a control the codec does not have.
+//! - A negative return is an error ([`ERR_INVALID`], [`ERR_SPACE`],
+//!   [`ERR_INTERNAL`], [`ERR_UNSUPPORTED`]); an error from decode, encode,
+//!   conceal or recover ends that call's transcoding, never the relay.
+//! - A plugin must not unwind across these functions (a Rust plugin catches
+//!   panics and returns [`ERR_INTERNAL`]; [`crate::kit`] does this).
+//!
+//! Version 1 (no PCM rate, no recover or control) is no longer loaded: the
+//! host names the version it found.
 
 use std::ffi::{c_char, c_void};
 
 /// The ABI version this host speaks.
-pub const ABI_VERSION: u32 = 1;
+pub const ABI_VERSION: u32 = 2;
 
 /// The symbol a plugin exports.
-pub const ENTRY_SYMBOL: &[u8] = b"srtpgate_codec_plugin_v1\0";
+pub const ENTRY_SYMBOL: &[u8] = b"srtpgate_codec_plugin_v2\0";
+/// The symbol of version 1 plugins (refused with a clear error).
+pub const ENTRY_SYMBOL_V1: &[u8] = b"srtpgate_codec_plugin_v1\0";
 
-/// Bad input (a malformed frame, an unsupported fmtp).
+/// Bad input (a malformed frame, an unsupported fmtp or PCM rate).
 pub const ERR_INVALID: i32 = -1;
 /// The output buffer is too small.
 pub const ERR_SPACE: i32 = -2;
 /// The plugin failed (or caught a panic).
 pub const ERR_INTERNAL: i32 = -3;
+/// A control the codec does not have.
+pub const ERR_UNSUPPORTED: i32 = -4;
+
+/// The PCM rates of the `pcm_rates` bits, bit 0 first.
+pub const PCM_RATES: [u32; 6] = [8000, 12000, 16000, 24000, 32000, 48000];
+
+/// The `pcm_rates` bit of `rate` (0 when it has none).
+pub const fn pcm_rate_bit(rate: u32) -> u32 {
+    let mut i = 0;
+    while i < PCM_RATES.len() {
+        if PCM_RATES[i] == rate {
+            return 1 << i;
+        }
+        i += 1;
+    }
+    0
+}
+
+/// `uses` bit: the state decodes.
+pub const USE_DECODE: u32 = 1;
+/// `uses` bit: the state encodes.
+pub const USE_ENCODE: u32 = 2;
+
+/// Control: expected packet loss on the path to the receiver, percent.
+pub const CTL_PACKET_LOSS: u32 = 1;
+/// Control: encoder complexity (codec-specific; Opus 0–10).
+pub const CTL_COMPLEXITY: u32 = 2;
+/// Control: target bit rate, bit/s.
+pub const CTL_BITRATE: u32 = 3;
 
 /// One codec a plugin offers.
 #[repr(C)]
@@ -66,31 +133,44 @@ pub struct CodecDesc {
     pub name: *const c_char,
     /// RTP clock rate, Hz.
     pub clock_rate: u32,
-    /// Channels.
+    /// rtpmap channel count.
     pub channels: u32,
-    /// Samples per channel of one frame.
+    /// Channels of its PCM (interleaved).
+    pub pcm_channels: u32,
+    /// Sample rate of the PCM, Hz.
+    pub pcm_rate: u32,
+    /// Other PCM rates `create` takes ([`pcm_rate_bit`] bits).
+    pub pcm_rates: u32,
+    /// Samples per channel of one frame at `pcm_rate`.
     pub frame_samples: u32,
     /// Largest encoded frame, bytes.
     pub max_frame_bytes: u32,
     /// Static RTP payload type, or -1.
     pub static_pt: i32,
-    /// Default fmtp, or null.
+    /// fmtp it offers, or null.
     pub fmtp: *const c_char,
 }
 
-/// `create`: a state for codec `codec` with `fmtp` (may be null); null and
+/// `create`: a state for codec `codec` with the peer's `fmtp` (may be null),
+/// PCM at `pcm_rate`, for `uses` ([`USE_DECODE`], [`USE_ENCODE`]); null and
 /// `*error` set on failure.
-pub type CreateFn = unsafe extern "C" fn(codec: u32, fmtp: *const c_char, error: *mut i32) -> *mut c_void;
-/// `decode`: one frame to PCM.
+pub type CreateFn =
+    unsafe extern "C" fn(codec: u32, fmtp: *const c_char, pcm_rate: u32, uses: u32, error: *mut i32) -> *mut c_void;
+/// `decode`: one payload to PCM.
 pub type DecodeFn =
     unsafe extern "C" fn(state: *mut c_void, input: *const u8, in_len: usize, pcm: *mut i16, pcm_cap: usize) -> i32;
-/// `encode`: PCM to one frame.
+/// `encode`: PCM to one payload.
 pub type EncodeFn =
     unsafe extern "C" fn(state: *mut c_void, pcm: *const i16, samples: usize, out: *mut u8, out_cap: usize) -> i32;
-/// `conceal`: PCM for a lost frame.
+/// `conceal`: PCM for lost audio.
 pub type ConcealFn = unsafe extern "C" fn(state: *mut c_void, pcm: *mut i16, samples: usize) -> i32;
 /// `destroy`: frees a state.
 pub type DestroyFn = unsafe extern "C" fn(state: *mut c_void);
+/// `recover`: PCM for the lost audio before `next`, from its redundancy.
+pub type RecoverFn =
+    unsafe extern "C" fn(state: *mut c_void, next: *const u8, next_len: usize, pcm: *mut i16, samples: usize) -> i32;
+/// `control`: sets an encoder parameter.
+pub type ControlFn = unsafe extern "C" fn(state: *mut c_void, what: u32, value: i32) -> i32;
 
 /// The table a plugin exports.
 #[repr(C)]
@@ -118,6 +198,10 @@ pub struct PluginTable {
     pub conceal: Option<ConcealFn>,
     /// See [`DestroyFn`].
     pub destroy: Option<DestroyFn>,
+    /// See [`RecoverFn`] (optional).
+    pub recover: Option<RecoverFn>,
+    /// See [`ControlFn`] (optional).
+    pub control: Option<ControlFn>,
 }
 
 /// A table in static memory can be shared (it holds only pointers to

@@ -5,9 +5,8 @@
 //! lines from the standard's definition and no maintained Rust crate offers
 //! them with the concealment the relay needs.
 
-use crate::abi::{self, CodecDesc, PluginTable, StaticCodecs, StaticTable};
-use std::ffi::{c_char, c_void};
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use crate::abi::{self, CodecDesc, StaticCodecs};
+use crate::kit::{Codec, Setup};
 
 const BIAS: i32 = 0x84;
 const CLIP: i32 = 32635;
@@ -76,7 +75,7 @@ pub fn alaw_decode(code: u8) -> i16 {
 const HISTORY: usize = 480;
 
 /// One G.711 state: the law, and the last decoded samples for concealment.
-struct State {
+struct G711 {
     alaw: bool,
     history: [i16; HISTORY],
     len: usize,
@@ -85,134 +84,70 @@ struct State {
     pos: usize,
 }
 
-static CODECS: StaticCodecs<2> = StaticCodecs([
+const fn desc(name: &'static std::ffi::CStr, static_pt: i32) -> CodecDesc {
     CodecDesc {
-        name: c"PCMU".as_ptr(),
+        name: name.as_ptr(),
         clock_rate: 8000,
         channels: 1,
+        pcm_channels: 1,
+        pcm_rate: 8000,
+        pcm_rates: 0,
         frame_samples: 80,
         max_frame_bytes: 960,
-        static_pt: 0,
+        static_pt,
         fmtp: std::ptr::null(),
-    },
-    CodecDesc {
-        name: c"PCMA".as_ptr(),
-        clock_rate: 8000,
-        channels: 1,
-        frame_samples: 80,
-        max_frame_bytes: 960,
-        static_pt: 8,
-        fmtp: std::ptr::null(),
-    },
-]);
-
-/// The in-tree plugin's table.
-pub static TABLE: StaticTable = StaticTable(PluginTable {
-    abi_version: abi::ABI_VERSION,
-    struct_size: std::mem::size_of::<PluginTable>() as u32,
-    plugin_name: c"g711 (in-tree)".as_ptr(),
-    plugin_version: c"1.0.0".as_ptr(),
-    n_codecs: 2,
-    codecs: &CODECS.0 as *const [CodecDesc; 2] as *const CodecDesc,
-    create: Some(create),
-    decode: Some(decode),
-    encode: Some(encode),
-    conceal: Some(conceal),
-    destroy: Some(destroy),
-});
-
-fn guarded(f: impl FnOnce() -> i32) -> i32 {
-    catch_unwind(AssertUnwindSafe(f)).unwrap_or(abi::ERR_INTERNAL)
-}
-
-unsafe extern "C" fn create(codec: u32, _fmtp: *const c_char, error: *mut i32) -> *mut c_void {
-    if codec > 1 {
-        if !error.is_null() {
-            // SAFETY: the caller passes a writable word or null.
-            unsafe { *error = abi::ERR_INVALID };
-        }
-        return std::ptr::null_mut();
     }
-    let s = Box::new(State { alaw: codec == 1, history: [0; HISTORY], len: 0, concealed: 0, pos: 0 });
-    Box::into_raw(s) as *mut c_void
 }
 
-unsafe extern "C" fn decode(state: *mut c_void, input: *const u8, in_len: usize, pcm: *mut i16, cap: usize) -> i32 {
-    guarded(|| {
-        if state.is_null() || (in_len > 0 && (input.is_null() || pcm.is_null())) {
-            return abi::ERR_INVALID;
-        }
-        if cap < in_len {
-            return abi::ERR_SPACE;
-        }
-        // SAFETY: a state made by `create`, used by one thread at a time.
-        let s = unsafe { &mut *(state as *mut State) };
-        // SAFETY: the caller passes in_len readable bytes and cap writable samples.
-        let (inp, out) =
-            unsafe { (std::slice::from_raw_parts(input, in_len), std::slice::from_raw_parts_mut(pcm, in_len)) };
-        for (o, &c) in out.iter_mut().zip(inp) {
-            *o = if s.alaw { alaw_decode(c) } else { ulaw_decode(c) };
-        }
-        let keep = in_len.min(HISTORY);
-        s.history[..keep].copy_from_slice(&out[in_len - keep..]);
-        s.len = keep;
-        s.concealed = 0;
-        s.pos = 0;
-        in_len as i32
-    })
+static CODECS: StaticCodecs<2> = StaticCodecs([desc(c"PCMU", 0), desc(c"PCMA", 8)]);
+
+crate::plugin_table!(pub static TABLE: c"g711 (in-tree)", c"2.0.0", CODECS, make);
+
+fn make(s: &Setup<'_>) -> Result<Box<dyn Codec>, i32> {
+    if s.codec > 1 || s.pcm_rate != 8000 {
+        return Err(abi::ERR_INVALID);
+    }
+    Ok(Box::new(G711 { alaw: s.codec == 1, history: [0; HISTORY], len: 0, concealed: 0, pos: 0 }))
 }
 
-unsafe extern "C" fn encode(state: *mut c_void, pcm: *const i16, samples: usize, out: *mut u8, cap: usize) -> i32 {
-    guarded(|| {
-        if state.is_null() || (samples > 0 && (pcm.is_null() || out.is_null())) {
-            return abi::ERR_INVALID;
+impl Codec for G711 {
+    fn decode(&mut self, input: &[u8], pcm: &mut [i16]) -> Result<usize, i32> {
+        let out = pcm.get_mut(..input.len()).ok_or(abi::ERR_SPACE)?;
+        for (o, &c) in out.iter_mut().zip(input) {
+            *o = if self.alaw { alaw_decode(c) } else { ulaw_decode(c) };
         }
-        if cap < samples {
-            return abi::ERR_SPACE;
-        }
-        // SAFETY: as in decode.
-        let s = unsafe { &*(state as *const State) };
-        // SAFETY: the caller passes `samples` readable samples and cap writable bytes.
-        let (inp, o) =
-            unsafe { (std::slice::from_raw_parts(pcm, samples), std::slice::from_raw_parts_mut(out, samples)) };
-        for (b, &x) in o.iter_mut().zip(inp) {
-            *b = if s.alaw { alaw_encode(x) } else { ulaw_encode(x) };
-        }
-        samples as i32
-    })
-}
+        let keep = input.len().min(HISTORY);
+        self.history[..keep].copy_from_slice(&out[input.len() - keep..]);
+        self.len = keep;
+        self.concealed = 0;
+        self.pos = 0;
+        Ok(input.len())
+    }
 
-/// Concealment: the last decoded pitch-length-free waveform repeated, faded
-/// linearly to silence over 60 ms of loss (a simple form of G.711 Appendix I's
-/// waveform substitution).
-unsafe extern "C" fn conceal(state: *mut c_void, pcm: *mut i16, samples: usize) -> i32 {
-    guarded(|| {
-        if state.is_null() || (samples > 0 && pcm.is_null()) {
-            return abi::ERR_INVALID;
+    fn encode(&mut self, pcm: &[i16], out: &mut [u8]) -> Result<usize, i32> {
+        let o = out.get_mut(..pcm.len()).ok_or(abi::ERR_SPACE)?;
+        for (b, &x) in o.iter_mut().zip(pcm) {
+            *b = if self.alaw { alaw_encode(x) } else { ulaw_encode(x) };
         }
-        // SAFETY: as in decode.
-        let s = unsafe { &mut *(state as *mut State) };
-        // SAFETY: the caller passes `samples` writable samples.
-        let out = unsafe { std::slice::from_raw_parts_mut(pcm, samples) };
-        for o in out.iter_mut() {
-            let left = HISTORY.saturating_sub(s.concealed) as i32;
-            *o = if s.len == 0 || left == 0 {
+        Ok(pcm.len())
+    }
+
+    /// Concealment: the last decoded waveform repeated, faded linearly to
+    /// silence over 60 ms of loss (a simple form of G.711 Appendix I's
+    /// waveform substitution).
+    fn conceal(&mut self, pcm: &mut [i16]) -> Result<usize, i32> {
+        for o in pcm.iter_mut() {
+            let left = HISTORY.saturating_sub(self.concealed) as i32;
+            *o = if self.len == 0 || left == 0 {
                 0
             } else {
-                let v = s.history[s.pos % s.len] as i32 * left / HISTORY as i32;
-                s.pos += 1;
+                let v = self.history[self.pos % self.len] as i32 * left / HISTORY as i32;
+                self.pos += 1;
                 v as i16
             };
-            s.concealed += 1;
+            self.concealed += 1;
         }
-        samples as i32
-    })
-}
-
-unsafe extern "C" fn destroy(state: *mut c_void) {
-    if !state.is_null() {
-        // SAFETY: made by Box::into_raw in `create`, destroyed once.
-        drop(unsafe { Box::from_raw(state as *mut State) });
+        Ok(pcm.len())
     }
 }
 

@@ -12,6 +12,7 @@
 
 pub mod abi;
 pub mod g711;
+pub mod kit;
 pub mod transcode;
 
 use std::ffi::{c_void, CStr, CString};
@@ -56,9 +57,15 @@ pub struct CodecInfo {
     pub name: String,
     /// RTP clock rate, Hz.
     pub clock_rate: u32,
-    /// Channels.
+    /// rtpmap channel count.
     pub channels: u32,
-    /// Samples per channel of one frame.
+    /// Channels of its PCM.
+    pub pcm_channels: u32,
+    /// Sample rate of its PCM, Hz.
+    pub pcm_rate: u32,
+    /// Other PCM rates it can be created with ([`abi::pcm_rate_bit`] bits).
+    pub pcm_rates: u32,
+    /// Samples per channel of one frame at `pcm_rate`.
     pub frame_samples: u32,
     /// Largest encoded frame, bytes.
     pub max_frame_bytes: u32,
@@ -66,6 +73,36 @@ pub struct CodecInfo {
     pub static_pt: Option<u8>,
     /// Default fmtp.
     pub fmtp: Option<String>,
+}
+
+impl CodecInfo {
+    /// Whether a state can have PCM at `rate`.
+    pub fn takes_pcm_rate(&self, rate: u32) -> bool {
+        rate == self.pcm_rate || (abi::pcm_rate_bit(rate) & self.pcm_rates) != 0
+    }
+
+    /// The PCM rates it can be created with, highest first.
+    pub fn pcm_rate_list(&self) -> Vec<u32> {
+        let mut v: Vec<u32> = abi::PCM_RATES.iter().copied().filter(|&r| self.takes_pcm_rate(r)).collect();
+        if !v.contains(&self.pcm_rate) {
+            v.push(self.pcm_rate);
+        }
+        v.sort_unstable_by(|a, b| b.cmp(a));
+        v
+    }
+
+    /// Samples per channel of one frame when the PCM is at `rate`.
+    pub fn frame_samples_at(&self, rate: u32) -> usize {
+        ((self.frame_samples as u64 * rate as u64) / self.pcm_rate as u64).max(1) as usize
+    }
+}
+
+/// The PCM rate two codecs are best transcoded at without resampling: the
+/// highest rate both take, but no higher than the lower of their native
+/// rates (more would only carry empty spectrum); None when they share none.
+pub fn common_pcm_rate(a: &CodecInfo, b: &CodecInfo) -> Option<u32> {
+    let cap = a.pcm_rate.min(b.pcm_rate);
+    a.pcm_rate_list().into_iter().filter(|&r| r <= cap).find(|&r| b.takes_pcm_rate(r))
 }
 
 /// A plugin: its checked table and, when loaded from a file, the library
@@ -120,6 +157,15 @@ impl Plugin {
         // this file in the plugin directory to be run.
         let lib = unsafe { libloading::Library::new(path) }.map_err(|e| load_err(e.to_string()))?;
         let table: *const abi::PluginTable = {
+            // SAFETY: looking a symbol up runs nothing.
+            if unsafe { lib.get::<*const ()>(abi::ENTRY_SYMBOL) }.is_err()
+                && unsafe { lib.get::<*const ()>(abi::ENTRY_SYMBOL_V1) }.is_ok()
+            {
+                return Err(load_err(format!(
+                    "a plugin of ABI version 1; this relay loads version {} (rebuild it against srtpgate_codec::abi)",
+                    abi::ABI_VERSION
+                )));
+            }
             // SAFETY: the symbol's type is the ABI's entry point.
             let entry: libloading::Symbol<unsafe extern "C" fn() -> *const abi::PluginTable> =
                 unsafe { lib.get(abi::ENTRY_SYMBOL) }.map_err(|e| load_err(format!("not a codec plugin: {e}")))?;
@@ -187,19 +233,26 @@ impl Plugin {
             };
             if !(1000..=192_000).contains(&d.clock_rate)
                 || !(1..=8).contains(&d.channels)
+                || !(1..=8).contains(&d.pcm_channels)
+                || !(1000..=192_000).contains(&d.pcm_rate)
+                || d.pcm_rates >= 1 << abi::PCM_RATES.len()
                 || !(1..=5760).contains(&d.frame_samples)
                 || !(1..=65_536).contains(&d.max_frame_bytes)
                 || !(-1..=127).contains(&d.static_pt)
             {
                 return Err(at(format!(
-                    "{cname}: clock {} Hz, {} channels, {} samples a frame, {} bytes, static pt {} out of range",
-                    d.clock_rate, d.channels, d.frame_samples, d.max_frame_bytes, d.static_pt
+                    "{cname}: clock {} Hz, {} channels, PCM {} Hz (rates {:#x}), {} samples a frame, {} bytes, \
+                     static pt {} out of range",
+                    d.clock_rate, d.channels, d.pcm_rate, d.pcm_rates, d.frame_samples, d.max_frame_bytes, d.static_pt
                 )));
             }
             codecs.push(CodecInfo {
                 name: cname,
                 clock_rate: d.clock_rate,
                 channels: d.channels,
+                pcm_channels: d.pcm_channels,
+                pcm_rate: d.pcm_rate,
+                pcm_rates: d.pcm_rates,
                 frame_samples: d.frame_samples,
                 max_frame_bytes: d.max_frame_bytes,
                 static_pt: u8::try_from(d.static_pt).ok(),
@@ -229,24 +282,48 @@ impl Plugin {
         &self.codecs
     }
 
-    /// A coder/decoder state for codec `index` of this plugin.
-    pub fn instance(self: &Arc<Self>, index: usize, fmtp: Option<&str>) -> Result<Instance, CodecError> {
+    /// A decoding and encoding state for codec `index` of this plugin, with
+    /// the peer's `fmtp` and PCM at `pcm_rate` (None: the codec's own).
+    pub fn instance(
+        self: &Arc<Self>,
+        index: usize,
+        fmtp: Option<&str>,
+        pcm_rate: Option<u32>,
+    ) -> Result<Instance, CodecError> {
+        self.instance_for(index, fmtp, pcm_rate, abi::USE_DECODE | abi::USE_ENCODE)
+    }
+
+    /// As [`instance`](Self::instance), for `uses` only
+    /// ([`abi::USE_DECODE`], [`abi::USE_ENCODE`]).
+    pub fn instance_for(
+        self: &Arc<Self>,
+        index: usize,
+        fmtp: Option<&str>,
+        pcm_rate: Option<u32>,
+        uses: u32,
+    ) -> Result<Instance, CodecError> {
         let info = self.codecs.get(index).ok_or_else(|| CodecError::Call {
             codec: format!("#{index}"),
             call: "create",
             code: abi::ERR_INVALID,
         })?;
         let call_err = |code| CodecError::Call { codec: info.name.clone(), call: "create", code };
+        let rate = pcm_rate.unwrap_or(info.pcm_rate);
+        if !info.takes_pcm_rate(rate) {
+            return Err(call_err(abi::ERR_INVALID));
+        }
         let fmtp = fmtp.map(CString::new).transpose().map_err(|_| call_err(abi::ERR_INVALID))?;
         let mut code = 0i32;
         let create = self.table.create.expect("checked at load");
         // SAFETY: an index the plugin declared, a NUL-terminated fmtp (or
-        // null) and a writable error word, per the ABI.
-        let state = unsafe { create(index as u32, fmtp.as_ref().map_or(std::ptr::null(), |c| c.as_ptr()), &mut code) };
+        // null), a rate it declared and a writable error word, per the ABI.
+        let state = unsafe {
+            create(index as u32, fmtp.as_ref().map_or(std::ptr::null(), |c| c.as_ptr()), rate, uses, &mut code)
+        };
         if state.is_null() {
             return Err(call_err(if code < 0 { code } else { abi::ERR_INTERNAL }));
         }
-        Ok(Instance { plugin: self.clone(), state, index })
+        Ok(Instance { plugin: self.clone(), state, index, pcm_rate: rate })
     }
 }
 
@@ -255,6 +332,7 @@ pub struct Instance {
     plugin: Arc<Plugin>,
     state: *mut c_void,
     index: usize,
+    pcm_rate: u32,
 }
 
 // SAFETY: the state is used by the thread that owns the Instance only (the
@@ -265,6 +343,21 @@ impl Instance {
     /// The codec.
     pub fn info(&self) -> &CodecInfo {
         &self.plugin.codecs[self.index]
+    }
+
+    /// The rate of its PCM, Hz.
+    pub fn pcm_rate(&self) -> u32 {
+        self.pcm_rate
+    }
+
+    /// Samples per channel of one frame at its PCM rate.
+    pub fn frame_samples(&self) -> usize {
+        self.info().frame_samples_at(self.pcm_rate)
+    }
+
+    /// Whether the codec can rebuild lost audio from the next packet.
+    pub fn can_recover(&self) -> bool {
+        self.plugin.table.recover.is_some()
     }
 
     fn check(&self, call: &'static str, r: i32, cap: usize) -> Result<usize, CodecError> {
@@ -298,6 +391,34 @@ impl Instance {
         // SAFETY: as in decode.
         let r = unsafe { f(self.state, pcm.as_mut_ptr(), pcm.len()) };
         self.check("conceal", r, pcm.len())
+    }
+}
+
+impl Instance {
+    /// Rebuilds `pcm.len()` samples of the audio lost just before `next`
+    /// from its redundancy (concealment where it has none, or where the
+    /// codec has no `recover`); returns the samples written.
+    pub fn recover(&mut self, next: &[u8], pcm: &mut [i16]) -> Result<usize, CodecError> {
+        let Some(f) = self.plugin.table.recover else {
+            return self.conceal(pcm);
+        };
+        // SAFETY: as in decode.
+        let r = unsafe { f(self.state, next.as_ptr(), next.len(), pcm.as_mut_ptr(), pcm.len()) };
+        self.check("recover", r, pcm.len())
+    }
+
+    /// Sets an encoder parameter ([`abi::CTL_PACKET_LOSS`], …); false when
+    /// the codec does not have it.
+    pub fn control(&mut self, what: u32, value: i32) -> Result<bool, CodecError> {
+        let Some(f) = self.plugin.table.control else {
+            return Ok(false);
+        };
+        // SAFETY: a live state, per the ABI.
+        match unsafe { f(self.state, what, value) } {
+            0 => Ok(true),
+            abi::ERR_UNSUPPORTED => Ok(false),
+            code => Err(CodecError::Call { codec: self.info().name.clone(), call: "control", code }),
+        }
     }
 }
 
@@ -367,6 +488,19 @@ impl Registry {
     }
 }
 
+/// The plugin library `file` (e.g. `libsrtpgate_plugin_l16.so`) that cargo
+/// built beside the running executable (`target/<profile>/` or its `deps/`):
+/// how tests and benchmarks find the workspace's plugins.
+pub fn built_plugin(file: &str) -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let dir = exe.parent()?;
+    let mut candidates = vec![dir.join(file), dir.join("deps").join(file)];
+    if let Some(up) = dir.parent() {
+        candidates.push(up.join(file));
+    }
+    candidates.into_iter().find(|p| p.is_file())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -377,8 +511,9 @@ mod tests {
         let (p, i) = r.find("pcmu", 8000, 1).expect("PCMU");
         assert_eq!(p.codecs()[i].static_pt, Some(0));
         let (pa, ia) = r.find("PCMA", 8000, 1).expect("PCMA");
-        let mut u = p.instance(i, None).expect("µ-law state");
-        let mut a = pa.instance(ia, None).expect("A-law state");
+        let mut u = p.instance(i, None, None).expect("µ-law state");
+        let mut a = pa.instance(ia, None, None).expect("A-law state");
+        assert!(pa.instance(ia, None, Some(16000)).is_err(), "G.711 has PCM at 8 kHz only");
         let pcm: Vec<i16> = (0..160).map(|k| ((k as f64 * 0.3).sin() * 8000.0) as i16).collect();
         let mut enc = [0u8; 160];
         assert_eq!(u.encode(&pcm, &mut enc).expect("encode"), 160);
@@ -409,8 +544,8 @@ mod tests {
             unsafe { Plugin::from_table(&t, None, Some("test.so".into())) }.err().map(|e| e.to_string())
         };
         assert_eq!(check(good), None);
-        let e = check(abi::PluginTable { abi_version: 2, ..good }).expect("version");
-        assert!(e.contains("ABI version 2"), "{e}");
+        let e = check(abi::PluginTable { abi_version: 1, ..good }).expect("version");
+        assert!(e.contains("ABI version 1"), "{e}");
         let e = check(abi::PluginTable { struct_size: 8, ..good }).expect("size");
         assert!(e.contains("table of 8 bytes"), "{e}");
         let e = check(abi::PluginTable { decode: None, ..good }).expect("null function");
@@ -423,6 +558,9 @@ mod tests {
             name: c"X".as_ptr(),
             clock_rate: 0,
             channels: 1,
+            pcm_channels: 1,
+            pcm_rate: 8000,
+            pcm_rates: 0,
             frame_samples: 80,
             max_frame_bytes: 10,
             static_pt: -1,

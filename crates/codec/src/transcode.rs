@@ -80,10 +80,14 @@ pub struct Counts {
     pub decoded: u64,
     /// Packets encoded and sent.
     pub encoded: u64,
-    /// Samples of concealment inserted for lost packets.
+    /// Samples inserted for lost packets (concealed or recovered).
     pub concealed_samples: u64,
+    /// Of those, samples the codec rebuilt from redundancy (FEC).
+    pub recovered_samples: u64,
     /// Events (RFC 4733 packets) passed.
     pub events: u64,
+    /// Output frames the encoder left untransmitted (DTX).
+    pub untransmitted: u64,
 }
 
 /// RTP input, read with the SRTP core's header parser (padding checked).
@@ -111,26 +115,35 @@ fn parse(p: &[u8]) -> Option<In<'_>> {
 }
 
 /// One direction of a transcoded stream; see the module text.
+///
+/// Time inside is counted in samples of the PCM (at the rate both codecs
+/// were created with), as a 64-bit position that never wraps: an input
+/// timestamp maps to a position, a position to an output timestamp.
 pub struct Transcoder {
     d: Direction,
     in_clock: u32,
     out_clock: u32,
+    /// PCM samples a second.
+    rate: u32,
     channels: usize,
     /// Samples (per channel) of one output packet; 0 until the first input
     /// sets it from the input's packet time.
     out_frame: usize,
-    /// Decoded audio not yet encoded; `fifo_ts` is the output-clock time of
-    /// its first sample.
+    /// Decoded audio not yet encoded, from position `fifo_pos`.
     fifo: Vec<i16>,
     fifo_len: usize,
-    fifo_ts: u32,
+    fifo_pos: i64,
     started: bool,
-    /// Input time ↔ output time at the last rebase.
+    /// Input timestamp ↔ position at the last rebase.
     in_base: u32,
-    out_base: u32,
+    pos_base: i64,
+    /// Output timestamp of position 0.
+    out_ts0: u32,
     out_seq: u16,
     ssrc: u32,
     marker: bool,
+    /// Samples (per channel) of the last decoded packet.
+    last_in: usize,
     /// Scratch for one decoded packet.
     pcm: Vec<i16>,
     /// Output packets: `MAX_OUTPUTS` slots of `MAX_PACKET` bytes.
@@ -141,40 +154,52 @@ pub struct Transcoder {
 }
 
 impl Transcoder {
-    /// A transcoder between two codecs of the same sample rate and channel
-    /// count.
+    /// A transcoder between two codecs whose states have PCM of the same
+    /// rate and channel count (see [`crate::common_pcm_rate`]).
     pub fn new(d: Direction) -> Result<Transcoder, String> {
         let (i, o) = (d.decoder.info().clone(), d.encoder.info().clone());
-        if i.clock_rate != o.clock_rate {
+        let rate = d.decoder.pcm_rate();
+        if rate != d.encoder.pcm_rate() {
             return Err(format!(
-                "{}/{} to {}/{}: resampling is not supported",
-                i.name, i.clock_rate, o.name, o.clock_rate
+                "{}/{} to {}/{}: PCM at {} Hz and {} Hz, and resampling is not supported",
+                i.name,
+                i.clock_rate,
+                o.name,
+                o.clock_rate,
+                rate,
+                d.encoder.pcm_rate()
             ));
         }
-        if i.channels != o.channels || i.channels == 0 {
-            return Err(format!("{} ({} channels) to {} ({} channels)", i.name, i.channels, o.name, o.channels));
+        if i.pcm_channels != o.pcm_channels || i.pcm_channels == 0 {
+            return Err(format!(
+                "{} ({} channels) to {} ({} channels)",
+                i.name, i.pcm_channels, o.name, o.pcm_channels
+            ));
         }
-        let channels = i.channels as usize;
-        let per_ms = (i.clock_rate / 1000).max(1) as usize * channels;
+        let channels = i.pcm_channels as usize;
+        let per_ms = (rate / 1000).max(1) as usize * channels;
         let longest = per_ms * (MAX_PACKET_MS + MAX_CONCEAL_MS) as usize;
         let out_frame = match d.out_ptime {
-            Some(ms) => whole_frames((o.clock_rate / 1000 * ms.clamp(10, MAX_PACKET_MS)) as usize, o.frame_samples),
+            Some(ms) => whole_frames((rate / 1000 * ms.clamp(10, MAX_PACKET_MS)) as usize, d.encoder.frame_samples()),
             None => 0,
         };
         Ok(Transcoder {
             in_clock: i.clock_rate,
             out_clock: o.clock_rate,
+            rate,
             channels,
             out_frame,
             fifo: vec![0; 2 * longest + out_frame * channels],
             fifo_len: 0,
-            fifo_ts: 0,
+            fifo_pos: 0,
             started: false,
             in_base: 0,
-            out_base: 0,
+            pos_base: 0,
+            out_ts0: 0,
             out_seq: 0,
             ssrc: 0,
             marker: false,
+            last_in: 0,
             pcm: vec![0; per_ms * MAX_PACKET_MS as usize],
             out: vec![0; MAX_OUTPUTS * MAX_PACKET],
             out_lens: [0; MAX_OUTPUTS],
@@ -194,19 +219,36 @@ impl Transcoder {
         self.out_lens[..self.n_out].iter().enumerate().map(|(k, &n)| &self.out[k * MAX_PACKET..k * MAX_PACKET + n])
     }
 
-    /// Output-clock time of input time `ts`.
-    fn map(&self, ts: u32) -> u32 {
+    /// Sets an encoder parameter of the output codec (see
+    /// [`crate::abi::CTL_PACKET_LOSS`]); false when it has none such.
+    pub fn control(&mut self, what: u32, value: i32) -> Result<bool, CodecError> {
+        self.d.encoder.control(what, value)
+    }
+
+    /// The output timestamp of input timestamp `ts` (what an RTCP sender
+    /// report's RTP time maps to), once the stream has started.
+    pub fn map_timestamp(&self, ts: u32) -> Option<u32> {
+        self.started.then(|| self.out_ts(self.position(ts)))
+    }
+
+    /// Position of input timestamp `ts`.
+    fn position(&self, ts: u32) -> i64 {
         let delta = ts.wrapping_sub(self.in_base) as i32 as i64;
-        let scaled = delta * self.out_clock as i64 / self.in_clock as i64;
-        self.out_base.wrapping_add(scaled as i32 as u32)
+        self.pos_base + (delta * self.rate as i64).div_euclid(self.in_clock as i64)
+    }
+
+    /// Output timestamp of position `pos`.
+    fn out_ts(&self, pos: i64) -> u32 {
+        let ticks = (pos as i128 * self.out_clock as i128).div_euclid(self.rate as i128);
+        self.out_ts0.wrapping_add(ticks as u32)
     }
 
     /// Moves the mapping's base to `ts` where that is exact, so the input
     /// delta never grows past the 32-bit range.
     fn rebase(&mut self, ts: u32) {
         let delta = ts.wrapping_sub(self.in_base) as i32 as i64;
-        if (delta * self.out_clock as i64) % self.in_clock as i64 == 0 {
-            self.out_base = self.map(ts);
+        if (delta * self.rate as i64) % self.in_clock as i64 == 0 {
+            self.pos_base = self.position(ts);
             self.in_base = ts;
         }
     }
@@ -225,9 +267,11 @@ impl Transcoder {
             self.started = true;
             self.ssrc = p.ssrc;
             self.in_base = p.ts;
-            self.out_base = p.ts;
-            self.fifo_ts = p.ts;
+            self.pos_base = 0;
+            self.out_ts0 = p.ts;
+            self.fifo_pos = 0;
             self.fifo_len = 0;
+            self.last_in = 0;
         }
         if let Some((in_pt, out_pt)) = self.d.dtmf {
             if p.pt == in_pt {
@@ -237,6 +281,31 @@ impl Transcoder {
         if p.pt != self.d.in_pt {
             return Err(TranscodeError::PayloadType(p.pt));
         }
+        let at = self.position(p.ts);
+        // Position just after the last sample taken so far.
+        let gap = at - (self.fifo_pos + self.fifo_len as i64);
+        let max_conceal = (self.rate / 1000 * MAX_CONCEAL_MS) as i64;
+        if gap < 0 && gap > -(self.rate as i64) {
+            // Audio for a time already taken (reordered or duplicated).
+            return Err(TranscodeError::Late);
+        }
+        if gap > 0 && gap <= max_conceal {
+            // Lost packets: concealment fills their time, and the last lost
+            // packet is rebuilt from this one's redundancy where the codec
+            // carries some (Opus in-band FEC).
+            let gap = gap as usize;
+            let recover =
+                if self.d.decoder.can_recover() && self.last_in > 0 && self.last_in <= gap { self.last_in } else { 0 };
+            self.fill(gap - recover, None)?;
+            if recover > 0 {
+                self.fill(recover, Some(p.payload))?;
+            }
+        } else if gap != 0 {
+            // A long silence, or a jump back of a second or more (a sender
+            // that restarted its clock): start again at its time.
+            self.fifo_len = 0;
+            self.fifo_pos = at;
+        }
         let ch = self.channels;
         let n = self.d.decoder.decode(p.payload, &mut self.pcm)?;
         if n == 0 {
@@ -244,48 +313,10 @@ impl Transcoder {
         }
         self.counts.decoded += 1;
         let samples = n / ch;
+        self.last_in = samples;
         if self.out_frame == 0 {
             // The output keeps the input's packet time.
-            self.out_frame = whole_frames(samples, self.d.encoder.info().frame_samples);
-        }
-        let at = self.map(p.ts);
-        // Output time just after the last sample taken so far.
-        let end = self.fifo_ts.wrapping_add(self.fifo_len as u32);
-        let gap = at.wrapping_sub(end) as i32 as i64;
-        let max_conceal = (self.out_clock / 1000 * MAX_CONCEAL_MS) as i64;
-        if gap < 0 && gap > -(self.out_clock as i64) {
-            // Audio for a time already taken (reordered or duplicated).
-            return Err(TranscodeError::Late);
-        }
-        if gap > 0 && gap <= max_conceal {
-            let gap = gap as usize;
-            // Lost packets: the decoder's concealment fills their time.
-            let mut left = gap;
-            while left > 0 {
-                let room = (self.fifo.len() / ch).saturating_sub(self.fifo_len);
-                let k = left.min(room).min(self.pcm.len() / ch);
-                if k == 0 {
-                    return Err(TranscodeError::TooLong(gap));
-                }
-                let at = self.fifo_len * ch;
-                let w = self.d.decoder.conceal(&mut self.fifo[at..at + k * ch])?;
-                self.fifo_len += w / ch;
-                self.counts.concealed_samples += (w / ch) as u64;
-                left -= k;
-                if w < k * ch {
-                    // The codec conceals less than asked: the rest is silence.
-                    let from = self.fifo_len * ch;
-                    let silent = k - w / ch;
-                    self.fifo[from..from + silent * ch].fill(0);
-                    self.fifo_len += silent;
-                }
-                self.drain()?;
-            }
-        } else if gap != 0 {
-            // A long silence, or a jump back of a second or more (a sender
-            // that restarted its clock): start again at its time.
-            self.fifo_len = 0;
-            self.fifo_ts = at;
+            self.out_frame = whole_frames(samples, self.d.encoder.frame_samples());
         }
         if p.marker {
             self.marker = true;
@@ -301,23 +332,61 @@ impl Transcoder {
         self.drain()
     }
 
+    /// Appends `samples` of audio for lost packets: the decoder's
+    /// concealment, or with `next`, what it rebuilds from that payload.
+    /// What the codec does not fill is silence.
+    fn fill(&mut self, samples: usize, next: Option<&[u8]>) -> Result<(), TranscodeError> {
+        let ch = self.channels;
+        let mut left = samples;
+        while left > 0 {
+            let room = (self.fifo.len() / ch).saturating_sub(self.fifo_len);
+            let k = left.min(room).min(self.pcm.len() / ch);
+            if k == 0 {
+                return Err(TranscodeError::TooLong(samples));
+            }
+            let at = self.fifo_len * ch;
+            let buf = &mut self.fifo[at..at + k * ch];
+            let w = match next {
+                Some(payload) if k == left => self.d.decoder.recover(payload, buf)?,
+                _ => self.d.decoder.conceal(buf)?,
+            } / ch;
+            buf[w * ch..].fill(0);
+            self.fifo_len += k;
+            self.counts.concealed_samples += k as u64;
+            if next.is_some() && k == left {
+                self.counts.recovered_samples += w as u64;
+            }
+            left -= k;
+            self.drain()?;
+        }
+        Ok(())
+    }
+
     /// Encodes every whole output frame in the FIFO.
     fn drain(&mut self) -> Result<(), TranscodeError> {
         let ch = self.channels;
         let frame = self.out_frame.max(1);
         while self.fifo_len >= frame && self.n_out < MAX_OUTPUTS {
+            let ts = self.out_ts(self.fifo_pos);
             let slot = self.n_out * MAX_PACKET;
             let out = &mut self.out[slot..slot + MAX_PACKET];
             let n = self.d.encoder.encode(&self.fifo[..frame * ch], &mut out[12..])?;
-            write_header(out, self.marker, self.d.out_pt, self.out_seq, self.fifo_ts, self.ssrc);
-            self.marker = false;
-            self.out_seq = self.out_seq.wrapping_add(1);
-            self.out_lens[self.n_out] = 12 + n;
-            self.n_out += 1;
-            self.counts.encoded += 1;
+            if n > 0 {
+                write_header(out, self.marker, self.d.out_pt, self.out_seq, ts, self.ssrc);
+                self.marker = false;
+                self.out_seq = self.out_seq.wrapping_add(1);
+                self.out_lens[self.n_out] = 12 + n;
+                self.n_out += 1;
+                self.counts.encoded += 1;
+            } else {
+                // Discontinuous transmission: the encoder sends nothing for
+                // this silence; the next packet starts a talkspurt.
+                self.marker = true;
+                self.counts.untransmitted += 1;
+            }
             self.fifo.copy_within(frame * ch..self.fifo_len * ch, 0);
             self.fifo_len -= frame;
-            self.fifo_ts = self.fifo_ts.wrapping_add(frame as u32);
+            self.fifo_pos += frame as i64;
         }
         Ok(())
     }
@@ -327,7 +396,7 @@ impl Transcoder {
         if p.payload.len() < 4 || p.payload.len() + 12 > MAX_PACKET {
             return Err(TranscodeError::Malformed);
         }
-        let ts = self.map(p.ts);
+        let ts = self.out_ts(self.position(p.ts));
         let out = &mut self.out[..MAX_PACKET];
         let n = p.payload.len();
         out[12..12 + n].copy_from_slice(p.payload);
@@ -347,8 +416,8 @@ impl Transcoder {
 }
 
 /// `samples` rounded up to whole codec frames.
-fn whole_frames(samples: usize, frame: u32) -> usize {
-    let f = frame.max(1) as usize;
+fn whole_frames(samples: usize, frame: usize) -> usize {
+    let f = frame.max(1);
     samples.div_ceil(f).max(1) * f
 }
 
@@ -371,9 +440,9 @@ mod tests {
         let (pu, iu) = r.find("PCMU", 8000, 1).unwrap();
         let (pa, ia) = r.find("PCMA", 8000, 1).unwrap();
         Transcoder::new(Direction {
-            decoder: pu.instance(iu, None).unwrap(),
+            decoder: pu.instance(iu, None, None).unwrap(),
             in_pt: 0,
-            encoder: pa.instance(ia, None).unwrap(),
+            encoder: pa.instance(ia, None, None).unwrap(),
             out_pt: 8,
             out_ptime,
             dtmf: Some((101, 96)),

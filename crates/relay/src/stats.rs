@@ -229,17 +229,26 @@ pub struct WorkerStats {
     /// Sends the kernel refused after taking them (io_uring reports these
     /// in the send's completion).
     pub send_failed: AtomicU64,
-    /// Transcoding: packets decoded, packets encoded, samples of
-    /// concealment inserted for lost packets, and streams whose codec
-    /// failed (their transcoding ended).
-    pub transcode: [AtomicU64; 4],
+    /// Transcoding, [`TRANSCODE_COUNTERS`] in order: packets decoded,
+    /// packets encoded, samples inserted for lost packets, streams whose
+    /// codec failed (their transcoding ended), of the inserted samples those
+    /// rebuilt from in-band FEC, and frames the encoder left untransmitted
+    /// (DTX).
+    pub transcode: [AtomicU64; TRANSCODE_COUNTERS.len()],
     /// The kernel's drop counters of this worker's AF_XDP sockets (sampled
     /// once a second): [`XDP_SOCKET_DROPS`] in order.
     pub xdp_socket_drops: [AtomicU64; 4],
 }
 
 /// The names of [`WorkerStats::transcode`], in order.
-pub const TRANSCODE_COUNTERS: [&str; 4] = ["decoded_packets", "encoded_packets", "concealed_samples", "codec_failures"];
+pub const TRANSCODE_COUNTERS: [&str; 6] = [
+    "decoded_packets",
+    "encoded_packets",
+    "concealed_samples",
+    "codec_failures",
+    "fec_recovered_samples",
+    "untransmitted_frames",
+];
 
 /// The reasons of [`WorkerStats::xdp_socket_drops`]: frames dropped on
 /// receive (no room), the receive ring full, the fill ring empty, invalid

@@ -610,6 +610,8 @@ where
             tc[0].fetch_add(after.decoded - before.decoded, Relaxed);
             tc[1].fetch_add(after.encoded - before.encoded, Relaxed);
             tc[2].fetch_add(after.concealed_samples - before.concealed_samples, Relaxed);
+            tc[4].fetch_add(after.recovered_samples - before.recovered_samples, Relaxed);
+            tc[5].fetch_add(after.untransmitted - before.untransmitted, Relaxed);
             match r {
                 Ok(Ok(())) => {}
                 Ok(Err(e)) => {

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 /// Options of `srtpgate codecs`.
 #[derive(clap::Args, Debug)]
 pub struct CodecsArgs {
-    /// Directory of codec plugins (`*.so` exporting `srtpgate_codec_plugin_v1`).
+    /// Directory of codec plugins (`*.so` exporting `srtpgate_codec_plugin_v2`).
     #[arg(long = "codec-plugin-dir", env = "SRTPGATE_CODEC_PLUGIN_DIR")]
     pub plugin_dir: Option<PathBuf>,
 }
@@ -22,19 +22,22 @@ pub fn run(args: CodecsArgs) -> Result<(), String> {
         None => Vec::new(),
     };
     println!(
-        "{:<12} {:>7} {:>3} {:>6} {:>4}  {:<24} {:<8} file",
-        "codec", "clock", "ch", "frame", "pt", "plugin", "version"
+        "{:<12} {:>7} {:>3} {:<18} {:>8} {:>4}  {:<24} {:<8} file",
+        "codec", "clock", "ch", "pcm kHz", "frame ms", "pt", "plugin", "version"
     );
     for p in reg.plugins() {
         for c in p.codecs() {
             let pt = c.static_pt.map_or_else(|| "dyn".to_string(), |v| v.to_string());
             let file = p.path().map_or_else(|| "(built in)".to_string(), |f| f.display().to_string());
+            let rates: Vec<String> = c.pcm_rate_list().iter().map(|r| format!("{}", *r as f64 / 1000.0)).collect();
+            let frame_ms = c.frame_samples as f64 * 1000.0 / c.pcm_rate as f64;
             println!(
-                "{:<12} {:>7} {:>3} {:>6} {:>4}  {:<24} {:<8} {}",
+                "{:<12} {:>7} {:>3} {:<18} {:>8} {:>4}  {:<24} {:<8} {}",
                 c.name,
                 c.clock_rate,
                 c.channels,
-                c.frame_samples,
+                rates.join(","),
+                frame_ms,
                 pt,
                 p.name(),
                 p.version(),

@@ -34,7 +34,7 @@ fn plugins_load_from_a_directory_and_failures_are_reported() {
         assert!(ok, "{err}");
         let l16: Vec<&str> = out.lines().filter(|l| l.starts_with("L16 ")).collect();
         assert_eq!(l16.len(), 2, "L16 at 8 and 16 kHz: {out}");
-        assert!(l16[0].contains("l16") && l16[0].contains("1.0.0") && l16[0].contains("l16.so"), "{out}");
+        assert!(l16[0].contains("l16") && l16[0].contains("2.0.0") && l16[0].contains("l16.so"), "{out}");
     } else {
         println!("SKIP: {} not built (run the workspace's tests to build the plugin)", built.display());
     }

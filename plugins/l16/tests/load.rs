@@ -6,20 +6,14 @@ use std::path::PathBuf;
 
 /// The cdylib cargo built beside this test (target/<profile>/).
 fn library() -> PathBuf {
-    let exe = std::env::current_exe().expect("test path");
-    let deps = exe.parent().expect("deps dir");
-    let name = "libsrtpgate_plugin_l16.so";
-    [deps.join(name), deps.parent().expect("profile dir").join(name)]
-        .into_iter()
-        .find(|p| p.is_file())
-        .unwrap_or_else(|| panic!("{name} not built next to {}", exe.display()))
+    srtpgate_codec::built_plugin("libsrtpgate_plugin_l16.so").expect("the plugin is built beside its test")
 }
 
 #[test]
 fn loads_lists_and_transcodes() {
     let lib = library();
     let p = Plugin::load(&lib).expect("load");
-    assert_eq!((p.name(), p.version()), ("l16", "1.0.0"));
+    assert_eq!((p.name(), p.version()), ("l16", "2.0.0"));
     assert_eq!(p.codecs().len(), 2);
     assert_eq!((p.codecs()[1].name.as_str(), p.codecs()[1].clock_rate), ("L16", 16000));
 
@@ -37,8 +31,8 @@ fn loads_lists_and_transcodes() {
     // PCMU → PCM (in-tree) → L16 (plugin) → PCM → PCMU: bytes survive.
     let (pu, iu) = r.find("PCMU", 8000, 1).expect("PCMU");
     let (pl, il) = r.find("l16", 8000, 1).expect("L16");
-    let mut u = pu.instance(iu, None).expect("PCMU");
-    let mut l = pl.instance(il, None).expect("L16");
+    let mut u = pu.instance(iu, None, None).expect("PCMU");
+    let mut l = pl.instance(il, None, None).expect("L16");
     let pcmu: Vec<u8> = (0..160u32).map(|k| (k * 37 % 256) as u8).collect();
     let mut pcm = [0i16; 160];
     let mut wire = [0u8; 320];

@@ -213,10 +213,10 @@ impl Audio {
                 .find_map(|p| p.codecs().iter().position(|c| c.name.eq_ignore_ascii_case(name)).map(|i| (p.clone(), i)))
                 .ok_or_else(|| format!("loadgen: no codec {name:?} (see `srtpgate codecs`)"))?;
             let info = plugin.codecs()[index].clone();
-            let mut enc = plugin.instance(index, None).map_err(|e| e.to_string())?;
-            let rate = info.clock_rate as usize;
-            let per_frame = rate * ptime_ms as usize / 1000 * info.channels as usize;
-            let pcm = speech_like(rate, info.channels as usize);
+            let mut enc = plugin.instance(index, None, None).map_err(|e| e.to_string())?;
+            let rate = info.pcm_rate as usize;
+            let per_frame = rate * ptime_ms as usize / 1000 * info.pcm_channels as usize;
+            let pcm = speech_like(rate, info.pcm_channels as usize);
             let mut out = vec![0u8; 4096];
             let mut list = Vec::new();
             for chunk in pcm.chunks_exact(per_frame.max(1)) {

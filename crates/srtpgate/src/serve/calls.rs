@@ -20,7 +20,7 @@ use crate::relay::WorkerHandle;
 use rand::rngs::OsRng;
 use srtp::{Context, Engine, Suite};
 use srtpgate_codec::transcode::{Direction, Transcoder};
-use srtpgate_codec::Registry;
+use srtpgate_codec::{abi, Registry};
 use srtpgate_ng::{Command, Ice, Request, RtcpMux, Sdes, Value};
 use srtpgate_sdp::crypto::CryptoAttr;
 use srtpgate_sdp::formats::Format;
@@ -1238,24 +1238,29 @@ fn with_params(mut k: CryptoAttr, sdes: &[Sdes]) -> CryptoAttr {
 /// The two transcoders of a leg pair: (offerer to answerer, answerer to
 /// offerer).
 fn transcoders(leg: &Leg, codecs: &Registry) -> Result<(Box<Transcoder>, Box<Transcoder>), CmdError> {
-    let instance = |f: &Format, fmtp: &Option<String>| {
-        let (p, i) = codecs.find(&f.name, f.clock_rate, f.channels).ok_or_else(|| format!("no codec for {f}"))?;
-        p.instance(i, fmtp.as_deref()).map_err(|e| e.to_string())
+    let find = |f: &Format| codecs.find(&f.name, f.clock_rate, f.channels).ok_or_else(|| format!("no codec for {f}"));
+    let (a, b) = (find(&leg.offerer)?, find(&leg.answerer)?);
+    // Both legs' codecs work at one PCM rate, so nothing is resampled.
+    let rate = srtpgate_codec::common_pcm_rate(&a.0.codecs()[a.1], &b.0.codecs()[b.1])
+        .ok_or_else(|| format!("{} and {} share no PCM rate", leg.offerer, leg.answerer))?;
+    let instance = |(p, i): &(std::sync::Arc<srtpgate_codec::Plugin>, usize), fmtp: &Option<String>, uses| {
+        p.instance_for(*i, fmtp.as_deref(), Some(rate), uses).map_err(|e| e.to_string())
     };
     // One direction: decode `from` (its own fmtp), encode `to` (with the fmtp `set` chose).
-    let direction = |from: &Format, to: &Format, fmtp: &Option<String>, ptime, dtmf| -> Result<Transcoder, CmdError> {
+    let direction = |from: (&Format, &_), to: (&Format, &_), fmtp: &Option<String>, ptime, dtmf| {
         Transcoder::new(Direction {
-            decoder: instance(from, &from.fmtp)?,
-            in_pt: from.pt,
-            encoder: instance(to, fmtp)?,
-            out_pt: to.pt,
+            decoder: instance(from.1, &from.0.fmtp, abi::USE_DECODE)?,
+            in_pt: from.0.pt,
+            encoder: instance(to.1, fmtp, abi::USE_ENCODE)?,
+            out_pt: to.0.pt,
             out_ptime: ptime,
             dtmf,
         })
     };
-    let dtmf = leg.dtmf.as_ref().map(|(a, b)| (a.pt, b.pt));
-    let to_answerer = direction(&leg.offerer, &leg.answerer, &leg.fmtp.1, leg.ptime.0, dtmf)?;
-    let to_offerer = direction(&leg.answerer, &leg.offerer, &leg.fmtp.0, leg.ptime.1, dtmf.map(|(a, b)| (b, a)))?;
+    let dtmf = leg.dtmf.as_ref().map(|(x, y)| (x.pt, y.pt));
+    let (o, n) = ((&leg.offerer, &a), (&leg.answerer, &b));
+    let to_answerer = direction(o, n, &leg.fmtp.1, leg.ptime.0, dtmf)?;
+    let to_offerer = direction(n, o, &leg.fmtp.0, leg.ptime.1, dtmf.map(|(x, y)| (y, x)))?;
     Ok((Box::new(to_answerer), Box::new(to_offerer)))
 }
 

@@ -280,12 +280,20 @@ pub fn answer(o: &Offered, answer: &[Format], registry: &Registry) -> Result<Pla
     if !can(b) {
         return Err(format!("the answer's codec {b} cannot be transcoded"));
     }
-    // The offerer's codec: its first one the relay decodes and encodes at
-    // the answer's sample rate and channels (resampling comes later).
+    // The offerer's codec: its first one the relay decodes and encodes, and
+    // that works at a PCM rate the answer's codec works at too (so nothing
+    // is resampled: G.722 and Opus run at 8 kHz beside G.711).
+    let info = |f: &Format| registry.find(&f.name, f.clock_rate, f.channels).map(|(p, i)| p.codecs()[i].clone());
+    let bi = info(b).ok_or_else(|| format!("the answer's codec {b} cannot be transcoded"))?;
     let a = o
         .from_offerer
         .iter()
-        .find(|f| f.is_codec() && can(f) && f.clock_rate == b.clock_rate && f.channels == b.channels)
+        .find(|f| {
+            f.is_codec()
+                && info(f).is_some_and(|ai| {
+                    ai.pcm_channels == bi.pcm_channels && srtpgate_codec::common_pcm_rate(&ai, &bi).is_some()
+                })
+        })
         .cloned()
         .ok_or_else(|| format!("no codec of the offer can be transcoded to the answer's {b}"))?;
     let te_a = o.from_offerer.iter().find(|f| f.is_dtmf() && f.clock_rate == a.clock_rate).cloned();

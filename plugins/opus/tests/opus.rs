@@ -1,0 +1,136 @@
+//! The Opus plugin as the relay loads it: its descriptor, round trips at
+//! the narrowband and fullband PCM rates, the fmtp and controls, and in-band
+//! FEC rebuilding a lost packet better than concealment does.
+
+use srtpgate_codec::{abi, common_pcm_rate, Instance, Plugin, Registry};
+use std::sync::Arc;
+
+fn plugin() -> Arc<Plugin> {
+    Plugin::load(&srtpgate_codec::built_plugin("libsrtpgate_plugin_opus.so").expect("built beside the test"))
+        .expect("load")
+}
+
+/// A voice-like test signal: a 150 Hz buzz with harmonics, its loudness
+/// changing, at `rate`.
+fn voice(n: usize, rate: u32) -> Vec<i16> {
+    (0..n)
+        .map(|i| {
+            let t = i as f64 / rate as f64;
+            let env = 0.6 + 0.4 * (2.0 * std::f64::consts::PI * 3.0 * t).sin();
+            let x: f64 = (1..8).map(|h| (2.0 * std::f64::consts::PI * 150.0 * h as f64 * t).sin() / h as f64).sum();
+            (5000.0 * env * x) as i16
+        })
+        .collect()
+}
+
+fn state(p: &Arc<Plugin>, fmtp: Option<&str>, rate: u32) -> Instance {
+    p.instance(0, fmtp, Some(rate)).expect("state")
+}
+
+fn err(a: &[i16], b: &[i16]) -> f64 {
+    a.iter().zip(b).map(|(&x, &y)| (x as f64 - y as f64).powi(2)).sum::<f64>() / a.len() as f64
+}
+
+#[test]
+fn descriptor_and_pcm_rates() {
+    let p = plugin();
+    let c = &p.codecs()[0];
+    assert_eq!((c.name.as_str(), c.clock_rate, c.channels, c.pcm_channels), ("opus", 48000, 2, 1));
+    assert_eq!(c.pcm_rate_list(), [48000, 24000, 16000, 12000, 8000]);
+    assert_eq!(c.fmtp.as_deref(), Some("minptime=10;useinbandfec=1"));
+    let reg = Registry::new();
+    let pcma = &reg.plugins()[0].codecs()[1];
+    assert_eq!(common_pcm_rate(c, pcma), Some(8000), "beside G.711 Opus runs at 8 kHz");
+    assert!(p.instance(0, None, Some(44100)).is_err());
+}
+
+#[test]
+fn round_trips_at_8_and_48_khz() {
+    let p = plugin();
+    for rate in [8000u32, 48000] {
+        let mut c = state(&p, None, rate);
+        assert_eq!(c.frame_samples(), rate as usize / 50, "20 ms frames");
+        let x = voice(rate as usize, rate);
+        let frame = c.frame_samples();
+        let mut wire = [0u8; 1500];
+        let mut out = vec![0i16; 6000];
+        let mut got = Vec::new();
+        for f in x.chunks_exact(frame) {
+            let n = c.encode(f, &mut wire).expect("encode");
+            assert!(n > 0 && n < 400, "{n} bytes");
+            let m = c.decode(&wire[..n], &mut out).expect("decode");
+            assert_eq!(m, frame);
+            got.extend_from_slice(&out[..m]);
+        }
+        // Energy survives (the codec's delay makes a sample-wise error meaningless).
+        let e = |v: &[i16]| v.iter().map(|&s| (s as f64).powi(2)).sum::<f64>() / v.len() as f64;
+        let (a, b) = (e(&x[rate as usize / 2..]), e(&got[rate as usize / 2..]));
+        assert!((b / a - 1.0).abs() < 0.3, "{rate} Hz: energy {a:.0} → {b:.0}");
+        // 40 ms frames are Opus frames too; 30 ms is not one.
+        assert!(c.encode(&x[..2 * frame], &mut wire).is_ok());
+        assert!(c.encode(&x[..frame * 3 / 2], &mut wire).is_err());
+        // A malformed packet (code 3 with no frames) is an error, not a crash.
+        assert!(c.decode(&[0x03, 0x00], &mut out).is_err());
+        assert!(c.decode(&[], &mut out).is_err());
+    }
+}
+
+#[test]
+fn controls_are_taken_and_unknown_ones_refused() {
+    let p = plugin();
+    let mut c = p
+        .instance_for(0, Some("useinbandfec=1; maxaveragebitrate=20000"), Some(8000), abi::USE_ENCODE)
+        .expect("encoder");
+    assert!(c.control(abi::CTL_PACKET_LOSS, 5).expect("loss"));
+    assert!(c.control(abi::CTL_COMPLEXITY, 3).expect("complexity"));
+    assert!(c.control(abi::CTL_BITRATE, 16000).expect("bitrate"));
+    assert!(!c.control(99, 1).expect("unknown control"));
+    // An encode-only state does not decode.
+    assert!(c.decode(&[0x08, 0, 0], &mut [0i16; 960]).is_err());
+}
+
+#[test]
+fn in_band_fec_rebuilds_a_lost_packet_better_than_concealment() {
+    let p = plugin();
+    let rate = 16000;
+    let mut enc = p.instance_for(0, Some("useinbandfec=1"), Some(rate), abi::USE_ENCODE).expect("encoder");
+    enc.control(abi::CTL_PACKET_LOSS, 20).expect("loss");
+    enc.control(abi::CTL_BITRATE, 32000).expect("bitrate");
+    let frame = rate as usize / 50;
+    let x = voice(frame * 30, rate);
+    let mut wire = [0u8; 1500];
+    let packets: Vec<Vec<u8>> = x
+        .chunks_exact(frame)
+        .map(|f| {
+            let n = enc.encode(f, &mut wire).expect("encode");
+            wire[..n].to_vec()
+        })
+        .collect();
+    let lost = 20;
+    // Three receivers: all packets; packet 20 lost and concealed; packet 20
+    // lost and rebuilt from packet 21's FEC.
+    let mut all = p.instance_for(0, None, Some(rate), abi::USE_DECODE).expect("decoder");
+    let mut plc = p.instance_for(0, None, Some(rate), abi::USE_DECODE).expect("decoder");
+    let mut fec = p.instance_for(0, None, Some(rate), abi::USE_DECODE).expect("decoder");
+    assert!(fec.can_recover());
+    let mut out = vec![0i16; frame];
+    let (mut a, mut b, mut c) = (Vec::new(), Vec::new(), Vec::new());
+    for (k, pk) in packets.iter().enumerate() {
+        all.decode(pk, &mut out).expect("decode");
+        a.extend_from_slice(&out);
+        if k == lost {
+            assert_eq!(plc.conceal(&mut out).expect("conceal"), frame);
+            b.extend_from_slice(&out);
+            assert_eq!(fec.recover(&packets[k + 1], &mut out).expect("recover"), frame);
+            c.extend_from_slice(&out);
+            continue;
+        }
+        plc.decode(pk, &mut out).expect("decode");
+        b.extend_from_slice(&out);
+        fec.decode(pk, &mut out).expect("decode");
+        c.extend_from_slice(&out);
+    }
+    let span = lost * frame..(lost + 1) * frame;
+    let (e_plc, e_fec) = (err(&a[span.clone()], &b[span.clone()]), err(&a[span.clone()], &c[span]));
+    assert!(e_fec < e_plc / 2.0, "FEC error {e_fec:.0} vs concealment {e_plc:.0}");
+}

@@ -1,0 +1,233 @@
+//! A codec plugin on spandsp (Debian `libspandsp2`, LGPL-2.1, linked
+//! dynamically): G.722 at 64 kbit/s and G.726 at 16, 24, 32 and 40 kbit/s,
+//! with spandsp's packet loss concealment (G.711 Appendix I style: pitch
+//! found in the history, waveform repeated and faded) on every decoder.
+//!
+//! - **G.722**: RTP clock 8000 (RFC 3551's historical error, kept by
+//!   everyone), PCM at 16 kHz; it can also be created with PCM at 8 kHz,
+//!   where spandsp codes the lower sub-band only: a narrowband leg (G.711,
+//!   G.729, G.726) is transcoded to and from G.722 with no resampler and no
+//!   QMF filter delay.
+//! - **G.726**: `G726-16/24/32/40` of RFC 3551 §4.5.4, codewords packed
+//!   from the least significant bit (spandsp's `G726_PACKING_RIGHT`; the
+//!   `AAL2-G726-*` variants packed MSB first are not offered).
+//!
+//! spandsp's concealer is tuned to 8 kHz (pitch 66–200 Hz); at 16 kHz it
+//! finds a period of two pitch cycles for low voices, which still repeats
+//! the waveform in phase.
+
+use srtpgate_codec::abi::{self, pcm_rate_bit, CodecDesc, PluginTable, StaticCodecs};
+use srtpgate_codec::kit::{Codec, Setup};
+use srtpgate_spandsp_sys as sys;
+use std::ffi::c_int;
+
+/// G.726 bit rates, in descriptor order after G.722.
+const G726_BITS: [u32; 4] = [2, 3, 4, 5];
+
+const fn g726(name: &'static std::ffi::CStr, bits: u32) -> CodecDesc {
+    CodecDesc {
+        name: name.as_ptr(),
+        clock_rate: 8000,
+        channels: 1,
+        pcm_channels: 1,
+        pcm_rate: 8000,
+        pcm_rates: 0,
+        frame_samples: 80,
+        max_frame_bytes: 1600 * bits / 8,
+        static_pt: -1,
+        fmtp: std::ptr::null(),
+    }
+}
+
+static CODECS: StaticCodecs<5> = StaticCodecs([
+    CodecDesc {
+        name: c"G722".as_ptr(),
+        clock_rate: 8000,
+        channels: 1,
+        pcm_channels: 1,
+        pcm_rate: 16000,
+        pcm_rates: pcm_rate_bit(8000),
+        frame_samples: 160,
+        max_frame_bytes: 1600,
+        static_pt: 9,
+        fmtp: std::ptr::null(),
+    },
+    g726(c"G726-16", 2),
+    g726(c"G726-24", 3),
+    g726(c"G726-32", 4),
+    g726(c"G726-40", 5),
+]);
+
+srtpgate_codec::plugin_table!(static TABLE: c"spandsp", c"2.0.0", CODECS, make);
+
+/// The plugin's entry point.
+#[no_mangle]
+pub extern "C" fn srtpgate_codec_plugin_v2() -> *const PluginTable {
+    &TABLE.0
+}
+
+/// The codec of a state.
+enum Kind {
+    G722 { enc: *mut sys::g722_encode_state_t, dec: *mut sys::g722_decode_state_t, wide: bool },
+    G726 { enc: *mut sys::g726_state_t, dec: *mut sys::g726_state_t, bits: u32 },
+}
+
+struct SpanCodec {
+    kind: Kind,
+    plc: *mut sys::plc_state_t,
+}
+
+// SAFETY: spandsp states are plain memory owned by this value, used by the
+// thread that holds it.
+unsafe impl Send for SpanCodec {}
+
+fn make(s: &Setup<'_>) -> Result<Box<dyn Codec>, i32> {
+    let (codec, pcm_rate) = (s.codec, s.pcm_rate);
+    use std::ptr::null_mut as null;
+    // SAFETY: spandsp allocates each state (NULL argument), only for the
+    // uses asked for; a null return is checked below and everything made
+    // is freed by Drop.
+    let kind = unsafe {
+        match (codec, pcm_rate) {
+            (0, 16000 | 8000) => {
+                let opt = if pcm_rate == 8000 { sys::G722_SAMPLE_RATE_8000 } else { 0 };
+                Kind::G722 {
+                    enc: if s.encodes() { sys::g722_encode_init(null(), 64000, opt) } else { null() },
+                    dec: if s.decodes() { sys::g722_decode_init(null(), 64000, opt) } else { null() },
+                    wide: pcm_rate == 16000,
+                }
+            }
+            (1..=4, 8000) => {
+                let bits = G726_BITS[codec as usize - 1];
+                let rate = bits as c_int * 8000;
+                let (lin, pack) = (sys::G726_ENCODING_LINEAR, sys::G726_PACKING_RIGHT);
+                Kind::G726 {
+                    enc: if s.encodes() { sys::g726_init(null(), rate, lin, pack) } else { null() },
+                    dec: if s.decodes() { sys::g726_init(null(), rate, lin, pack) } else { null() },
+                    bits,
+                }
+            }
+            _ => return Err(abi::ERR_INVALID),
+        }
+    };
+    // SAFETY: as above.
+    let plc = if s.decodes() { unsafe { sys::plc_init(null()) } } else { null() };
+    let c = SpanCodec { kind, plc };
+    let (enc, dec) = c.halves();
+    let ok = enc == s.encodes() && dec == s.decodes();
+    if ok {
+        Ok(Box::new(c))
+    } else {
+        Err(abi::ERR_INTERNAL)
+    }
+}
+
+impl SpanCodec {
+    /// Whether the encoder and the decoder (with its concealer) exist.
+    fn halves(&self) -> (bool, bool) {
+        let (enc, dec) = match self.kind {
+            Kind::G722 { enc, dec, .. } => (!enc.is_null(), !dec.is_null()),
+            Kind::G726 { enc, dec, .. } => (!enc.is_null(), !dec.is_null()),
+        };
+        (enc, dec && !self.plc.is_null())
+    }
+
+    /// Most samples `bytes` decode to (for G.726, with up to one codeword
+    /// left over from the previous payload).
+    fn samples_for(&self, bytes: usize) -> usize {
+        match self.kind {
+            Kind::G722 { wide, .. } => bytes * if wide { 2 } else { 1 },
+            Kind::G726 { bits, .. } => (bytes * 8 + 7) / bits as usize + 1,
+        }
+    }
+}
+
+fn as_int(n: usize) -> Result<c_int, i32> {
+    c_int::try_from(n).map_err(|_| abi::ERR_INVALID)
+}
+
+impl Codec for SpanCodec {
+    fn decode(&mut self, input: &[u8], pcm: &mut [i16]) -> Result<usize, i32> {
+        if !self.halves().1 {
+            return Err(abi::ERR_INVALID);
+        }
+        if self.samples_for(input.len()) > pcm.len() {
+            return Err(abi::ERR_SPACE);
+        }
+        let len = as_int(input.len())?;
+        // SAFETY: live states; `pcm` holds every sample the call can write.
+        let n = unsafe {
+            match self.kind {
+                Kind::G722 { dec, .. } => sys::g722_decode(dec, pcm.as_mut_ptr(), input.as_ptr(), len),
+                Kind::G726 { dec, .. } => sys::g726_decode(dec, pcm.as_mut_ptr(), input.as_ptr(), len),
+            }
+        };
+        let n = usize::try_from(n).map_err(|_| abi::ERR_INTERNAL)?.min(pcm.len());
+        // The concealer keeps the history it extrapolates from, and
+        // smooths the step back from concealed to received audio.
+        // SAFETY: a live state; n samples of `pcm` are written.
+        unsafe { sys::plc_rx(self.plc, pcm.as_mut_ptr(), n as c_int) };
+        Ok(n)
+    }
+
+    fn encode(&mut self, pcm: &[i16], out: &mut [u8]) -> Result<usize, i32> {
+        if !self.halves().0 {
+            return Err(abi::ERR_INVALID);
+        }
+        let need = match self.kind {
+            Kind::G722 { wide: true, .. } if pcm.len() % 2 != 0 => return Err(abi::ERR_INVALID),
+            Kind::G722 { wide, .. } => pcm.len() / if wide { 2 } else { 1 },
+            Kind::G726 { bits, .. } => (pcm.len() * bits as usize).div_ceil(8),
+        };
+        if need > out.len() {
+            return Err(abi::ERR_SPACE);
+        }
+        let len = as_int(pcm.len())?;
+        // SAFETY: live states; `out` holds every byte the call can write.
+        let n = unsafe {
+            match self.kind {
+                Kind::G722 { enc, .. } => sys::g722_encode(enc, out.as_mut_ptr(), pcm.as_ptr(), len),
+                Kind::G726 { enc, .. } => sys::g726_encode(enc, out.as_mut_ptr(), pcm.as_ptr(), len),
+            }
+        };
+        usize::try_from(n).map_err(|_| abi::ERR_INTERNAL)
+    }
+
+    fn conceal(&mut self, pcm: &mut [i16]) -> Result<usize, i32> {
+        if !self.halves().1 {
+            return Err(abi::ERR_INVALID);
+        }
+        let len = as_int(pcm.len())?;
+        // SAFETY: a live state; `pcm` holds `len` samples.
+        let n = unsafe { sys::plc_fillin(self.plc, pcm.as_mut_ptr(), len) };
+        Ok(usize::try_from(n).map_err(|_| abi::ERR_INTERNAL)?.min(pcm.len()))
+    }
+}
+
+impl Drop for SpanCodec {
+    fn drop(&mut self) {
+        // SAFETY: states made by make(), freed once (null ones skipped).
+        unsafe {
+            match self.kind {
+                Kind::G722 { enc, dec, .. } => {
+                    if !enc.is_null() {
+                        sys::g722_encode_free(enc);
+                    }
+                    if !dec.is_null() {
+                        sys::g722_decode_free(dec);
+                    }
+                }
+                Kind::G726 { enc, dec, .. } => {
+                    for s in [enc, dec] {
+                        if !s.is_null() {
+                            sys::g726_free(s);
+                        }
+                    }
+                }
+            }
+            if !self.plc.is_null() {
+                sys::plc_free(self.plc);
+            }
+        }
+    }
+}
