@@ -144,6 +144,8 @@ pub struct Transcoder {
     marker: bool,
     /// Samples (per channel) of the last decoded packet.
     last_in: usize,
+    /// Loss percentage last given to the encoder.
+    loss_pct: Option<i32>,
     /// Scratch for one decoded packet.
     pcm: Vec<i16>,
     /// Output packets: `MAX_OUTPUTS` slots of `MAX_PACKET` bytes.
@@ -200,6 +202,7 @@ impl Transcoder {
             ssrc: 0,
             marker: false,
             last_in: 0,
+            loss_pct: None,
             pcm: vec![0; per_ms * MAX_PACKET_MS as usize],
             out: vec![0; MAX_OUTPUTS * MAX_PACKET],
             out_lens: [0; MAX_OUTPUTS],
@@ -223,6 +226,23 @@ impl Transcoder {
     /// [`crate::abi::CTL_PACKET_LOSS`]); false when it has none such.
     pub fn control(&mut self, what: u32, value: i32) -> Result<bool, CodecError> {
         self.d.encoder.control(what, value)
+    }
+
+    /// Tells the output codec the loss the receiving endpoint reports
+    /// (RTCP fraction lost, in 1/256), so that Opus sizes its in-band FEC
+    /// for it; the codec is called only when the percentage changes.
+    pub fn set_receiver_loss(&mut self, fraction: u8) -> Result<(), CodecError> {
+        let pct = (fraction as i32 * 100 + 128) / 256;
+        if self.loss_pct != Some(pct) {
+            self.loss_pct = Some(pct);
+            self.d.encoder.control(crate::abi::CTL_PACKET_LOSS, pct)?;
+        }
+        Ok(())
+    }
+
+    /// The loss last passed to the output codec, percent.
+    pub fn receiver_loss(&self) -> Option<i32> {
+        self.loss_pct
     }
 
     /// The output timestamp of input timestamp `ts` (what an RTCP sender
@@ -415,6 +435,43 @@ impl Transcoder {
     }
 }
 
+/// Walks a plain RTCP compound packet of a transcoded stream (sans I/O):
+/// rewrites each sender report's RTP timestamp into the other leg's clock
+/// with `t` (the transcoder of the stream the reports describe, so that the
+/// receiver's lip sync and RTT stay right across clock rates), and returns
+/// the fraction lost of the first reception report block (what the sender
+/// of this RTCP loses of the stream it receives). Malformed packets are
+/// left as they are.
+pub fn rtcp(pkt: &mut [u8], t: Option<&Transcoder>) -> Option<u8> {
+    let mut at = 0;
+    let mut lost = None;
+    while at + 8 <= pkt.len() {
+        let (b0, pt) = (pkt[at], pkt[at + 1]);
+        let len = (u16::from_be_bytes([pkt[at + 2], pkt[at + 3]]) as usize + 1) * 4;
+        if b0 >> 6 != 2 || at + len > pkt.len() {
+            break;
+        }
+        let blocks = match pt {
+            200 if len >= 28 => {
+                if let Some(t) = t {
+                    let ts = u32::from_be_bytes([pkt[at + 16], pkt[at + 17], pkt[at + 18], pkt[at + 19]]);
+                    if let Some(out) = t.map_timestamp(ts) {
+                        pkt[at + 16..at + 20].copy_from_slice(&out.to_be_bytes());
+                    }
+                }
+                at + 28
+            }
+            201 => at + 8,
+            _ => at + len,
+        };
+        if lost.is_none() && (b0 & 0x1f) > 0 && blocks + 24 <= at + len {
+            lost = Some(pkt[blocks + 4]);
+        }
+        at += len;
+    }
+    lost
+}
+
 /// `samples` rounded up to whole codec frames.
 fn whole_frames(samples: usize, frame: usize) -> usize {
     let f = frame.max(1);
@@ -562,6 +619,37 @@ mod tests {
         assert_eq!(head(&o[0]), (true, 96, 2, 1000 + 160, 0xdeadbeef));
         assert_eq!(&o[0][12..], &[5, 0x0a, 0x01, 0x40]);
         assert_eq!(t.counts().events, 1);
+    }
+
+    #[test]
+    fn rtcp_sender_reports_are_mapped_and_receiver_loss_read() {
+        let mut t = pcmu_to_pcma(None);
+        // SR (one report block, fraction lost 64/256) + RR (fraction 10).
+        let mut sr = vec![0x81, 200, 0, 12, 0xde, 0xad, 0xbe, 0xef];
+        sr.extend([0u8; 8]); // NTP
+        sr.extend(1480u32.to_be_bytes()); // RTP time
+        sr.extend([0u8; 8]); // counts
+        sr.extend([1, 2, 3, 4, 64, 0, 0, 1]);
+        sr.extend([0u8; 16]);
+        let mut rr = vec![0x81, 201, 0, 7, 1, 1, 1, 1, 9, 9, 9, 9, 10];
+        rr.extend([0u8; 19]);
+        let mut both = [sr.clone(), rr.clone()].concat();
+        // Before the stream starts there is no mapping: the time stays.
+        assert_eq!(rtcp(&mut both, Some(&t)), Some(64));
+        assert_eq!(&both[16..20], &1480u32.to_be_bytes());
+        t.push(&packet(1, 0, 20, false)).unwrap();
+        let mut both = [sr, rr.clone()].concat();
+        assert_eq!(rtcp(&mut both, Some(&t)), Some(64));
+        assert_eq!(&both[16..20], &1480u32.to_be_bytes(), "same clock, same origin: the same time");
+        let mut rr_only = rr;
+        assert_eq!(rtcp(&mut rr_only, None), Some(10));
+        // Truncated or not version 2: untouched, no loss read.
+        let mut bad = vec![0x41, 201, 0, 7, 0, 0, 0, 0];
+        assert_eq!(rtcp(&mut bad, None), None);
+        assert_eq!(rtcp(&mut [0x81, 201, 0, 7], None), None);
+        // The loss goes to the encoder once per change (G.711 has no such control).
+        t.set_receiver_loss(13).unwrap();
+        assert_eq!(t.receiver_loss(), Some(5));
     }
 
     #[test]

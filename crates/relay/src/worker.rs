@@ -589,7 +589,33 @@ where
         let n = self.pkts.len();
         for i in 0..n {
             let p = &mut self.pkts[i];
-            if p.dropped.is_some() || p.kind != Kind::Rtp {
+            if p.dropped.is_some() {
+                continue;
+            }
+            if p.kind == Kind::Rtcp {
+                let Some(Some(s)) = self.streams.get_mut(p.slot as usize) else { continue };
+                let (x, y) = s.sides.split_at_mut(1);
+                let (this, other) = if p.side == 0 { (&mut x[0], &mut y[0]) } else { (&mut y[0], &mut x[0]) };
+                if this.transcode.is_none() && other.transcode.is_none() {
+                    continue;
+                }
+                let buf: &mut Buf = match (p.in_b, p.b.as_mut()) {
+                    (true, Some(b)) => b,
+                    _ => &mut p.a,
+                };
+                let len = p.len.min(buf.len());
+                // Sender reports of a transcoded stream in the other leg's
+                // clock; the loss this endpoint reports sizes the FEC of
+                // the stream encoded towards it.
+                let lost = srtpgate_codec::transcode::rtcp(&mut buf[..len], this.transcode.as_deref());
+                if let (Some(f), Some(t)) = (lost, other.transcode.as_mut()) {
+                    if let Err(e) = t.set_receiver_loss(f) {
+                        tracing::debug!(call = s.call, stream = s.index, "codec loss control: {e}");
+                    }
+                }
+                continue;
+            }
+            if p.kind != Kind::Rtp {
                 continue;
             }
             let Some(Some(s)) = self.streams.get_mut(p.slot as usize) else { continue };

@@ -404,7 +404,8 @@ fn plugin_call(name: &str, slot: u16, codec: &str, pt: u8, clock: u32, lines: &[
     assert_eq!(f.clock_rate, clock, "{o}");
     let relay_b = cryptos(&o).remove(0);
     let b_key = key(relay_b.tag, relay_b.suite);
-    let mut answer_sdp = sdp_with(&b, std::slice::from_ref(&b_key), &pt.to_string(), 96.max(pt + 1));
+    let mut answer_sdp = sdp_with(&b, std::slice::from_ref(&b_key), &pt.to_string(), 96.max(pt + 1))
+        .replace("telephone-event/8000", &format!("telephone-event/{clock}"));
     for l in lines {
         answer_sdp.push_str(l);
         answer_sdp.push_str("\r\n");
@@ -457,7 +458,32 @@ fn plugin_call(name: &str, slot: u16, codec: &str, pt: u8, clock: u32, lines: &[
     let m = d.metrics();
     assert_eq!(transcode_metric(&m, "encoded_packets"), Some(80.0), "{m}");
     assert_eq!(transcode_metric(&m, "codec_failures"), Some(0.0), "{m}");
+    // The callee's sender report reaches the caller with its RTP time in
+    // the caller's clock (same origin: the stream's first timestamp).
+    let sr = b.send_rtcp();
+    let got = a.recv_rtcp("the callee's sender report");
+    let ts = |p: &[u8]| u32::from_be_bytes([p[16], p[17], p[18], p[19]]) as i64;
+    let want = 9000 + (ts(&sr) - 9000).div_euclid((clock / 8000) as i64);
+    assert_eq!(ts(&got), want.rem_euclid(1 << 32), "SR time {} in the caller's clock", ts(&sr));
 
+    if clock != 8000 {
+        // RFC 4733 across clock rates (an rtpengine complaint): an event
+        // from the caller (telephone-event/8000) reaches the callee on its
+        // telephone-event/<clock> with timestamp and duration in its clock.
+        let ratio = clock / 8000;
+        let event = [5u8, 0x0a, (800u16 >> 8) as u8, (800u16 & 0xff) as u8];
+        a.send_plain(&packet(a.ssrc, 101 | 0x80, 140, 5000 + 160 * 40, &event));
+        let p = b.recv_rtp("the caller's event");
+        let h = head(&p);
+        assert_eq!((h.pt, h.ts), (96.max(pt + 1), 5000 + 160 * 40 * ratio), "event payload type and time");
+        assert_eq!(&p[12..], &[5, 0x0a, ((800 * ratio) >> 8) as u8, ((800 * ratio) & 0xff) as u8], "duration");
+        // And back: the callee's event arrives in 8 kHz units.
+        let back = [7u8, 0x8a, ((160 * ratio) >> 8) as u8, ((160 * ratio) & 0xff) as u8];
+        b.send_plain(&packet(b.ssrc, 96.max(pt + 1), 47, 9000 + step * 40, &back));
+        let p = a.recv_rtp("the callee's event");
+        assert_eq!((head(&p).pt, head(&p).ts), (101, 9000 + 160 * 40));
+        assert_eq!(&p[12..], &[7, 0x8a, 0, 160], "end bit kept, duration in 8 kHz units");
+    }
     if codec == "G729" {
         // Annex B negotiation: the callee said annexb=no, so silence from
         // the caller reaches it as voice frames, never as SID frames or

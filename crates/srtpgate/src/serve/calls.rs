@@ -755,7 +755,8 @@ where
                         // running transcoders keep their state.
                         (None, None)
                     } else {
-                        let (to_a, to_o) = transcoders(&leg, &codecs).map_err(|e| format!("media {i}: {e}"))?;
+                        let (to_a, to_o) = transcoders(&leg, &codecs, self.cfg.codec_complexity)
+                            .map_err(|e| format!("media {i}: {e}"))?;
                         tracing::info!(
                             call_id,
                             media = i,
@@ -1237,7 +1238,11 @@ fn with_params(mut k: CryptoAttr, sdes: &[Sdes]) -> CryptoAttr {
 
 /// The two transcoders of a leg pair: (offerer to answerer, answerer to
 /// offerer).
-fn transcoders(leg: &Leg, codecs: &Registry) -> Result<(Box<Transcoder>, Box<Transcoder>), CmdError> {
+fn transcoders(
+    leg: &Leg,
+    codecs: &Registry,
+    complexity: Option<u8>,
+) -> Result<(Box<Transcoder>, Box<Transcoder>), CmdError> {
     let find = |f: &Format| codecs.find(&f.name, f.clock_rate, f.channels).ok_or_else(|| format!("no codec for {f}"));
     let (a, b) = (find(&leg.offerer)?, find(&leg.answerer)?);
     // Both legs' codecs work at one PCM rate, so nothing is resampled.
@@ -1248,14 +1253,19 @@ fn transcoders(leg: &Leg, codecs: &Registry) -> Result<(Box<Transcoder>, Box<Tra
     };
     // One direction: decode `from` (its own fmtp), encode `to` (with the fmtp `set` chose).
     let direction = |from: (&Format, &_), to: (&Format, &_), fmtp: &Option<String>, ptime, dtmf| {
-        Transcoder::new(Direction {
+        let mut t = Transcoder::new(Direction {
             decoder: instance(from.1, &from.0.fmtp, abi::USE_DECODE)?,
             in_pt: from.0.pt,
             encoder: instance(to.1, fmtp, abi::USE_ENCODE)?,
             out_pt: to.0.pt,
             out_ptime: ptime,
             dtmf,
-        })
+        })?;
+        if let Some(c) = complexity {
+            // Codecs without the control ignore it.
+            t.control(abi::CTL_COMPLEXITY, c as i32).map_err(|e| e.to_string())?;
+        }
+        Ok::<_, CmdError>(t)
     };
     let dtmf = leg.dtmf.as_ref().map(|(x, y)| (x.pt, y.pt));
     let (o, n) = ((&leg.offerer, &a), (&leg.answerer, &b));

@@ -46,6 +46,10 @@ pub struct ServeArgs {
     /// (the in-tree G.711 is always there).
     #[arg(long = "codec-plugin-dir", env = "SRTPGATE_CODEC_PLUGIN_DIR")]
     pub codec_plugin_dir: Option<PathBuf>,
+    /// Encoder complexity of transcoding codecs that have one (Opus: 0–10;
+    /// the plugin's default, 5, when unset). Lower carries more calls a core.
+    #[arg(long = "codec-complexity", env = "SRTPGATE_CODEC_COMPLEXITY")]
+    pub codec_complexity: Option<u8>,
     /// Packet I/O of the media workers: sockets (epoll, recvmmsg/sendmmsg),
     /// uring (io_uring), xdp (an XDP program and AF_XDP sockets on the
     /// media interface; root), or auto (the best one this machine runs).
@@ -127,6 +131,7 @@ struct FileConfig {
     gpu_mode: Option<String>,
     gpu_min_batch: Option<toml::Value>,
     codec_plugin_dir: Option<PathBuf>,
+    codec_complexity: Option<u8>,
     io: Option<String>,
     workers: Option<usize>,
     buffers: Option<usize>,
@@ -181,6 +186,8 @@ pub struct Config {
     pub gpu_min_batch: Option<usize>,
     /// Codec plugin directory.
     pub codec_plugin_dir: Option<PathBuf>,
+    /// Encoder complexity (0–10), for codecs that have one.
+    pub codec_complexity: Option<u8>,
     /// I/O backend: sockets, uring, xdp or auto (resolved when the workers start).
     pub io: String,
     /// Worker threads.
@@ -330,6 +337,10 @@ impl Config {
         if gpu_mode != "launch" && gpu_mode != "persistent" {
             return Err(format!("gpu-mode: {gpu_mode:?} is not one of launch, persistent"));
         }
+        let codec_complexity = args.codec_complexity.or(file.codec_complexity);
+        if let Some(c) = codec_complexity.filter(|&c| c > 10) {
+            return Err(format!("codec_complexity: {c} is out of range (0–10)"));
+        }
         let gpu_min_batch = match (&args.gpu_min_batch, &file.gpu_min_batch) {
             (Some(s), _) => parse_min_batch(s)?,
             (None, Some(toml::Value::String(s))) => parse_min_batch(s)?,
@@ -430,6 +441,7 @@ impl Config {
             gpu_mode,
             gpu_min_batch,
             codec_plugin_dir: args.codec_plugin_dir.clone().or(file.codec_plugin_dir),
+            codec_complexity,
             io,
             workers,
             buffers,
@@ -527,6 +539,9 @@ mod tests {
             .expect_err("bad flag");
         assert!(e.contains("gpu-min-batch") && e.contains("many"), "{e}");
         assert_eq!(with_file("gpu_min_batch = 128\n").expect("number").gpu_min_batch, Some(128));
+        assert_eq!(with_file("codec_complexity = 3\n").expect("complexity").codec_complexity, Some(3));
+        let e = with_file("codec_complexity = 11\n").err().expect("out of range");
+        assert!(e.contains("codec_complexity"), "{e}");
         assert_eq!(with_file("gpu_min_batch = \"auto\"\n").expect("auto").gpu_min_batch, None);
         assert_eq!(Config::resolve(&ServeArgs::default()).expect("defaults").gpu_min_batch, None);
         let c = with_file("max_id_length = 64\nng_cache_seconds = 5\nhttp_max_connections = 8\n").expect("limits");

@@ -1,0 +1,137 @@
+//! Opus per 20 ms frame at 8 kHz PCM (what the relay runs beside G.711):
+//! libopus called directly (the reference), the same through the plugin ABI
+//! (`Instance`, the loaded `.so`), and one packet through a transcoder each
+//! way (PCMA → Opus, Opus → PCMA), at complexity 5 (the default) and 10.
+//!
+//! `cargo bench -p srtpgate-plugin-opus`
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use opusic_sys as sys;
+use srtpgate_codec::g711::alaw_encode;
+use srtpgate_codec::transcode::{Direction, Transcoder};
+use srtpgate_codec::{abi, Plugin, Registry};
+use std::hint::black_box;
+
+fn speech(n: usize) -> Vec<i16> {
+    (0..n)
+        .map(|i| {
+            let t = i as f64 / 8000.0;
+            let env = 0.6 + 0.4 * (2.0 * std::f64::consts::PI * 3.0 * t).sin();
+            let x: f64 = (1..8).map(|h| (2.0 * std::f64::consts::PI * 140.0 * h as f64 * t).sin() / h as f64).sum();
+            (5000.0 * env * x) as i16
+        })
+        .collect()
+}
+
+fn rtp(pt: u8, seq: u16, ts: u32, payload: &[u8]) -> Vec<u8> {
+    let mut p = vec![0x80, pt, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4];
+    p[2..4].copy_from_slice(&seq.to_be_bytes());
+    p[4..8].copy_from_slice(&ts.to_be_bytes());
+    p.extend_from_slice(payload);
+    p
+}
+
+fn benches(c: &mut Criterion) {
+    let lib = srtpgate_codec::built_plugin("libsrtpgate_plugin_opus.so").expect("the plugin is built");
+    let plugin = Plugin::load(&lib).expect("load");
+    let pcm = speech(8000);
+    let frames: Vec<&[i16]> = pcm.chunks_exact(160).collect();
+    for complexity in [5, 10] {
+        let mut g = c.benchmark_group(format!("opus_8k_20ms_c{complexity}"));
+        g.throughput(Throughput::Elements(1));
+        g.bench_function("direct_encode_decode", |b| {
+            let mut err = 0;
+            // SAFETY: states made and destroyed here; buffers sized for the calls.
+            let (enc, dec) = unsafe {
+                let e = sys::opus_encoder_create(8000, 1, sys::OPUS_APPLICATION_VOIP, &mut err);
+                sys::opus_encoder_ctl(e, sys::OPUS_SET_COMPLEXITY_REQUEST, complexity);
+                sys::opus_encoder_ctl(e, sys::OPUS_SET_SIGNAL_REQUEST, sys::OPUS_SIGNAL_VOICE);
+                (e, sys::opus_decoder_create(8000, 1, &mut err))
+            };
+            let mut out = [0u8; 1500];
+            let mut back = [0i16; 160];
+            let mut k = 0;
+            b.iter(|| {
+                k = (k + 1) % frames.len();
+                // SAFETY: as above.
+                unsafe {
+                    let n = sys::opus_encode(enc, frames[k].as_ptr(), 160, out.as_mut_ptr(), 1500);
+                    sys::opus_decode(dec, out.as_ptr(), n, back.as_mut_ptr(), 160, 0);
+                }
+                black_box(&back);
+            });
+            // SAFETY: made above, destroyed once.
+            unsafe {
+                sys::opus_encoder_destroy(enc);
+                sys::opus_decoder_destroy(dec);
+            }
+        });
+        g.bench_function("abi_encode_decode", |b| {
+            let mut enc = plugin.instance_for(0, None, Some(8000), abi::USE_ENCODE).expect("encoder");
+            enc.control(abi::CTL_COMPLEXITY, complexity).expect("complexity");
+            let mut dec = plugin.instance_for(0, None, Some(8000), abi::USE_DECODE).expect("decoder");
+            let mut out = [0u8; 1500];
+            let mut back = [0i16; 160];
+            let mut k = 0;
+            b.iter(|| {
+                k = (k + 1) % frames.len();
+                let n = enc.encode(frames[k], &mut out).expect("encode");
+                black_box(dec.decode(&out[..n], &mut back).expect("decode"));
+            });
+        });
+        let reg = Registry::new();
+        let (pa, ia) = reg.find("PCMA", 8000, 1).expect("PCMA");
+        let alaw: Vec<Vec<u8>> = frames.iter().map(|f| f.iter().map(|&x| alaw_encode(x)).collect()).collect();
+        g.bench_function("transcoder_packet_pcma_to_opus", |b| {
+            let mut t = Transcoder::new(Direction {
+                decoder: pa.instance_for(ia, None, Some(8000), abi::USE_DECODE).expect("PCMA"),
+                in_pt: 8,
+                encoder: plugin.instance_for(0, None, Some(8000), abi::USE_ENCODE).expect("Opus"),
+                out_pt: 96,
+                out_ptime: None,
+                dtmf: None,
+            })
+            .expect("transcoder");
+            t.control(abi::CTL_COMPLEXITY, complexity).expect("complexity");
+            let mut seq = 0u16;
+            b.iter(|| {
+                seq = seq.wrapping_add(1);
+                let p = rtp(8, seq, 160 * seq as u32, &alaw[seq as usize % alaw.len()]);
+                t.push(black_box(&p)).expect("push");
+                black_box(t.outputs().next());
+            });
+        });
+        g.bench_function("transcoder_packet_opus_to_pcma", |b| {
+            let mut enc = plugin.instance_for(0, None, Some(8000), abi::USE_ENCODE).expect("encoder");
+            enc.control(abi::CTL_COMPLEXITY, complexity).expect("complexity");
+            let mut buf = [0u8; 1500];
+            let opus: Vec<Vec<u8>> = frames
+                .iter()
+                .map(|f| {
+                    let n = enc.encode(f, &mut buf).expect("encode");
+                    buf[..n].to_vec()
+                })
+                .collect();
+            let mut t = Transcoder::new(Direction {
+                decoder: plugin.instance_for(0, None, Some(8000), abi::USE_DECODE).expect("Opus"),
+                in_pt: 96,
+                encoder: pa.instance_for(ia, None, Some(8000), abi::USE_ENCODE).expect("PCMA"),
+                out_pt: 8,
+                out_ptime: None,
+                dtmf: None,
+            })
+            .expect("transcoder");
+            let mut seq = 0u16;
+            b.iter(|| {
+                seq = seq.wrapping_add(1);
+                let p = rtp(96, seq, 960 * seq as u32, &opus[seq as usize % opus.len()]);
+                t.push(black_box(&p)).expect("push");
+                black_box(t.outputs().next());
+            });
+        });
+        g.finish();
+    }
+}
+
+criterion_group!(group, benches);
+criterion_main!(group);

@@ -1,0 +1,91 @@
+//! G.722 and G.726-32 per 20 ms frame through spandsp: called directly
+//! (the reference), through the plugin ABI (the loaded `.so`), and one
+//! packet through a PCMA → G.722 transcoder (G.722 at 8 kHz PCM).
+//!
+//! `cargo bench -p srtpgate-plugin-spandsp`
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use srtpgate_codec::g711::alaw_encode;
+use srtpgate_codec::transcode::{Direction, Transcoder};
+use srtpgate_codec::{abi, Plugin, Registry};
+use srtpgate_spandsp_sys as sys;
+use std::hint::black_box;
+
+fn tone(n: usize, rate: f64) -> Vec<i16> {
+    (0..n).map(|i| (6000.0 * (i as f64 * 2.0 * std::f64::consts::PI * 440.0 / rate).sin()) as i16).collect()
+}
+
+fn benches(c: &mut Criterion) {
+    let lib = srtpgate_codec::built_plugin("libsrtpgate_plugin_spandsp.so").expect("the plugin is built");
+    let plugin = Plugin::load(&lib).expect("load");
+    let mut g = c.benchmark_group("spandsp_20ms");
+    g.throughput(Throughput::Elements(1));
+    for (name, index, rate, n) in [("g722_16k", 0usize, 16000u32, 320usize), ("g726_32", 3, 8000, 160)] {
+        let pcm = tone(n, rate as f64);
+        g.bench_function(format!("{name}_direct_encode_decode"), |b| {
+            let mut wire = [0u8; 400];
+            let mut back = [0i16; 400];
+            // SAFETY: states made and freed here; buffers sized for the calls.
+            unsafe {
+                if index == 0 {
+                    let e = sys::g722_encode_init(std::ptr::null_mut(), 64000, 0);
+                    let d = sys::g722_decode_init(std::ptr::null_mut(), 64000, 0);
+                    b.iter(|| {
+                        let k = sys::g722_encode(e, wire.as_mut_ptr(), pcm.as_ptr(), n as i32);
+                        black_box(sys::g722_decode(d, back.as_mut_ptr(), wire.as_ptr(), k));
+                    });
+                    sys::g722_encode_free(e);
+                    sys::g722_decode_free(d);
+                } else {
+                    let (lin, pack) = (sys::G726_ENCODING_LINEAR, sys::G726_PACKING_RIGHT);
+                    let e = sys::g726_init(std::ptr::null_mut(), 32000, lin, pack);
+                    let d = sys::g726_init(std::ptr::null_mut(), 32000, lin, pack);
+                    b.iter(|| {
+                        let k = sys::g726_encode(e, wire.as_mut_ptr(), pcm.as_ptr(), n as i32);
+                        black_box(sys::g726_decode(d, back.as_mut_ptr(), wire.as_ptr(), k));
+                    });
+                    sys::g726_free(e);
+                    sys::g726_free(d);
+                }
+            }
+        });
+        g.bench_function(format!("{name}_abi_encode_decode"), |b| {
+            let mut enc = plugin.instance_for(index, None, Some(rate), abi::USE_ENCODE).expect("encoder");
+            let mut dec = plugin.instance_for(index, None, Some(rate), abi::USE_DECODE).expect("decoder");
+            let mut wire = [0u8; 400];
+            let mut back = [0i16; 400];
+            b.iter(|| {
+                let k = enc.encode(black_box(&pcm), &mut wire).expect("encode");
+                black_box(dec.decode(&wire[..k], &mut back).expect("decode"));
+            });
+        });
+    }
+    let reg = Registry::new();
+    let (pa, ia) = reg.find("PCMA", 8000, 1).expect("PCMA");
+    g.bench_function("transcoder_packet_pcma_to_g722", |b| {
+        let mut t = Transcoder::new(Direction {
+            decoder: pa.instance_for(ia, None, Some(8000), abi::USE_DECODE).expect("PCMA"),
+            in_pt: 8,
+            encoder: plugin.instance_for(0, None, Some(8000), abi::USE_ENCODE).expect("G.722"),
+            out_pt: 9,
+            out_ptime: None,
+            dtmf: None,
+        })
+        .expect("transcoder");
+        let alaw: Vec<u8> = tone(160, 8000.0).into_iter().map(alaw_encode).collect();
+        let mut p = vec![0x80, 8, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4];
+        p.extend_from_slice(&alaw);
+        let mut seq = 0u16;
+        b.iter(|| {
+            seq = seq.wrapping_add(1);
+            p[2..4].copy_from_slice(&seq.to_be_bytes());
+            p[4..8].copy_from_slice(&(160 * seq as u32).to_be_bytes());
+            t.push(black_box(&p)).expect("push");
+            black_box(t.outputs().next());
+        });
+    });
+    g.finish();
+}
+
+criterion_group!(group, benches);
+criterion_main!(group);
