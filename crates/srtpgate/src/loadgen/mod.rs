@@ -12,6 +12,7 @@
 
 pub mod account;
 pub mod plot;
+pub mod quality;
 pub mod sweep;
 
 use crate::relay::sys::{self, Received, RecvScratch, SendScratch, BATCH};
@@ -50,6 +51,9 @@ enum LoadgenCmd {
     /// Figures of `bench/netns/capacity.py` results: delay by calls and
     /// calls against relay CPU, one series per relay configuration.
     PlotCapacity(sweep::PlotCapacityArgs),
+    /// One transcoded call with real speech, loss and jitter; writes what
+    /// each endpoint hears as WAV (for PESQ) and the delay through the relay.
+    Quality(quality::QualityArgs),
 }
 
 /// Runs `srtpgate loadgen`.
@@ -57,6 +61,7 @@ pub fn main(cli: LoadgenCli) -> Result<(), String> {
     match cli.cmd {
         Some(LoadgenCmd::Sweep(a)) => sweep::run(a),
         Some(LoadgenCmd::PlotCapacity(a)) => sweep::plot_capacity(a),
+        Some(LoadgenCmd::Quality(a)) => quality::run(a),
         None => run(cli.args),
     }
 }
@@ -178,13 +183,15 @@ impl Group {
         let times: Arc<Vec<AtomicU64>> =
             Arc::new(if audio.is_some() { (0..legs * TIMES).map(|_| AtomicU64::new(0)).collect() } else { Vec::new() });
         let (a2, t2) = (audio.clone(), times.clone());
+        // RTP clock of each side's codec (a leg sends and receives its own).
+        let clocks = audio.as_ref().map_or([8000u64; 2], |a| a.codecs.clone().map(|f| f.clock_rate as u64));
         let sender = std::thread::Builder::new()
             .name(format!("lg-send-{g}"))
             .spawn(move || sender(send_socks, tx_rx, legs, period, payload, epoch, w2, l2, a2, t2))
             .map_err(|e| e.to_string())?;
         let receiver = std::thread::Builder::new()
             .name(format!("lg-recv-{g}"))
-            .spawn(move || receiver(socks, rx_rx, legs, epoch, window, 8000, live, times))
+            .spawn(move || receiver(socks, rx_rx, legs, epoch, window, clocks, live, times))
             .map_err(|e| e.to_string())?;
         Ok(Group { ports, tx, rx, sender, receiver })
     }
@@ -993,7 +1000,8 @@ fn sender(
                     n += 1;
                 }
                 *seq = seq.wrapping_add(1);
-                *ts = ts.wrapping_add((period_ns / 125_000) as u32);
+                let clock = audio.as_ref().map_or(8000, |a| a.codecs[leg.leg % 2].clock_rate as u64);
+                *ts = ts.wrapping_add((period_ns * clock / 1_000_000_000) as u32);
             }
             wheel.advance();
         }
@@ -1086,7 +1094,7 @@ fn receiver(
     legs: usize,
     epoch: Instant,
     window: Arc<Window>,
-    clock_rate: u64,
+    clocks: [u64; 2],
     live: Arc<Live>,
     times: Arc<Vec<AtomicU64>>,
 ) -> RxResult {
@@ -1178,7 +1186,7 @@ fn receiver(
                     };
                     let st = &mut r.streams[leg as usize];
                     let ext = extend_seq(st.highest(), seq);
-                    let arrival = now / (1_000_000_000 / clock_rate);
+                    let arrival = (now as u128 * clocks[leg as usize % 2] as u128 / 1_000_000_000) as u64;
                     if !st.packet(ext, ts, arrival) {
                         continue;
                     }
