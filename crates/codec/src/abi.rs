@@ -31,6 +31,7 @@
 //!     uint32_t max_frame_bytes;  /* largest encoded frame */
 //!     int32_t  static_pt;        /* static RTP payload type, or -1 */
 //!     const char *fmtp;          /* a=fmtp parameters it offers, or NULL */
+//!     uint32_t flags;            /* SRTPGATE_CODEC_FEC: recover() decodes in-band redundancy */
 //! } srtpgate_codec_desc;
 //!
 //! typedef struct {
@@ -149,7 +150,13 @@ pub struct CodecDesc {
     pub static_pt: i32,
     /// fmtp it offers, or null.
     pub fmtp: *const c_char,
+    /// [`CODEC_FEC`] and later flags.
+    pub flags: u32,
 }
+
+/// Descriptor flag: `recover` decodes in-band redundancy (FEC) of the next
+/// packet; without it the host conceals instead of calling `recover`.
+pub const CODEC_FEC: u32 = 1;
 
 /// `create`: a state for codec `codec` with the peer's `fmtp` (may be null),
 /// PCM at `pcm_rate`, for `uses` ([`USE_DECODE`], [`USE_ENCODE`]); null and

@@ -96,6 +96,7 @@ const fn desc(name: &'static std::ffi::CStr, static_pt: i32) -> CodecDesc {
         max_frame_bytes: 960,
         static_pt,
         fmtp: std::ptr::null(),
+        flags: 0,
     }
 }
 

@@ -73,6 +73,8 @@ pub struct CodecInfo {
     pub static_pt: Option<u8>,
     /// Default fmtp.
     pub fmtp: Option<String>,
+    /// [`abi::CODEC_FEC`], …
+    pub flags: u32,
 }
 
 impl CodecInfo {
@@ -257,6 +259,7 @@ impl Plugin {
                 max_frame_bytes: d.max_frame_bytes,
                 static_pt: u8::try_from(d.static_pt).ok(),
                 fmtp,
+                flags: d.flags,
             });
         }
         Ok(Plugin { table: t, name, version, path, codecs, _lib: lib })
@@ -355,9 +358,10 @@ impl Instance {
         self.info().frame_samples_at(self.pcm_rate)
     }
 
-    /// Whether the codec can rebuild lost audio from the next packet.
+    /// Whether the codec can rebuild lost audio from the next packet (its
+    /// descriptor says FEC and it has `recover`).
     pub fn can_recover(&self) -> bool {
-        self.plugin.table.recover.is_some()
+        self.plugin.table.recover.is_some() && self.info().flags & abi::CODEC_FEC != 0
     }
 
     fn check(&self, call: &'static str, r: i32, cap: usize) -> Result<usize, CodecError> {
@@ -399,7 +403,7 @@ impl Instance {
     /// from its redundancy (concealment where it has none, or where the
     /// codec has no `recover`); returns the samples written.
     pub fn recover(&mut self, next: &[u8], pcm: &mut [i16]) -> Result<usize, CodecError> {
-        let Some(f) = self.plugin.table.recover else {
+        let Some(f) = self.plugin.table.recover.filter(|_| self.can_recover()) else {
             return self.conceal(pcm);
         };
         // SAFETY: as in decode.
@@ -565,6 +569,7 @@ mod tests {
             max_frame_bytes: 10,
             static_pt: -1,
             fmtp: std::ptr::null(),
+            flags: 0,
         }];
         let e = check(abi::PluginTable { n_codecs: 1, codecs: bad.as_ptr(), ..good }).expect("clock 0");
         assert!(e.contains("clock 0 Hz"), "{e}");

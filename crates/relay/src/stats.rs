@@ -232,7 +232,7 @@ pub struct WorkerStats {
     /// Transcoding, [`TRANSCODE_COUNTERS`] in order: packets decoded,
     /// packets encoded, samples inserted for lost packets, streams whose
     /// codec failed (their transcoding ended), of the inserted samples those
-    /// rebuilt from in-band FEC, and frames the encoder left untransmitted
+    /// decoded from the next packet's in-band FEC, and frames the encoder left untransmitted
     /// (DTX).
     pub transcode: [AtomicU64; TRANSCODE_COUNTERS.len()],
     /// The kernel's drop counters of this worker's AF_XDP sockets (sampled
@@ -246,7 +246,7 @@ pub const TRANSCODE_COUNTERS: [&str; 6] = [
     "encoded_packets",
     "concealed_samples",
     "codec_failures",
-    "fec_recovered_samples",
+    "fec_decoded_samples",
     "untransmitted_frames",
 ];
 

@@ -58,6 +58,7 @@ static CODECS: StaticCodecs<1> = StaticCodecs([CodecDesc {
     max_frame_bytes: 20 * VOICE as u32,
     static_pt: 18,
     fmtp: std::ptr::null(),
+    flags: 0,
 }]);
 
 srtpgate_codec::plugin_table!(static TABLE: c"g729 (bcg729)", c"2.0.0", CODECS, make);

@@ -19,6 +19,7 @@ const fn desc(rate: u32) -> CodecDesc {
         max_frame_bytes: rate / 1000 * 2 * 120,
         static_pt: -1,
         fmtp: std::ptr::null(),
+        flags: 0,
     }
 }
 

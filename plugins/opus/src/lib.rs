@@ -38,6 +38,7 @@ static CODECS: StaticCodecs<1> = StaticCodecs([CodecDesc {
     max_frame_bytes: 6 * 1275,
     static_pt: -1,
     fmtp: c"minptime=10;useinbandfec=1".as_ptr(),
+    flags: abi::CODEC_FEC,
 }]);
 
 srtpgate_codec::plugin_table!(static TABLE: c"opus", c"2.0.0", CODECS, make);

@@ -36,6 +36,7 @@ const fn g726(name: &'static std::ffi::CStr, bits: u32) -> CodecDesc {
         max_frame_bytes: 1600 * bits / 8,
         static_pt: -1,
         fmtp: std::ptr::null(),
+        flags: 0,
     }
 }
 
@@ -51,6 +52,7 @@ static CODECS: StaticCodecs<5> = StaticCodecs([
         max_frame_bytes: 1600,
         static_pt: 9,
         fmtp: std::ptr::null(),
+        flags: 0,
     },
     g726(c"G726-16", 2),
     g726(c"G726-24", 3),

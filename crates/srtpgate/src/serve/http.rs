@@ -333,8 +333,9 @@ where
     metric(
         "transcode_total",
         "counter",
-        "Transcoding, summed over workers: packets decoded and encoded, samples of concealment for lost packets, \
-         and streams whose codec failed (their transcoding ended).",
+        "Transcoding, summed over workers: packets decoded and encoded, samples inserted for lost packets, \
+         streams whose codec failed (their transcoding ended), of the inserted samples those decoded from \
+         in-band FEC, and frames the encoder left untransmitted (DTX).",
         &transcode,
     );
     metric(
