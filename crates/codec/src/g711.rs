@@ -7,6 +7,7 @@
 
 use crate::abi::{self, CodecDesc, StaticCodecs};
 use crate::kit::{Codec, Setup};
+use crate::plc::Plc;
 
 const BIAS: i32 = 0x84;
 const CLIP: i32 = 32635;
@@ -71,17 +72,10 @@ pub fn alaw_decode(code: u8) -> i16 {
     }
 }
 
-/// Samples of decoded signal kept for concealment (60 ms).
-const HISTORY: usize = 480;
-
-/// One G.711 state: the law, and the last decoded samples for concealment.
+/// One G.711 state: the law, and the concealer (G.711 Appendix I).
 struct G711 {
     alaw: bool,
-    history: [i16; HISTORY],
-    len: usize,
-    /// Concealed samples since the last good frame.
-    concealed: usize,
-    pos: usize,
+    plc: Plc,
 }
 
 const fn desc(name: &'static std::ffi::CStr, static_pt: i32) -> CodecDesc {
@@ -108,7 +102,7 @@ fn make(s: &Setup<'_>) -> Result<Box<dyn Codec>, i32> {
     if s.codec > 1 || s.pcm_rate != 8000 {
         return Err(abi::ERR_INVALID);
     }
-    Ok(Box::new(G711 { alaw: s.codec == 1, history: [0; HISTORY], len: 0, concealed: 0, pos: 0 }))
+    Ok(Box::new(G711 { alaw: s.codec == 1, plc: Plc::new(8000) }))
 }
 
 impl Codec for G711 {
@@ -117,11 +111,7 @@ impl Codec for G711 {
         for (o, &c) in out.iter_mut().zip(input) {
             *o = if self.alaw { alaw_decode(c) } else { ulaw_decode(c) };
         }
-        let keep = input.len().min(HISTORY);
-        self.history[..keep].copy_from_slice(&out[input.len() - keep..]);
-        self.len = keep;
-        self.concealed = 0;
-        self.pos = 0;
+        self.plc.received(out);
         Ok(input.len())
     }
 
@@ -133,21 +123,9 @@ impl Codec for G711 {
         Ok(pcm.len())
     }
 
-    /// Concealment: the last decoded waveform repeated, faded linearly to
-    /// silence over 60 ms of loss (a simple form of G.711 Appendix I's
-    /// waveform substitution).
+    /// Concealment after G.711 Appendix I ([`Plc`]).
     fn conceal(&mut self, pcm: &mut [i16]) -> Result<usize, i32> {
-        for o in pcm.iter_mut() {
-            let left = HISTORY.saturating_sub(self.concealed) as i32;
-            *o = if self.len == 0 || left == 0 {
-                0
-            } else {
-                let v = self.history[self.pos % self.len] as i32 * left / HISTORY as i32;
-                self.pos += 1;
-                v as i16
-            };
-            self.concealed += 1;
-        }
+        self.plc.conceal(pcm);
         Ok(pcm.len())
     }
 }

@@ -13,6 +13,7 @@
 pub mod abi;
 pub mod g711;
 pub mod kit;
+pub mod plc;
 pub mod transcode;
 
 use std::ffi::{c_void, CStr, CString};

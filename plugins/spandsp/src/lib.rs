@@ -12,12 +12,13 @@
 //!   from the least significant bit (spandsp's `G726_PACKING_RIGHT`; the
 //!   `AAL2-G726-*` variants packed MSB first are not offered).
 //!
-//! spandsp's concealer is tuned to 8 kHz (pitch 66–200 Hz); at 16 kHz it
-//! finds a period of two pitch cycles for low voices, which still repeats
-//! the waveform in phase.
+//! spandsp's concealer is tuned to 8 kHz; G.722 at 16 kHz PCM uses the
+//! relay's rate-aware one (`srtpgate_codec::plc`, the same algorithm with
+//! its spans in milliseconds).
 
 use srtpgate_codec::abi::{self, pcm_rate_bit, CodecDesc, PluginTable, StaticCodecs};
 use srtpgate_codec::kit::{Codec, Setup};
+use srtpgate_codec::plc::Plc;
 use srtpgate_spandsp_sys as sys;
 use std::ffi::c_int;
 
@@ -76,7 +77,10 @@ enum Kind {
 
 struct SpanCodec {
     kind: Kind,
+    /// spandsp's concealer (8 kHz), or null with `wide_plc`.
     plc: *mut sys::plc_state_t,
+    /// G.722 at 16 kHz: the relay's rate-aware concealer.
+    wide_plc: Option<Plc>,
 }
 
 // SAFETY: spandsp states are plain memory owned by this value, used by the
@@ -113,8 +117,10 @@ fn make(s: &Setup<'_>) -> Result<Box<dyn Codec>, i32> {
         }
     };
     // SAFETY: as above.
-    let plc = if s.decodes() { unsafe { sys::plc_init(null()) } } else { null() };
-    let c = SpanCodec { kind, plc };
+    let wide = matches!(kind, Kind::G722 { wide: true, .. });
+    let plc = if s.decodes() && !wide { unsafe { sys::plc_init(null()) } } else { null() };
+    let wide_plc = (s.decodes() && wide).then(|| Plc::new(16000));
+    let c = SpanCodec { kind, plc, wide_plc };
     let (enc, dec) = c.halves();
     let ok = enc == s.encodes() && dec == s.decodes();
     if ok {
@@ -131,7 +137,7 @@ impl SpanCodec {
             Kind::G722 { enc, dec, .. } => (!enc.is_null(), !dec.is_null()),
             Kind::G726 { enc, dec, .. } => (!enc.is_null(), !dec.is_null()),
         };
-        (enc, dec && !self.plc.is_null())
+        (enc, dec && (!self.plc.is_null() || self.wide_plc.is_some()))
     }
 
     /// Most samples `bytes` decode to (for G.726, with up to one codeword
@@ -167,8 +173,12 @@ impl Codec for SpanCodec {
         let n = usize::try_from(n).map_err(|_| abi::ERR_INTERNAL)?.min(pcm.len());
         // The concealer keeps the history it extrapolates from, and
         // smooths the step back from concealed to received audio.
-        // SAFETY: a live state; n samples of `pcm` are written.
-        unsafe { sys::plc_rx(self.plc, pcm.as_mut_ptr(), n as c_int) };
+        if let Some(p) = self.wide_plc.as_mut() {
+            p.received(&mut pcm[..n]);
+        } else {
+            // SAFETY: a live state; n samples of `pcm` are written.
+            unsafe { sys::plc_rx(self.plc, pcm.as_mut_ptr(), n as c_int) };
+        }
         Ok(n)
     }
 
@@ -198,6 +208,10 @@ impl Codec for SpanCodec {
     fn conceal(&mut self, pcm: &mut [i16]) -> Result<usize, i32> {
         if !self.halves().1 {
             return Err(abi::ERR_INVALID);
+        }
+        if let Some(p) = self.wide_plc.as_mut() {
+            p.conceal(pcm);
+            return Ok(pcm.len());
         }
         let len = as_int(pcm.len())?;
         // SAFETY: a live state; `pcm` holds `len` samples.

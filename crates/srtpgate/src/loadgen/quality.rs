@@ -143,7 +143,12 @@ pub fn run(args: QualityArgs) -> Result<(), String> {
             eprintln!("loadgen: codec plugin not loaded: {e}");
         }
     }
-    let audio = Audio::new(&reg, &args.codec, Some(&args.to), args.ptime)?;
+    let mut audio = Audio::new(&reg, &args.codec, Some(&args.to), args.ptime)?;
+    // The phones do not use G.729 Annex B (so neither relay sends them DTX,
+    // and every packet time carries a packet): they say so in their SDP.
+    for f in audio.codecs.iter_mut().filter(|f| f.name.eq_ignore_ascii_case("G729")) {
+        f.fmtp = Some("annexb=no".into());
+    }
     let speech = read_wav(&args.speech, args.phone_rate)?;
     let socks = [UdpSocket::bind((args.ip, 0)), UdpSocket::bind((args.ip, 0))];
     let [Ok(s0), Ok(s1)] = socks else { return Err("cannot bind the endpoints' sockets".into()) };
