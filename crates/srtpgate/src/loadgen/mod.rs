@@ -362,8 +362,9 @@ fn endpoint_sdp(id: u64, ip: IpAddr, port: u16, crypto: &CryptoAttr, codec: Opti
         Some(f) => (f.pt, f.rtpmap()),
         None => (0, "0 PCMU/8000".to_string()),
     };
+    let fmtp = codec.and_then(|f| f.fmtp.as_ref()).map_or_else(String::new, |p| format!("a=fmtp:{pt} {p}\r\n"));
     format!(
-        "v=0\r\no=- {id} 1 IN {fam} {ip}\r\ns=-\r\nc=IN {fam} {ip}\r\nt=0 0\r\nm=audio {port} RTP/SAVP {pt}\r\na=rtpmap:{map}\r\na=ptime:20\r\na=sendrecv\r\na=crypto:{crypto}\r\n"
+        "v=0\r\no=- {id} 1 IN {fam} {ip}\r\ns=-\r\nc=IN {fam} {ip}\r\nt=0 0\r\nm=audio {port} RTP/SAVP {pt}\r\na=rtpmap:{map}\r\n{fmtp}a=ptime:20\r\na=sendrecv\r\na=crypto:{crypto}\r\n"
     )
 }
 
@@ -837,7 +838,13 @@ fn setup_call(
             let want = &a.codecs[usize::from(a.transcode)];
             let offered = Sdp::parse(&to_b).map_err(|e| format!("relay SDP: {e}"))?;
             let f = offered.media().first().map(|m| m.payload_formats()).unwrap_or_default();
-            Some(f.into_iter().find(|f| f.same_codec(want)).ok_or_else(|| format!("the relay did not offer {want}"))?)
+            let mut f =
+                f.into_iter().find(|f| f.same_codec(want)).ok_or_else(|| format!("the relay did not offer {want}"))?;
+            // The callee answers with its own codec parameters.
+            if want.fmtp.is_some() {
+                f.fmtp = want.fmtp.clone();
+            }
+            Some(f)
         }
         None => None,
     };

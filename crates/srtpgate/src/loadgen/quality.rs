@@ -206,9 +206,9 @@ pub fn run(args: QualityArgs) -> Result<(), String> {
     let mut plan: Vec<(u64, usize, usize)> = Vec::new();
     let mut lost = [0u64; 2];
     for k in 0..n {
-        for side in 0..2 {
+        for (side, lost) in lost.iter_mut().enumerate() {
             if rng.gen::<f64>() * 100.0 < args.loss {
-                lost[side] += 1;
+                *lost += 1;
                 continue;
             }
             let j = if args.jitter > 0 { rng.gen_range(0..=args.jitter as u64 * 1_000_000) } else { 0 };

@@ -540,7 +540,7 @@ mod tests {
         assert!(e.contains("gpu-min-batch") && e.contains("many"), "{e}");
         assert_eq!(with_file("gpu_min_batch = 128\n").expect("number").gpu_min_batch, Some(128));
         assert_eq!(with_file("codec_complexity = 3\n").expect("complexity").codec_complexity, Some(3));
-        let e = with_file("codec_complexity = 11\n").err().expect("out of range");
+        let e = with_file("codec_complexity = 11\n").expect_err("out of range");
         assert!(e.contains("codec_complexity"), "{e}");
         assert_eq!(with_file("gpu_min_batch = \"auto\"\n").expect("auto").gpu_min_batch, None);
         assert_eq!(Config::resolve(&ServeArgs::default()).expect("defaults").gpu_min_batch, None);
