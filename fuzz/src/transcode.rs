@@ -6,6 +6,9 @@
 //! into a PCMU → PCMA transcoder with RFC 4733 events on 101 → 96. No push
 //! may panic, and every packet it writes must be a version-2 RTP header with
 //! the output payload type (or the event type) and fit the output buffer.
+//! Each record is also walked as a plain RTCP compound packet of the stream
+//! (`transcode::rtcp`: sender report times rewritten, fraction lost read),
+//! which must not panic or change the packet's length.
 
 use srtpgate_codec::transcode::{Direction, Transcoder, MAX_OUTPUTS, MAX_PACKET};
 use srtpgate_codec::Registry;
@@ -26,6 +29,12 @@ pub fn transcode(data: &[u8]) {
     })
     .expect("G.711 transcoder");
     for p in crate::records(rest) {
+        let mut rtcp = p.to_vec();
+        let lost = srtpgate_codec::transcode::rtcp(&mut rtcp, Some(&t));
+        assert_eq!(rtcp.len(), p.len());
+        if let Some(f) = lost {
+            let _ = t.set_receiver_loss(f);
+        }
         let _ = t.push(p);
         let mut n = 0;
         for o in t.outputs() {

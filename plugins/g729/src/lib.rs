@@ -21,24 +21,39 @@
 use srtpgate_codec::abi::{self, CodecDesc, PluginTable, StaticCodecs};
 use srtpgate_codec::kit::{Codec, Setup};
 
-#[repr(C)]
-struct EncoderCtx {
-    _p: [u8; 0],
-}
-#[repr(C)]
-struct DecoderCtx {
-    _p: [u8; 0],
-}
+/// bcg729's functions (also used by the benchmark that calls it directly).
+#[allow(non_snake_case, missing_docs)]
+pub mod ffi {
+    /// Opaque encoder context.
+    #[repr(C)]
+    pub struct EncoderCtx {
+        _p: [u8; 0],
+    }
+    /// Opaque decoder context.
+    #[repr(C)]
+    pub struct DecoderCtx {
+        _p: [u8; 0],
+    }
 
-#[link(name = "bcg729")]
-extern "C" {
-    fn initBcg729EncoderChannel(enable_vad: u8) -> *mut EncoderCtx;
-    fn closeBcg729EncoderChannel(ctx: *mut EncoderCtx);
-    fn bcg729Encoder(ctx: *mut EncoderCtx, input: *const i16, bits: *mut u8, len: *mut u8);
-    fn initBcg729DecoderChannel() -> *mut DecoderCtx;
-    fn closeBcg729DecoderChannel(ctx: *mut DecoderCtx);
-    fn bcg729Decoder(ctx: *mut DecoderCtx, bits: *const u8, len: u8, erasure: u8, sid: u8, rfc3389: u8, out: *mut i16);
+    #[link(name = "bcg729")]
+    extern "C" {
+        pub fn initBcg729EncoderChannel(enable_vad: u8) -> *mut EncoderCtx;
+        pub fn closeBcg729EncoderChannel(ctx: *mut EncoderCtx);
+        pub fn bcg729Encoder(ctx: *mut EncoderCtx, input: *const i16, bits: *mut u8, len: *mut u8);
+        pub fn initBcg729DecoderChannel() -> *mut DecoderCtx;
+        pub fn closeBcg729DecoderChannel(ctx: *mut DecoderCtx);
+        pub fn bcg729Decoder(
+            ctx: *mut DecoderCtx,
+            bits: *const u8,
+            len: u8,
+            erasure: u8,
+            sid: u8,
+            rfc3389: u8,
+            out: *mut i16,
+        );
+    }
 }
+use ffi::*;
 
 /// Samples of a frame (10 ms).
 const FRAME: usize = 80;
