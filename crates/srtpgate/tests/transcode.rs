@@ -61,19 +61,32 @@ fn head(p: &[u8]) -> Head {
     Head { pt: p[1] & 0x7f, seq: u16::from_be_bytes([p[2], p[3]]), ts: u32::from_be_bytes([p[4], p[5], p[6], p[7]]) }
 }
 
-/// Fraction of the signal's power at `hz` (Goertzel) and its RMS.
+/// Fraction of the signal's power at `hz` (Goertzel, 8 kHz) and its RMS.
 fn tone_share(pcm: &[i16], hz: f64) -> (f64, f64) {
-    let w = 2.0 * std::f64::consts::PI * hz / 8000.0;
-    let (mut s1, mut s2) = (0.0f64, 0.0f64);
-    for &x in pcm {
-        let s = x as f64 + 2.0 * w.cos() * s1 - s2;
-        s2 = s1;
-        s1 = s;
-    }
-    let power = s1 * s1 + s2 * s2 - 2.0 * w.cos() * s1 * s2;
     let energy: f64 = pcm.iter().map(|&x| (x as f64).powi(2)).sum();
-    // A pure tone of energy E gives a Goertzel power of about E·N/2.
-    (power / (energy * pcm.len() as f64 / 2.0), (energy / pcm.len() as f64).sqrt())
+    (share_at(pcm, 8000, hz), (energy / pcm.len() as f64).sqrt())
+}
+
+/// Keys both endpoints (each sends with its own key and receives with the
+/// relay's key of its side) and points them at the relay's ports; returns
+/// the relay's key towards the caller.
+fn connect(
+    a: &mut Endpoint,
+    a_key: &CryptoAttr,
+    ans: &Sdp,
+    b: &mut Endpoint,
+    b_key: &CryptoAttr,
+    o: &Sdp,
+    relay_b: &CryptoAttr,
+) -> CryptoAttr {
+    let relay_a = cryptos(ans).remove(0);
+    a.send_key(Some(a_key));
+    a.recv_key(Some(&relay_a));
+    a.relay(ans);
+    b.send_key(Some(b_key));
+    b.recv_key(Some(relay_b));
+    b.relay(o);
+    relay_a
 }
 
 /// A PCMU-only caller and a PCMA-only callee, both SRTP, bridged with
@@ -103,13 +116,7 @@ fn bridged(name: &str, slot: u16) -> Bridged {
     let r = d.request(&answer(&id, "alice", "bob", &sdp_with(&b, std::slice::from_ref(&b_key), "8", 96)));
     let ans = reply_sdp(&r);
     assert_eq!(formats(&ans), [(0, "PCMU".into()), (101, "telephone-event".into())], "answer to the caller:\n{ans}");
-    let relay_a = cryptos(&ans).remove(0);
-    a.send_key(Some(&a_key));
-    a.recv_key(Some(&relay_a));
-    a.relay(&ans);
-    b.send_key(Some(&b_key));
-    b.recv_key(Some(&relay_b));
-    b.relay(&o);
+    let relay_a = connect(&mut a, &a_key, &ans, &mut b, &b_key, &o, &relay_b);
     Bridged { d, a, b, id, a_keys: (a_key, relay_a), b_keys: (b_key, relay_b) }
 }
 
@@ -289,13 +296,7 @@ fn ptime_option_repacketizes_towards_the_callee() {
     let r = d.request(&answer(id, "alice", "bob", &sdp_with(&b, std::slice::from_ref(&b_key), "0", 101)));
     let ans = reply_sdp(&r);
     assert_eq!(formats(&ans)[0], (0, "PCMU".into()), "answer to the caller:\n{ans}");
-    let relay_a = cryptos(&ans).remove(0);
-    a.send_key(Some(&a_key));
-    a.recv_key(Some(&relay_a));
-    a.relay(&ans);
-    b.send_key(Some(&b_key));
-    b.recv_key(Some(&relay_b));
-    b.relay(&o);
+    connect(&mut a, &a_key, &ans, &mut b, &b_key, &o, &relay_b);
     talk(&mut a, 0, 1000.0, 40, 0, 10, 20, &[]);
     let mut pcm = Vec::new();
     for k in 0..5u32 {
@@ -414,13 +415,7 @@ fn plugin_call(name: &str, slot: u16, codec: &str, pt: u8, clock: u32, lines: &[
     assert_eq!(result(&r), "ok", "{}", show(&r));
     let ans = reply_sdp(&r);
     assert_eq!(formats(&ans)[0], (8, "PCMA".into()), "the caller keeps PCMA:\n{ans}");
-    let relay_a = cryptos(&ans).remove(0);
-    a.send_key(Some(&a_key));
-    a.recv_key(Some(&relay_a));
-    a.relay(&ans);
-    b.send_key(Some(&b_key));
-    b.recv_key(Some(&relay_b));
-    b.relay(&o);
+    connect(&mut a, &a_key, &ans, &mut b, &b_key, &o, &relay_b);
     let fmtp =
         lines.iter().find_map(|l| l.split_once(' ').filter(|_| l.starts_with("a=fmtp:")).map(|(_, v)| v.to_string()));
     let mut phone = phone_codec(&dir, if codec == "OPUS" { "opus" } else { codec }, fmtp.as_deref());

@@ -361,4 +361,20 @@ mod tests {
         assert!(play(&[], 0, 8000, &mut pcmu(&reg)).is_empty());
         assert_eq!(pct(&[1.0, 2.0, 3.0], 0.5), 2.0);
     }
+
+    #[test]
+    fn speech_files_of_another_format_are_refused_with_the_reason() {
+        let dir = std::env::temp_dir().join(format!("srtpgate-quality-wav-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let f = dir.join("s16k.wav");
+        write_wav(&f, 16000, &[1, -1, 2]).expect("write");
+        assert_eq!(read_wav(&f, 16000).expect("read"), [1, -1, 2]);
+        let e = read_wav(&f, 8000).expect_err("wrong rate");
+        assert!(e.contains("want mono 16-bit at 8000 Hz") && e.contains("s16k.wav"), "{e}");
+        let e = read_wav(&dir.join("missing.wav"), 8000).expect_err("missing");
+        assert!(e.contains("missing.wav"), "{e}");
+        std::fs::write(dir.join("junk.wav"), b"not a wav").expect("write");
+        assert!(read_wav(&dir.join("junk.wav"), 8000).is_err());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
