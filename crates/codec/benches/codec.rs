@@ -51,6 +51,8 @@ fn benches(c: &mut Criterion) {
             out_pt: 8,
             out_ptime: None,
             dtmf: None,
+            detect: None,
+            tones_from: None,
         })
         .expect("transcoder");
         let mut p = vec![0x80, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4];

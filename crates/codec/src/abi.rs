@@ -79,6 +79,38 @@
 //!
 //! Version 1 (no PCM rate, no recover or control) is no longer loaded: the
 //! host names the version it found.
+//!
+//! ## DTMF detector (optional)
+//!
+//! A plugin may also export `srtpgate_dtmf_detector_v1`, a detector of
+//! in-band DTMF on 8 kHz PCM (the relay decimates PCM of higher rates to 8
+//! kHz before it calls it):
+//!
+//! ```c
+//! typedef struct {
+//!     uint32_t offset;   /* samples of this call's input taken when the change was decided */
+//!     uint8_t  event;    /* RFC 4733 event code: 0-9, 10 '*', 11 '#', 12-15 'A'-'D' */
+//!     uint8_t  on;       /* 1: the tone began; 0: it ended */
+//!     int8_t   level;    /* level of the tone pair, dBm0 (on only) */
+//!     uint8_t  reserved;
+//! } srtpgate_dtmf_report;
+//!
+//! typedef struct {
+//!     uint32_t abi_version;      /* 1 */
+//!     uint32_t struct_size;      /* sizeof(srtpgate_dtmf_detector) */
+//!     const char *name;          /* e.g. "spandsp dtmf_rx" */
+//!     void   *(*create)(int32_t *error);
+//!     /* returns the reports written (at most max), or a negative error */
+//!     int32_t (*detect)(void *state, const int16_t *pcm, size_t samples,
+//!                       srtpgate_dtmf_report *reports, size_t max);
+//!     void    (*destroy)(void *state);
+//! } srtpgate_dtmf_detector;
+//!
+//! const srtpgate_dtmf_detector *srtpgate_dtmf_detector_v1(void);
+//! ```
+//!
+//! The same rules hold: caller-owned buffers, no allocation in `detect`,
+//! one thread at a time per state, no unwinding.
 
 use std::ffi::{c_char, c_void};
 
@@ -223,3 +255,63 @@ unsafe impl Sync for StaticTable {}
 pub struct StaticCodecs<const N: usize>(pub [CodecDesc; N]);
 // SAFETY: as for StaticTable.
 unsafe impl<const N: usize> Sync for StaticCodecs<N> {}
+
+/// Version of the DTMF detector table.
+pub const DTMF_ABI_VERSION: u32 = 1;
+
+/// The symbol of a plugin's DTMF detector (optional).
+pub const DTMF_ENTRY_SYMBOL: &[u8] = b"srtpgate_dtmf_detector_v1\0";
+
+/// PCM rate a DTMF detector takes, Hz.
+pub const DTMF_PCM_RATE: u32 = 8000;
+
+/// A change of the detected tone.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DtmfReport {
+    /// Samples of the call's input taken when the change was decided.
+    pub offset: u32,
+    /// RFC 4733 event code (0–15).
+    pub event: u8,
+    /// 1: the tone began; 0: it ended.
+    pub on: u8,
+    /// Level of the tone pair, dBm0 (when it began).
+    pub level: i8,
+    /// Zero.
+    pub reserved: u8,
+}
+
+/// `create`: a detector state; null and `*error` set on failure.
+pub type DtmfCreateFn = unsafe extern "C" fn(error: *mut i32) -> *mut c_void;
+/// `detect`: takes 8 kHz PCM, writes the changes it decided.
+pub type DtmfDetectFn = unsafe extern "C" fn(
+    state: *mut c_void,
+    pcm: *const i16,
+    samples: usize,
+    reports: *mut DtmfReport,
+    max: usize,
+) -> i32;
+
+/// The DTMF detector table a plugin may export.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct DtmfTable {
+    /// [`DTMF_ABI_VERSION`].
+    pub abi_version: u32,
+    /// `size_of::<DtmfTable>()` as the plugin was built.
+    pub struct_size: u32,
+    /// Detector name, NUL-terminated.
+    pub name: *const c_char,
+    /// See [`DtmfCreateFn`].
+    pub create: Option<DtmfCreateFn>,
+    /// See [`DtmfDetectFn`].
+    pub detect: Option<DtmfDetectFn>,
+    /// Frees a state.
+    pub destroy: Option<DestroyFn>,
+}
+
+/// A detector table in static memory.
+#[repr(transparent)]
+pub struct StaticDtmfTable(pub DtmfTable);
+// SAFETY: as for StaticTable.
+unsafe impl Sync for StaticDtmfTable {}

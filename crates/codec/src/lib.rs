@@ -11,6 +11,7 @@
 //! chose to load.)
 
 pub mod abi;
+pub mod dtmf;
 pub mod g711;
 pub mod kit;
 pub mod plc;
@@ -116,6 +117,8 @@ pub struct Plugin {
     version: String,
     path: Option<PathBuf>,
     codecs: Vec<CodecInfo>,
+    /// Its DTMF detector (checked), if it has one.
+    dtmf: Option<(abi::DtmfTable, String)>,
     // Declared last: unloaded after every field that points into it.
     _lib: Option<libloading::Library>,
 }
@@ -143,6 +146,34 @@ unsafe fn string(p: *const std::ffi::c_char, max: usize, what: &str) -> Result<S
         return Err(format!("{what} {s:?} is empty, longer than {max} bytes or has control characters"));
     }
     Ok(s.to_string())
+}
+
+/// Checks a DTMF detector table.
+///
+/// # Safety
+/// `t` is null or points at a table that stays valid while its plugin is
+/// loaded.
+unsafe fn check_dtmf(t: *const abi::DtmfTable) -> Result<(abi::DtmfTable, String), String> {
+    if t.is_null() {
+        return Err("the entry point returned no table".into());
+    }
+    // SAFETY: the first two words exist in every version.
+    let (version, size) = unsafe { ((*t).abi_version, (*t).struct_size) };
+    if version != abi::DTMF_ABI_VERSION || (size as usize) < std::mem::size_of::<abi::DtmfTable>() {
+        return Err(format!(
+            "version {version} of {size} bytes, this relay speaks {} ({} bytes)",
+            abi::DTMF_ABI_VERSION,
+            std::mem::size_of::<abi::DtmfTable>()
+        ));
+    }
+    // SAFETY: version and size say the whole table is there.
+    let t = unsafe { *t };
+    // SAFETY: the table's string, per the contract.
+    let name = unsafe { string(t.name, 64, "name") }?;
+    if t.create.is_none() || t.detect.is_none() || t.destroy.is_none() {
+        return Err("a function of the table is null".into());
+    }
+    Ok((t, name))
 }
 
 impl Plugin {
@@ -175,9 +206,22 @@ impl Plugin {
             // SAFETY: calling the plugin's entry point, which takes nothing.
             unsafe { entry() }
         };
-        // SAFETY: the table pointer came from the plugin, whose library is
+        // SAFETY: looking a symbol up runs nothing; its type is the ABI's.
+        let dtmf = match unsafe { lib.get::<unsafe extern "C" fn() -> *const abi::DtmfTable>(abi::DTMF_ENTRY_SYMBOL) } {
+            // SAFETY: the plugin's entry point, which takes nothing.
+            Ok(entry) => Some(unsafe { entry() }),
+            Err(_) => None,
+        };
+        // SAFETY: the table pointers came from the plugin, whose library is
         // kept loaded by the Plugin.
-        let p = unsafe { Plugin::from_table(table, Some(lib), Some(path.to_path_buf())) }?;
+        let mut p = unsafe { Plugin::from_table(table, Some(lib), Some(path.to_path_buf())) }?;
+        if let Some(t) = dtmf {
+            // SAFETY: as above.
+            p.dtmf = Some(unsafe { check_dtmf(t) }.map_err(|why| CodecError::Abi {
+                plugin: path.display().to_string(),
+                why: format!("DTMF detector: {why}"),
+            })?);
+        }
         Ok(Arc::new(p))
     }
 
@@ -263,7 +307,7 @@ impl Plugin {
                 flags: d.flags,
             });
         }
-        Ok(Plugin { table: t, name, version, path, codecs, _lib: lib })
+        Ok(Plugin { table: t, name, version, path, codecs, dtmf: None, _lib: lib })
     }
 
     /// The plugin's name.
@@ -284,6 +328,15 @@ impl Plugin {
     /// Its codecs.
     pub fn codecs(&self) -> &[CodecInfo] {
         &self.codecs
+    }
+
+    /// The name of its DTMF detector, if it has one.
+    pub fn dtmf_detector(&self) -> Option<&str> {
+        self.dtmf.as_ref().map(|(_, n)| n.as_str())
+    }
+
+    pub(crate) fn dtmf_table(&self) -> Option<&abi::DtmfTable> {
+        self.dtmf.as_ref().map(|(t, _)| t)
     }
 
     /// A decoding and encoding state for codec `index` of this plugin, with
@@ -481,6 +534,11 @@ impl Registry {
         &self.plugins
     }
 
+    /// The first plugin with a DTMF detector.
+    pub fn dtmf_detector(&self) -> Option<&Arc<Plugin>> {
+        self.plugins.iter().find(|p| p.dtmf.is_some())
+    }
+
     /// The first codec called `name` (case-insensitive, as in rtpmap) at
     /// `clock_rate` with `channels`: its plugin and index.
     pub fn find(&self, name: &str, clock_rate: u32, channels: u32) -> Option<(Arc<Plugin>, usize)> {
@@ -509,6 +567,33 @@ pub fn built_plugin(file: &str) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dtmf_detector_tables_are_checked() {
+        unsafe extern "C" fn create(_: *mut i32) -> *mut c_void {
+            std::ptr::null_mut()
+        }
+        let good = abi::DtmfTable {
+            abi_version: abi::DTMF_ABI_VERSION,
+            struct_size: std::mem::size_of::<abi::DtmfTable>() as u32,
+            name: c"test".as_ptr(),
+            create: Some(create),
+            detect: None,
+            destroy: None,
+        };
+        // SAFETY: tables on the stack, valid during the calls.
+        let check = |t: abi::DtmfTable| unsafe { check_dtmf(&t) }.map(|(_, n)| n);
+        assert!(check(good).unwrap_err().contains("null"));
+        assert!(check(abi::DtmfTable { abi_version: 2, ..good }).unwrap_err().contains("version 2"));
+        assert!(check(abi::DtmfTable { struct_size: 8, ..good }).unwrap_err().contains("8 bytes"));
+        assert!(check(abi::DtmfTable { name: std::ptr::null(), ..good }).unwrap_err().contains("name"));
+        // SAFETY: null is allowed.
+        assert!(unsafe { check_dtmf(std::ptr::null()) }.is_err());
+        // No detector in the in-tree plugin: a state cannot be made.
+        let r = Registry::new();
+        assert!(r.dtmf_detector().is_none());
+        assert!(dtmf::Detector::new(&r.plugins()[0], 8000).is_err());
+    }
 
     #[test]
     fn builtin_g711_through_the_abi() {

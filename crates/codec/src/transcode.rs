@@ -16,9 +16,21 @@
 //! new time. A packet that is late (older than what was already sent) is
 //! dropped. RFC 4733 events pass with their payload type, timestamp and
 //! duration converted.
+//!
+//! DTMF between a leg that sends tones in the audio and one that takes RFC
+//! 4733 events: with [`Detect`], a detector (a plugin's, see
+//! [`crate::dtmf`]) listens to the decoded audio as it arrives, and the
+//! encoder takes the audio from the FIFO a fixed delay later (the delay
+//! line, 40 ms by default: longer than the detector needs to decide), so a
+//! tone is muted from its first sample and sent as events instead: no part
+//! of it leaks into the audio before detection. Only directions that
+//! detect have the delay. The other way, with `tones_from`, the events the
+//! sender sends are played into the audio as tone pairs.
 
+use crate::dtmf::{Detector, ToneGen};
 use crate::{CodecError, Instance};
 use srtp::header::{check_padding, RtpHeader};
+use std::collections::VecDeque;
 
 /// Largest RTP packet the transcoder writes.
 pub const MAX_PACKET: usize = 1500;
@@ -28,6 +40,17 @@ pub const MAX_OUTPUTS: usize = 32;
 pub const MAX_CONCEAL_MS: u32 = 100;
 /// Longest input packet, ms of audio.
 const MAX_PACKET_MS: u32 = 200;
+/// Default delay line of a detecting direction, ms.
+pub const DEFAULT_DTMF_DELAY_MS: u32 = 40;
+/// How long before the detector's decision a tone is taken to have begun,
+/// ms: the longest lag of spandsp's detector measured on every key in
+/// 20 ms packets (25–40 ms; `plugins/spandsp/tests/dtmf.rs`).
+const DETECT_LEAD_MS: u32 = 40;
+/// How long before the detector's decision a tone is taken to have ended,
+/// ms (its lag measured 15–30 ms); the audio stays muted to the decision.
+const DETECT_TAIL_MS: u32 = 20;
+/// Tones waiting to be sent as events (detected within the delay line).
+const MAX_TONES: usize = 4;
 
 /// Why a packet was not transcoded.
 #[derive(Debug, thiserror::Error)]
@@ -71,6 +94,65 @@ pub struct Direction {
     pub out_ptime: Option<u32>,
     /// RFC 4733 events: (input payload type, output payload type).
     pub dtmf: Option<(u8, u8)>,
+    /// In-band DTMF to RFC 4733 events (the sender has no
+    /// telephone-event, the receiver has).
+    pub detect: Option<Detect>,
+    /// RFC 4733 events to in-band tones: the input's telephone-event
+    /// payload type (the sender has telephone-event, the receiver not).
+    pub tones_from: Option<u8>,
+}
+
+/// In-band DTMF detection on a direction.
+pub struct Detect {
+    /// A detector (see [`crate::dtmf::Detector`]) at the PCM rate.
+    pub detector: Detector,
+    /// The output's telephone-event payload type.
+    pub out_pt: u8,
+    /// Delay line, ms ([`DEFAULT_DTMF_DELAY_MS`]).
+    pub delay_ms: u32,
+}
+
+/// A detected tone, in PCM positions.
+#[derive(Clone, Copy, Debug)]
+struct Tone {
+    event: u8,
+    /// RFC 4733 volume (−dBm0).
+    volume: u8,
+    start: i64,
+    /// Estimated end, once the detector saw it stop.
+    end: Option<i64>,
+    /// Muted up to here (the detector's decision).
+    mute_end: Option<i64>,
+    /// Its first event packet has been sent.
+    sent: bool,
+}
+
+struct DetState {
+    detector: Detector,
+    out_pt: u8,
+    tones: VecDeque<Tone>,
+}
+
+struct GenState {
+    in_pt: u8,
+    tone: ToneGen,
+    /// (timestamp, event) of the event being played.
+    current: Option<(u32, u8)>,
+    /// The gap after a played tone is silence, not concealment.
+    silence_next: bool,
+}
+
+/// What fills audio the sender did not send.
+#[derive(Clone, Copy)]
+enum Fill<'a> {
+    /// The decoder's concealment.
+    Conceal,
+    /// What the decoder rebuilds from this payload's redundancy (the last
+    /// piece only; concealment before it).
+    Recover(&'a [u8]),
+    Silence,
+    /// The tone pair being played.
+    Tone,
 }
 
 /// Counters of one transcoder.
@@ -88,6 +170,10 @@ pub struct Counts {
     pub events: u64,
     /// Output frames the encoder left untransmitted (DTX).
     pub untransmitted: u64,
+    /// In-band DTMF tones detected (and sent as events).
+    pub dtmf_detected: u64,
+    /// RFC 4733 events played as tones.
+    pub dtmf_played: u64,
 }
 
 /// RTP input, read with the SRTP core's header parser (padding checked).
@@ -153,6 +239,10 @@ pub struct Transcoder {
     out_lens: [usize; MAX_OUTPUTS],
     n_out: usize,
     counts: Counts,
+    /// Samples (per channel) the encoder stays behind the input.
+    delay: usize,
+    det: Option<Box<DetState>>,
+    gen: Option<GenState>,
 }
 
 impl Transcoder {
@@ -179,6 +269,10 @@ impl Transcoder {
             ));
         }
         let channels = i.pcm_channels as usize;
+        if channels != 1 && (d.detect.is_some() || d.tones_from.is_some()) {
+            return Err(format!("DTMF tones on {channels}-channel PCM"));
+        }
+        let delay = d.detect.as_ref().map_or(0, |x| (rate / 1000 * x.delay_ms.min(MAX_CONCEAL_MS)) as usize);
         let per_ms = (rate / 1000).max(1) as usize * channels;
         let longest = per_ms * (MAX_PACKET_MS + MAX_CONCEAL_MS) as usize;
         let out_frame = match d.out_ptime {
@@ -191,7 +285,7 @@ impl Transcoder {
             rate,
             channels,
             out_frame,
-            fifo: vec![0; 2 * longest + out_frame * channels],
+            fifo: vec![0; 2 * longest + (out_frame + delay) * channels],
             fifo_len: 0,
             fifo_pos: 0,
             started: false,
@@ -208,7 +302,21 @@ impl Transcoder {
             out_lens: [0; MAX_OUTPUTS],
             n_out: 0,
             counts: Counts::default(),
+            delay,
+            det: None,
+            gen: d.tones_from.map(|in_pt| GenState {
+                in_pt,
+                tone: ToneGen::new(rate),
+                current: None,
+                silence_next: false,
+            }),
             d,
+        })
+        .map(|mut t| {
+            t.det = t.d.detect.take().map(|x| {
+                Box::new(DetState { detector: x.detector, out_pt: x.out_pt, tones: VecDeque::with_capacity(MAX_TONES) })
+            });
+            t
         })
     }
 
@@ -281,6 +389,9 @@ impl Transcoder {
         let p = parse(packet).ok_or(TranscodeError::Malformed)?;
         if !self.started || p.ssrc != self.ssrc {
             // The first packet, or a new source: its time starts the output's.
+            if self.started {
+                self.flush()?;
+            }
             if !self.started {
                 self.out_seq = p.seq;
             }
@@ -296,6 +407,11 @@ impl Transcoder {
         if let Some((in_pt, out_pt)) = self.d.dtmf {
             if p.pt == in_pt {
                 return self.event(&p, out_pt);
+            }
+        }
+        if let Some(g) = &self.gen {
+            if p.pt == g.in_pt {
+                return self.play_event(&p);
             }
         }
         if p.pt != self.d.in_pt {
@@ -314,17 +430,29 @@ impl Transcoder {
             // packet is rebuilt from this one's redundancy where the codec
             // carries some (Opus in-band FEC).
             let gap = gap as usize;
-            let recover =
-                if self.d.decoder.can_recover() && self.last_in > 0 && self.last_in <= gap { self.last_in } else { 0 };
-            self.fill(gap - recover, None)?;
-            if recover > 0 {
-                self.fill(recover, Some(p.payload))?;
+            if self.gen.as_mut().is_some_and(|g| std::mem::take(&mut g.silence_next)) {
+                // After a played tone: the sender sent events, not audio.
+                self.fill(gap, Fill::Silence)?;
+            } else {
+                let recover = if self.d.decoder.can_recover() && self.last_in > 0 && self.last_in <= gap {
+                    self.last_in
+                } else {
+                    0
+                };
+                self.fill(gap - recover, Fill::Conceal)?;
+                if recover > 0 {
+                    self.fill(recover, Fill::Recover(p.payload))?;
+                }
             }
         } else if gap != 0 {
             // A long silence, or a jump back of a second or more (a sender
             // that restarted its clock): start again at its time.
+            self.flush()?;
             self.fifo_len = 0;
             self.fifo_pos = at;
+        }
+        if let Some(g) = self.gen.as_mut() {
+            g.silence_next = false;
         }
         let ch = self.channels;
         let n = self.d.decoder.decode(p.payload, &mut self.pcm)?;
@@ -348,14 +476,108 @@ impl Transcoder {
         let at = self.fifo_len * ch;
         self.fifo[at..at + samples * ch].copy_from_slice(&self.pcm[..samples * ch]);
         self.fifo_len += samples;
+        self.detect(self.fifo_len - samples)?;
         self.rebase(p.ts);
-        self.drain()
+        self.drain(self.delay)
     }
 
-    /// Appends `samples` of audio for lost packets: the decoder's
-    /// concealment, or with `next`, what it rebuilds from that payload.
+    /// Feeds the detector the FIFO's samples from index `from` to its end,
+    /// and notes the tones it decided on.
+    fn detect(&mut self, from: usize) -> Result<(), TranscodeError> {
+        let Some(d) = self.det.as_deref_mut() else {
+            return Ok(());
+        };
+        let base = self.fifo_pos + from as i64;
+        let per_ms = (self.rate / 1000) as i64;
+        // Nothing before the encoder's next sample can be muted any more.
+        let floor = self.fifo_pos;
+        for c in d.detector.feed(&self.fifo[from..self.fifo_len])? {
+            let at = base + c.at as i64;
+            if c.on {
+                if d.tones.len() == MAX_TONES {
+                    d.tones.pop_front();
+                }
+                let start = (at - DETECT_LEAD_MS as i64 * per_ms).max(floor);
+                let volume = (-(c.level as i32)).clamp(0, 63) as u8;
+                d.tones.push_back(Tone { event: c.event, volume, start, end: None, mute_end: None, sent: false });
+                self.counts.dtmf_detected += 1;
+            } else if let Some(t) = d.tones.iter_mut().rev().find(|t| t.end.is_none() && t.event == c.event) {
+                t.end = Some((at - DETECT_TAIL_MS as i64 * per_ms).max(t.start).max(floor));
+                t.mute_end = Some(at.max(t.start));
+            }
+        }
+        Ok(())
+    }
+
+    /// Sends what the delay line holds (before a restart of the stream's
+    /// time): tones still on end where the audio does.
+    fn flush(&mut self) -> Result<(), TranscodeError> {
+        let head = self.fifo_pos + self.fifo_len as i64;
+        if let Some(d) = self.det.as_deref_mut() {
+            for t in d.tones.iter_mut().filter(|t| t.end.is_none()) {
+                t.end = Some(head.max(t.start));
+                t.mute_end = Some(head.max(t.start));
+            }
+        }
+        self.drain(0)?;
+        if let Some(d) = self.det.as_deref_mut() {
+            d.tones.clear();
+        }
+        Ok(())
+    }
+
+    /// An RFC 4733 event to play as a tone pair: the audio from its start
+    /// to its duration so far becomes the tone (what is already taken stays).
+    fn play_event(&mut self, p: &In<'_>) -> Result<(), TranscodeError> {
+        let b = p.payload;
+        if b.len() < 4 {
+            return Err(TranscodeError::Malformed);
+        }
+        let (event, volume, duration) = (b[0], b[1] & 0x3f, u16::from_be_bytes([b[2], b[3]]) as i64);
+        if event > 15 {
+            // Not a DTMF key (RFC 4733 has other events): nothing to play.
+            return Ok(());
+        }
+        let start = self.position(p.ts);
+        let rate = self.rate as i64;
+        let g = self.gen.as_mut().expect("called with tones_from");
+        if g.current != Some((p.ts, event)) {
+            g.current = Some((p.ts, event));
+            g.tone.start(event, if volume == 0 || volume > 36 { -10.0 } else { -(volume as f32) });
+            self.counts.dtmf_played += 1;
+            let gap = start - (self.fifo_pos + self.fifo_len as i64);
+            if gap > 0 && gap <= (self.rate / 1000 * MAX_CONCEAL_MS) as i64 {
+                self.fill(gap as usize, Fill::Silence)?;
+            } else if gap > 0 || gap <= -rate {
+                self.flush()?;
+                self.fifo_len = 0;
+                self.fifo_pos = start;
+            }
+        }
+        let end = start + duration * rate / self.in_clock as i64;
+        let head = self.fifo_pos + self.fifo_len as i64;
+        // A duration that jumps by more than a packet can hold (lost
+        // updates) plays the most recent part.
+        let most = (self.rate / 1000 * MAX_PACKET_MS) as i64;
+        if end - head > most {
+            self.flush()?;
+            self.fifo_len = 0;
+            self.fifo_pos = end - most;
+        }
+        let head = self.fifo_pos + self.fifo_len as i64;
+        if end > head {
+            self.fill((end - head) as usize, Fill::Tone)?;
+        }
+        if let Some(g) = self.gen.as_mut() {
+            g.silence_next = true;
+        }
+        self.counts.events += 1;
+        Ok(())
+    }
+
+    /// Appends `samples` of audio the sender did not send (see [`Fill`]).
     /// What the codec does not fill is silence.
-    fn fill(&mut self, samples: usize, next: Option<&[u8]>) -> Result<(), TranscodeError> {
+    fn fill(&mut self, samples: usize, how: Fill<'_>) -> Result<(), TranscodeError> {
         let ch = self.channels;
         let mut left = samples;
         while left > 0 {
@@ -366,27 +588,46 @@ impl Transcoder {
             }
             let at = self.fifo_len * ch;
             let buf = &mut self.fifo[at..at + k * ch];
-            let w = match next {
-                Some(payload) if k == left => self.d.decoder.recover(payload, buf)?,
-                _ => self.d.decoder.conceal(buf)?,
+            let w = match how {
+                Fill::Recover(payload) if k == left => self.d.decoder.recover(payload, buf)?,
+                Fill::Conceal | Fill::Recover(_) => self.d.decoder.conceal(buf)?,
+                Fill::Silence => 0,
+                Fill::Tone => {
+                    self.gen.as_mut().expect("tones_from").tone.fill(buf);
+                    buf.len()
+                }
             } / ch;
             buf[w * ch..].fill(0);
             self.fifo_len += k;
-            self.counts.concealed_samples += k as u64;
-            if next.is_some() && k == left {
+            if matches!(how, Fill::Conceal | Fill::Recover(_)) {
+                self.counts.concealed_samples += k as u64;
+            }
+            if matches!(how, Fill::Recover(_)) && k == left {
                 self.counts.recovered_samples += w as u64;
             }
             left -= k;
-            self.drain()?;
+            self.detect(self.fifo_len - k)?;
+            self.drain(self.delay)?;
         }
         Ok(())
     }
 
-    /// Encodes every whole output frame in the FIFO.
-    fn drain(&mut self) -> Result<(), TranscodeError> {
+    /// Encodes every whole output frame in the FIFO that is `delay`
+    /// samples behind its end, with the detected tones muted and sent as
+    /// events.
+    fn drain(&mut self, delay: usize) -> Result<(), TranscodeError> {
         let ch = self.channels;
         let frame = self.out_frame.max(1);
-        while self.fifo_len >= frame && self.n_out < MAX_OUTPUTS {
+        // Room for an audio packet and three final event packets a frame.
+        while self.fifo_len >= frame + delay && self.n_out + 4 < MAX_OUTPUTS {
+            if !self.tone_frame(frame)? {
+                // The whole frame is a tone sent as events.
+                self.marker = true;
+                self.fifo.copy_within(frame * ch..self.fifo_len * ch, 0);
+                self.fifo_len -= frame;
+                self.fifo_pos += frame as i64;
+                continue;
+            }
             let ts = self.out_ts(self.fifo_pos);
             let slot = self.n_out * MAX_PACKET;
             let out = &mut self.out[slot..slot + MAX_PACKET];
@@ -409,6 +650,65 @@ impl Transcoder {
             self.fifo_pos += frame as i64;
         }
         Ok(())
+    }
+
+    /// The detected tones in the next output frame (`frame` samples at the
+    /// FIFO's start): mutes them and writes their event packets. Returns
+    /// whether the frame's audio is to be sent too (it is not when a tone
+    /// covers all of it).
+    fn tone_frame(&mut self, frame: usize) -> Result<bool, TranscodeError> {
+        let Some(d) = self.det.as_deref() else {
+            return Ok(true);
+        };
+        let (fp, fe) = (self.fifo_pos, self.fifo_pos + frame as i64);
+        for t in &d.tones {
+            let (a, b) = (t.start.max(fp), t.mute_end.unwrap_or(i64::MAX).min(fe));
+            if a < b {
+                self.fifo[(a - fp) as usize..(b - fp) as usize].fill(0);
+            }
+        }
+        let out_pt = d.out_pt;
+        let mut audio = true;
+        while let Some(t) = self.det.as_deref().and_then(|d| d.tones.front().copied()) {
+            if t.start >= fe {
+                break;
+            }
+            if t.end.is_some_and(|e| e <= fp) {
+                // Ended before this frame (a stream restart): nothing to send.
+                self.det.as_deref_mut().map(|d| d.tones.pop_front());
+                continue;
+            }
+            if t.start <= fp && t.end.is_none_or(|e| e >= fe) {
+                audio = false;
+            }
+            let last = t.end.is_some_and(|e| e <= fe);
+            let to = t.end.map_or(fe, |e| e.min(fe));
+            let ts = self.out_ts(t.start);
+            let duration = self.out_ts(to).wrapping_sub(ts).min(u16::MAX as u32) as u16;
+            // The final packet goes three times (RFC 4733 §2.5.1.4).
+            for k in 0..if last { 3 } else { 1 } {
+                let slot = self.n_out * MAX_PACKET;
+                let out = &mut self.out[slot..slot + 16];
+                write_header(out, !t.sent && k == 0, out_pt, self.out_seq, ts, self.ssrc);
+                out[12] = t.event;
+                out[13] = (last as u8) << 7 | t.volume;
+                out[14..16].copy_from_slice(&duration.to_be_bytes());
+                self.out_seq = self.out_seq.wrapping_add(1);
+                self.out_lens[self.n_out] = 16;
+                self.n_out += 1;
+                self.counts.events += 1;
+            }
+            let d = self.det.as_deref_mut().expect("checked above");
+            if last {
+                d.tones.pop_front();
+            } else {
+                if let Some(f) = d.tones.front_mut() {
+                    f.sent = true;
+                }
+                break;
+            }
+        }
+        Ok(audio)
     }
 
     /// An RFC 4733 event: payload type, timestamp and duration converted.
@@ -503,6 +803,8 @@ mod tests {
             out_pt: 8,
             out_ptime,
             dtmf: Some((101, 96)),
+            detect: None,
+            tones_from: None,
         })
         .unwrap()
     }
@@ -619,6 +921,84 @@ mod tests {
         assert_eq!(head(&o[0]), (true, 96, 2, 1000 + 160, 0xdeadbeef));
         assert_eq!(&o[0][12..], &[5, 0x0a, 0x01, 0x40]);
         assert_eq!(t.counts().events, 1);
+    }
+
+    /// Power of `hz` in `x` relative to its total power (Goertzel).
+    fn share(x: &[i16], hz: f64) -> f64 {
+        let w = 2.0 * std::f64::consts::PI * hz / 8000.0;
+        let (mut s1, mut s2) = (0.0, 0.0);
+        for &v in x {
+            let s0 = v as f64 + 2.0 * w.cos() * s1 - s2;
+            s2 = s1;
+            s1 = s0;
+        }
+        let p = s1 * s1 + s2 * s2 - 2.0 * w.cos() * s1 * s2;
+        let total: f64 = x.iter().map(|&v| (v as f64).powi(2)).sum();
+        2.0 * p / (x.len() as f64 * total.max(1.0))
+    }
+
+    #[test]
+    fn events_to_a_leg_without_telephone_event_are_played_as_tones() {
+        let r = Registry::new();
+        let (pu, iu) = r.find("PCMU", 8000, 1).unwrap();
+        let (pa, ia) = r.find("PCMA", 8000, 1).unwrap();
+        let mut t = Transcoder::new(Direction {
+            decoder: pu.instance(iu, None, None).unwrap(),
+            in_pt: 0,
+            encoder: pa.instance(ia, None, None).unwrap(),
+            out_pt: 8,
+            out_ptime: None,
+            dtmf: None,
+            detect: None,
+            tones_from: Some(101),
+        })
+        .unwrap();
+        let mut audio = vec![0i16; 8 * 400];
+        let mut sent = vec![false; audio.len()];
+        let mut last_seq = None;
+        let mut take = |t: &Transcoder| {
+            for o in t.outputs() {
+                let (_, pt, seq, ts, _) = head(o);
+                assert_eq!(pt, 8, "audio only: the receiver has no telephone-event");
+                assert!(last_seq.is_none_or(|s: u16| seq == s.wrapping_add(1)));
+                last_seq = Some(seq);
+                let at = (ts - 1000) as usize;
+                for (i, &c) in o[12..].iter().enumerate() {
+                    audio[at + i] = alaw_decode(c);
+                    sent[at + i] = true;
+                }
+            }
+        };
+        // 100 ms of audio, then the key 5 for 80 ms (events every 20 ms,
+        // one update lost, the final one three times), then audio again.
+        for k in 0..5 {
+            t.push(&packet(k, 160 * k as usize, 20, false)).unwrap();
+            take(&t);
+        }
+        let event = |seq: u16, duration: u16, end: bool| {
+            let mut e =
+                vec![0x80, ((seq == 5) as u8 * 0x80) | 101, 0, seq as u8, 0, 0, 0x07, 0x08, 0xde, 0xad, 0xbe, 0xef];
+            e.extend([5, (end as u8) << 7 | 10, (duration >> 8) as u8, duration as u8]);
+            e
+        };
+        for (seq, duration, end) in [(5, 160, false), (7, 480, false), (8, 640, true), (9, 640, true), (10, 640, true)]
+        {
+            t.push(&event(seq, duration, end)).unwrap();
+            take(&t);
+        }
+        for k in 11..20u16 {
+            t.push(&packet(k, 160 * (k as usize - 2), 20, false)).unwrap();
+            take(&t);
+        }
+        assert_eq!(t.counts().dtmf_played, 1);
+        let tone = &audio[800..1440];
+        assert!(sent[800..1440].iter().all(|&s| s));
+        let (lo, hi) = crate::dtmf::frequencies(5).unwrap();
+        assert!(share(tone, lo as f64) > 0.4 && share(tone, hi as f64) > 0.4);
+        // Before and after it, the 1 kHz audio; none of the tone.
+        assert!(share(&audio[0..800], 1000.0) > 0.9);
+        assert!(share(&audio[1440..2400], lo as f64) < 0.01);
+        assert!(share(&audio[1600..2400], 1000.0) > 0.9);
     }
 
     #[test]

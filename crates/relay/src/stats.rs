@@ -232,8 +232,9 @@ pub struct WorkerStats {
     /// Transcoding, [`TRANSCODE_COUNTERS`] in order: packets decoded,
     /// packets encoded, samples inserted for lost packets, streams whose
     /// codec failed (their transcoding ended), of the inserted samples those
-    /// decoded from the next packet's in-band FEC, and frames the encoder left untransmitted
-    /// (DTX).
+    /// decoded from the next packet's in-band FEC, frames the encoder left
+    /// untransmitted (DTX), in-band DTMF tones detected (sent as RFC 4733
+    /// events), and RFC 4733 events played as tones.
     pub transcode: [AtomicU64; TRANSCODE_COUNTERS.len()],
     /// The kernel's drop counters of this worker's AF_XDP sockets (sampled
     /// once a second): [`XDP_SOCKET_DROPS`] in order.
@@ -241,13 +242,15 @@ pub struct WorkerStats {
 }
 
 /// The names of [`WorkerStats::transcode`], in order.
-pub const TRANSCODE_COUNTERS: [&str; 6] = [
+pub const TRANSCODE_COUNTERS: [&str; 8] = [
     "decoded_packets",
     "encoded_packets",
     "concealed_samples",
     "codec_failures",
     "fec_decoded_samples",
     "untransmitted_frames",
+    "dtmf_detected",
+    "dtmf_played",
 ];
 
 /// The reasons of [`WorkerStats::xdp_socket_drops`]: frames dropped on

@@ -638,6 +638,8 @@ where
             tc[2].fetch_add(after.concealed_samples - before.concealed_samples, Relaxed);
             tc[4].fetch_add(after.recovered_samples - before.recovered_samples, Relaxed);
             tc[5].fetch_add(after.untransmitted - before.untransmitted, Relaxed);
+            tc[6].fetch_add(after.dtmf_detected - before.dtmf_detected, Relaxed);
+            tc[7].fetch_add(after.dtmf_played - before.dtmf_played, Relaxed);
             match r {
                 Ok(Ok(())) => {}
                 Ok(Err(e)) => {

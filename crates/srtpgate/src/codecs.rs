@@ -45,6 +45,16 @@ pub fn run(args: CodecsArgs) -> Result<(), String> {
             );
         }
     }
+    // In-band DTMF (codec-transcode-telephone-event) needs a detector.
+    match reg.dtmf_detector() {
+        Some(p) => println!(
+            "DTMF detector: {} (plugin {} {}); RFC 4733 to tones: built in",
+            p.dtmf_detector().unwrap_or("?"),
+            p.name(),
+            p.version()
+        ),
+        None => println!("DTMF detector: none loaded (in-band tones are not detected); RFC 4733 to tones: built in"),
+    }
     if failed.is_empty() {
         return Ok(());
     }

@@ -16,6 +16,7 @@ fn in_tree_codecs_are_listed() {
     let line = |name: &str| out.lines().find(|l| l.starts_with(name)).unwrap_or_else(|| panic!("no {name} in {out}"));
     assert!(line("PCMU ").contains("8000") && line("PCMU ").contains("(built in)"), "{out}");
     assert!(line("PCMA ").contains(" 8 "), "static payload type 8: {out}");
+    assert!(line("DTMF detector:").contains("none loaded"), "{out}");
 }
 
 #[test]

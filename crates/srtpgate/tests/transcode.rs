@@ -15,20 +15,24 @@ use srtpgate_ng::Value;
 use srtpgate_sdp::crypto::CryptoAttr;
 use srtpgate_sdp::Sdp;
 
-/// An endpoint's SDP offering only `codecs` (`"0"`, `"8 101"`, …).
+/// An endpoint's SDP offering only `codecs` (`"0"`, `"8 101"`, …), and
+/// telephone-event on `te_pt` (0: none).
 fn sdp_with(e: &Endpoint, keys: &[CryptoAttr], codecs: &str, te_pt: u8) -> String {
     let text = e.sdp_spec("RTP/SAVP", keys).text();
     let mut out = Vec::new();
     for l in text.split("\r\n").filter(|l| !l.is_empty()) {
         if l.starts_with("m=audio") {
-            out.push(format!("{} {codecs} {te_pt}", l.split(" 0 8 101").next().unwrap_or(l)));
+            let te = if te_pt == 0 { String::new() } else { format!(" {te_pt}") };
+            out.push(format!("{} {codecs}{te}", l.split(" 0 8 101").next().unwrap_or(l)));
         } else if l.starts_with("a=rtpmap:") {
             continue;
         } else {
             out.push(l.to_string());
         }
     }
-    out.push(format!("a=rtpmap:{te_pt} telephone-event/8000"));
+    if te_pt != 0 {
+        out.push(format!("a=rtpmap:{te_pt} telephone-event/8000"));
+    }
     out.join("\r\n") + "\r\n"
 }
 
@@ -517,4 +521,123 @@ fn pcma_caller_and_opus_callee() {
 #[test]
 fn pcma_caller_and_g729_callee_without_annex_b() {
     plugin_call("transcode-g729", 9, "G729", 18, 8000, &["a=fmtp:18 annexb=no".to_string()]);
+}
+
+/// DTMF between a caller that keys tones in its audio (no telephone-event)
+/// and a callee that takes RFC 4733 events, with
+/// `codec-transcode-telephone-event`: the caller's tone reaches the callee
+/// as events and not as audio (none of it leaks before the detector
+/// decides: the direction has a 40 ms delay line), and the callee's events
+/// reach the caller as the key's tone pair.
+#[test]
+fn inband_dtmf_and_rfc4733_events_are_converted_both_ways() {
+    let name = "transcode-inband-dtmf";
+    let Some(dir) = plugin_dir(name) else { return };
+    let d = Daemon::start(name, 10, &["--codec-plugin-dir", dir.to_str().expect("path")]);
+    let mut a = Endpoint::new(LO);
+    let mut b = Endpoint::new(LO);
+    let id = format!("{name}-call");
+    let a_key = key(1, Suite::AES_CM_128_HMAC_SHA1_80);
+    let flags = Value::from(vec!["codec-transcode-telephone-event"]);
+    let r = d.request(&offer(&id, "alice", &sdp_with(&a, std::slice::from_ref(&a_key), "8", 0)).with("flags", flags));
+    let o = reply_sdp(&r);
+    assert_eq!(formats(&o), [(8, "PCMA".into()), (96, "telephone-event".into())], "offer to the callee:\n{o}");
+    let relay_b = cryptos(&o).remove(0);
+    let b_key = key(relay_b.tag, relay_b.suite);
+    let r = d.request(&answer(&id, "alice", "bob", &sdp_with(&b, std::slice::from_ref(&b_key), "8", 96)));
+    let ans = reply_sdp(&r);
+    assert_eq!(formats(&ans), [(8, "PCMA".into())], "answer to the caller, no telephone-event:\n{ans}");
+    connect(&mut a, &a_key, &ans, &mut b, &b_key, &o, &relay_b);
+
+    // Caller: 200 ms of 440 Hz, the key 7 for 100 ms, 300 ms of 440 Hz.
+    let (lo, hi) = srtpgate_codec::dtmf::frequencies(7).expect("key");
+    let mut x = tone(440.0, 0, 200);
+    let mut g = srtpgate_codec::dtmf::ToneGen::new(8000);
+    g.start(7, -10.0);
+    let mut key7 = vec![0i16; 800];
+    g.fill(&mut key7);
+    x.extend(key7);
+    x.extend(tone(440.0, 2400, 300));
+    for (k, chunk) in x.chunks(160).enumerate() {
+        let payload: Vec<u8> = chunk.iter().map(|&v| alaw_encode(v)).collect();
+        a.send_plain(&packet(a.ssrc, 8, 100 + k as u16, 5000 + 160 * k as u32, &payload));
+    }
+    // The callee: audio and events until the audio up to 560 ms is in (the
+    // last 40 ms stay in the delay line until more audio comes).
+    let mut audio = vec![None::<i16>; x.len()];
+    let mut events = Vec::new();
+    while audio[4479].is_none() {
+        let p = b.recv_rtp("the callee's audio and events");
+        let h = head(&p);
+        match h.pt {
+            8 => {
+                let at = (h.ts - 5000) as usize;
+                for (i, &c) in p[12..].iter().enumerate() {
+                    audio[at + i] = Some(alaw_decode(c));
+                }
+            }
+            96 => events.push((
+                h.ts - 5000,
+                p[1] & 0x80 != 0,
+                p[12],
+                p[13] & 0x80 != 0,
+                u16::from_be_bytes([p[14], p[15]]),
+            )),
+            pt => panic!("payload type {pt}"),
+        }
+    }
+    assert!(!events.is_empty() && events.iter().all(|e| e.2 == 7), "{events:?}");
+    let (start, marker, _, _, _) = events[0];
+    assert!(marker && (1280..=1600).contains(&start), "event starts with the tone (1600): {events:?}");
+    let last = events.last().expect("events");
+    assert!(last.3, "the final packet came: {events:?}");
+    assert!((720..=960).contains(&last.4), "duration {} of a 100 ms key", last.4);
+    assert_eq!(events.iter().filter(|e| e.3).count(), 3, "three final packets");
+    // None of the tone is in the audio the callee got; the 440 Hz is.
+    for w in (1600..2400).step_by(80) {
+        let win: Vec<i16> = audio[w..w + 80].iter().flatten().copied().collect();
+        if win.len() == 80 && win.iter().any(|&v| v.unsigned_abs() > 200) {
+            let leak = share_at(&win, 8000, lo as f64) + share_at(&win, 8000, hi as f64);
+            assert!(leak < 0.1, "the tone leaked at sample {w}: {leak:.2}");
+        }
+    }
+    let before: Vec<i16> = audio[160..1280].iter().map(|v| v.expect("sent")).collect();
+    assert!(share_at(&before, 8000, 440.0) > 0.8);
+    assert_eq!(transcode_metric(&d.metrics(), "dtmf_detected"), Some(1.0));
+
+    // Callee → caller: PCMA audio, then the key 3 as events (start, updates,
+    // three final packets), then audio again; the caller hears the tone pair.
+    let mut wire_ts = 9000u32;
+    let mut seq = 50u16;
+    let send_audio = |b: &mut Endpoint, n: usize, seq: &mut u16, ts: &mut u32| {
+        for _ in 0..n {
+            let pcm = tone(440.0, (*ts - 9000) as usize, 20);
+            let payload: Vec<u8> = pcm.iter().map(|&v| alaw_encode(v)).collect();
+            b.send_plain(&packet(b.ssrc, 8, *seq, *ts, &payload));
+            *seq += 1;
+            *ts += 160;
+        }
+    };
+    send_audio(&mut b, 5, &mut seq, &mut wire_ts);
+    let ev_ts = wire_ts;
+    for (k, (dur, end)) in
+        [(160u16, false), (320, false), (480, false), (640, true), (640, true), (640, true)].into_iter().enumerate()
+    {
+        let ev = [3u8, (end as u8) << 7 | 10, (dur >> 8) as u8, dur as u8];
+        b.send_plain(&packet(b.ssrc, 96 | if k == 0 { 0x80 } else { 0 }, seq, ev_ts, &ev));
+        seq += 1;
+    }
+    wire_ts += 640;
+    send_audio(&mut b, 5, &mut seq, &mut wire_ts);
+    let (heads, pcm) = listen(&mut a, 8, 14, "the caller's audio");
+    for (k, h) in heads.iter().enumerate() {
+        assert_eq!(h.ts, 9000 + 160 * k as u32, "caller packet {k}: audio throughout, no gap");
+    }
+    let (lo, hi) = srtpgate_codec::dtmf::frequencies(3).expect("key");
+    let keyed = &pcm[800..1440];
+    assert!(share_at(keyed, 8000, lo as f64) > 0.3 && share_at(keyed, 8000, hi as f64) > 0.3, "the caller hears key 3");
+    assert!(share_at(&pcm[..800], 8000, 440.0) > 0.8 && share_at(&pcm[1440..], 8000, 440.0) > 0.8);
+    assert_eq!(transcode_metric(&d.metrics(), "dtmf_played"), Some(1.0));
+    d.delete(&id);
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -102,6 +102,8 @@ fn benches(c: &mut Criterion) {
                 out_pt: 96,
                 out_ptime: None,
                 dtmf: None,
+                detect: None,
+                tones_from: None,
             })
             .expect("transcoder");
             t.control(abi::CTL_COMPLEXITY, complexity).expect("complexity");
@@ -125,6 +127,8 @@ fn benches(c: &mut Criterion) {
                 out_pt: 8,
                 out_ptime: None,
                 dtmf: None,
+                detect: None,
+                tones_from: None,
             })
             .expect("transcoder");
             push_each(b, &mut t, 96, 960, &opus);

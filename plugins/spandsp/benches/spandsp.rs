@@ -70,6 +70,8 @@ fn benches(c: &mut Criterion) {
             out_pt: 9,
             out_ptime: None,
             dtmf: None,
+            detect: None,
+            tones_from: None,
         })
         .expect("transcoder");
         let alaw: Vec<u8> = tone(160, 8000.0).into_iter().map(alaw_encode).collect();

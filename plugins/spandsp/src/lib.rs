@@ -247,3 +247,135 @@ impl Drop for SpanCodec {
         }
     }
 }
+
+// ---------------------------------------------------------------------------
+// DTMF detector: spandsp's dtmf_rx (Goertzel filters on 102-sample blocks; a
+// change is declared when two blocks agree), reporting through its
+// real-time callback each start and end of a tone pair.
+
+use abi::{DtmfReport, DtmfTable, StaticDtmfTable};
+use std::ffi::c_void;
+
+const MAX_PENDING: usize = 8;
+
+struct Dtmf {
+    rx: *mut sys::dtmf_rx_state_t,
+    /// The event being received.
+    current: Option<u8>,
+    /// Changes reported by the callback during one `detect`.
+    pending: [DtmfReport; MAX_PENDING],
+    n: usize,
+}
+
+/// The RFC 4733 event code of a spandsp digit character.
+fn event_code(c: u8) -> Option<u8> {
+    match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'*' => Some(10),
+        b'#' => Some(11),
+        b'A'..=b'D' => Some(c - b'A' + 12),
+        _ => None,
+    }
+}
+
+impl Dtmf {
+    fn push(&mut self, event: u8, on: bool, level: i32) {
+        if self.n < MAX_PENDING {
+            self.pending[self.n] =
+                DtmfReport { offset: 0, event, on: on as u8, level: level.clamp(-99, 0) as i8, reserved: 0 };
+            self.n += 1;
+        }
+    }
+}
+
+/// spandsp's real-time callback: `code` is the digit now received (0: none).
+unsafe extern "C" fn on_tone(user: *mut c_void, code: c_int, level: c_int, _delay: c_int) {
+    // SAFETY: `user` is the Dtmf that owns the receiver, alive during dtmf_rx.
+    let d = unsafe { &mut *(user as *mut Dtmf) };
+    let new = u8::try_from(code).ok().and_then(event_code);
+    if new == d.current {
+        return;
+    }
+    if let Some(old) = d.current {
+        d.push(old, false, 0);
+    }
+    if let Some(e) = new {
+        d.push(e, true, level);
+    }
+    d.current = new;
+}
+
+unsafe extern "C" fn dtmf_create(error: *mut i32) -> *mut c_void {
+    let set = |code| {
+        if !error.is_null() {
+            // SAFETY: a writable error word, per the ABI.
+            unsafe { *error = code };
+        }
+    };
+    let mut d = Box::new(Dtmf { rx: std::ptr::null_mut(), current: None, pending: Default::default(), n: 0 });
+    // SAFETY: spandsp allocates the receiver; the callback's user pointer is
+    // the boxed Dtmf, which does not move and outlives the receiver.
+    unsafe {
+        d.rx = sys::dtmf_rx_init(std::ptr::null_mut(), None, std::ptr::null_mut());
+        if d.rx.is_null() {
+            set(abi::ERR_INTERNAL);
+            return std::ptr::null_mut();
+        }
+        let user = &mut *d as *mut Dtmf as *mut c_void;
+        sys::dtmf_rx_set_realtime_callback(d.rx, Some(on_tone), user);
+    }
+    Box::into_raw(d) as *mut c_void
+}
+
+unsafe extern "C" fn dtmf_detect(
+    state: *mut c_void,
+    pcm: *const i16,
+    samples: usize,
+    reports: *mut DtmfReport,
+    max: usize,
+) -> i32 {
+    if state.is_null() || (pcm.is_null() && samples > 0) || (reports.is_null() && max > 0) {
+        return abi::ERR_INVALID;
+    }
+    let Ok(len) = c_int::try_from(samples) else {
+        return abi::ERR_INVALID;
+    };
+    // SAFETY: a state made by dtmf_create, used by one thread.
+    let d = unsafe { &mut *(state as *mut Dtmf) };
+    d.n = 0;
+    if samples > 0 {
+        // SAFETY: a live receiver; `pcm` holds `samples` samples.
+        unsafe { sys::dtmf_rx(d.rx, pcm, len) };
+    }
+    let n = d.n.min(max);
+    for (k, r) in d.pending[..n].iter().enumerate() {
+        // SAFETY: `reports` has room for `max` reports.
+        unsafe { *reports.add(k) = DtmfReport { offset: samples as u32, ..*r } };
+    }
+    n as i32
+}
+
+unsafe extern "C" fn dtmf_destroy(state: *mut c_void) {
+    if state.is_null() {
+        return;
+    }
+    // SAFETY: made by dtmf_create (Box::into_raw), destroyed once.
+    let d = unsafe { Box::from_raw(state as *mut Dtmf) };
+    // SAFETY: the receiver made in dtmf_create.
+    unsafe { sys::dtmf_rx_free(d.rx) };
+}
+
+static DTMF: StaticDtmfTable = StaticDtmfTable(DtmfTable {
+    abi_version: abi::DTMF_ABI_VERSION,
+    struct_size: std::mem::size_of::<DtmfTable>() as u32,
+    name: c"spandsp dtmf_rx".as_ptr(),
+    create: Some(dtmf_create),
+    detect: Some(dtmf_detect),
+    destroy: Some(dtmf_destroy),
+});
+
+/// The plugin's DTMF detector.
+#[no_mangle]
+pub extern "C" fn srtpgate_dtmf_detector_v1() -> *const DtmfTable {
+    &DTMF.0
+}

@@ -142,6 +142,8 @@ fn pcma_to_g722_needs_no_resampler_and_plays_on_a_wideband_phone() {
         out_pt: 9,
         out_ptime: None,
         dtmf: None,
+        detect: None,
+        tones_from: None,
     })
     .expect("transcoder");
     // The phone: a G.722 decoder at 16 kHz.

@@ -19,7 +19,7 @@ use crate::relay::worker::{CallKey, Cmd, SideConfig, SideSockets};
 use crate::relay::WorkerHandle;
 use rand::rngs::OsRng;
 use srtp::{Context, Engine, Suite};
-use srtpgate_codec::transcode::{Direction, Transcoder};
+use srtpgate_codec::transcode::{Detect, Direction, Transcoder};
 use srtpgate_codec::{abi, Registry};
 use srtpgate_ng::{Command, Ice, Request, RtcpMux, Sdes, Value};
 use srtpgate_sdp::crypto::CryptoAttr;
@@ -755,8 +755,9 @@ where
                         // running transcoders keep their state.
                         (None, None)
                     } else {
-                        let (to_a, to_o) = transcoders(&leg, &codecs, self.cfg.codec_complexity)
-                            .map_err(|e| format!("media {i}: {e}"))?;
+                        let (to_a, to_o) =
+                            transcoders(&leg, &codecs, self.cfg.codec_complexity, self.cfg.dtmf_delay_ms)
+                                .map_err(|e| format!("media {i}: {e}"))?;
                         tracing::info!(
                             call_id,
                             media = i,
@@ -1242,6 +1243,7 @@ fn transcoders(
     leg: &Leg,
     codecs: &Registry,
     complexity: Option<u8>,
+    dtmf_delay_ms: u32,
 ) -> Result<(Box<Transcoder>, Box<Transcoder>), CmdError> {
     let find = |f: &Format| codecs.find(&f.name, f.clock_rate, f.channels).ok_or_else(|| format!("no codec for {f}"));
     let (a, b) = (find(&leg.offerer)?, find(&leg.answerer)?);
@@ -1251,26 +1253,43 @@ fn transcoders(
     let instance = |(p, i): &(std::sync::Arc<srtpgate_codec::Plugin>, usize), fmtp: &Option<String>, uses| {
         p.instance_for(*i, fmtp.as_deref(), Some(rate), uses).map_err(|e| e.to_string())
     };
-    // One direction: decode `from` (its own fmtp), encode `to` (with the fmtp `set` chose).
-    let direction = |from: (&Format, &_), to: (&Format, &_), fmtp: &Option<String>, ptime, dtmf| {
-        let mut t = Transcoder::new(Direction {
-            decoder: instance(from.1, &from.0.fmtp, abi::USE_DECODE)?,
-            in_pt: from.0.pt,
-            encoder: instance(to.1, fmtp, abi::USE_ENCODE)?,
-            out_pt: to.0.pt,
-            out_ptime: ptime,
-            dtmf,
-        })?;
-        if let Some(c) = complexity {
-            // Codecs without the control ignore it.
-            t.control(abi::CTL_COMPLEXITY, c as i32).map_err(|e| e.to_string())?;
-        }
-        Ok::<_, CmdError>(t)
-    };
-    let dtmf = leg.dtmf.as_ref().map(|(x, y)| (x.pt, y.pt));
+    // One direction: decode `from` (its own fmtp), encode `to` (with the
+    // fmtp `set` chose); DTMF from the sender's telephone-event `te.0` to
+    // the receiver's `te.1`: passed, detected in the audio, or played.
+    let direction =
+        |from: (&Format, &_), to: (&Format, &_), fmtp: &Option<String>, ptime, te: (Option<u8>, Option<u8>)| {
+            let detect = match (te, codecs.dtmf_detector()) {
+                ((None, Some(out_pt)), Some(p)) => Some(Detect {
+                    detector: srtpgate_codec::dtmf::Detector::new(p, rate).map_err(|e| e.to_string())?,
+                    out_pt,
+                    delay_ms: dtmf_delay_ms,
+                }),
+                ((None, Some(_)), None) => {
+                    tracing::warn!("no DTMF detector loaded (the spandsp plugin has one): in-band tones pass as audio");
+                    None
+                }
+                _ => None,
+            };
+            let mut t = Transcoder::new(Direction {
+                decoder: instance(from.1, &from.0.fmtp, abi::USE_DECODE)?,
+                in_pt: from.0.pt,
+                encoder: instance(to.1, fmtp, abi::USE_ENCODE)?,
+                out_pt: to.0.pt,
+                out_ptime: ptime,
+                dtmf: te.0.zip(te.1),
+                detect,
+                tones_from: if te.1.is_none() { te.0 } else { None },
+            })?;
+            if let Some(c) = complexity {
+                // Codecs without the control ignore it.
+                t.control(abi::CTL_COMPLEXITY, c as i32).map_err(|e| e.to_string())?;
+            }
+            Ok::<_, CmdError>(t)
+        };
+    let (te_o, te_a) = (leg.dtmf.0.as_ref().map(|f| f.pt), leg.dtmf.1.as_ref().map(|f| f.pt));
     let (o, n) = ((&leg.offerer, &a), (&leg.answerer, &b));
-    let to_answerer = direction(o, n, &leg.fmtp.1, leg.ptime.0, dtmf)?;
-    let to_offerer = direction(n, o, &leg.fmtp.0, leg.ptime.1, dtmf.map(|(x, y)| (y, x)))?;
+    let to_answerer = direction(o, n, &leg.fmtp.1, leg.ptime.0, (te_o, te_a))?;
+    let to_offerer = direction(n, o, &leg.fmtp.0, leg.ptime.1, (te_a, te_o))?;
     Ok((Box::new(to_answerer), Box::new(to_offerer)))
 }
 

@@ -50,6 +50,12 @@ pub struct ServeArgs {
     /// the plugin's default, 5, when unset). Lower carries more calls a core.
     #[arg(long = "codec-complexity", env = "SRTPGATE_CODEC_COMPLEXITY")]
     pub codec_complexity: Option<u8>,
+    /// Delay line, ms, of a transcoded direction that turns in-band DTMF
+    /// into RFC 4733 events (`codec-transcode-telephone-event`): the tone
+    /// is muted from its first sample only when this is at least the
+    /// detector's lag (spandsp: 40 ms, the default). 0–100.
+    #[arg(long = "dtmf-delay", env = "SRTPGATE_DTMF_DELAY")]
+    pub dtmf_delay: Option<u32>,
     /// Packet I/O of the media workers: sockets (epoll, recvmmsg/sendmmsg),
     /// uring (io_uring), xdp (an XDP program and AF_XDP sockets on the
     /// media interface; root), or auto (the best one this machine runs).
@@ -132,6 +138,7 @@ struct FileConfig {
     gpu_min_batch: Option<toml::Value>,
     codec_plugin_dir: Option<PathBuf>,
     codec_complexity: Option<u8>,
+    dtmf_delay: Option<u32>,
     io: Option<String>,
     workers: Option<usize>,
     buffers: Option<usize>,
@@ -188,6 +195,8 @@ pub struct Config {
     pub codec_plugin_dir: Option<PathBuf>,
     /// Encoder complexity (0–10), for codecs that have one.
     pub codec_complexity: Option<u8>,
+    /// Delay line of directions that detect DTMF, ms.
+    pub dtmf_delay_ms: u32,
     /// I/O backend: sockets, uring, xdp or auto (resolved when the workers start).
     pub io: String,
     /// Worker threads.
@@ -341,6 +350,14 @@ impl Config {
         if let Some(c) = codec_complexity.filter(|&c| c > 10) {
             return Err(format!("codec_complexity: {c} is out of range (0–10)"));
         }
+        let dtmf_delay_ms =
+            args.dtmf_delay.or(file.dtmf_delay).unwrap_or(srtpgate_codec::transcode::DEFAULT_DTMF_DELAY_MS);
+        if dtmf_delay_ms > srtpgate_codec::transcode::MAX_CONCEAL_MS {
+            return Err(format!(
+                "dtmf_delay: {dtmf_delay_ms} ms is out of range (0–{})",
+                srtpgate_codec::transcode::MAX_CONCEAL_MS
+            ));
+        }
         let gpu_min_batch = match (&args.gpu_min_batch, &file.gpu_min_batch) {
             (Some(s), _) => parse_min_batch(s)?,
             (None, Some(toml::Value::String(s))) => parse_min_batch(s)?,
@@ -442,6 +459,7 @@ impl Config {
             gpu_min_batch,
             codec_plugin_dir: args.codec_plugin_dir.clone().or(file.codec_plugin_dir),
             codec_complexity,
+            dtmf_delay_ms,
             io,
             workers,
             buffers,
@@ -540,6 +558,10 @@ mod tests {
         assert!(e.contains("gpu-min-batch") && e.contains("many"), "{e}");
         assert_eq!(with_file("gpu_min_batch = 128\n").expect("number").gpu_min_batch, Some(128));
         assert_eq!(with_file("codec_complexity = 3\n").expect("complexity").codec_complexity, Some(3));
+        assert_eq!(with_file("").expect("default").dtmf_delay_ms, 40);
+        assert_eq!(with_file("dtmf_delay = 60\n").expect("delay").dtmf_delay_ms, 60);
+        let e = with_file("dtmf_delay = 500\n").expect_err("out of range");
+        assert!(e.contains("dtmf_delay"), "{e}");
         let e = with_file("codec_complexity = 11\n").expect_err("out of range");
         assert!(e.contains("codec_complexity"), "{e}");
         assert_eq!(with_file("gpu_min_batch = \"auto\"\n").expect("auto").gpu_min_batch, None);

@@ -335,7 +335,8 @@ where
         "counter",
         "Transcoding, summed over workers: packets decoded and encoded, samples inserted for lost packets, \
          streams whose codec failed (their transcoding ended), of the inserted samples those decoded from \
-         in-band FEC, and frames the encoder left untransmitted (DTX).",
+         in-band FEC, frames the encoder left untransmitted (DTX), in-band DTMF tones detected (sent as \
+         RFC 4733 events), and RFC 4733 events played as tones.",
         &transcode,
     );
     metric(

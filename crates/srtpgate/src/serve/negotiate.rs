@@ -93,6 +93,9 @@ pub struct Offered {
     /// Codecs named by `transcode` that no codec or plugin provides: left
     /// out (as rtpengine does), for the reply's warning.
     pub unsupported: Vec<String>,
+    /// `transcode-telephone-event`: DTMF is converted between a leg that
+    /// sends RFC 4733 events and one that sends tones in the audio.
+    pub dtmf_transcode: bool,
 }
 
 /// Whether a request asks for any codec handling.
@@ -160,13 +163,42 @@ pub fn offer(
         ptime: None,
         fmtp: f.fmtp.clone(),
     }));
+    let mut dtmf_transcode = false;
     for s in wanted {
+        if s.name.eq_ignore_ascii_case("telephone-event") {
+            dtmf_transcode = true;
+            engaged = true;
+        }
         if s.is_all() || out.iter().any(|f| s.matches(f)) {
             continue;
         }
         let explicitly_removed = formats.iter().any(|f| s.matches(f) && (named(&strip, f) || named(&mask, f)));
         if let Some(f) = from_offerer.iter().find(|f| s.matches(f)).filter(|_| !explicitly_removed) {
             out.push(f.clone());
+            continue;
+        }
+        if s.name.eq_ignore_ascii_case("telephone-event") {
+            // Events the relay makes from tones: one telephone-event for
+            // each clock rate of the codecs offered (RFC 4733 §7.1.1).
+            let mut clocks: Vec<u32> = Vec::new();
+            for f in out.iter().filter(|f| f.is_codec()) {
+                if s.clock.is_none_or(|c| c == f.clock_rate) && !clocks.contains(&f.clock_rate) {
+                    clocks.push(f.clock_rate);
+                }
+            }
+            for clock in clocks {
+                let mut f = Format {
+                    pt: 0,
+                    name: "telephone-event".into(),
+                    clock_rate: clock,
+                    channels: 1,
+                    fmtp: Some(s.fmtp.clone().unwrap_or_else(|| "0-15".into())),
+                    extra: Vec::new(),
+                };
+                f.pt = free_pt(&f, formats, &out).ok_or("no free RTP payload type for telephone-event")?;
+                added.push(f.clone());
+                out.push(f);
+            }
             continue;
         }
         let Some(mut f) = registry_format(&s, registry) else {
@@ -196,6 +228,7 @@ pub fn offer(
         set: specs(&ops.set),
         engaged,
         unsupported,
+        dtmf_transcode,
     };
     Ok((out, offered))
 }
@@ -242,8 +275,10 @@ pub struct Leg {
     pub offerer: Format,
     /// The codec the answerer sends and receives.
     pub answerer: Format,
-    /// telephone-event of (offerer, answerer), when both have it.
-    pub dtmf: Option<(Format, Format)>,
+    /// telephone-event of (offerer, answerer): both when both have it;
+    /// with `transcode-telephone-event`, one alone, and the relay converts
+    /// between events and tones.
+    pub dtmf: (Option<Format>, Option<Format>),
     /// Packet time to the answerer and to the offerer.
     pub ptime: (Option<u32>, Option<u32>),
     /// fmtp for the encoders (offerer side, answerer side).
@@ -269,7 +304,16 @@ pub fn answer(o: &Offered, answer: &[Format], registry: &Registry) -> Result<Pla
         return Ok(Plan::Pass(None));
     };
     let offered_codec = o.from_offerer.iter().any(|f| f.same_codec(b) && f.pt == b.pt);
-    let forced = o.always || o.ptime_to_answerer.is_some() || o.ptime_to_offerer.is_some();
+    // One leg has telephone-event and the other not: the audio is decoded
+    // for the tones in it, even when the codec is shared.
+    let te = |list: &[Format], clock: u32| list.iter().find(|f| f.is_dtmf() && f.clock_rate == clock).cloned();
+    let dtmf_convert = o.dtmf_transcode
+        && o.from_offerer.iter().any(|f| f.same_codec(b))
+        && o.from_offerer
+            .iter()
+            .find(|f| f.same_codec(b))
+            .is_some_and(|a| te(&o.from_offerer, a.clock_rate).is_some() != te(answer, b.clock_rate).is_some());
+    let forced = o.always || o.ptime_to_answerer.is_some() || o.ptime_to_offerer.is_some() || dtmf_convert;
     let can = |f: &Format| registry.find(&f.name, f.clock_rate, f.channels).is_some();
     if offered_codec && !(forced && can(b)) {
         // Pass-through: the offerer hears only what it offered.
@@ -296,11 +340,10 @@ pub fn answer(o: &Offered, answer: &[Format], registry: &Registry) -> Result<Pla
         })
         .cloned()
         .ok_or_else(|| format!("no codec of the offer can be transcoded to the answer's {b}"))?;
-    let te_a = o.from_offerer.iter().find(|f| f.is_dtmf() && f.clock_rate == a.clock_rate).cloned();
-    let te_b = answer.iter().find(|f| f.is_dtmf() && f.clock_rate == b.clock_rate).cloned();
-    let dtmf = te_a.clone().zip(te_b);
+    let (te_a, te_b) = (te(&o.from_offerer, a.clock_rate), te(answer, b.clock_rate));
+    let dtmf = if o.dtmf_transcode || (te_a.is_some() && te_b.is_some()) { (te_a, te_b) } else { (None, None) };
     let mut to_offerer = vec![a.clone()];
-    to_offerer.extend(dtmf.as_ref().map(|(x, _)| x.clone()));
+    to_offerer.extend(dtmf.0.clone());
     let fmtp_for = |f: &Format| {
         o.set.iter().find(|s| s.matches(f) && s.fmtp.is_some()).and_then(|s| s.fmtp.clone()).or_else(|| f.fmtp.clone())
     };
@@ -399,7 +442,7 @@ mod tests {
         let Plan::Transcode { to_offerer, leg } = plan else { panic!("{plan:?}") };
         assert_eq!(names(&to_offerer), ["0:PCMU", "101:telephone-event"]);
         assert_eq!((leg.offerer.pt, leg.answerer.pt), (0, 8));
-        assert_eq!(leg.dtmf.map(|(a, b)| (a.pt, b.pt)), Some((101, 100)));
+        assert_eq!((leg.dtmf.0.map(|a| a.pt), leg.dtmf.1.map(|b| b.pt)), (Some(101), Some(100)));
         // A codec no plugin provides is left out, and named for the reply.
         let (out, o) = offer(&pcmu_te(), &ops("transcode", &["AMR-WB", "PCMA"]), false, (None, None), &[], &r).unwrap();
         assert_eq!(names(&out), ["0:PCMU", "101:telephone-event", "8:PCMA"]);
@@ -412,6 +455,42 @@ mod tests {
         let (_, o) = offer(&pcmu_te(), &ops("transcode", &["PCMA"]), false, (None, None), &[], &r).unwrap();
         let plan = answer(&o, &[f(0, "PCMU", 8000), f(8, "PCMA", 8000), f(101, "telephone-event", 8000)], &r);
         assert_eq!(plan.unwrap(), Plan::Pass(Some(pcmu_te())));
+    }
+
+    #[test]
+    fn transcode_telephone_event_converts_dtmf_between_tones_and_events() {
+        let r = Registry::new();
+        // The offerer has no telephone-event: the relay offers one per
+        // clock rate and detects the offerer's tones.
+        let a = vec![f(8, "PCMA", 8000)];
+        let (out, o) = offer(&a, &ops("transcode", &["telephone-event"]), false, (None, None), &[], &r).unwrap();
+        assert_eq!(names(&out), ["8:PCMA", "96:telephone-event"]);
+        assert_eq!(out[1].fmtp.as_deref(), Some("0-15"));
+        assert!(o.dtmf_transcode && o.engaged && o.unsupported.is_empty());
+        // The answerer takes it with the same codec: transcoded anyway (the
+        // tones are in the audio), the offerer's answer without events.
+        let plan = answer(&o, &[f(8, "PCMA", 8000), f(96, "telephone-event", 8000)], &r).unwrap();
+        let Plan::Transcode { to_offerer, leg } = plan else { panic!("{plan:?}") };
+        assert_eq!(names(&to_offerer), ["8:PCMA"]);
+        assert_eq!((leg.offerer.pt, leg.answerer.pt), (8, 8));
+        assert_eq!((leg.dtmf.0.as_ref().map(|x| x.pt), leg.dtmf.1.as_ref().map(|x| x.pt)), (None, Some(96)));
+        // An answerer without it: nothing to convert, the codec passes.
+        assert!(matches!(answer(&o, &[f(8, "PCMA", 8000)], &r).unwrap(), Plan::Pass(_)));
+        // The offerer has it and the answerer not: the relay plays the
+        // offerer's events as tones and detects the answerer's.
+        let (out, o) =
+            offer(&pcmu_te(), &ops("transcode", &["telephone-event"]), false, (None, None), &[], &r).unwrap();
+        assert_eq!(out, pcmu_te());
+        let Plan::Transcode { to_offerer, leg } = answer(&o, &[f(0, "PCMU", 8000)], &r).unwrap() else { panic!() };
+        assert_eq!(names(&to_offerer), ["0:PCMU", "101:telephone-event"]);
+        assert_eq!((leg.dtmf.0.as_ref().map(|x| x.pt), leg.dtmf.1.as_ref().map(|x| x.pt)), (Some(101), None));
+        // Both have it: events pass as before, the codec too.
+        let plan = answer(&o, &[f(0, "PCMU", 8000), f(101, "telephone-event", 8000)], &r).unwrap();
+        assert!(matches!(plan, Plan::Pass(_)), "{plan:?}");
+        // Without the option an answer lacking telephone-event converts nothing.
+        let (_, o) = offer(&pcmu_te(), &ops("transcode", &["PCMA"]), false, (None, None), &[], &r).unwrap();
+        let Plan::Transcode { leg, .. } = answer(&o, &[f(8, "PCMA", 8000)], &r).unwrap() else { panic!() };
+        assert_eq!(leg.dtmf, (None, None));
     }
 
     #[test]
