@@ -1,12 +1,15 @@
 //! G.722 and G.726-32 per 20 ms frame through spandsp: called directly
 //! (the reference), through the plugin ABI (the loaded `.so`), and one
-//! packet through a PCMA → G.722 transcoder (G.722 at 8 kHz PCM).
+//! packet through a PCMA → G.722 transcoder (G.722 at 8 kHz PCM); the DTMF
+//! detector on 20 ms of PCM, and a PCMA → PCMU transcoder with and without
+//! it (the cost of `codec-transcode-telephone-event`).
 //!
 //! `cargo bench -p srtpgate-plugin-spandsp`
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use srtpgate_codec::dtmf::Detector;
 use srtpgate_codec::g711::alaw_encode;
-use srtpgate_codec::transcode::{Direction, Transcoder};
+use srtpgate_codec::transcode::{Detect, Direction, Transcoder};
 use srtpgate_codec::{abi, Plugin, Registry};
 use srtpgate_spandsp_sys as sys;
 use std::hint::black_box;
@@ -86,6 +89,48 @@ fn benches(c: &mut Criterion) {
             black_box(t.outputs().next());
         });
     });
+    // In-band DTMF: the detector alone (8 and 16 kHz PCM, the latter
+    // decimated first), and a PCMA → PCMU transcoder with and without it.
+    for rate in [8000u32, 16000] {
+        g.bench_function(format!("dtmf_detect_{}k", rate / 1000), |b| {
+            let mut d = Detector::new(&plugin, rate).expect("detector");
+            let pcm = tone(rate as usize / 50, rate as f64);
+            b.iter(|| black_box(d.feed(black_box(&pcm)).expect("feed").len()));
+        });
+    }
+    let (pu, iu) = reg.find("PCMU", 8000, 1).expect("PCMU");
+    for detect in [false, true] {
+        let name =
+            if detect { "transcoder_packet_pcma_to_pcmu_detecting_dtmf" } else { "transcoder_packet_pcma_to_pcmu" };
+        g.bench_function(name, |b| {
+            let mut t = Transcoder::new(Direction {
+                decoder: pa.instance_for(ia, None, Some(8000), abi::USE_DECODE).expect("PCMA"),
+                in_pt: 8,
+                encoder: pu.instance_for(iu, None, Some(8000), abi::USE_ENCODE).expect("PCMU"),
+                out_pt: 0,
+                out_ptime: None,
+                dtmf: None,
+                detect: detect.then(|| Detect {
+                    detector: Detector::new(&plugin, 8000).expect("detector"),
+                    out_pt: 101,
+                    delay_ms: 40,
+                }),
+                tones_from: None,
+            })
+            .expect("transcoder");
+            let alaw: Vec<u8> = tone(160, 8000.0).into_iter().map(alaw_encode).collect();
+            let mut p = vec![0x80, 8, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4];
+            p.extend_from_slice(&alaw);
+            let mut seq = 0u16;
+            b.iter(|| {
+                seq = seq.wrapping_add(1);
+                p[2..4].copy_from_slice(&seq.to_be_bytes());
+                p[4..8].copy_from_slice(&(160 * seq as u32).to_be_bytes());
+                t.push(black_box(&p)).expect("push");
+                black_box(t.outputs().next());
+            });
+        });
+    }
     g.finish();
 }
 

@@ -510,6 +510,12 @@ mod tests {
     }
 
     #[test]
+    fn the_example_file_is_valid() {
+        let c = with_file(include_str!("../../../../examples/srtpgate.toml")).expect("examples/srtpgate.toml");
+        assert_eq!(c.dtmf_delay_ms, 40);
+    }
+
+    #[test]
     fn defaults_file_and_flags() {
         let c = Config::resolve(&ServeArgs::default()).expect("defaults");
         assert_eq!(c.listen_ng, "127.0.0.1:2223".parse().expect("addr"));
