@@ -17,6 +17,15 @@
 //! dropped. RFC 4733 events pass with their payload type, timestamp and
 //! duration converted.
 //!
+//! Reordering: a packet that arrives after audio for a later time was taken
+//! is dropped, and the stream gets a reorder window, the lateness seen (at
+//! most [`MAX_REORDER_MS`]): from then on, a packet that arrives after a
+//! gap is held until the missing one comes or until packets that much
+//! later have arrived, then the gap is concealed. A packet in order is
+//! never held, and a stream that has not reordered has no window, so loss
+//! alone never makes anything wait; the window closes again after
+//! [`REORDER_QUIET`] packets in order.
+//!
 //! DTMF between a leg that sends tones in the audio and one that takes RFC
 //! 4733 events: with [`Detect`], a detector (a plugin's, see
 //! [`crate::dtmf`]) listens to the decoded audio as it arrives, and the
@@ -51,6 +60,24 @@ const DETECT_LEAD_MS: u32 = 40;
 const DETECT_TAIL_MS: u32 = 20;
 /// Tones waiting to be sent as events (detected within the delay line).
 const MAX_TONES: usize = 4;
+/// Longest reorder window, ms.
+pub const MAX_REORDER_MS: u32 = 60;
+/// Packets held at most in a reorder window.
+const REORDER_SLOTS: usize = 4;
+/// Packets in order after which a reorder window closes.
+pub const REORDER_QUIET: u32 = 500;
+
+/// Packets held after a gap while the stream has a reorder window.
+struct Held {
+    data: Vec<u8>,
+    len: [usize; REORDER_SLOTS],
+    pos: [i64; REORDER_SLOTS],
+    n: usize,
+    /// The window, PCM samples (0: none).
+    window: i64,
+    /// Packets taken in order since the last late one.
+    quiet: u32,
+}
 
 /// Why a packet was not transcoded.
 #[derive(Debug, thiserror::Error)]
@@ -174,6 +201,11 @@ pub struct Counts {
     pub dtmf_detected: u64,
     /// RFC 4733 events played as tones.
     pub dtmf_played: u64,
+    /// Packets dropped for arriving after later audio was taken.
+    pub late: u64,
+    /// Packets that arrived out of order and were put in their place (a
+    /// reorder window held the later ones).
+    pub reordered: u64,
 }
 
 /// RTP input, read with the SRTP core's header parser (padding checked).
@@ -243,6 +275,7 @@ pub struct Transcoder {
     delay: usize,
     det: Option<Box<DetState>>,
     gen: Option<GenState>,
+    held: Held,
 }
 
 impl Transcoder {
@@ -304,6 +337,14 @@ impl Transcoder {
             counts: Counts::default(),
             delay,
             det: None,
+            held: Held {
+                data: vec![0; REORDER_SLOTS * MAX_PACKET],
+                len: [0; REORDER_SLOTS],
+                pos: [0; REORDER_SLOTS],
+                n: 0,
+                window: 0,
+                quiet: 0,
+            },
             gen: d.tones_from.map(|in_pt| GenState {
                 in_pt,
                 tone: ToneGen::new(rate),
@@ -390,6 +431,7 @@ impl Transcoder {
         if !self.started || p.ssrc != self.ssrc {
             // The first packet, or a new source: its time starts the output's.
             if self.started {
+                self.release(true)?;
                 self.flush()?;
             }
             if !self.started {
@@ -417,13 +459,92 @@ impl Transcoder {
         if p.pt != self.d.in_pt {
             return Err(TranscodeError::PayloadType(p.pt));
         }
+        if packet.len() > MAX_PACKET {
+            return Err(TranscodeError::TooLong(packet.len()));
+        }
+        let at = self.position(p.ts);
+        let gap = at - (self.fifo_pos + self.fifo_len as i64);
+        let max_conceal = (self.rate / 1000 * MAX_CONCEAL_MS) as i64;
+        let h = &mut self.held;
+        if h.window > 0 && gap > 0 && gap <= max_conceal && h.n < REORDER_SLOTS && !h.pos[..h.n].contains(&at) {
+            // After a gap, within the window: held for the missing packet.
+            let k = h.n;
+            h.data[k * MAX_PACKET..k * MAX_PACKET + packet.len()].copy_from_slice(packet);
+            h.len[k] = packet.len();
+            h.pos[k] = at;
+            h.n += 1;
+            return self.release(false);
+        }
+        if self.held.n > 0 {
+            if gap == 0 {
+                // The missing packet: the held ones follow it.
+                self.counts.reordered += 1;
+                self.audio(&p)?;
+                return self.release(false);
+            }
+            self.release(true)?;
+        }
+        self.audio(&p)
+    }
+
+    /// Takes held packets that are now in order, or that have waited the
+    /// window out (`all`: every one), in order of time.
+    fn release(&mut self, all: bool) -> Result<(), TranscodeError> {
+        while self.held.n > 0 {
+            let h = &self.held;
+            let head = self.fifo_pos + self.fifo_len as i64;
+            let k = (0..h.n).min_by_key(|&i| h.pos[i]).expect("n > 0");
+            let newest = h.pos[..h.n].iter().copied().max().expect("n > 0");
+            if !(all || h.pos[k] <= head || newest - head > h.window) {
+                break;
+            }
+            let data = std::mem::take(&mut self.held.data);
+            let r = match parse(&data[k * MAX_PACKET..k * MAX_PACKET + self.held.len[k]]) {
+                Some(p) => self.audio(&p),
+                None => Err(TranscodeError::Malformed),
+            };
+            self.held.data = data;
+            // The last slot moves into this one.
+            let h = &mut self.held;
+            let last = h.n - 1;
+            if k != last {
+                h.data.copy_within(last * MAX_PACKET..last * MAX_PACKET + h.len[last], k * MAX_PACKET);
+                h.len[k] = h.len[last];
+                h.pos[k] = h.pos[last];
+            }
+            h.n -= 1;
+            match r {
+                Err(TranscodeError::Late) | Ok(()) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// One audio packet at its time: a gap before it concealed, its audio
+    /// decoded into the FIFO, whole frames encoded.
+    fn audio(&mut self, p: &In<'_>) -> Result<(), TranscodeError> {
         let at = self.position(p.ts);
         // Position just after the last sample taken so far.
         let gap = at - (self.fifo_pos + self.fifo_len as i64);
         let max_conceal = (self.rate / 1000 * MAX_CONCEAL_MS) as i64;
         if gap < 0 && gap > -(self.rate as i64) {
-            // Audio for a time already taken (reordered or duplicated).
+            // Audio for a time already taken (reordered or duplicated): the
+            // stream gets a reorder window as long as the packet was late.
+            self.counts.late += 1;
+            let late = -gap - self.last_in as i64;
+            let most = (self.rate / 1000 * MAX_REORDER_MS) as i64;
+            if late > 0 {
+                self.held.window = self.held.window.max(late.min(most));
+            }
+            self.held.quiet = 0;
             return Err(TranscodeError::Late);
+        }
+        if gap == 0 && self.held.window > 0 {
+            self.held.quiet += 1;
+            if self.held.quiet >= REORDER_QUIET {
+                self.held.window = 0;
+            }
         }
         if gap > 0 && gap <= max_conceal {
             // Lost packets: concealment fills their time, and the last lost
@@ -886,6 +1007,57 @@ mod tests {
         assert_eq!(o.len(), 1);
         assert_eq!(head(&o[0]), (true, 8, 3, 1000 + 16320, 0xdeadbeef));
         assert_eq!(t.counts().concealed_samples, 0);
+    }
+
+    /// Pushes packets of 20 ms by index (`160 * k`), returning for each the
+    /// sequence numbers that came out.
+    fn feed(t: &mut Transcoder, order: &[u16]) -> Vec<Vec<u16>> {
+        order
+            .iter()
+            .map(|&k| {
+                let _ = t.push(&packet(k, 160 * k as usize, 20, false));
+                outs(t).iter().map(|o| head(o).2).collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn reordering_opens_a_window_that_puts_packets_back_in_order() {
+        let mut t = pcmu_to_pcma(None);
+        // No window yet: packet 3 after 4 is too late, its time was concealed.
+        let got = feed(&mut t, &[0, 1, 2, 4, 3, 5]);
+        assert_eq!(got, [vec![0], vec![1], vec![2], vec![3, 4], vec![], vec![5]]);
+        assert_eq!((t.counts().late, t.counts().concealed_samples), (1, 160));
+        // Now a window of one packet: 11 after 12 is put back in its place,
+        // nothing concealed; 12 waited for it, and only after a gap.
+        let got = feed(&mut t, &[6, 7, 8, 9, 10, 12, 11, 13]);
+        assert_eq!(got, [vec![6], vec![7], vec![8], vec![9], vec![10], vec![], vec![11, 12], vec![13]]);
+        assert_eq!((t.counts().reordered, t.counts().concealed_samples), (1, 160));
+        // A packet really lost: the one after it waits one packet, then the
+        // gap is concealed and both go.
+        let got = feed(&mut t, &[14, 16, 17, 18]);
+        assert_eq!(got, [vec![14], vec![], vec![15, 16, 17], vec![18]]);
+        assert_eq!(t.counts().concealed_samples, 320);
+        // A duplicate is dropped, and opens no wider window.
+        let got = feed(&mut t, &[18, 19, 21, 22]);
+        assert_eq!(got, [vec![], vec![19], vec![], vec![20, 21, 22]]);
+        // After REORDER_QUIET packets in order the window closes: a gap is
+        // concealed at once again.
+        let n = REORDER_QUIET as u16;
+        let _ = feed(&mut t, &(23..23 + n).collect::<Vec<_>>());
+        let got = feed(&mut t, &[24 + n, 25 + n]);
+        assert_eq!(got, [vec![23 + n, 24 + n], vec![25 + n]]);
+    }
+
+    #[test]
+    fn a_stream_that_never_reorders_never_waits() {
+        let mut t = pcmu_to_pcma(None);
+        // 5 % loss, no reordering: every packet leaves when it arrives.
+        let order: Vec<u16> = (0..400).filter(|k| k % 20 != 7).collect();
+        for (k, out) in order.iter().zip(feed(&mut t, &order)) {
+            assert_eq!(out.last(), Some(k), "packet {k} left on arrival");
+        }
+        assert_eq!((t.counts().late, t.counts().reordered), (0, 0));
     }
 
     #[test]

@@ -234,7 +234,9 @@ pub struct WorkerStats {
     /// codec failed (their transcoding ended), of the inserted samples those
     /// decoded from the next packet's in-band FEC, frames the encoder left
     /// untransmitted (DTX), in-band DTMF tones detected (sent as RFC 4733
-    /// events), and RFC 4733 events played as tones.
+    /// events), RFC 4733 events played as tones, packets dropped as too late
+    /// (after later audio was taken), and packets put back in order by a
+    /// reorder window.
     pub transcode: [AtomicU64; TRANSCODE_COUNTERS.len()],
     /// The kernel's drop counters of this worker's AF_XDP sockets (sampled
     /// once a second): [`XDP_SOCKET_DROPS`] in order.
@@ -242,7 +244,7 @@ pub struct WorkerStats {
 }
 
 /// The names of [`WorkerStats::transcode`], in order.
-pub const TRANSCODE_COUNTERS: [&str; 8] = [
+pub const TRANSCODE_COUNTERS: [&str; 10] = [
     "decoded_packets",
     "encoded_packets",
     "concealed_samples",
@@ -251,6 +253,8 @@ pub const TRANSCODE_COUNTERS: [&str; 8] = [
     "untransmitted_frames",
     "dtmf_detected",
     "dtmf_played",
+    "late_packets",
+    "reordered_packets",
 ];
 
 /// The reasons of [`WorkerStats::xdp_socket_drops`]: frames dropped on

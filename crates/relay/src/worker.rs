@@ -640,6 +640,8 @@ where
             tc[5].fetch_add(after.untransmitted - before.untransmitted, Relaxed);
             tc[6].fetch_add(after.dtmf_detected - before.dtmf_detected, Relaxed);
             tc[7].fetch_add(after.dtmf_played - before.dtmf_played, Relaxed);
+            tc[8].fetch_add(after.late - before.late, Relaxed);
+            tc[9].fetch_add(after.reordered - before.reordered, Relaxed);
             match r {
                 Ok(Ok(())) => {}
                 Ok(Err(e)) => {

@@ -336,7 +336,8 @@ where
         "Transcoding, summed over workers: packets decoded and encoded, samples inserted for lost packets, \
          streams whose codec failed (their transcoding ended), of the inserted samples those decoded from \
          in-band FEC, frames the encoder left untransmitted (DTX), in-band DTMF tones detected (sent as \
-         RFC 4733 events), and RFC 4733 events played as tones.",
+         RFC 4733 events), RFC 4733 events played as tones, packets dropped as too late, and packets put \
+         back in order by a reorder window.",
         &transcode,
     );
     metric(
