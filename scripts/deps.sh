@@ -10,8 +10,9 @@ cd "$(dirname "$0")/.."
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 need=()
-# kamailio: the SIP proxy (with its rtpengine module) of the end-to-end test.
-for pkg in libsrtp2-dev libspandsp-dev libopus-dev libbcg729-dev pkg-config libssl-dev build-essential clang iproute2 python3-venv kamailio curl fonts-dejavu-core; do
+# kamailio: the SIP proxy (with its rtpengine module) of the end-to-end test;
+# baresip-core: the real SIP client (G.722 over SRTP) of the end-to-end test.
+for pkg in libsrtp2-dev libspandsp-dev libopus-dev libbcg729-dev pkg-config libssl-dev build-essential clang iproute2 python3-venv kamailio baresip-core curl fonts-dejavu-core; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

@@ -89,9 +89,10 @@ class Proc:
         return "%s (%s) log:\n%s" % (self.name, " ".join(self.argv), self.output())
 
 
-def start_relay(kind, workdir, srtpgate_bin=None):
-    """Starts `srtpgate serve` (kind "srtpgate") or ng_stub.py (kind "stub")
-    with the same flags; waits for it to answer an NG ping. Returns (proc, cfg)."""
+def start_relay(kind, workdir, srtpgate_bin=None, extra=()):
+    """Starts `srtpgate serve` (kind "srtpgate", with `extra` flags) or
+    ng_stub.py (kind "stub") with the same flags; waits for it to answer an
+    NG ping. Returns (proc, cfg)."""
     cfg = {"ng": (IP, free_udp_port()), "http": (IP, free_tcp_port())}
     cfg["port_min"], cfg["port_max"] = free_port_range()
     flags = ["--listen-ng", "%s:%d" % cfg["ng"], "--interface", IP,
@@ -101,7 +102,7 @@ def start_relay(kind, workdir, srtpgate_bin=None):
         cfg["ng_log"] = os.path.join(workdir, "ng")
         argv = [sys.executable, os.path.join(HERE, "ng_stub.py")] + flags + ["--log-dir", cfg["ng_log"]]
     else:
-        argv = [srtpgate_bin, "serve"] + flags
+        argv = [srtpgate_bin, "serve"] + flags + list(extra)
     proc = Proc(kind, argv, os.path.join(workdir, kind + ".log"))
     wait_for_pong(proc, cfg["ng"])
     return proc, cfg
