@@ -336,8 +336,10 @@ class SipUA:
             msg.source = src
             self.log.append(("in", msg.first))
             if msg.is_request and msg.method == "BYE":
-                self.respond(msg, 200, "OK")
+                # Noted before the 200 leaves: the caller checks for it as
+                # soon as the 200 reaches it.
                 self.byes.put(msg)
+                self.respond(msg, 200, "OK")
             elif msg.is_request and msg.method == "ACK" and self.dialog is not None:
                 self.dialog.acked.set()
             elif msg.is_request and msg.method == "INVITE" and self.dialog is not None \
