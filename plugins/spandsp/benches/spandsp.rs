@@ -91,6 +91,15 @@ fn benches(c: &mut Criterion) {
     });
     // In-band DTMF: the detector alone (8 and 16 kHz PCM, the latter
     // decimated first), and a PCMA → PCMU transcoder with and without it.
+    g.bench_function("dtmf_rx_direct_8k", |b| {
+        let pcm = tone(160, 8000.0);
+        // SAFETY: a receiver made and freed here; 160 samples.
+        unsafe {
+            let rx = sys::dtmf_rx_init(std::ptr::null_mut(), None, std::ptr::null_mut());
+            b.iter(|| black_box(sys::dtmf_rx(rx, black_box(pcm.as_ptr()), 160)));
+            sys::dtmf_rx_free(rx);
+        }
+    });
     for rate in [8000u32, 16000] {
         g.bench_function(format!("dtmf_detect_{}k", rate / 1000), |b| {
             let mut d = Detector::new(&plugin, rate).expect("detector");
