@@ -161,6 +161,8 @@ where
     /// through (both allocated once).
     extra: Vec<(usize, Pkt)>,
     spare: Vec<Pkt>,
+    /// The round's packets of transcoded streams, run after the others left.
+    later: Vec<Pkt>,
     /// The pool's region is registered with the engine.
     registered: bool,
 }
@@ -243,6 +245,7 @@ where
             jobs: Vec::with_capacity(MAX_LOOP_PACKETS),
             extra: Vec::with_capacity(MAX_LOOP_PACKETS),
             spare: Vec::with_capacity(MAX_LOOP_PACKETS),
+            later: Vec::with_capacity(MAX_LOOP_PACKETS),
             registered,
         })
     }
@@ -505,7 +508,42 @@ where
             }
         }
         self.transform_step(true);
-        self.transcode();
+        // Packets of transcoded streams wait for their codecs; the others
+        // of the round are not made to wait with them: they are protected
+        // and sent first, then the transcoded ones (a slow codec does not
+        // delay another call's packets beyond its own round).
+        let streams = &self.streams;
+        let transcoded = |p: &Pkt| {
+            p.dropped.is_none()
+                && streams
+                    .get(p.slot as usize)
+                    .and_then(|s| s.as_ref())
+                    .is_some_and(|s| s.sides.iter().any(|d| d.transcode.is_some() || d.transcode_failed))
+        };
+        if self.pkts.iter().any(transcoded) {
+            let mut rest = std::mem::take(&mut self.spare);
+            for p in self.pkts.drain(..) {
+                if transcoded(&p) {
+                    self.later.push(p);
+                } else {
+                    rest.push(p);
+                }
+            }
+            std::mem::swap(&mut self.pkts, &mut rest);
+            self.spare = rest;
+            self.finish();
+            std::mem::swap(&mut self.pkts, &mut self.later);
+            self.transcode();
+        }
+        self.finish();
+    }
+
+    /// Latches, protects and sends the round's packets (`pkts`), counts
+    /// the drops and returns the buffers.
+    fn finish(&mut self) {
+        if self.pkts.is_empty() {
+            return;
+        }
         let now_ms = sys::now_ns() / 1_000_000;
         // 2. Latch the source, then the protect step's prepare with the
         // other side's keys (from the current buffer into the other one).
