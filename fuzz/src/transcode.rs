@@ -1,9 +1,12 @@
 //! Fuzz logic of the transcoder (`srtpgate-codec`): plain RTP from an
 //! endpoint is untrusted input.
 //!
-//! Input: byte 0 picks the output packet time (0: the input's; else 10 ms ×
-//! (1 + b % 6)); then records as in the SRTP targets, each one packet pushed
-//! into a PCMU → PCMA transcoder with RFC 4733 events on 101 → 96. No push
+//! Input: byte 0 picks the output packet time (its low 7 bits: 0, the
+//! input's; else 10 ms × (1 + b % 6)) and, with its top bit, RFC 4733 events
+//! on 101 played as tones (a receiver without telephone-event) instead of
+//! passed on 101 → 96; then records as in the SRTP targets, each one packet
+//! pushed into a PCMU → PCMA transcoder (which also runs the reorder window
+//! on what arrives out of order). No push
 //! may panic, and every packet it writes must be a version-2 RTP header with
 //! the output payload type (or the event type) and fit the output buffer.
 //! Each record is also walked as a plain RTCP compound packet of the stream
@@ -24,8 +27,10 @@ pub fn transcode(data: &[u8]) {
         in_pt: 0,
         encoder: pa.instance(ia, None, None).expect("PCMA state"),
         out_pt: 8,
-        out_ptime: (cfg != 0).then(|| 10 * (1 + cfg as u32 % 6)),
-        dtmf: Some((101, 96)),
+        out_ptime: (cfg & 0x7f != 0).then(|| 10 * (1 + (cfg & 0x7f) as u32 % 6)),
+        dtmf: (cfg & 0x80 == 0).then_some((101, 96)),
+        detect: None,
+        tones_from: (cfg & 0x80 != 0).then_some(101),
     })
     .expect("G.711 transcoder");
     for p in crate::records(rest) {
