@@ -134,6 +134,22 @@ impl Drop for Detector {
     }
 }
 
+/// The share of the power of `pcm` (mono, at `rate` Hz) that lies at `hz`
+/// (Goertzel): 1 for a pure tone of that frequency, near 0 without it. How
+/// the tests and tools check which tone a stretch of audio carries.
+pub fn power_share(pcm: &[i16], rate: u32, hz: f64) -> f64 {
+    let w = 2.0 * std::f64::consts::PI * hz / rate as f64;
+    let (mut s1, mut s2) = (0.0f64, 0.0f64);
+    for &x in pcm {
+        let s0 = x as f64 + 2.0 * w.cos() * s1 - s2;
+        s2 = s1;
+        s1 = s0;
+    }
+    let p = s1 * s1 + s2 * s2 - 2.0 * w.cos() * s1 * s2;
+    let total: f64 = pcm.iter().map(|&x| (x as f64).powi(2)).sum();
+    2.0 * p / (pcm.len().max(1) as f64 * total.max(1.0))
+}
+
 /// The (low, high) frequencies of RFC 4733 event `event` (0–15), Hz.
 pub fn frequencies(event: u8) -> Option<(f32, f32)> {
     const LOW: [f32; 4] = [697.0, 770.0, 852.0, 941.0];
@@ -216,20 +232,6 @@ impl ToneGen {
 mod tests {
     use super::*;
 
-    /// Power of `f` in `x` (Goertzel), relative to the signal's.
-    fn share(x: &[i16], rate: f32, f: f32) -> f64 {
-        let w = 2.0 * std::f64::consts::PI * f as f64 / rate as f64;
-        let (mut s1, mut s2) = (0.0f64, 0.0f64);
-        for &v in x {
-            let s = v as f64 + 2.0 * w.cos() * s1 - s2;
-            s2 = s1;
-            s1 = s;
-        }
-        let p = s1 * s1 + s2 * s2 - 2.0 * w.cos() * s1 * s2;
-        let e: f64 = x.iter().map(|&v| (v as f64).powi(2)).sum();
-        2.0 * p / (x.len() as f64 * e)
-    }
-
     #[test]
     fn keypad_maps_to_rfc4733_events() {
         assert_eq!(event_of('0'), Some(0));
@@ -256,9 +258,9 @@ mod tests {
             g.fill(a);
             g.fill(b);
             let (lo, hi) = frequencies(5).unwrap();
-            let (p_lo, p_hi) = (share(&x, rate as f32, lo), share(&x, rate as f32, hi));
+            let (p_lo, p_hi) = (power_share(&x, rate, lo as f64), power_share(&x, rate, hi as f64));
             assert!(p_lo > 0.4 && p_hi > 0.4, "{rate} Hz: {p_lo} {p_hi}");
-            assert!(share(&x, rate as f32, 1000.0) < 0.01);
+            assert!(power_share(&x, rate, 1000.0) < 0.01);
             // -10 dBm0 per tone: peak of each near 7200.
             let peak = x.iter().map(|v| v.unsigned_abs()).max().unwrap();
             assert!((12_000..=15_000).contains(&peak), "peak {peak}");

@@ -281,7 +281,7 @@ pub struct Transcoder {
 impl Transcoder {
     /// A transcoder between two codecs whose states have PCM of the same
     /// rate and channel count (see [`crate::common_pcm_rate`]).
-    pub fn new(d: Direction) -> Result<Transcoder, String> {
+    pub fn new(mut d: Direction) -> Result<Transcoder, String> {
         let (i, o) = (d.decoder.info().clone(), d.encoder.info().clone());
         let rate = d.decoder.pcm_rate();
         if rate != d.encoder.pcm_rate() {
@@ -336,7 +336,9 @@ impl Transcoder {
             n_out: 0,
             counts: Counts::default(),
             delay,
-            det: None,
+            det: d.detect.take().map(|x| {
+                Box::new(DetState { detector: x.detector, out_pt: x.out_pt, tones: VecDeque::with_capacity(MAX_TONES) })
+            }),
             held: Held {
                 data: vec![0; REORDER_SLOTS * MAX_PACKET],
                 len: [0; REORDER_SLOTS],
@@ -352,12 +354,6 @@ impl Transcoder {
                 silence_next: false,
             }),
             d,
-        })
-        .map(|mut t| {
-            t.det = t.d.detect.take().map(|x| {
-                Box::new(DetState { detector: x.detector, out_pt: x.out_pt, tones: VecDeque::with_capacity(MAX_TONES) })
-            });
-            t
         })
     }
 
@@ -458,6 +454,10 @@ impl Transcoder {
         }
         if p.pt != self.d.in_pt {
             return Err(TranscodeError::PayloadType(p.pt));
+        }
+        if self.held.window == 0 && self.held.n == 0 {
+            // No reorder window: every packet is taken as it comes.
+            return self.audio(&p);
         }
         if packet.len() > MAX_PACKET {
             return Err(TranscodeError::TooLong(packet.len()));
@@ -1095,20 +1095,6 @@ mod tests {
         assert_eq!(t.counts().events, 1);
     }
 
-    /// Power of `hz` in `x` relative to its total power (Goertzel).
-    fn share(x: &[i16], hz: f64) -> f64 {
-        let w = 2.0 * std::f64::consts::PI * hz / 8000.0;
-        let (mut s1, mut s2) = (0.0, 0.0);
-        for &v in x {
-            let s0 = v as f64 + 2.0 * w.cos() * s1 - s2;
-            s2 = s1;
-            s1 = s0;
-        }
-        let p = s1 * s1 + s2 * s2 - 2.0 * w.cos() * s1 * s2;
-        let total: f64 = x.iter().map(|&v| (v as f64).powi(2)).sum();
-        2.0 * p / (x.len() as f64 * total.max(1.0))
-    }
-
     #[test]
     fn events_to_a_leg_without_telephone_event_are_played_as_tones() {
         let r = Registry::new();
@@ -1166,11 +1152,14 @@ mod tests {
         let tone = &audio[800..1440];
         assert!(sent[800..1440].iter().all(|&s| s));
         let (lo, hi) = crate::dtmf::frequencies(5).unwrap();
-        assert!(share(tone, lo as f64) > 0.4 && share(tone, hi as f64) > 0.4);
+        assert!(
+            crate::dtmf::power_share(tone, 8000, lo as f64) > 0.4
+                && crate::dtmf::power_share(tone, 8000, hi as f64) > 0.4
+        );
         // Before and after it, the 1 kHz audio; none of the tone.
-        assert!(share(&audio[0..800], 1000.0) > 0.9);
-        assert!(share(&audio[1440..2400], lo as f64) < 0.01);
-        assert!(share(&audio[1600..2400], 1000.0) > 0.9);
+        assert!(crate::dtmf::power_share(&audio[0..800], 8000, 1000.0) > 0.9);
+        assert!(crate::dtmf::power_share(&audio[1440..2400], 8000, lo as f64) < 0.01);
+        assert!(crate::dtmf::power_share(&audio[1600..2400], 8000, 1000.0) > 0.9);
     }
 
     #[test]

@@ -10,6 +10,7 @@ mod common;
 
 use common::*;
 use srtp::Suite;
+use srtpgate_codec::dtmf::power_share as share_at;
 use srtpgate_codec::g711::{alaw_decode, alaw_encode, ulaw_decode, ulaw_encode};
 use srtpgate_ng::Value;
 use srtpgate_sdp::crypto::CryptoAttr;
@@ -370,20 +371,6 @@ fn phone_codec(dir: &std::path::Path, name: &str, fmtp: Option<&str>) -> srtpgat
 /// A `hz` tone of `n` samples at `rate` from sample `at`, amplitude 8 000.
 fn tone_at(rate: u32, hz: f64, at: usize, n: usize) -> Vec<i16> {
     (at..at + n).map(|i| (8000.0 * (i as f64 * 2.0 * std::f64::consts::PI * hz / rate as f64).sin()) as i16).collect()
-}
-
-/// Fraction of the power at `hz` of `pcm` at `rate` (Goertzel).
-fn share_at(pcm: &[i16], rate: u32, hz: f64) -> f64 {
-    let w = 2.0 * std::f64::consts::PI * hz / rate as f64;
-    let (mut s1, mut s2) = (0.0f64, 0.0f64);
-    for &x in pcm {
-        let s = x as f64 + 2.0 * w.cos() * s1 - s2;
-        s2 = s1;
-        s1 = s;
-    }
-    let power = s1 * s1 + s2 * s2 - 2.0 * w.cos() * s1 * s2;
-    let energy: f64 = pcm.iter().map(|&x| (x as f64).powi(2)).sum();
-    power / (energy.max(1.0) * pcm.len() as f64 / 2.0)
 }
 
 /// A PCMA-only caller and a callee that has only `codec` (payload type

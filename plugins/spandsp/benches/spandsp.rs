@@ -18,6 +18,22 @@ fn tone(n: usize, rate: f64) -> Vec<i16> {
     (0..n).map(|i| (6000.0 * (i as f64 * 2.0 * std::f64::consts::PI * 440.0 / rate).sin()) as i16).collect()
 }
 
+/// Times one PCMA packet of a 440 Hz tone (20 ms, consecutive sequence
+/// numbers and timestamps) pushed through `t`.
+fn push_alaw(b: &mut criterion::Bencher<'_>, t: &mut Transcoder) {
+    let alaw: Vec<u8> = tone(160, 8000.0).into_iter().map(alaw_encode).collect();
+    let mut p = vec![0x80, 8, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4];
+    p.extend_from_slice(&alaw);
+    let mut seq = 0u16;
+    b.iter(|| {
+        seq = seq.wrapping_add(1);
+        p[2..4].copy_from_slice(&seq.to_be_bytes());
+        p[4..8].copy_from_slice(&(160 * seq as u32).to_be_bytes());
+        t.push(black_box(&p)).expect("push");
+        black_box(t.outputs().next());
+    });
+}
+
 fn benches(c: &mut Criterion) {
     let lib = srtpgate_codec::built_plugin("libsrtpgate_plugin_spandsp.so").expect("the plugin is built");
     let plugin = Plugin::load(&lib).expect("load");
@@ -77,17 +93,7 @@ fn benches(c: &mut Criterion) {
             tones_from: None,
         })
         .expect("transcoder");
-        let alaw: Vec<u8> = tone(160, 8000.0).into_iter().map(alaw_encode).collect();
-        let mut p = vec![0x80, 8, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4];
-        p.extend_from_slice(&alaw);
-        let mut seq = 0u16;
-        b.iter(|| {
-            seq = seq.wrapping_add(1);
-            p[2..4].copy_from_slice(&seq.to_be_bytes());
-            p[4..8].copy_from_slice(&(160 * seq as u32).to_be_bytes());
-            t.push(black_box(&p)).expect("push");
-            black_box(t.outputs().next());
-        });
+        push_alaw(b, &mut t);
     });
     // In-band DTMF: the detector alone (8 and 16 kHz PCM, the latter
     // decimated first), and a PCMA → PCMU transcoder with and without it.
@@ -127,17 +133,7 @@ fn benches(c: &mut Criterion) {
                 tones_from: None,
             })
             .expect("transcoder");
-            let alaw: Vec<u8> = tone(160, 8000.0).into_iter().map(alaw_encode).collect();
-            let mut p = vec![0x80, 8, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4];
-            p.extend_from_slice(&alaw);
-            let mut seq = 0u16;
-            b.iter(|| {
-                seq = seq.wrapping_add(1);
-                p[2..4].copy_from_slice(&seq.to_be_bytes());
-                p[4..8].copy_from_slice(&(160 * seq as u32).to_be_bytes());
-                t.push(black_box(&p)).expect("push");
-                black_box(t.outputs().next());
-            });
+            push_alaw(b, &mut t);
         });
     }
     g.finish();

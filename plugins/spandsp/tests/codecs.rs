@@ -3,6 +3,7 @@
 //! codeword order, concealment, and a PCMA → G.722 transcoder whose output a
 //! 16 kHz G.722 decoder (what a wideband phone runs) plays back as the tone.
 
+use srtpgate_codec::dtmf::power_share as share;
 use srtpgate_codec::transcode::{Direction, Transcoder};
 use srtpgate_codec::{common_pcm_rate, g711, Instance, Plugin, Registry};
 use std::sync::Arc;
@@ -16,20 +17,6 @@ fn tone(n: usize, rate: u32, hz: f64, from: usize) -> Vec<i16> {
     (from..from + n)
         .map(|i| (6000.0 * (i as f64 * 2.0 * std::f64::consts::PI * hz / rate as f64).sin()) as i16)
         .collect()
-}
-
-/// Power of `hz` in `x` relative to its total power (Goertzel).
-fn share(x: &[i16], rate: u32, hz: f64) -> f64 {
-    let w = 2.0 * std::f64::consts::PI * hz / rate as f64;
-    let (mut s1, mut s2) = (0.0, 0.0);
-    for &v in x {
-        let s0 = v as f64 + 2.0 * w.cos() * s1 - s2;
-        s2 = s1;
-        s1 = s0;
-    }
-    let p = s1 * s1 + s2 * s2 - 2.0 * w.cos() * s1 * s2;
-    let total: f64 = x.iter().map(|&v| (v as f64).powi(2)).sum();
-    2.0 * p / (x.len() as f64 * total.max(1.0))
 }
 
 fn instance(p: &Arc<Plugin>, name: &str, rate: Option<u32>) -> Instance {

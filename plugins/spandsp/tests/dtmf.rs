@@ -59,24 +59,10 @@ fn detects_every_key_at_8_and_16_khz_with_its_timing() {
 // In-band tones to RFC 4733 through a transcoder (PCMA without
 // telephone-event to PCMU with it), the delay line muting each tone.
 
-use srtpgate_codec::dtmf::frequencies;
+use srtpgate_codec::dtmf::{frequencies, power_share};
 use srtpgate_codec::g711::{alaw_encode, ulaw_decode};
 use srtpgate_codec::transcode::{Detect, Direction, Transcoder};
 use srtpgate_codec::Registry;
-
-/// Power of `hz` in `x` relative to its total power (Goertzel).
-fn share(x: &[i16], rate: u32, hz: f32) -> f64 {
-    let w = 2.0 * std::f64::consts::PI * hz as f64 / rate as f64;
-    let (mut s1, mut s2) = (0.0, 0.0);
-    for &v in x {
-        let s0 = v as f64 + 2.0 * w.cos() * s1 - s2;
-        s2 = s1;
-        s1 = s0;
-    }
-    let p = s1 * s1 + s2 * s2 - 2.0 * w.cos() * s1 * s2;
-    let total: f64 = x.iter().map(|&v| (v as f64).powi(2)).sum();
-    2.0 * p / (x.len() as f64 * total.max(1.0))
-}
 
 fn detecting(delay_ms: u32) -> Transcoder {
     let r = Registry::new();
@@ -170,7 +156,7 @@ fn leak(h: &Heard, spans: &[(usize, usize, u8)]) -> f64 {
                 let x = &h.audio[w..end];
                 let power: f64 = x.iter().map(|&v| (v as f64).powi(2)).sum::<f64>() / x.len() as f64;
                 if power > 1e4 {
-                    worst = worst.max(share(x, 8000, lo) + share(x, 8000, hi));
+                    worst = worst.max(power_share(x, 8000, lo as f64) + power_share(x, 8000, hi as f64));
                 }
             }
         }
@@ -223,7 +209,7 @@ fn tones_become_rfc4733_events_and_none_leaks_before_detection() {
     assert!(worst < 0.05, "tone leaked into the audio: share {worst:.2}");
     // The audio around the keys is sent, and the background is intact.
     assert!(h.sent[..7900].iter().all(|&s| s));
-    assert!(share(&h.audio[800..7200], 8000, 440.0) > 0.9);
+    assert!(power_share(&h.audio[800..7200], 8000, 440.0) > 0.9);
     // The delay line: the audio of packet k leaves with packet k + 2.
     for &(k, ts) in &h.lag {
         assert_eq!(ts as usize, (k - 2) * 160, "packet {k}");
