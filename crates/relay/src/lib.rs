@@ -19,7 +19,7 @@ use srtp::Engine;
 use stats::WorkerStats;
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use worker::{Cmd, Worker};
+use worker::{Cmd, Mover, Worker};
 
 /// The control thread's handle on one worker.
 pub struct WorkerHandle<E: Engine> {
@@ -40,6 +40,11 @@ impl<E: Engine> WorkerHandle<E> {
         } else {
             tracing::error!("a media worker has stopped; its calls have no media");
         }
+    }
+
+    /// Where another worker hands streams to this one ([`Cmd::MoveCall`]).
+    pub fn mover(&self) -> Mover<E> {
+        Mover { tx: self.tx.clone(), waker: self.waker.clone() }
     }
 
     /// Whether the worker thread is still running.

@@ -72,6 +72,13 @@ pub enum Cmd<E: Engine> {
     RemoveCall { call: CallKey },
     /// Close one stream of a call (a refused re-offer that had added it).
     RemoveStream { call: CallKey, stream: usize },
+    /// Hand every stream of a call, with all its state (sockets, latched
+    /// peers, contexts, transcoders), to another worker; then report on
+    /// `done` how many streams went. Datagrams of the call already read in
+    /// this round are dropped (counted as stray).
+    MoveCall { call: CallKey, to: Mover<E>, done: std::sync::mpsc::SyncSender<usize> },
+    /// Streams another worker handed over ([`Cmd::MoveCall`]).
+    Adopt { streams: Vec<Moved<E>> },
     /// Leave the loop.
     Stop,
 }
@@ -99,6 +106,16 @@ struct Stream<E: Engine> {
     call: CallKey,
     index: usize,
     sides: [Side<E>; 2],
+}
+
+/// A stream on its way from one worker to another (opaque).
+pub struct Moved<E: Engine>(Stream<E>);
+
+/// Where a worker sends the streams it hands over: another worker's command
+/// channel and waker.
+pub struct Mover<E: Engine> {
+    pub(crate) tx: crossbeam_channel::Sender<Cmd<E>>,
+    pub(crate) waker: Arc<dyn Wake>,
 }
 
 /// One packet on its way through the loop.
@@ -328,13 +345,83 @@ where
                     self.remove_slot(slot);
                 }
             }
+            Cmd::MoveCall { call, to, done } => {
+                let mut moved = Vec::new();
+                for slot in 0..self.streams.len() {
+                    if self.streams[slot].as_ref().is_some_and(|s| s.call == call) {
+                        moved.extend(self.remove_slot(slot).map(Moved));
+                    }
+                }
+                let n = moved.len();
+                if n > 0 {
+                    if to.tx.send(Cmd::Adopt { streams: moved }).is_err() {
+                        tracing::error!(call, "the media worker a call moves to has stopped; the call has no media");
+                    } else if let Err(e) = to.waker.wake() {
+                        tracing::error!("cannot wake a worker: {e}");
+                    }
+                }
+                let _ = done.send(n);
+            }
+            Cmd::Adopt { streams } => {
+                for Moved(s) in streams {
+                    let call = s.call;
+                    if let Err(e) = self.adopt(s) {
+                        tracing::error!(call, "cannot register media sockets of a call moved here: {e}");
+                    }
+                }
+            }
             Cmd::Stop => {}
         }
     }
 
-    /// Closes the stream in `slot` and frees the slot.
-    fn remove_slot(&mut self, slot: usize) {
-        if let Some(s) = self.streams[slot].take() {
+    /// Takes a stream another worker handed over: a free slot, its sockets
+    /// registered with this worker's backend, its latched peers told to the
+    /// backend (the AF_XDP map names the owning worker).
+    fn adopt(&mut self, s: Stream<E>) -> std::io::Result<()> {
+        let slot = self.free_slot();
+        for (i, d) in s.sides.iter().enumerate() {
+            let added = self
+                .io
+                .add(token(slot, i, false), d.rtp.as_raw_fd())
+                .and_then(|()| self.io.add(token(slot, i, true), d.rtcp.as_raw_fd()));
+            if let Err(e) = added {
+                for (j, d) in s.sides.iter().enumerate().take(i + 1) {
+                    self.io.remove(token(slot, j, false), d.rtp.as_raw_fd());
+                    self.io.remove(token(slot, j, true), d.rtcp.as_raw_fd());
+                }
+                self.free_slots.push(slot);
+                return Err(e);
+            }
+        }
+        for (i, d) in s.sides.iter().enumerate() {
+            if d.latched_rtp {
+                self.io.latch(token(slot, i, false), d.peer_rtp);
+            }
+            if d.latched_rtcp {
+                self.io.latch(token(slot, i, true), d.peer_rtcp);
+            }
+        }
+        self.streams[slot as usize] = Some(s);
+        self.stats.legs.fetch_add(2, Relaxed);
+        Ok(())
+    }
+
+    /// A free stream slot (the vector grows when none is).
+    fn free_slot(&mut self) -> u32 {
+        match self.free_slots.pop() {
+            Some(s) => s,
+            None => {
+                self.streams.push(None);
+                (self.streams.len() - 1) as u32
+            }
+        }
+    }
+
+    /// Takes the stream in `slot` off the backend, frees the slot and
+    /// returns the stream (dropping it closes its sockets).
+    fn remove_slot(&mut self, slot: usize) -> Option<Stream<E>> {
+        let taken = self.streams[slot].take();
+        if let Some(s) = &taken {
             for (i, d) in s.sides.iter().enumerate() {
                 self.io.remove(token(slot as u32, i, false), d.rtp.as_raw_fd());
                 self.io.remove(token(slot as u32, i, true), d.rtcp.as_raw_fd());
@@ -356,16 +443,11 @@ where
             false
         });
         self.free_slots.push(slot as u32);
+        taken
     }
 
     fn add_stream(&mut self, call: CallKey, index: usize, sides: [SideSockets; 2]) -> std::io::Result<()> {
-        let slot = match self.free_slots.pop() {
-            Some(s) => s,
-            None => {
-                self.streams.push(None);
-                (self.streams.len() - 1) as u32
-            }
-        };
+        let slot = self.free_slot();
         let mut built: Vec<Side<E>> = Vec::with_capacity(2);
         for (i, s) in sides.into_iter().enumerate() {
             let added = self

@@ -106,7 +106,10 @@ struct Bridged {
 }
 
 fn bridged(name: &str, slot: u16) -> Bridged {
-    let d = Daemon::start(name, slot, &[]);
+    bridged_on(Daemon::start(name, slot, &[]), name)
+}
+
+fn bridged_on(d: Daemon, name: &str) -> Bridged {
     let mut a = Endpoint::new(LO);
     let mut b = Endpoint::new(LO);
     let id = format!("{name}-call");
@@ -192,6 +195,65 @@ fn pcmu_caller_and_pcma_callee_hear_each_other() {
     assert_eq!(codec("bob").as_deref(), Some("PCMA/8000"), "{}", show(&q));
     assert_eq!(transcode_metric(&m, "codec_failures"), Some(0.0));
     c.d.delete(&c.id);
+}
+
+/// `worker_legs{worker="<w>"}` of a `/metrics` page.
+fn worker_legs(page: &str, w: usize) -> Option<f64> {
+    let key = format!("srtpgate_worker_legs{{worker=\"{w}\"}} ");
+    page.lines().find_map(|l| l.strip_prefix(&key)).and_then(|v| v.trim().parse().ok())
+}
+
+/// Polls until worker `w` holds `want` legs.
+fn wait_legs(d: &Daemon, w: usize, want: f64) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        let m = d.metrics();
+        if worker_legs(&m, w) == Some(want) {
+            return;
+        }
+        assert!(std::time::Instant::now() < deadline, "worker {w}: want {want} legs\n{m}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// With a transcoding worker, a call starts on a pass-through worker and
+/// moves, with its sockets, keys and latched peers, when its answer turns
+/// transcoding on; a pass-through call stays; media flows both ways after
+/// the move, and later commands (delete) reach the new worker.
+#[test]
+fn a_transcoded_call_moves_to_a_transcoding_worker() {
+    let name = "transcode-worker";
+    let d = Daemon::start(name, 11, &["--workers", "2", "--transcode-workers", "1"]);
+    // A pass-through call first: it stays on worker 0.
+    let p = Endpoint::new(LO);
+    let k = key(1, Suite::AES_CM_128_HMAC_SHA1_80);
+    let r = d.request(&offer("pass", "x", &sdp_with(&p, std::slice::from_ref(&k), "8", 0)));
+    let o = reply_sdp(&r);
+    let r = d.request(&answer("pass", "x", "y", &sdp_with(&p, std::slice::from_ref(&k), "8", 0)));
+    let _ = (reply_sdp(&r), o);
+    wait_legs(&d, 0, 2.0);
+    let mut c = bridged_on(d, name);
+    wait_legs(&c.d, 1, 2.0);
+    wait_legs(&c.d, 0, 2.0);
+    assert_eq!(c.d.metric("calls_moved_total"), Some(1.0));
+    talk(&mut c.a, 0, 1000.0, 100, 0, 25, 20, &[]);
+    let (_, pcm) = listen(&mut c.b, 8, 25, "caller to callee");
+    check_tone(&pcm, 1000.0, "caller to callee");
+    talk(&mut c.b, 8, 440.0, 7, 0, 25, 20, &[]);
+    let (_, pcm) = listen(&mut c.a, 0, 25, "callee to caller");
+    check_tone(&pcm, 440.0, "callee to caller");
+    // A re-INVITE keeps the call where it is.
+    let r = c.d.request(
+        &offer(&c.id, "alice", &sdp_with(&c.a, std::slice::from_ref(&c.a_keys.0), "0", 101))
+            .with("flags", Value::from(vec!["codec-transcode-PCMA", "codec-mask-PCMU"])),
+    );
+    let _ = reply_sdp(&r);
+    let r = c.d.request(&answer(&c.id, "alice", "bob", &sdp_with(&c.b, std::slice::from_ref(&c.b_keys.0), "8", 96)));
+    let _ = reply_sdp(&r);
+    assert_eq!(c.d.metric("calls_moved_total"), Some(1.0));
+    c.d.delete(&c.id);
+    wait_legs(&c.d, 1, 0.0);
+    wait_legs(&c.d, 0, 2.0);
 }
 
 /// rtpengine closes RTP timestamp gaps and holds packets after one: here a

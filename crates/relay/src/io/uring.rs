@@ -364,6 +364,12 @@ impl Io for UringIo {
         let Some(gen) = self.gens.get(i).copied() else { return };
         let e = opcode::AsyncCancel::new(user_data(K_RECV, gen, tok)).build().user_data(user_data(K_CANCEL, 0, tok));
         self.push(&e);
+        // Cancelled now rather than at the next wait: the socket may be
+        // registered with another worker's ring next (a call that moves),
+        // and a receive still armed here would take its datagrams.
+        if let Err(e) = self.ring.submit() {
+            tracing::debug!("io_uring: submitting a cancel: {e}");
+        }
         if tok < self.files {
             // The request in flight keeps its own reference to the socket.
             let _ = self.ring.submitter().register_files_update(tok, &[-1]);

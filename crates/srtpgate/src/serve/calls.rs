@@ -114,6 +114,8 @@ pub struct Totals {
     pub calls_timed_out: u64,
     /// Calls ended by the final timeout.
     pub calls_final_timeout: u64,
+    /// Calls moved to a transcoding worker when transcoding began.
+    pub calls_moved: u64,
 }
 
 /// The call table and everything offer/answer need.
@@ -131,6 +133,7 @@ pub struct Calls<E: Engine> {
     without_media: usize,
     next_key: CallKey,
     next_worker: usize,
+    next_tc_worker: usize,
     /// Warnings of the request being handled beyond the parser's (codecs
     /// that cannot be transcoded), for its reply.
     notes: Vec<String>,
@@ -189,6 +192,7 @@ where
             without_media: 0,
             next_key: 1,
             next_worker: 0,
+            next_tc_worker: 0,
             totals: Totals::default(),
             started: Instant::now(),
         })
@@ -357,11 +361,11 @@ where
             }
             let key = self.next_key;
             self.next_key += 1;
-            // Round robin over the workers that are running.
-            let n = self.workers.len();
-            let worker = (0..n)
-                .map(|k| (self.next_worker + k) % n)
-                .find(|&w| self.workers[w].alive())
+            // Round robin over the running workers of the pass-through
+            // pool (any running worker when none of those runs).
+            let worker = self
+                .pick(self.pass_pool(), self.next_worker)
+                .or_else(|| self.pick(0..self.workers.len(), 0))
                 .ok_or("no media worker is running")?;
             self.next_worker = worker + 1;
             self.calls.insert(
@@ -887,10 +891,54 @@ where
         let text = sdp.to_string();
         sdp_fits_reply(&text)?;
         call.answered = true;
+        let transcodes = call.streams.iter().flatten().any(|s| s.transcoding.is_some());
+        // The old worker applies the configuration before it hands the call
+        // over (if it does), so nothing sent here can overtake the move.
         for (stream, side, config) in configs {
             self.workers[worker].send(Cmd::Configure { call: key, stream, side, config: Box::new(config) });
         }
+        if transcodes && !self.tc_pool().contains(&worker) {
+            self.move_to_transcoding(&call_id);
+        }
         Ok(srtpgate_ng::ok().with("sdp", text))
+    }
+
+    /// The workers that new calls go to: all, or those before the
+    /// transcoding pool.
+    fn pass_pool(&self) -> std::ops::Range<usize> {
+        0..self.workers.len() - self.cfg.transcode_workers.min(self.workers.len().saturating_sub(1))
+    }
+
+    /// The workers that carry transcoded calls (empty when all share).
+    fn tc_pool(&self) -> std::ops::Range<usize> {
+        self.pass_pool().end..self.workers.len()
+    }
+
+    /// The first running worker of `pool` from `next` on, round robin.
+    fn pick(&self, pool: std::ops::Range<usize>, next: usize) -> Option<usize> {
+        let n = pool.len();
+        (0..n).map(|k| pool.start + (next + k) % n).find(|&w| self.workers[w].alive())
+    }
+
+    /// Hands a call that now transcodes to a worker of the transcoding pool,
+    /// waiting (briefly) until the old worker has put it in the new one's
+    /// queue, so that later commands reach the new worker after it.
+    fn move_to_transcoding(&mut self, call_id: &str) {
+        let pool = self.tc_pool();
+        let Some(to) = self.pick(pool.clone(), self.next_tc_worker.saturating_sub(pool.start)) else {
+            tracing::warn!(call_id, "no transcoding worker is running: the call stays where it is");
+            return;
+        };
+        self.next_tc_worker = to + 1;
+        let Some(call) = self.calls.get_mut(call_id) else { return };
+        let (done_tx, done_rx) = std::sync::mpsc::sync_channel(1);
+        self.workers[call.worker].send(Cmd::MoveCall { call: call.key, to: self.workers[to].mover(), done: done_tx });
+        match done_rx.recv_timeout(Duration::from_secs(1)) {
+            Ok(_) => tracing::debug!(call_id, from = call.worker, to, "call moved to a transcoding worker"),
+            Err(e) => tracing::error!(call_id, from = call.worker, to, "moving a call to a transcoding worker: {e}"),
+        }
+        call.worker = to;
+        self.totals.calls_moved += 1;
     }
 
     fn delete(&mut self, req: &Request) -> Result<Value, CmdError> {

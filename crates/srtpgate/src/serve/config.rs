@@ -64,6 +64,13 @@ pub struct ServeArgs {
     /// Media worker threads (0 = one per core).
     #[arg(long, env = "SRTPGATE_WORKERS")]
     pub workers: Option<usize>,
+    /// Of the media workers, how many carry the transcoded calls, so that a
+    /// slow codec never shares a core with pass-through calls (a call moves
+    /// there when its answer turns transcoding on). 0 = every worker carries
+    /// both; default: a quarter of the workers when there are 4 or more,
+    /// else 0.
+    #[arg(long = "transcode-workers", env = "SRTPGATE_TRANSCODE_WORKERS")]
+    pub transcode_workers: Option<usize>,
     /// Packet buffers per worker.
     #[arg(long, env = "SRTPGATE_BUFFERS")]
     pub buffers: Option<usize>,
@@ -141,6 +148,7 @@ struct FileConfig {
     dtmf_delay: Option<u32>,
     io: Option<String>,
     workers: Option<usize>,
+    transcode_workers: Option<usize>,
     buffers: Option<usize>,
     batch: Option<usize>,
     busy_poll: Option<bool>,
@@ -201,6 +209,8 @@ pub struct Config {
     pub io: String,
     /// Worker threads.
     pub workers: usize,
+    /// The last this many workers carry the transcoded calls (0: all share).
+    pub transcode_workers: usize,
     /// Buffers per worker.
     pub buffers: usize,
     /// Crypto batch bound (0 = by engine).
@@ -377,6 +387,16 @@ impl Config {
             n if n > 1024 => return Err(format!("workers: {n} is more than 1024")),
             n => n,
         };
+        let transcode_workers = match args.transcode_workers.or(file.transcode_workers) {
+            None if workers >= 4 => workers / 4,
+            None => 0,
+            Some(t) if t > 0 && t >= workers => {
+                return Err(format!(
+                    "transcode_workers: {t} of {workers} workers leaves none for pass-through calls (0 = shared)"
+                ))
+            }
+            Some(t) => t,
+        };
         let buffers = args.buffers.or(file.buffers).unwrap_or(4096);
         if !(64..=1 << 20).contains(&buffers) {
             return Err(format!("buffers: {buffers} is outside 64..=1048576"));
@@ -462,6 +482,7 @@ impl Config {
             dtmf_delay_ms,
             io,
             workers,
+            transcode_workers,
             buffers,
             batch,
             busy_poll: args.busy_poll || file.busy_poll.unwrap_or(false),
@@ -568,6 +589,13 @@ mod tests {
         assert_eq!(with_file("dtmf_delay = 60\n").expect("delay").dtmf_delay_ms, 60);
         let e = with_file("dtmf_delay = 500\n").expect_err("out of range");
         assert!(e.contains("dtmf_delay"), "{e}");
+        let c = with_file("workers = 8\n").expect("a quarter");
+        assert_eq!((c.workers, c.transcode_workers), (8, 2));
+        assert_eq!(with_file("workers = 3\n").expect("shared").transcode_workers, 0);
+        assert_eq!(with_file("workers = 8\ntranscode_workers = 0\n").expect("shared").transcode_workers, 0);
+        assert_eq!(with_file("workers = 2\ntranscode_workers = 1\n").expect("one").transcode_workers, 1);
+        let e = with_file("workers = 2\ntranscode_workers = 2\n").expect_err("none left");
+        assert!(e.contains("transcode_workers") && e.contains("none for pass-through"), "{e}");
         let e = with_file("codec_complexity = 11\n").expect_err("out of range");
         assert!(e.contains("codec_complexity"), "{e}");
         assert_eq!(with_file("gpu_min_batch = \"auto\"\n").expect("auto").gpu_min_batch, None);

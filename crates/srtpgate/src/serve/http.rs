@@ -210,6 +210,12 @@ where
         "Calls created (refused offers create none).",
         &one(t.calls_created as f64),
     );
+    metric(
+        "calls_moved_total",
+        "counter",
+        "Calls moved to a transcoding worker when their answer turned transcoding on.",
+        &one(t.calls_moved as f64),
+    );
     metric("sessions_without_media", "gauge", "Calls that hold no media port.", &one(without_media as f64));
     metric(
         "ng_retransmits_total",

@@ -120,11 +120,13 @@ impl Daemon {
                 port_max.to_string(),
                 "--listen-http".into(),
                 http.to_string(),
-                "--workers".into(),
-                "1".into(),
                 "--log-level".into(),
                 "info".into(),
             ];
+            // One worker unless the test asks for more.
+            if !extra.contains(&"--workers") {
+                args.extend(["--workers".into(), "1".into()]);
+            }
             for i in interfaces {
                 args.push("--interface".into());
                 args.push(i.to_string());
