@@ -9,7 +9,7 @@
 # (default 100) pass-through SRTP calls for DURATION s, alone and then beside
 # a second one, on TC_CPUS (default LG_CPUS), of TC (default 20) PCMA <-> Opus
 # transcoded calls. TC_WORKERS, when set, is passed as --transcode-workers
-# (0: every worker carries both kinds of call). Each load generator writes
+# (0: every worker carries both kinds of call); PIN=1 adds --pin-workers. Each load generator writes
 # its JSON (delay percentiles of its own calls). Loopback only; everything
 # started is stopped by PID.
 set -euo pipefail
@@ -25,6 +25,7 @@ LG_CPUS=${LG_CPUS:-1}
 TC_CPUS=${TC_CPUS:-$LG_CPUS}
 tcw=()
 [ -n "${TC_WORKERS:-}" ] && tcw=(--transcode-workers "$TC_WORKERS")
+[ -n "${PIN:-}" ] && tcw+=(--pin-workers)
 NG=127.0.0.1:2410
 dir=$(mktemp -d)
 for lib in spandsp opus; do ln -s "$(realpath "$PLUGINS/libsrtpgate_plugin_$lib.so")" "$dir/$lib.so"; done

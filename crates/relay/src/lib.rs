@@ -78,6 +78,9 @@ pub struct WorkerConfig {
     pub busy_poll: bool,
     /// The I/O backend.
     pub io: IoSetup,
+    /// CPUs to pin the workers to, worker i on `pin[i % len]` (empty: not
+    /// pinned).
+    pub pin: Vec<usize>,
 }
 
 /// Starts `n` workers. Each builds its backend on its own thread (an
@@ -94,6 +97,13 @@ where
             let (ready_tx, ready_rx) = std::sync::mpsc::sync_channel(1);
             let (engine, st, cfg) = (engine.clone(), stats.clone(), cfg.clone());
             let join = std::thread::Builder::new().name(format!("media-{i}")).spawn(move || {
+                if !cfg.pin.is_empty() {
+                    let cpu = cfg.pin[i % cfg.pin.len()];
+                    match sys::pin_to(cpu) {
+                        Ok(()) => tracing::debug!(worker = i, cpu, "media worker pinned"),
+                        Err(e) => tracing::warn!(worker = i, cpu, "cannot pin the media worker: {e}"),
+                    }
+                }
                 match Worker::new(engine, i, rx, cfg, st) {
                     Ok(w) => {
                         let _ = ready_tx.send(Ok(w.waker()));

@@ -244,6 +244,35 @@ pub fn open_files() -> io::Result<usize> {
     Ok(std::fs::read_dir("/proc/self/fd")?.count())
 }
 
+/// The CPUs this process may run on, in order (empty when they cannot be
+/// read).
+pub fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: a zeroed cpu_set_t is a valid empty set; the call writes at
+    // most its size.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+    if r != 0 {
+        return Vec::new();
+    }
+    (0..libc::CPU_SETSIZE as usize).filter(|&c| unsafe { libc::CPU_ISSET(c, &set) }).collect()
+}
+
+/// Pins the calling thread to `cpu`.
+pub fn pin_to(cpu: usize) -> std::io::Result<()> {
+    if cpu >= libc::CPU_SETSIZE as usize {
+        return Err(std::io::Error::other(format!("CPU {cpu} is beyond the CPU set")));
+    }
+    // SAFETY: as above; `cpu` is inside the set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    unsafe { libc::CPU_SET(cpu, &mut set) };
+    let r = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -283,5 +312,20 @@ mod tests {
         std::thread::sleep(std::time::Duration::from_millis(10));
         let n = recv_batch(b.as_raw_fd(), &mut rs, &mut bufs[..1], &mut out).expect("recv");
         assert_eq!((n, out[0].len, out[0].truncated), (1, 16, true));
+    }
+
+    #[test]
+    fn a_thread_is_pinned_to_an_allowed_cpu() {
+        let cpus = allowed_cpus();
+        assert!(!cpus.is_empty(), "the process runs on some CPU");
+        let last = *cpus.last().expect("one");
+        let now = std::thread::spawn(move || {
+            pin_to(last).expect("pin");
+            allowed_cpus()
+        })
+        .join()
+        .expect("thread");
+        assert_eq!(now, vec![last]);
+        assert!(pin_to(libc::CPU_SETSIZE as usize).is_err());
     }
 }

@@ -82,6 +82,11 @@ pub struct ServeArgs {
     /// worker then uses a whole core).
     #[arg(long = "busy-poll", env = "SRTPGATE_BUSY_POLL")]
     pub busy_poll: bool,
+    /// Pin worker i to the i-th CPU the process may run on (round robin),
+    /// so that a busy worker (a transcoding one) never shares a core with
+    /// another worker.
+    #[arg(long = "pin-workers", env = "SRTPGATE_PIN_WORKERS")]
+    pub pin_workers: bool,
     /// Seconds without media (and without signalling) after which a call ends.
     #[arg(long, env = "SRTPGATE_TIMEOUT")]
     pub timeout: Option<u64>,
@@ -152,6 +157,7 @@ struct FileConfig {
     buffers: Option<usize>,
     batch: Option<usize>,
     busy_poll: Option<bool>,
+    pin_workers: Option<bool>,
     timeout: Option<u64>,
     final_timeout: Option<u64>,
     max_sessions: Option<usize>,
@@ -217,6 +223,8 @@ pub struct Config {
     pub batch: usize,
     /// Workers never sleep.
     pub busy_poll: bool,
+    /// Each worker on a CPU of its own.
+    pub pin_workers: bool,
     /// Media timeout.
     pub timeout: Duration,
     /// Longest call (None = no limit).
@@ -486,6 +494,7 @@ impl Config {
             buffers,
             batch,
             busy_poll: args.busy_poll || file.busy_poll.unwrap_or(false),
+            pin_workers: args.pin_workers || file.pin_workers.unwrap_or(false),
             timeout: Duration::from_secs(timeout),
             final_timeout: (final_timeout > 0).then(|| Duration::from_secs(final_timeout)),
             max_sessions: args.max_sessions.or(file.max_sessions).unwrap_or(100_000),
@@ -594,6 +603,8 @@ mod tests {
         assert_eq!(with_file("workers = 3\n").expect("shared").transcode_workers, 0);
         assert_eq!(with_file("workers = 8\ntranscode_workers = 0\n").expect("shared").transcode_workers, 0);
         assert_eq!(with_file("workers = 2\ntranscode_workers = 1\n").expect("one").transcode_workers, 1);
+        assert!(with_file("pin_workers = true\n").expect("pin").pin_workers);
+        assert!(!with_file("").expect("default").pin_workers);
         let e = with_file("workers = 2\ntranscode_workers = 2\n").expect_err("none left");
         assert!(e.contains("transcode_workers") && e.contains("none for pass-through"), "{e}");
         let e = with_file("codec_complexity = 11\n").expect_err("out of range");

@@ -202,7 +202,11 @@ where
     }
     let kind = io.kind;
     let xdp = io.xdp.clone();
-    let wcfg = crate::relay::WorkerConfig { buffers: cfg.buffers, batch, busy_poll: cfg.busy_poll, io };
+    let pin = if cfg.pin_workers { crate::relay::sys::allowed_cpus() } else { Vec::new() };
+    if cfg.pin_workers && pin.is_empty() {
+        tracing::warn!("pin-workers: the process's CPU set cannot be read; the workers are not pinned");
+    }
+    let wcfg = crate::relay::WorkerConfig { buffers: cfg.buffers, batch, busy_poll: cfg.busy_poll, io, pin };
     let workers = crate::relay::spawn_workers(&engine, cfg.workers, wcfg)
         .map_err(|e| format!("cannot start media workers ({} I/O): {e}", kind.name()))?;
     tracing::info!("media workers use {} I/O", kind.name());
