@@ -67,8 +67,8 @@ pub struct ServeArgs {
     /// Of the media workers, how many carry the transcoded calls, so that a
     /// slow codec never shares a core with pass-through calls (a call moves
     /// there when its answer turns transcoding on). 0 = every worker carries
-    /// both; default: a quarter of the workers when there are 4 or more,
-    /// else 0.
+    /// both; default: a quarter of the workers when there are 4 or more
+    /// and codec plugins are loaded, else 0.
     #[arg(long = "transcode-workers", env = "SRTPGATE_TRANSCODE_WORKERS")]
     pub transcode_workers: Option<usize>,
     /// Packet buffers per worker.
@@ -395,8 +395,12 @@ impl Config {
             n if n > 1024 => return Err(format!("workers: {n} is more than 1024")),
             n => n,
         };
+        // By default a pool only where codec plugins are loaded: the
+        // built-in G.711 costs ~1 µs a packet, no reason to take workers
+        // from pass-through calls.
+        let plugins = args.codec_plugin_dir.is_some() || file.codec_plugin_dir.is_some();
         let transcode_workers = match args.transcode_workers.or(file.transcode_workers) {
-            None if workers >= 4 => workers / 4,
+            None if workers >= 4 && plugins => workers / 4,
             None => 0,
             Some(t) if t > 0 && t >= workers => {
                 return Err(format!(
@@ -598,9 +602,10 @@ mod tests {
         assert_eq!(with_file("dtmf_delay = 60\n").expect("delay").dtmf_delay_ms, 60);
         let e = with_file("dtmf_delay = 500\n").expect_err("out of range");
         assert!(e.contains("dtmf_delay"), "{e}");
-        let c = with_file("workers = 8\n").expect("a quarter");
+        let c = with_file("workers = 8\ncodec_plugin_dir = \"/nonexistent\"\n").expect("a quarter");
         assert_eq!((c.workers, c.transcode_workers), (8, 2));
-        assert_eq!(with_file("workers = 3\n").expect("shared").transcode_workers, 0);
+        assert_eq!(with_file("workers = 8\n").expect("no plugins").transcode_workers, 0);
+        assert_eq!(with_file("workers = 3\ncodec_plugin_dir = \"/x\"\n").expect("shared").transcode_workers, 0);
         assert_eq!(with_file("workers = 8\ntranscode_workers = 0\n").expect("shared").transcode_workers, 0);
         assert_eq!(with_file("workers = 2\ntranscode_workers = 1\n").expect("one").transcode_workers, 1);
         assert!(with_file("pin_workers = true\n").expect("pin").pin_workers);
