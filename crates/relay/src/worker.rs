@@ -374,9 +374,9 @@ where
         }
     }
 
-    /// Takes a stream another worker handed over: a free slot, its sockets
-    /// registered with this worker's backend, its latched peers told to the
-    /// backend (the AF_XDP map names the owning worker).
+    /// Takes a stream, new or handed over by another worker: a free slot,
+    /// its sockets registered with this worker's backend, its latched peers
+    /// told to the backend (the AF_XDP map names the owning worker).
     fn adopt(&mut self, s: Stream<E>) -> std::io::Result<()> {
         let slot = self.free_slot();
         for (i, d) in s.sides.iter().enumerate() {
@@ -447,44 +447,23 @@ where
     }
 
     fn add_stream(&mut self, call: CallKey, index: usize, sides: [SideSockets; 2]) -> std::io::Result<()> {
-        let slot = self.free_slot();
-        let mut built: Vec<Side<E>> = Vec::with_capacity(2);
-        for (i, s) in sides.into_iter().enumerate() {
-            let added = self
-                .io
-                .add(token(slot, i, false), s.rtp.as_raw_fd())
-                .and_then(|()| self.io.add(token(slot, i, true), s.rtcp.as_raw_fd()));
-            if let Err(e) = added {
-                for (j, d) in built.iter().enumerate() {
-                    self.io.remove(token(slot, j, false), d.rtp.as_raw_fd());
-                    self.io.remove(token(slot, j, true), d.rtcp.as_raw_fd());
-                }
-                self.io.remove(token(slot, i, false), s.rtp.as_raw_fd());
-                self.io.remove(token(slot, i, true), s.rtcp.as_raw_fd());
-                self.free_slots.push(slot);
-                return Err(e);
-            }
-            built.push(Side {
-                rtp: s.rtp,
-                rtcp: s.rtcp,
-                stats: s.stats,
-                peer_rtp: None,
-                peer_rtcp: None,
-                latched_rtp: false,
-                latched_rtcp: false,
-                mux: false,
-                configured: false,
-                rx: None,
-                tx: None,
-                handover: false,
-                transcode: None,
-                transcode_failed: false,
-            });
-        }
-        let (Some(b), Some(a)) = (built.pop(), built.pop()) else { unreachable!("two sides were built") };
-        self.streams[slot as usize] = Some(Stream { call, index, sides: [a, b] });
-        self.stats.legs.fetch_add(2, Relaxed);
-        Ok(())
+        let side = |s: SideSockets| Side {
+            rtp: s.rtp,
+            rtcp: s.rtcp,
+            stats: s.stats,
+            peer_rtp: None,
+            peer_rtcp: None,
+            latched_rtp: false,
+            latched_rtcp: false,
+            mux: false,
+            configured: false,
+            rx: None,
+            tx: None,
+            handover: false,
+            transcode: None,
+            transcode_failed: false,
+        };
+        self.adopt(Stream { call, index, sides: sides.map(side) })
     }
 
     /// Turns what the backend delivered into the round's packets: the leg

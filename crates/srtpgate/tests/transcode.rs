@@ -197,6 +197,18 @@ fn pcmu_caller_and_pcma_callee_hear_each_other() {
     c.d.delete(&c.id);
 }
 
+/// `n` packets of a 1 kHz tone from the caller (sequence numbers from
+/// `seqs.0`) and of 440 Hz from the callee (from `seqs.1`), each checked as
+/// heard by the other.
+fn hear_each_other(c: &mut Bridged, seqs: (u16, u16), n: usize, what: &str) {
+    talk(&mut c.a, 0, 1000.0, seqs.0, 0, n, 20, &[]);
+    let (_, pcm) = listen(&mut c.b, 8, n, &format!("{what}, caller to callee"));
+    check_tone(&pcm, 1000.0, &format!("{what}, caller to callee"));
+    talk(&mut c.b, 8, 440.0, seqs.1, 0, n, 20, &[]);
+    let (_, pcm) = listen(&mut c.a, 0, n, &format!("{what}, callee to caller"));
+    check_tone(&pcm, 440.0, &format!("{what}, callee to caller"));
+}
+
 /// `worker_legs{worker="<w>"}` of a `/metrics` page.
 fn worker_legs(page: &str, w: usize) -> Option<f64> {
     let key = format!("srtpgate_worker_legs{{worker=\"{w}\"}} ");
@@ -227,21 +239,15 @@ fn a_transcoded_call_moves_to_a_transcoding_worker() {
     // A pass-through call first: it stays on worker 0.
     let p = Endpoint::new(LO);
     let k = key(1, Suite::AES_CM_128_HMAC_SHA1_80);
-    let r = d.request(&offer("pass", "x", &sdp_with(&p, std::slice::from_ref(&k), "8", 0)));
-    let o = reply_sdp(&r);
-    let r = d.request(&answer("pass", "x", "y", &sdp_with(&p, std::slice::from_ref(&k), "8", 0)));
-    let _ = (reply_sdp(&r), o);
+    let sdp = sdp_with(&p, std::slice::from_ref(&k), "8", 0);
+    reply_sdp(&d.request(&offer("pass", "x", &sdp)));
+    reply_sdp(&d.request(&answer("pass", "x", "y", &sdp)));
     wait_legs(&d, 0, 2.0);
     let mut c = bridged_on(d, name);
     wait_legs(&c.d, 1, 2.0);
     wait_legs(&c.d, 0, 2.0);
     assert_eq!(c.d.metric("calls_moved_total"), Some(1.0));
-    talk(&mut c.a, 0, 1000.0, 100, 0, 25, 20, &[]);
-    let (_, pcm) = listen(&mut c.b, 8, 25, "caller to callee");
-    check_tone(&pcm, 1000.0, "caller to callee");
-    talk(&mut c.b, 8, 440.0, 7, 0, 25, 20, &[]);
-    let (_, pcm) = listen(&mut c.a, 0, 25, "callee to caller");
-    check_tone(&pcm, 440.0, "callee to caller");
+    hear_each_other(&mut c, (100, 7), 25, "after the move");
     // A re-INVITE keeps the call where it is.
     let r = c.d.request(
         &offer(&c.id, "alice", &sdp_with(&c.a, std::slice::from_ref(&c.a_keys.0), "0", 101))
@@ -319,12 +325,7 @@ fn a_reinvite_keeps_transcoding() {
     c.a.send_key(Some(&a_key));
     c.a.recv_key(Some(&relay_a));
     c.b.recv_key(Some(&relay_b));
-    talk(&mut c.a, 0, 1000.0, 300, 0, 10, 20, &[]);
-    let (_, pcm) = listen(&mut c.b, 8, 10, "after the re-INVITE");
-    check_tone(&pcm, 1000.0, "after the re-INVITE");
-    talk(&mut c.b, 8, 440.0, 900, 0, 10, 20, &[]);
-    let (_, pcm) = listen(&mut c.a, 0, 10, "back after the re-INVITE");
-    check_tone(&pcm, 440.0, "back after the re-INVITE");
+    hear_each_other(&mut c, (300, 900), 10, "after the re-INVITE");
     c.d.delete(&c.id);
 }
 

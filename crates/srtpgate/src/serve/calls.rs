@@ -914,18 +914,18 @@ where
         self.pass_pool().end..self.workers.len()
     }
 
-    /// The first running worker of `pool` from `next` on, round robin.
+    /// The first running worker of `pool` from worker `next` on, round robin.
     fn pick(&self, pool: std::ops::Range<usize>, next: usize) -> Option<usize> {
         let n = pool.len();
-        (0..n).map(|k| pool.start + (next + k) % n).find(|&w| self.workers[w].alive())
+        let from = next.saturating_sub(pool.start);
+        (0..n).map(|k| pool.start + (from + k) % n).find(|&w| self.workers[w].alive())
     }
 
     /// Hands a call that now transcodes to a worker of the transcoding pool,
     /// waiting (briefly) until the old worker has put it in the new one's
     /// queue, so that later commands reach the new worker after it.
     fn move_to_transcoding(&mut self, call_id: &str) {
-        let pool = self.tc_pool();
-        let Some(to) = self.pick(pool.clone(), self.next_tc_worker.saturating_sub(pool.start)) else {
+        let Some(to) = self.pick(self.tc_pool(), self.next_tc_worker) else {
             tracing::warn!(call_id, "no transcoding worker is running: the call stays where it is");
             return;
         };
@@ -934,7 +934,9 @@ where
         let (done_tx, done_rx) = std::sync::mpsc::sync_channel(1);
         self.workers[call.worker].send(Cmd::MoveCall { call: call.key, to: self.workers[to].mover(), done: done_tx });
         match done_rx.recv_timeout(Duration::from_secs(1)) {
-            Ok(_) => tracing::debug!(call_id, from = call.worker, to, "call moved to a transcoding worker"),
+            Ok(streams) => {
+                tracing::debug!(call_id, from = call.worker, to, streams, "call moved to a transcoding worker")
+            }
             Err(e) => tracing::error!(call_id, from = call.worker, to, "moving a call to a transcoding worker: {e}"),
         }
         call.worker = to;
