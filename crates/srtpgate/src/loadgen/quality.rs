@@ -205,10 +205,12 @@ pub fn run(args: QualityArgs) -> Result<(), String> {
     let period = args.ptime as u64 * 1_000_000;
     let mut plan: Vec<(u64, usize, usize)> = Vec::new();
     let mut lost = [0u64; 2];
+    let mut lost_at: [Vec<usize>; 2] = [Vec::new(), Vec::new()];
     for k in 0..n {
         for (side, lost) in lost.iter_mut().enumerate() {
             if rng.gen::<f64>() * 100.0 < args.loss {
                 *lost += 1;
+                lost_at[side].push(k);
                 continue;
             }
             let j = if args.jitter > 0 { rng.gen_range(0..=args.jitter as u64 * 1_000_000) } else { 0 };
@@ -311,6 +313,7 @@ pub fn run(args: QualityArgs) -> Result<(), String> {
                 "samples": pcm.len(),
                 "sent_by_other": n as u64 - lost[other],
                 "lost_before_relay": lost[other],
+                "lost_packets": lost_at[other],
                 "received": got[side].len(),
                 "delay_ms_p50": pct(&delays, 0.5),
                 "delay_ms_p99": pct(&delays, 0.99),
