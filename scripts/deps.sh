@@ -11,10 +11,15 @@ SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 need=()
 # kamailio: the SIP proxy (with its rtpengine module) of the end-to-end test;
-# baresip-core: the real SIP client (G.722 over SRTP) of the end-to-end test.
-for pkg in libsrtp2-dev libspandsp-dev libopus-dev libbcg729-dev pkg-config libssl-dev build-essential clang iproute2 python3-venv kamailio baresip-core curl fonts-dejavu-core; do
+# baresip-core: the real SIP client (G.722 over SRTP) of the end-to-end test;
+# chromium: the browser of the management page's tests (driven by Playwright,
+# which never downloads one); nodejs and npm: the page's TypeScript build.
+for pkg in libsrtp2-dev libspandsp-dev libopus-dev libbcg729-dev pkg-config libssl-dev build-essential clang iproute2 python3-venv kamailio baresip-core curl fonts-dejavu-core chromium; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
+# Node.js from Debian only where none is installed (another packaging of it
+# may already provide node and npm).
+command -v npm >/dev/null 2>&1 || need+=(nodejs npm)
 if [ ${#need[@]} -gt 0 ]; then
   echo "== installing Debian packages: ${need[*]}"
   $SUDO apt-get update -qq
@@ -27,10 +32,10 @@ if ! command -v cargo >/dev/null 2>&1; then
   rustup default stable
 fi
 
-if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c "import pytest, cryptography, pylibsrtp" 2>/dev/null; then
-  echo "== Python venv (.venv): pytest, cryptography, pylibsrtp"
+if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c "import pytest, cryptography, pylibsrtp, playwright, websockets" 2>/dev/null; then
+  echo "== Python venv (.venv): pytest, cryptography, pylibsrtp, playwright (the driver only), websockets"
   python3 -m venv .venv
-  .venv/bin/pip install -q -r tests/interop/requirements.txt cryptography
+  .venv/bin/pip install -q -r tests/interop/requirements.txt -r tests/ui/requirements.txt cryptography
 fi
 
 make -s -C bench/libsrtp

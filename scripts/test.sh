@@ -3,7 +3,8 @@
 # conformance (RFC vectors, every engine) and property tests, the CLI tests,
 # the relay daemon's integration tests, the independent check of the vector
 # files, interop with Debian's libsrtp in both directions, the end-to-end call
-# through Kamailio, and the fuzz targets' seed replay.
+# through Kamailio, the management page in a browser, and the fuzz targets'
+# seed replay.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
@@ -29,6 +30,13 @@ SRTPGATE_BIN="$PWD/target/release/srtpgate" SRTP_TOOL="$PWD/bench/libsrtp/srtp-t
 
 echo "== end to end: two SIP phones call through Kamailio's rtpengine module and srtpgate serve (SRTP both legs)"
 SRTPGATE_BIN="$PWD/target/release/srtpgate" .venv/bin/python -m pytest tests/e2e -q -rs
+
+echo "== management page: TypeScript check, and the committed build (ui/dist) is what the sources build"
+(cd ui && npm ci --no-audit --no-fund --loglevel=error && npm run --silent check && npm run --silent build)
+git diff --exit-code --stat -- ui/dist || { echo "ui/dist is not what ui/src builds: run (cd ui && npm run build) and commit"; exit 1; }
+
+echo "== management page in Debian's chromium (Playwright), against srtpgate serve under loadgen"
+SRTPGATE_BIN="$PWD/target/release/srtpgate" .venv/bin/python -m pytest tests/ui -q -rs
 
 if [ -f fuzz/Cargo.toml ]; then
   echo "== fuzz targets: seed replay"

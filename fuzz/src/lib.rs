@@ -32,7 +32,7 @@ use srtp::{MAX_PACKET_LEN, MAX_RTCP_TRAILER_LEN, MAX_TRAILER_LEN};
 
 /// The targets, by name, as `(name, function)`: the names of the fuzz
 /// binaries and of the folders under `seeds/`.
-pub const TARGETS: [(&str, fn(&[u8])); 8] = [
+pub const TARGETS: [(&str, fn(&[u8])); 9] = [
     ("rtp_header", rtp_header),
     ("rtcp_header", rtcp_header),
     ("unprotect_rtp", unprotect_rtp),
@@ -41,11 +41,13 @@ pub const TARGETS: [(&str, fn(&[u8])); 8] = [
     ("ng_message", ng::ng_message),
     ("sdp", sdp::sdp),
     ("transcode", transcode::transcode),
+    ("ui_message", ui::ui_message),
 ];
 
 pub mod ng;
 pub mod sdp;
 pub mod transcode;
+pub mod ui;
 
 /// `RtpHeader::parse` and `check_padding` on arbitrary bytes.
 pub fn rtp_header(data: &[u8]) {

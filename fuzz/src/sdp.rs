@@ -8,8 +8,8 @@
 
 use srtp::Suite;
 use srtpgate_sdp::crypto::CryptoAttr;
-use srtpgate_sdp::{Direction, Sdp};
 use srtpgate_sdp::rand::{rngs::StdRng, SeedableRng};
+use srtpgate_sdp::{Direction, Sdp};
 use srtpgate_sdp::{SdpError, MAX_LINES, MAX_SDP_LEN};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 

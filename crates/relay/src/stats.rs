@@ -7,7 +7,7 @@
 //! `statistics`, `/metrics`) sum them when asked.
 
 use std::fmt::Write as _;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::Relaxed};
 
 /// Why a packet was dropped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,11 +30,14 @@ pub enum Drop {
     Transcode,
     /// Any other SRTP error (stream limit, key lifetime, MKI) or a send error.
     Other,
+    /// Held back by the leg's direction (an operator's hold or mute from the
+    /// management page).
+    Blocked,
 }
 
 impl Drop {
     /// Every reason, in the order of the counters.
-    pub const ALL: [Drop; 8] = [
+    pub const ALL: [Drop; 9] = [
         Drop::AuthFailed,
         Drop::Replayed,
         Drop::Malformed,
@@ -43,6 +46,7 @@ impl Drop {
         Drop::PoolExhausted,
         Drop::Transcode,
         Drop::Other,
+        Drop::Blocked,
     ];
 
     /// The name used in NG replies and metric labels.
@@ -56,6 +60,7 @@ impl Drop {
             Drop::PoolExhausted => "pool_exhausted",
             Drop::Transcode => "transcode",
             Drop::Other => "other",
+            Drop::Blocked => "blocked",
         }
     }
 
@@ -93,7 +98,23 @@ pub struct LegStats {
     pub delay_ns_max: AtomicU64,
     /// Unix time in ms of the last packet received from the endpoint (0 = none).
     pub last_packet_ms: AtomicU64,
+    /// Delay histogram of the packets received on this leg: counts per
+    /// [`DELAY_BOUNDS_US`] bucket, then the overflow.
+    pub delay_buckets: [AtomicU64; DELAY_BOUNDS_US.len() + 1],
+    /// RTP packets accepted from the endpoint (authenticated, from its peer).
+    pub rtp_received: AtomicU64,
+    /// RTP packets the endpoint sent by their sequence numbers (highest −
+    /// first + 1): minus `rtp_received`, the packets lost before the relay.
+    pub rtp_expected: AtomicU64,
+    /// Set by the control thread (not a counter): [`MUTED`] and/or
+    /// [`HELD`]; the worker reads it for each RTP packet of the leg.
+    pub block: AtomicU8,
 }
+
+/// [`LegStats::block`]: RTP from this leg's endpoint is not relayed.
+pub const MUTED: u8 = 1;
+/// [`LegStats::block`]: no RTP is relayed to this leg's endpoint.
+pub const HELD: u8 = 2;
 
 /// A plain copy of [`LegStats`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -145,11 +166,34 @@ impl LegStats {
     /// Records the added delay of a packet received on this leg.
     #[inline]
     pub fn delay(&self, ns: u64) {
+        let i = DELAY_BOUNDS_US.partition_point(|&b| b < ns / 1_000);
+        bump(&self.delay_buckets[i], 1);
         bump(&self.delay_count, 1);
         bump(&self.delay_ns_sum, ns);
         if ns > self.delay_ns_max.load(Relaxed) {
             self.delay_ns_max.store(ns, Relaxed);
         }
+    }
+    /// The delay histogram (counts per [`DELAY_BOUNDS_US`] bucket, then the
+    /// overflow).
+    pub fn histogram(&self) -> Histogram {
+        Histogram { buckets: self.delay_buckets.iter().map(|a| a.load(Relaxed)).collect() }
+    }
+    /// Notes an accepted RTP packet; `expected` is the count its sequence
+    /// numbers say was sent.
+    #[inline]
+    pub fn rtp_seen(&self, expected: u64) {
+        bump(&self.rtp_received, 1);
+        self.rtp_expected.store(expected, Relaxed);
+    }
+    /// RTP packets lost before the relay (expected, not received).
+    pub fn rtp_lost(&self) -> u64 {
+        self.rtp_expected.load(Relaxed).saturating_sub(self.rtp_received.load(Relaxed))
+    }
+    /// What [`LegStats::block`] holds back.
+    #[inline]
+    pub fn blocked(&self) -> u8 {
+        self.block.load(Relaxed)
     }
     /// A copy of the counters.
     pub fn snapshot(&self) -> LegSnapshot {

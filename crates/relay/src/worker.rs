@@ -100,6 +100,9 @@ struct Side<E: Engine> {
     /// The transcoder failed: this side's RTP is dropped until the
     /// signalling sets the stream up again.
     transcode_failed: bool,
+    /// Highest extended RTP sequence number from the endpoint, and the
+    /// first (for the leg's expected and lost packets).
+    seq: Option<(u64, u64)>,
 }
 
 struct Stream<E: Engine> {
@@ -462,6 +465,7 @@ where
             handover: false,
             transcode: None,
             transcode_failed: false,
+            seq: None,
         };
         self.adopt(Stream { call, index, sides: sides.map(side) })
     }
@@ -569,6 +573,26 @@ where
             }
         }
         self.transform_step(true);
+        // Sequence numbers of the RTP accepted (authenticated, from the
+        // leg's peer): the leg's expected packets, for its loss. The header
+        // is in the clear in the received buffer.
+        for p in self.pkts.iter() {
+            if p.dropped.is_some() || p.kind != Kind::Rtp || p.len < 4 {
+                continue;
+            }
+            let Some(Some(s)) = self.streams.get_mut(p.slot as usize) else { continue };
+            let d = &mut s.sides[p.side as usize];
+            let seq = u16::from_be_bytes([p.a[2], p.a[3]]);
+            let (first, high) = match d.seq {
+                None => (1 << 16 | seq as u64, 1 << 16 | seq as u64),
+                Some((first, high)) => {
+                    let ahead = seq.wrapping_sub(high as u16) as i16;
+                    (first, if ahead > 0 { high + ahead as u64 } else { high })
+                }
+            };
+            d.seq = Some((first, high));
+            d.stats.rtp_seen(high - first + 1);
+        }
         // Packets of transcoded streams wait for their codecs; the others
         // of the round are not made to wait with them: they are protected
         // and sent first, then the transcoded ones (a slow codec does not
@@ -628,6 +652,14 @@ where
                 self.io.latch(token(p.slot, p.side as usize, on_rtcp_port), Some(p.from));
             }
             if p.absorbed {
+                continue;
+            }
+            // An operator's hold or mute (RTP only: RTCP keeps flowing).
+            if p.kind == Kind::Rtp
+                && (s.sides[p.side as usize].stats.blocked() & crate::stats::MUTED != 0
+                    || s.sides[1 - p.side as usize].stats.blocked() & crate::stats::HELD != 0)
+            {
+                p.dropped = Some(Drop::Blocked);
                 continue;
             }
             let o = &mut s.sides[1 - p.side as usize];

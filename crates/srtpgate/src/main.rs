@@ -40,6 +40,9 @@ enum Command {
     Loadgen(Box<loadgen::LoadgenCli>),
     /// List the codecs available for transcoding: in-tree and from plugins.
     Codecs(codecs::CodecsArgs),
+    /// Hash a password (read from stdin, first line) for the management
+    /// page's `password_hash` (Argon2id, PHC string).
+    HashPassword,
 }
 
 fn main() -> ExitCode {
@@ -52,6 +55,7 @@ fn main() -> ExitCode {
         Command::Serve(args) => serve::run(*args),
         Command::Loadgen(args) => loadgen::main(*args),
         Command::Codecs(args) => codecs::run(args),
+        Command::HashPassword => hash_password(),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -60,4 +64,22 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// `srtpgate hash-password`: Argon2id with a random salt, RustCrypto's
+/// default parameters (19 MiB, 2 passes).
+fn hash_password() -> Result<(), String> {
+    use argon2::password_hash::{PasswordHasher, SaltString};
+    let mut line = String::new();
+    std::io::stdin().read_line(&mut line).map_err(|e| format!("reading the password: {e}"))?;
+    let password = line.trim_end_matches(['\r', '\n']);
+    if password.is_empty() {
+        return Err("hash-password: an empty password (give it on stdin)".into());
+    }
+    let mut salt = [0u8; 16];
+    aws_lc_rs::rand::fill(&mut salt).map_err(|_| "no random bytes for the salt".to_string())?;
+    let salt = SaltString::encode_b64(&salt).map_err(|e| e.to_string())?;
+    let hash = argon2::Argon2::default().hash_password(password.as_bytes(), &salt).map_err(|e| e.to_string())?;
+    println!("{hash}");
+    Ok(())
 }

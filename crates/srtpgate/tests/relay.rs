@@ -171,6 +171,38 @@ fn bridge(slot: u16, name: &str, plain_offerer: bool) {
     d.delete(&call);
 }
 
+/// Packets lost before the relay are counted per leg from the sequence
+/// numbers it accepts (NG `query`'s "packets lost", the management page's
+/// loss); packets it refused do not count as received.
+#[test]
+fn loss_before_the_relay_is_counted_per_leg() {
+    let d = Daemon::start("loss", 22, &[]);
+    let mut a = Endpoint::new(LO);
+    let mut b = Endpoint::new(LO);
+    let o = reply_sdp(&d.request(&offer("loss", "alice", &a.sdp_spec("RTP/AVP", &[]).text())));
+    let ans = reply_sdp(&d.request(&answer("loss", "alice", "bob", &b.sdp_spec("RTP/AVP", &[]).text())));
+    a.relay(&ans);
+    b.relay(&o);
+    let lost = |q: &Value, tag: &str| stream_stats(q, tag).get("packets lost").and_then(Value::as_int);
+    for round in 0..3 {
+        for i in 0..10 {
+            let want = a.send_rtp("a->b");
+            assert_eq!(b.recv_rtp(&format!("round {round} packet {i}")), want);
+        }
+        a.skip(3);
+    }
+    let _ = a.send_rtp("a->b");
+    let _ = b.recv_rtp("last");
+    let q = d.query("loss");
+    assert_eq!((lost(&q, "alice"), lost(&q, "bob")), (Some(9), Some(0)), "{}", show(&q));
+    // A stranger's packets with later sequence numbers are refused, and do
+    // not move the count.
+    let stranger = UdpSocket::bind((LO, 0)).expect("bind");
+    stranger.send_to(&rtp(a.ssrc, 60_000, b"x"), a.relay_rtp).expect("send");
+    wait_drops(&d, "loss", "alice", "unknown_peer", 1);
+    assert_eq!(lost(&d.query("loss"), "alice"), Some(9));
+}
+
 #[test]
 fn bridge_plain_offer_to_srtp_callee() {
     bridge(2, "bridge-rtp-savp", true);

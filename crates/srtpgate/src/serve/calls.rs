@@ -116,6 +116,8 @@ pub struct Totals {
     pub calls_final_timeout: u64,
     /// Calls moved to a transcoding worker when transcoding began.
     pub calls_moved: u64,
+    /// Calls ended from the management page.
+    pub calls_ended_by_operator: u64,
 }
 
 /// The call table and everything offer/answer need.
@@ -141,6 +143,8 @@ pub struct Calls<E: Engine> {
     pub totals: Totals,
     /// When the relay started.
     pub started: Instant,
+    /// New calls are refused (drain, from the management page).
+    draining: bool,
 }
 
 fn unix(t: SystemTime) -> u64 {
@@ -195,6 +199,7 @@ where
             next_tc_worker: 0,
             totals: Totals::default(),
             started: Instant::now(),
+            draining: false,
         })
     }
 
@@ -356,6 +361,9 @@ where
         // A refused re-offer leaves the call as it was (see `undo_offer`).
         let saved = self.calls.get(&call_id).map(|c| (c.streams.clone(), c.tags.clone(), c.offerer));
         if new {
+            if self.draining {
+                return Err("draining: this relay takes no new calls".into());
+            }
             if self.calls.len() >= self.cfg.max_sessions {
                 return Err(format!("session limit reached ({} calls)", self.cfg.max_sessions));
             }
@@ -1012,6 +1020,7 @@ where
                             .with("packets", st.packets_in)
                             .with("bytes", st.bytes_in)
                             .with("errors", st.dropped())
+                            .with("packets lost", d.stats.rtp_lost())
                             .with("packets sent", st.packets_out)
                             .with("bytes sent", st.bytes_out)
                             .with("drops", drops)
@@ -1184,6 +1193,189 @@ where
             t.add(&w.stats.total.snapshot());
         }
         t
+    }
+}
+
+/// The management page's view of the call table (docs/MANAGEMENT.md).
+impl<E: Engine + Clone + 'static> Calls<E>
+where
+    E::Keys: 'static,
+{
+    /// One row per call, for the page's table.
+    pub fn ui_rows(&self) -> Vec<srtpgate_ui::CallRow> {
+        let now = SystemTime::now();
+        self.calls.iter().map(|(id, c)| self.ui_row(id, c, now)).collect()
+    }
+
+    fn ui_row(&self, call_id: &str, c: &Call, now: SystemTime) -> srtpgate_ui::CallRow {
+        use srtpgate_ui::{CallRow, Direction, LegRow};
+        let mut row = CallRow {
+            call_id: call_id.to_string(),
+            from_tag: c.tags[0].clone().unwrap_or_default(),
+            to_tag: c.tags[1].clone().unwrap_or_default(),
+            age_s: now.duration_since(c.created).map_or(0, |d| d.as_secs()),
+            worker: c.worker,
+            answered: c.answered,
+            ..Default::default()
+        };
+        let mut hist =
+            crate::relay::stats::Histogram { buckets: vec![0; crate::relay::stats::DELAY_BOUNDS_US.len() + 1] };
+        let mut codecs = Vec::new();
+        for side in 0..2 {
+            let mut leg = LegRow { tag: c.tags[side].clone().unwrap_or_default(), ..Default::default() };
+            for (k, st) in c.streams.iter().flatten().enumerate() {
+                let d = &st.sides[side];
+                let snap = d.stats.snapshot();
+                leg.packets_in += snap.packets_in;
+                leg.packets_out += snap.packets_out;
+                leg.dropped += snap.dropped();
+                leg.lost += d.stats.rtp_lost();
+                for why in crate::relay::stats::Drop::ALL {
+                    let n = snap.drops[why as usize];
+                    if n > 0 {
+                        *row.drops.entry(why.name()).or_default() += n;
+                    }
+                }
+                for (b, n) in hist.buckets.iter_mut().zip(d.stats.histogram().buckets) {
+                    *b += n;
+                }
+                if k == 0 {
+                    leg.local = SocketAddr::new(d.ip, d.port).to_string();
+                    leg.peer = match d.peer {
+                        Some((Some(a), _)) => a.to_string(),
+                        _ => String::new(),
+                    };
+                    leg.suite = match (&d.endpoint_key, d.srtp) {
+                        (Some(k), _) => k.suite.name().to_string(),
+                        (None, true) => String::new(),
+                        (None, false) => "RTP".into(),
+                    };
+                    let block = d.stats.blocked();
+                    leg.direction =
+                        Direction::of(block & crate::relay::stats::MUTED != 0, block & crate::relay::stats::HELD != 0)
+                            .name();
+                    leg.codec = match &st.transcoding {
+                        Some((offerer, l)) => {
+                            row.transcoded = true;
+                            if side == *offerer {
+                                l.offerer.to_string()
+                            } else {
+                                l.answerer.to_string()
+                            }
+                        }
+                        None => st.offered.from_offerer.first().map(|f| f.to_string()).unwrap_or_default(),
+                    };
+                    if !leg.codec.is_empty() && !codecs.contains(&leg.codec) {
+                        codecs.push(leg.codec.clone());
+                    }
+                }
+            }
+            row.packets_in += leg.packets_in;
+            row.packets_out += leg.packets_out;
+            row.dropped += leg.dropped;
+            row.lost += leg.lost;
+            if c.tags[side].is_some() || side == 0 {
+                row.legs.push(leg);
+            }
+        }
+        row.codecs = codecs.join(" ↔ ");
+        row.delay_p50_us = hist.quantile_us(0.5);
+        row.delay_p99_us = hist.quantile_us(0.99);
+        row
+    }
+
+    /// Everything the relay keeps about one call, for the page's detail view.
+    pub fn ui_detail(&self, call_id: &str) -> Option<serde_json::Value> {
+        use serde_json::json;
+        let c = self.calls.get(call_id)?;
+        let row = self.ui_row(call_id, c, SystemTime::now());
+        let mut hist =
+            crate::relay::stats::Histogram { buckets: vec![0; crate::relay::stats::DELAY_BOUNDS_US.len() + 1] };
+        let mut streams = Vec::new();
+        for (i, st) in c.streams.iter().enumerate() {
+            let Some(st) = st else { continue };
+            let mut sides = Vec::new();
+            for side in 0..2 {
+                let d = &st.sides[side];
+                let snap = d.stats.snapshot();
+                for (b, n) in hist.buckets.iter_mut().zip(d.stats.histogram().buckets) {
+                    *b += n;
+                }
+                let drops: serde_json::Map<String, serde_json::Value> = crate::relay::stats::Drop::ALL
+                    .iter()
+                    .map(|w| (w.name().to_string(), json!(snap.drops[*w as usize])))
+                    .collect();
+                let block = d.stats.blocked();
+                sides.push(json!({
+                    "tag": c.tags[side].clone().unwrap_or_default(),
+                    "local": SocketAddr::new(d.ip, d.port).to_string(),
+                    "peer": match d.peer { Some((Some(a), _)) => a.to_string(), _ => String::new() },
+                    "protocol": d.proto,
+                    "suite": d.endpoint_key.as_ref().map_or(if d.srtp { "" } else { "RTP" }, |k| k.suite.name()),
+                    "rtcp_mux": d.mux,
+                    "direction": srtpgate_ui::Direction::of(block & crate::relay::stats::MUTED != 0, block & crate::relay::stats::HELD != 0).name(),
+                    "packets_in": snap.packets_in, "bytes_in": snap.bytes_in,
+                    "packets_out": snap.packets_out, "bytes_out": snap.bytes_out,
+                    "rtp_received": d.stats.rtp_received.load(std::sync::atomic::Ordering::Relaxed),
+                    "rtp_lost": d.stats.rtp_lost(),
+                    "drops": drops,
+                    "delay_avg_us": snap.delay_ns_sum.checked_div(snap.delay_count).unwrap_or(0) / 1000,
+                    "delay_max_us": snap.delay_ns_max / 1000,
+                    "last_packet_ms": snap.last_packet_ms,
+                }));
+            }
+            streams.push(json!({"index": i + 1, "type": st.media_type, "sides": sides}));
+        }
+        Some(json!({
+            "call": row,
+            "streams": streams,
+            "histogram": {"bounds_us": crate::relay::stats::DELAY_BOUNDS_US, "counts": hist.buckets},
+        }))
+    }
+
+    /// Ends a call from the management page.
+    pub fn end_call(&mut self, call_id: &str) -> Result<(), String> {
+        if !self.calls.contains_key(call_id) {
+            return Err(format!("no call '{call_id}'"));
+        }
+        self.remove(call_id);
+        self.totals.calls_ended_by_operator += 1;
+        Ok(())
+    }
+
+    /// Sets the direction of the leg tagged `tag` (every stream of it).
+    pub fn set_direction(&mut self, call_id: &str, tag: &str, dir: srtpgate_ui::Direction) -> Result<(), String> {
+        let c = self.calls.get(call_id).ok_or_else(|| format!("no call '{call_id}'"))?;
+        let side = (0..2)
+            .find(|&s| c.tags[s].as_deref() == Some(tag))
+            .ok_or_else(|| format!("no leg '{tag}' in call '{call_id}'"))?;
+        let (muted, held) = dir.blocks();
+        let bits =
+            if muted { crate::relay::stats::MUTED } else { 0 } | if held { crate::relay::stats::HELD } else { 0 };
+        for st in c.streams.iter().flatten() {
+            st.sides[side].stats.block.store(bits, std::sync::atomic::Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    /// Takes no new calls (true) or takes them again.
+    pub fn set_draining(&mut self, on: bool) {
+        self.draining = on;
+    }
+
+    /// Whether new calls are refused.
+    pub fn draining(&self) -> bool {
+        self.draining
+    }
+
+    /// Workers' counters, for the page's engine view.
+    pub fn worker_stats(&self) -> Vec<(Arc<crate::relay::stats::WorkerStats>, bool, bool)> {
+        let n = self.workers.len();
+        self.workers
+            .iter()
+            .enumerate()
+            .map(|(i, w)| (w.stats.clone(), w.alive(), i >= n - self.cfg.transcode_workers.min(n)))
+            .collect()
     }
 }
 

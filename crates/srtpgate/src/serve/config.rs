@@ -131,6 +131,20 @@ pub struct ServeArgs {
     /// idle keep-alive connection stays open.
     #[arg(long = "http-timeout", env = "SRTPGATE_HTTP_TIMEOUT")]
     pub http_timeout: Option<u64>,
+    /// The management page's token, as its SHA-256 in hex
+    /// (`printf %s "$TOKEN" | sha256sum`); turns the page on.
+    #[arg(long = "ui-token-sha256", env = "SRTPGATE_UI_TOKEN_SHA256")]
+    pub ui_token_sha256: Option<String>,
+    /// The management page's user (with --ui-password-hash).
+    #[arg(long = "ui-user", env = "SRTPGATE_UI_USER")]
+    pub ui_user: Option<String>,
+    /// The user's password as an Argon2 hash (`srtpgate hash-password`).
+    #[arg(long = "ui-password-hash", env = "SRTPGATE_UI_PASSWORD_HASH")]
+    pub ui_password_hash: Option<String>,
+    /// Anyone reaching the HTTP address may watch the management page
+    /// (never act) without a credential.
+    #[arg(long = "ui-read-only-open", env = "SRTPGATE_UI_READ_ONLY_OPEN")]
+    pub ui_read_only_open: bool,
     /// Accepted for rtpengine compatibility: srtpgate always runs in the foreground.
     #[arg(long, short = 'f')]
     pub foreground: bool,
@@ -173,6 +187,34 @@ struct FileConfig {
     ng_cache_seconds: Option<u64>,
     http_max_connections: Option<usize>,
     http_timeout: Option<u64>,
+    ui: Option<UiFile>,
+}
+
+/// The file's `[ui]` table.
+#[derive(Deserialize, Debug, Default)]
+#[serde(deny_unknown_fields)]
+struct UiFile {
+    token_sha256: Option<String>,
+    user: Option<String>,
+    password_hash: Option<String>,
+    read_only_open: Option<bool>,
+    session_seconds: Option<u64>,
+    max_clients: Option<usize>,
+}
+
+/// The management page's settings (docs/MANAGEMENT.md).
+#[derive(Clone, Debug)]
+pub struct UiConfig {
+    /// SHA-256 of the token.
+    pub token_sha256: Option<[u8; 32]>,
+    /// A user and the Argon2 hash (PHC string) of its password.
+    pub user: Option<(String, String)>,
+    /// Watching without a credential.
+    pub read_only_open: bool,
+    /// How long a session lasts after login.
+    pub session: Duration,
+    /// Most pages connected at once.
+    pub max_clients: usize,
 }
 
 /// The crypto engine to run.
@@ -245,6 +287,8 @@ pub struct Config {
     pub http_max_connections: usize,
     /// HTTP header and keep-alive idle timeout.
     pub http_timeout: Duration,
+    /// The management page (None: off).
+    pub ui: Option<UiConfig>,
 }
 
 /// Bounds on the signalling side: what one NG request may carry, what the
@@ -480,7 +524,12 @@ impl Config {
             bounded("http-max-connections", args.http_max_connections.or(file.http_max_connections), 64, 1..=4096)?;
         let http_timeout =
             Duration::from_secs(bounded("http-timeout", args.http_timeout.or(file.http_timeout), 10, 1..=3600)?);
+        let ui = resolve_ui(args, file.ui.unwrap_or_default())?;
+        if ui.is_some() && listen_http.is_none() {
+            return Err("ui: the management page is served on the HTTP address: set listen-http".into());
+        }
         Ok(Config {
+            ui,
             listen_ng,
             interfaces,
             port_min,
@@ -517,6 +566,42 @@ impl Config {
     pub fn interface_for(&self, v6: bool) -> IpAddr {
         self.interfaces.iter().copied().find(|ip| ip.is_ipv6() == v6).unwrap_or(self.interfaces[0])
     }
+}
+
+/// The `[ui]` settings, checked: off unless a credential or open read-only
+/// access is configured.
+fn resolve_ui(args: &ServeArgs, f: UiFile) -> Result<Option<UiConfig>, String> {
+    let token = match args.ui_token_sha256.as_ref().or(f.token_sha256.as_ref()) {
+        Some(h) => {
+            let b = hex::decode(h.trim()).ok().and_then(|b| <[u8; 32]>::try_from(b).ok());
+            Some(b.ok_or("ui token_sha256: not 64 hex digits (printf %s \"$TOKEN\" | sha256sum)")?)
+        }
+        None => None,
+    };
+    let user = match (args.ui_user.clone().or(f.user), args.ui_password_hash.clone().or(f.password_hash)) {
+        (Some(u), Some(h)) => {
+            argon2::PasswordHash::new(&h).map_err(|e| {
+                format!("ui password_hash: not a PHC hash string ({e}); make one with srtpgate hash-password")
+            })?;
+            if u.is_empty() {
+                return Err("ui user: empty".into());
+            }
+            Some((u, h))
+        }
+        (None, None) => None,
+        _ => return Err("ui: user and password_hash go together".into()),
+    };
+    let read_only_open = args.ui_read_only_open || f.read_only_open.unwrap_or(false);
+    if token.is_none() && user.is_none() && !read_only_open {
+        return Ok(None);
+    }
+    Ok(Some(UiConfig {
+        token_sha256: token,
+        user,
+        read_only_open,
+        session: Duration::from_secs(bounded("ui session_seconds", f.session_seconds, 43_200, 60..=30 * 86_400)?),
+        max_clients: bounded("ui max_clients", f.max_clients, 16, 1..=1024)?,
+    }))
 }
 
 /// `auto` (measure at start) or a batch size of 0..=65 536 packets (0: every

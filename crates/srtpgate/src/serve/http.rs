@@ -63,10 +63,11 @@ pub async fn serve<E>(
     E: Engine + Clone + 'static,
     E::Keys: 'static,
 {
-    let app = Router::new()
-        .route("/metrics", get(metrics::<E>))
-        .route("/health", get(health::<E>))
-        .with_state(shared.clone());
+    let mut app = Router::new().route("/metrics", get(metrics::<E>)).route("/health", get(health::<E>));
+    if shared.ui.is_some() {
+        app = app.merge(super::ui::routes::<E>());
+    }
+    let app = app.with_state(shared.clone());
     let permits = Arc::new(tokio::sync::Semaphore::new(max_connections));
     loop {
         let stream = match listener.accept().await {
@@ -97,7 +98,9 @@ pub async fn serve<E>(
             let _open = OpenGuard(&stats.http.open);
             let mut builder = hyper::server::conn::http1::Builder::new();
             builder.timer(TokioTimer::new()).header_read_timeout(timeout).max_buf_size(MAX_BUF);
-            let conn = builder.serve_connection(TokioIo::new(stream), svc);
+            // With upgrades: the management page's WebSocket leaves this
+            // connection's limits (the page has its own cap and rate limit).
+            let conn = builder.serve_connection(TokioIo::new(stream), svc).with_upgrades();
             tokio::pin!(conn);
             let lifetime = tokio::time::sleep(timeout * LIFETIME_TIMEOUTS);
             tokio::pin!(lifetime);
@@ -122,11 +125,12 @@ where
     E: Engine + Clone + 'static,
     E::Keys: 'static,
 {
-    let ok = shared.calls.lock().map(|c| c.workers().iter().all(|w| w.alive())).unwrap_or(false);
-    if ok {
-        (axum::http::StatusCode::OK, "ok\n")
-    } else {
-        (axum::http::StatusCode::SERVICE_UNAVAILABLE, "a media worker has stopped\n")
+    let (ok, draining) =
+        shared.calls.lock().map(|c| (c.workers().iter().all(|w| w.alive()), c.draining())).unwrap_or((false, false));
+    match (ok, draining) {
+        (true, false) => (axum::http::StatusCode::OK, "ok\n"),
+        (true, true) => (axum::http::StatusCode::SERVICE_UNAVAILABLE, "draining\n"),
+        (false, _) => (axum::http::StatusCode::SERVICE_UNAVAILABLE, "a media worker has stopped\n"),
     }
 }
 
@@ -202,6 +206,7 @@ where
             ("{cause=\"delete\"}".into(), t.calls_deleted as f64),
             ("{cause=\"timeout\"}".into(), t.calls_timed_out as f64),
             ("{cause=\"final_timeout\"}".into(), t.calls_final_timeout as f64),
+            ("{cause=\"operator\"}".into(), t.calls_ended_by_operator as f64),
         ],
     );
     metric(
@@ -243,6 +248,27 @@ where
     );
     let h = &shared.http;
     metric("http_connections", "gauge", "HTTP connections open.", &one(h.open.load(Relaxed) as f64));
+    if let Some(u) = &shared.ui {
+        metric("ui_clients", "gauge", "Management pages connected.", &one(u.clients.load(Relaxed) as f64));
+        metric(
+            "ui_login_failures_total",
+            "counter",
+            "Management page logins refused.",
+            &one(u.login_failures.load(Relaxed) as f64),
+        );
+        metric(
+            "ui_messages_refused_total",
+            "counter",
+            "Management page messages refused (malformed, unknown, not allowed or failed).",
+            &one(u.messages_refused.load(Relaxed) as f64),
+        );
+        metric(
+            "ui_actions_total",
+            "counter",
+            "Actions done from the management page.",
+            &one(u.actions.load(Relaxed) as f64),
+        );
+    }
     metric(
         "http_connections_total",
         "counter",

@@ -9,6 +9,7 @@ pub mod http;
 mod negotiate;
 #[cfg(test)]
 mod tests;
+pub mod ui;
 
 use cache::ReplyCache;
 use calls::Calls;
@@ -32,13 +33,29 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     let cfg = Config::resolve(&args)?;
     let filter = tracing_subscriber::EnvFilter::try_new(&cfg.log_level)
         .map_err(|e| format!("log-level {:?}: {e}", cfg.log_level))?;
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_target(false).try_init();
+    // The filter behind a reload handle, so that the management page can
+    // change the log level of the running relay.
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    let (filter, handle) = tracing_subscriber::reload::Layer::new(filter);
+    let log: Option<ui::LogControl> = tracing_subscriber::registry()
+        .with(filter)
+        .with(tracing_subscriber::fmt::layer().with_target(false))
+        .try_init()
+        .is_ok()
+        .then(|| -> ui::LogControl {
+            Box::new(move |level: &str| {
+                let f =
+                    tracing_subscriber::EnvFilter::try_new(level).map_err(|e| format!("log level {level:?}: {e}"))?;
+                handle.reload(f).map_err(|e| e.to_string())
+            })
+        });
     let limit = crate::relay::sys::raise_nofile_limit();
     tracing::info!("open-file limit {limit} (each relayed media stream takes 4)");
     warn_ephemeral_overlap(&cfg);
     let cfg = Arc::new(cfg);
     match cfg.engine {
-        EngineChoice::Cpu => serve(cfg.clone(), CpuEngine::new()),
+        EngineChoice::Cpu => serve(cfg.clone(), CpuEngine::new(), log),
         EngineChoice::Gpu | EngineChoice::Auto => {
             let mode = cfg.gpu_mode.parse().map_err(|e: String| e)?;
             // One submission lane per media worker (up to 64; beyond that
@@ -84,11 +101,11 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
                             }
                         }
                     }
-                    serve(cfg.clone(), Arc::new(g))
+                    serve(cfg.clone(), Arc::new(g), log)
                 }
                 Err(e) if cfg.engine == EngineChoice::Auto => {
                     tracing::warn!("GPU engine unavailable ({e}); running on the CPU engine");
-                    serve(cfg.clone(), CpuEngine::new())
+                    serve(cfg.clone(), CpuEngine::new(), log)
                 }
                 Err(e) => Err(format!("GPU engine unavailable: {e} (use --engine cpu or auto)")),
             }
@@ -159,6 +176,8 @@ pub struct Shared<E: Engine> {
     pub ng_cache_entries: AtomicU64,
     /// HTTP connection counters.
     pub http: http::HttpStats,
+    /// The management page, when configured.
+    pub ui: Option<ui::Ui>,
 }
 
 impl<E: Engine> Shared<E> {
@@ -180,11 +199,12 @@ impl<E: Engine> Shared<E> {
             ng_cache_bytes: AtomicU64::new(0),
             ng_cache_entries: AtomicU64::new(0),
             http: http::HttpStats::default(),
+            ui: None,
         }
     }
 }
 
-fn serve<E>(cfg: Arc<Config>, engine: E) -> Result<(), String>
+fn serve<E>(cfg: Arc<Config>, engine: E, log: Option<ui::LogControl>) -> Result<(), String>
 where
     E: Engine + Clone + 'static,
     E::Keys: 'static,
@@ -212,7 +232,9 @@ where
     tracing::info!("media workers use {} I/O", kind.name());
     let name = engine.name();
     let calls = Calls::new(cfg.clone(), engine, workers)?;
-    let shared = Arc::new(Shared::new(calls, name, kind.name(), xdp));
+    let mut shared = Shared::new(calls, name, kind.name(), xdp);
+    shared.ui = cfg.ui.clone().map(|u| ui::Ui::new(u, log, &cfg.log_level));
+    let shared = Arc::new(shared);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .thread_name("control")
@@ -239,6 +261,10 @@ where
                 cfg.http_timeout.as_secs()
             );
             tokio::spawn(http::serve(listener, shared.clone(), cfg.http_max_connections, cfg.http_timeout));
+            if shared.ui.is_some() {
+                tracing::info!("management page on http://{addr}/ui/");
+                tokio::spawn(ui::sampler(shared.clone()));
+            }
             http_files = cfg.http_max_connections;
         }
         set_fd_budget(&shared, http_files);

@@ -734,6 +734,11 @@ impl Endpoint {
         out
     }
 
+    /// Skips `n` sequence numbers (packets "lost" before the relay).
+    pub fn skip(&mut self, n: u16) {
+        self.seq = self.seq.wrapping_add(n);
+    }
+
     /// Sends an RTP packet with a payload naming `tag` and the sequence
     /// number; returns the plain packet.
     pub fn send_rtp(&mut self, tag: &str) -> Vec<u8> {

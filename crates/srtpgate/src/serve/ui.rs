@@ -1,0 +1,639 @@
+//! The management page (docs/MANAGEMENT.md): its files (embedded), login
+//! and sessions, the WebSocket, and the sampler that feeds every connected
+//! page from one look at the call table per interval.
+//!
+//! Access: a session cookie set by `POST /ui/login` (token or user and
+//! password), or `Authorization: Bearer <token>`; read-only without either
+//! when `read_only_open` is set. Cross-site requests are refused by the
+//! `Origin` check on the socket and the posts, and by `SameSite=Strict`.
+
+use super::config::UiConfig;
+use super::Shared;
+use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
+use axum::extract::State;
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Form, Router};
+use serde::Deserialize;
+use serde_json::{json, Value};
+use srtp::Engine;
+use srtpgate_ui::{Action, Coalescer, View};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use subtle::ConstantTimeEq;
+
+/// How often the call table is sampled for the pages.
+pub const INTERVAL: Duration = Duration::from_millis(500);
+/// A client sending more messages than this a second is disconnected.
+const MAX_MESSAGES_PER_SECOND: u32 = 20;
+/// The session cookie.
+const COOKIE: &str = "srtpgate_session";
+
+const INDEX: &[u8] = include_bytes!("../../../../ui/dist/index.html");
+const LOGIN: &[u8] = include_bytes!("../../../../ui/dist/login.html");
+const APP_JS: &[u8] = include_bytes!("../../../../ui/dist/app.js");
+const APP_CSS: &[u8] = include_bytes!("../../../../ui/dist/app.css");
+
+/// Sets the log filter (the tracing subscriber's reload handle).
+pub type LogControl = Box<dyn Fn(&str) -> Result<(), String> + Send + Sync>;
+
+/// What a request may do.
+#[derive(Clone, Debug, PartialEq)]
+enum Access {
+    /// Watch and act, as this user.
+    Write(String),
+    /// Watch only (open read-only access).
+    Read,
+}
+
+struct Session {
+    user: String,
+    expires: Instant,
+}
+
+/// One look at the relay, shared by every page.
+pub struct Sample {
+    rows: Vec<srtpgate_ui::CallRow>,
+    summary: Value,
+    engine: Value,
+}
+
+/// The page's state in the daemon.
+pub struct Ui {
+    cfg: UiConfig,
+    sessions: Mutex<HashMap<String, Session>>,
+    /// Pages connected now.
+    pub clients: AtomicUsize,
+    /// Logins refused.
+    pub login_failures: AtomicU64,
+    /// Client messages refused (not JSON, unknown, too large, not allowed).
+    pub messages_refused: AtomicU64,
+    /// Actions done (calls ended, directions, log level, drain).
+    pub actions: AtomicU64,
+    sample: tokio::sync::watch::Sender<Arc<Sample>>,
+    log: Option<LogControl>,
+    log_level: Mutex<String>,
+}
+
+impl Ui {
+    /// The page's state for `cfg`; `log` changes the log filter.
+    pub fn new(cfg: UiConfig, log: Option<LogControl>, log_level: &str) -> Ui {
+        let empty = Arc::new(Sample { rows: Vec::new(), summary: json!({}), engine: json!({}) });
+        Ui {
+            cfg,
+            sessions: Mutex::new(HashMap::new()),
+            clients: AtomicUsize::new(0),
+            login_failures: AtomicU64::new(0),
+            messages_refused: AtomicU64::new(0),
+            actions: AtomicU64::new(0),
+            sample: tokio::sync::watch::channel(empty).0,
+            log,
+            log_level: Mutex::new(log_level.to_string()),
+        }
+    }
+
+    fn access(&self, headers: &HeaderMap) -> Option<Access> {
+        if let (Some(want), Some(token)) = (&self.cfg.token_sha256, bearer(headers)) {
+            if sha256(token.as_bytes()).ct_eq(want).into() {
+                return Some(Access::Write("token".into()));
+            }
+        }
+        if let Some(id) = cookie(headers, COOKIE) {
+            let mut s = self.sessions.lock().ok()?;
+            let now = Instant::now();
+            s.retain(|_, v| v.expires > now);
+            // Session ids are looked up by hash: a timing difference tells
+            // nothing about the id.
+            if let Some(v) = s.get(&hex::encode(sha256(id.as_bytes()))) {
+                return Some(Access::Write(v.user.clone()));
+            }
+        }
+        self.cfg.read_only_open.then_some(Access::Read)
+    }
+
+    /// Checks a login; the user name on success.
+    fn check(&self, form: &LoginForm) -> Option<String> {
+        if let (Some(want), Some(token)) = (&self.cfg.token_sha256, form.token.as_deref().filter(|t| !t.is_empty())) {
+            return bool::from(sha256(token.as_bytes()).ct_eq(want)).then(|| "token".to_string());
+        }
+        let (user, hash) = self.cfg.user.as_ref()?;
+        let (u, p) = (form.user.as_deref()?, form.password.as_deref()?);
+        use argon2::PasswordVerifier;
+        let parsed = argon2::PasswordHash::new(hash).ok()?;
+        let ok = argon2::Argon2::default().verify_password(p.as_bytes(), &parsed).is_ok();
+        // The name compared after the hash, so that an unknown user costs
+        // the same time as a wrong password.
+        (ok && bool::from(u.as_bytes().ct_eq(user.as_bytes()))).then(|| user.clone())
+    }
+
+    fn open_session(&self, user: String) -> String {
+        let mut id = [0u8; 32];
+        let _ = aws_lc_rs::rand::fill(&mut id);
+        let id = hex::encode(id);
+        if let Ok(mut s) = self.sessions.lock() {
+            s.insert(hex::encode(sha256(id.as_bytes())), Session { user, expires: Instant::now() + self.cfg.session });
+        }
+        id
+    }
+}
+
+fn sha256(b: &[u8]) -> [u8; 32] {
+    let d = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, b);
+    let mut out = [0u8; 32];
+    out.copy_from_slice(d.as_ref());
+    out
+}
+
+fn bearer(h: &HeaderMap) -> Option<&str> {
+    h.get(header::AUTHORIZATION)?.to_str().ok()?.strip_prefix("Bearer ").map(str::trim)
+}
+
+fn cookie<'a>(h: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    h.get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .find_map(|kv| kv.trim().strip_prefix(name)?.strip_prefix('='))
+}
+
+/// No `Origin`, or the origin the request was sent to (its `Host`).
+fn same_origin(h: &HeaderMap) -> bool {
+    let Some(origin) = h.get(header::ORIGIN) else { return true };
+    let (Ok(origin), Some(Ok(host))) = (origin.to_str(), h.get(header::HOST).map(|v| v.to_str())) else {
+        return false;
+    };
+    let rest = origin.strip_prefix("http://").or_else(|| origin.strip_prefix("https://"));
+    rest == Some(host)
+}
+
+/// The routes under `/ui`.
+pub fn routes<E>() -> Router<Arc<Shared<E>>>
+where
+    E: Engine + Clone + 'static,
+    E::Keys: 'static,
+{
+    Router::new()
+        .route("/ui", get(|| async { redirect("/ui/") }))
+        .route("/ui/", get(index::<E>))
+        .route("/ui/login", get(|| async { page(StatusCode::OK, LOGIN) }).post(login::<E>))
+        .route("/ui/logout", post(logout::<E>))
+        .route("/ui/ws", get(socket::<E>))
+        .route("/ui/assets/app.js", get(|| async { asset("text/javascript; charset=utf-8", APP_JS) }))
+        .route("/ui/assets/app.css", get(|| async { asset("text/css; charset=utf-8", APP_CSS) }))
+}
+
+fn redirect(to: &'static str) -> Response {
+    (StatusCode::SEE_OTHER, [(header::LOCATION, to)]).into_response()
+}
+
+fn page(status: StatusCode, body: &'static [u8]) -> Response {
+    (
+        status,
+        [
+            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+            (header::CACHE_CONTROL, "no-store"),
+            (header::X_FRAME_OPTIONS, "DENY"),
+            (
+                header::CONTENT_SECURITY_POLICY,
+                "default-src 'self'; connect-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'",
+            ),
+        ],
+        body,
+    )
+        .into_response()
+}
+
+fn asset(kind: &'static str, body: &'static [u8]) -> Response {
+    ([(header::CONTENT_TYPE, kind), (header::CACHE_CONTROL, "no-cache")], body).into_response()
+}
+
+fn ui<E: Engine>(s: &Shared<E>) -> &Ui {
+    s.ui.as_ref().expect("the /ui routes exist only with the page configured")
+}
+
+async fn index<E>(State(s): State<Arc<Shared<E>>>, headers: HeaderMap) -> Response
+where
+    E: Engine + Clone + 'static,
+    E::Keys: 'static,
+{
+    match ui(&s).access(&headers) {
+        Some(_) => page(StatusCode::OK, INDEX),
+        // The login form, with the status that says the request was refused.
+        None => page(StatusCode::UNAUTHORIZED, LOGIN),
+    }
+}
+
+#[derive(Deserialize, Default)]
+struct LoginForm {
+    token: Option<String>,
+    user: Option<String>,
+    password: Option<String>,
+}
+
+async fn login<E>(State(s): State<Arc<Shared<E>>>, headers: HeaderMap, Form(form): Form<LoginForm>) -> Response
+where
+    E: Engine + Clone + 'static,
+    E::Keys: 'static,
+{
+    if !same_origin(&headers) {
+        return (StatusCode::FORBIDDEN, "cross-site request refused\n").into_response();
+    }
+    let shared = s.clone();
+    // Argon2 takes tens of ms: off the control runtime's threads.
+    let user = tokio::task::spawn_blocking(move || ui(&shared).check(&form)).await.ok().flatten();
+    let u = ui(&s);
+    let Some(user) = user else {
+        u.login_failures.fetch_add(1, Relaxed);
+        tracing::warn!("management page: login refused");
+        return page(StatusCode::UNAUTHORIZED, LOGIN);
+    };
+    tracing::info!(user, "management page: login");
+    let id = u.open_session(user);
+    let c = format!("{COOKIE}={id}; Path=/ui; HttpOnly; SameSite=Strict; Max-Age={}", u.cfg.session.as_secs());
+    let mut r = redirect("/ui/");
+    if let Ok(v) = HeaderValue::from_str(&c) {
+        r.headers_mut().insert(header::SET_COOKIE, v);
+    }
+    r
+}
+
+async fn logout<E>(State(s): State<Arc<Shared<E>>>, headers: HeaderMap) -> Response
+where
+    E: Engine + Clone + 'static,
+    E::Keys: 'static,
+{
+    if !same_origin(&headers) {
+        return (StatusCode::FORBIDDEN, "cross-site request refused\n").into_response();
+    }
+    if let (Some(id), Ok(mut sessions)) = (cookie(&headers, COOKIE), ui(&s).sessions.lock()) {
+        sessions.remove(&hex::encode(sha256(id.as_bytes())));
+    }
+    let mut r = redirect("/ui/login");
+    r.headers_mut().insert(
+        header::SET_COOKIE,
+        HeaderValue::from_static("srtpgate_session=; Path=/ui; HttpOnly; SameSite=Strict; Max-Age=0"),
+    );
+    r
+}
+
+async fn socket<E>(State(s): State<Arc<Shared<E>>>, headers: HeaderMap, ws: WebSocketUpgrade) -> Response
+where
+    E: Engine + Clone + 'static,
+    E::Keys: 'static,
+{
+    let u = ui(&s);
+    if !same_origin(&headers) {
+        return (StatusCode::FORBIDDEN, "cross-site request refused\n").into_response();
+    }
+    let Some(access) = u.access(&headers) else {
+        return (StatusCode::UNAUTHORIZED, "a credential is needed\n").into_response();
+    };
+    if u.clients.load(Relaxed) >= u.cfg.max_clients {
+        return (StatusCode::SERVICE_UNAVAILABLE, "too many pages connected\n").into_response();
+    }
+    ws.max_message_size(srtpgate_ui::MAX_MESSAGE)
+        .max_frame_size(srtpgate_ui::MAX_MESSAGE)
+        .on_upgrade(move |socket| client(s, socket, access))
+}
+
+/// Counts a page connected while it lives.
+struct ClientGuard<'a>(&'a AtomicUsize);
+
+impl Drop for ClientGuard<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Relaxed);
+    }
+}
+
+/// One connected page.
+struct Client {
+    view: View,
+    rows: Coalescer,
+    detail: Option<String>,
+}
+
+async fn client<E>(s: Arc<Shared<E>>, mut socket: WebSocket, access: Access)
+where
+    E: Engine + Clone + 'static,
+    E::Keys: 'static,
+{
+    let u = ui(&s);
+    u.clients.fetch_add(1, Relaxed);
+    let _guard = ClientGuard(&u.clients);
+    let (user, read_only) = match &access {
+        Access::Write(u) => (u.as_str(), false),
+        Access::Read => ("", true),
+    };
+    let (workers, transcode_workers, pairs, draining) = match s.calls.lock() {
+        Ok(c) => (c.workers().len(), c.worker_stats().iter().filter(|w| w.2).count(), c.ports().1, c.draining()),
+        Err(_) => return,
+    };
+    let inform = json!({
+        "type": "inform", "version": env!("CARGO_PKG_VERSION"), "engine": s.engine, "io": s.io,
+        "workers": workers, "transcode_workers": transcode_workers, "read_only": read_only, "user": user,
+        "interval_ms": INTERVAL.as_millis() as u64,
+        "limits": {"port_pairs": pairs, "max_clients": u.cfg.max_clients},
+        "log_level": u.log_level.lock().map(|l| l.clone()).unwrap_or_default(), "draining": draining,
+    });
+    if socket.send(Message::Text(inform.to_string().into())).await.is_err() {
+        return;
+    }
+    let mut samples = u.sample.subscribe();
+    let mut c = Client { view: View::default(), rows: Coalescer::default(), detail: None };
+    let (mut second, mut in_second) = (Instant::now(), 0u32);
+    loop {
+        let out = tokio::select! {
+            changed = samples.changed() => {
+                if changed.is_err() {
+                    break;
+                }
+                let sample = samples.borrow_and_update().clone();
+                render(&s, &mut c, &sample)
+            }
+            m = socket.recv() => {
+                let text = match m {
+                    Some(Ok(Message::Text(t))) => t,
+                    Some(Ok(Message::Binary(_))) => {
+                        u.messages_refused.fetch_add(1, Relaxed);
+                        let _ = socket.send(Message::Text(srtpgate_ui::error(None, "binary messages are not taken").into())).await;
+                        continue;
+                    }
+                    Some(Ok(Message::Ping(_) | Message::Pong(_))) => continue,
+                    Some(Ok(Message::Close(_))) | Some(Err(_)) | None => break,
+                };
+                if second.elapsed() >= Duration::from_secs(1) {
+                    (second, in_second) = (Instant::now(), 0);
+                }
+                in_second += 1;
+                if in_second > MAX_MESSAGES_PER_SECOND {
+                    u.messages_refused.fetch_add(1, Relaxed);
+                    tracing::warn!("management page: a client sent over {MAX_MESSAGES_PER_SECOND} messages a second; closed");
+                    break;
+                }
+                let mut out = vec![handle(&s, &mut c, &access, text.as_bytes())];
+                // A new view or detail is answered at once from the last sample.
+                if !out[0].contains("\"type\":\"error\"") {
+                    let sample = samples.borrow().clone();
+                    out.extend(render(&s, &mut c, &sample));
+                }
+                out
+            }
+        };
+        for m in out {
+            if socket.send(Message::Text(m.into())).await.is_err() {
+                return;
+            }
+        }
+    }
+}
+
+/// The messages that bring one page up to `sample`.
+fn render<E>(s: &Shared<E>, c: &mut Client, sample: &Sample) -> Vec<String>
+where
+    E: Engine + Clone + 'static,
+    E::Keys: 'static,
+{
+    if sample.summary.get("time_ms").is_none() {
+        return Vec::new();
+    }
+    let (page, matching) = c.view.page(&sample.rows);
+    let mut out = c.rows.diff(page.iter().map(|&i| &sample.rows[i]));
+    let mut summary = sample.summary.clone();
+    if let (Some(m), Ok(v)) = (summary.as_object_mut(), serde_json::to_value(&c.view)) {
+        m.insert("matching".into(), json!(matching));
+        if let Some(v) = v.as_object() {
+            m.extend(v.clone());
+        }
+    }
+    out.push(srtpgate_ui::update("summary", None, summary));
+    out.push(srtpgate_ui::update("engine", None, sample.engine.clone()));
+    if let Some(id) = &c.detail {
+        let d = s.calls.lock().ok().and_then(|calls| calls.ui_detail(id));
+        match d {
+            Some(d) => out.push(srtpgate_ui::update("detail", Some(id), d)),
+            None => {
+                out.push(srtpgate_ui::remove("detail", id));
+                c.detail = None;
+            }
+        }
+    }
+    out
+}
+
+/// Does what one client message asks; the answer (`inform` or `error`).
+fn handle<E>(s: &Shared<E>, c: &mut Client, access: &Access, text: &[u8]) -> String
+where
+    E: Engine + Clone + 'static,
+    E::Keys: 'static,
+{
+    let u = ui(s);
+    let req = match srtpgate_ui::parse(text) {
+        Ok(r) => r,
+        Err(e) => {
+            u.messages_refused.fetch_add(1, Relaxed);
+            return srtpgate_ui::error(e.reference, &e.message);
+        }
+    };
+    let r = req.reference;
+    let user = match (access, req.action.writes()) {
+        (Access::Write(user), _) => user.as_str(),
+        (Access::Read, false) => "",
+        (Access::Read, true) => {
+            u.messages_refused.fetch_add(1, Relaxed);
+            return srtpgate_ui::error(r, "read-only: this page has no write access");
+        }
+    };
+    let result: Result<String, String> = match req.action {
+        Action::View(v) => {
+            c.view = v;
+            Ok("view set".into())
+        }
+        Action::Detail(id) => {
+            c.detail = id;
+            Ok("detail set".into())
+        }
+        Action::EndCall(id) => {
+            s.calls.lock().map_err(|_| "call table unavailable".to_string()).and_then(|mut calls| {
+                calls.end_call(&id)?;
+                tracing::info!(call_id = id, user, "call ended from the management page");
+                Ok(format!("call '{id}' ended"))
+            })
+        }
+        Action::LegDirection { id, tag, direction } => {
+            s.calls.lock().map_err(|_| "call table unavailable".to_string()).and_then(|mut calls| {
+                calls.set_direction(&id, &tag, direction)?;
+                tracing::info!(
+                    call_id = id,
+                    tag,
+                    user,
+                    "leg direction set to {} from the management page",
+                    direction.name()
+                );
+                Ok(format!("leg '{tag}' of call '{id}' set to {}", direction.name()))
+            })
+        }
+        Action::LogLevel(level) => match &u.log {
+            None => Err("the log level cannot be changed in this process".into()),
+            Some(set) => set(&level).map(|()| {
+                if let Ok(mut l) = u.log_level.lock() {
+                    *l = level.clone();
+                }
+                tracing::info!(user, "log level set to {level} from the management page");
+                format!("log level set to {level}")
+            }),
+        },
+        Action::Drain(on) => s.calls.lock().map_err(|_| "call table unavailable".to_string()).map(|mut calls| {
+            calls.set_draining(on);
+            tracing::info!(
+                user,
+                "{} from the management page",
+                if on { "draining (no new calls)" } else { "taking new calls again" }
+            );
+            (if on { "draining: new calls are refused" } else { "taking new calls" }).to_string()
+        }),
+    };
+    match result {
+        Ok(m) => {
+            if !matches!(m.as_str(), "view set" | "detail set") {
+                u.actions.fetch_add(1, Relaxed);
+            }
+            srtpgate_ui::done(r, &m)
+        }
+        Err(e) => {
+            u.messages_refused.fetch_add(1, Relaxed);
+            srtpgate_ui::error(r, &e)
+        }
+    }
+}
+
+/// Samples the relay for the pages once per [`INTERVAL`], while any is
+/// connected: the rows of every call, the summary and the engine.
+pub async fn sampler<E>(s: Arc<Shared<E>>)
+where
+    E: Engine + Clone + 'static,
+    E::Keys: 'static,
+{
+    let mut tick = tokio::time::interval(INTERVAL);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let mut last: Option<(Instant, u64, Vec<u64>)> = None;
+    loop {
+        tick.tick().await;
+        let u = ui(&s);
+        if u.clients.load(Relaxed) == 0 {
+            last = None;
+            continue;
+        }
+        let Ok(calls) = s.calls.lock() else { continue };
+        let rows = calls.ui_rows();
+        let media = calls.media_totals();
+        let workers = calls.worker_stats();
+        let draining = calls.draining();
+        let engine_stats = calls.engine().stats();
+        drop(calls);
+        let stats: Vec<_> = workers.iter().map(|w| w.0.clone()).collect();
+        let hist = crate::relay::stats::Histogram::of(&stats);
+        let now = Instant::now();
+        // Rate and delay over the last interval.
+        let (rate, recent) = match &last {
+            Some((t, p, b)) => {
+                let dt = now.duration_since(*t).as_secs_f64().max(1e-3);
+                let d: Vec<u64> = hist.buckets.iter().zip(b).map(|(x, y)| x.saturating_sub(*y)).collect();
+                (media.packets_in.saturating_sub(*p) as f64 / dt, crate::relay::stats::Histogram { buckets: d })
+            }
+            None => (0.0, crate::relay::stats::Histogram { buckets: vec![0; hist.buckets.len()] }),
+        };
+        last = Some((now, media.packets_in, hist.buckets.clone()));
+        let time_ms =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
+        let summary = json!({
+            "time_ms": time_ms, "calls": rows.len(), "packets_per_s": rate,
+            "packets_in": media.packets_in, "packets_out": media.packets_out, "dropped": media.dropped(),
+            "delay_p50_us": recent.quantile_us(0.5), "delay_p99_us": recent.quantile_us(0.99),
+            "draining": draining, "log_level": u.log_level.lock().map(|l| l.clone()).unwrap_or_default(),
+        });
+        let (batches, packets) =
+            stats.iter().fold((0, 0), |(b, p), w| (b + w.batches.load(Relaxed), p + w.batch_packets.load(Relaxed)));
+        let mut engine = json!({
+            "name": s.engine, "batches": batches, "batch_packets": packets, "shares": [], "threshold": null,
+            "round_trip": {"bounds_us": [], "counts": [], "sum_us": 0.0},
+            "workers": workers.iter().enumerate().map(|(i, (w, alive, tc))| json!({
+                "id": i, "legs": w.legs.load(Relaxed), "transcoding": tc, "alive": alive,
+                "batches": w.batches.load(Relaxed), "batch_packets": w.batch_packets.load(Relaxed),
+            })).collect::<Vec<_>>(),
+        });
+        if let Some(e) = engine_stats {
+            engine["shares"] =
+                e.shares.iter().map(|(p, b, n)| json!({"path": p, "batches": b, "packets": n})).collect();
+            engine["threshold"] = json!(e.threshold);
+            engine["round_trip"] = json!({
+                "bounds_us": e.round_trip_us.iter().map(|(b, _)| if b.is_finite() { json!(b) } else { Value::Null }).collect::<Vec<_>>(),
+                "counts": e.round_trip_us.iter().map(|(_, n)| *n).collect::<Vec<_>>(),
+                "sum_us": e.round_trip_sum_us,
+            });
+        }
+        u.sample.send_replace(Arc::new(Sample { rows, summary, engine }));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(list: &[(&'static str, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in list {
+            h.append(*k, HeaderValue::from_str(v).expect("header"));
+        }
+        h
+    }
+
+    fn ui(read_only_open: bool) -> Ui {
+        use argon2::password_hash::{PasswordHasher, SaltString};
+        let salt = SaltString::encode_b64(b"0123456789abcdef").expect("salt");
+        let hash = argon2::Argon2::default().hash_password(b"secret", &salt).expect("hash").to_string();
+        Ui::new(
+            UiConfig {
+                token_sha256: Some(sha256(b"tok")),
+                user: Some(("ops".into(), hash)),
+                read_only_open,
+                session: Duration::from_secs(60),
+                max_clients: 4,
+            },
+            None,
+            "info",
+        )
+    }
+
+    #[test]
+    fn credentials_sessions_and_origins() {
+        let u = ui(false);
+        assert_eq!(u.access(&headers(&[])), None);
+        assert_eq!(u.access(&headers(&[("authorization", "Bearer tok")])), Some(Access::Write("token".into())));
+        assert_eq!(u.access(&headers(&[("authorization", "Bearer tok2")])), None);
+        let form = |t: Option<&str>, user: Option<&str>, p: Option<&str>| LoginForm {
+            token: t.map(Into::into),
+            user: user.map(Into::into),
+            password: p.map(Into::into),
+        };
+        assert_eq!(u.check(&form(Some("tok"), None, None)), Some("token".into()));
+        assert_eq!(u.check(&form(Some("bad"), None, None)), None);
+        assert_eq!(u.check(&form(None, Some("ops"), Some("secret"))), Some("ops".into()));
+        assert_eq!(u.check(&form(None, Some("ops"), Some("wrong"))), None);
+        assert_eq!(u.check(&form(None, Some("root"), Some("secret"))), None);
+        let id = u.open_session("ops".into());
+        let c = format!("a=b; {COOKIE}={id}");
+        assert_eq!(u.access(&headers(&[("cookie", &c)])), Some(Access::Write("ops".into())));
+        assert_eq!(u.access(&headers(&[("cookie", "srtpgate_session=00")])), None);
+        // Open read-only access: watching without a credential.
+        assert_eq!(ui(true).access(&headers(&[])), Some(Access::Read));
+        // Origins.
+        assert!(same_origin(&headers(&[("host", "127.0.0.1:8080")])));
+        assert!(same_origin(&headers(&[("host", "127.0.0.1:8080"), ("origin", "http://127.0.0.1:8080")])));
+        assert!(!same_origin(&headers(&[("host", "127.0.0.1:8080"), ("origin", "http://evil.example")])));
+        assert!(!same_origin(&headers(&[("host", "127.0.0.1:8080"), ("origin", "null")])));
+        assert!(!same_origin(&headers(&[("origin", "http://127.0.0.1:8080")])));
+    }
+}

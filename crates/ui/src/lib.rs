@@ -1,0 +1,549 @@
+//! The management page's WebSocket protocol (docs/MANAGEMENT.md): the
+//! client's `edit` messages parsed and checked, the rows of the call table,
+//! a client's view of them (filter, sort, page), and the coalescing that
+//! turns each sample of the relay into `create`/`update`/`remove` messages
+//! for the rows of that page only.
+//!
+//! Kept apart from the daemon so that the parser can be fuzzed and the view
+//! and coalescing tested without sockets. Nothing here panics on input.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, HashMap};
+use std::hash::{Hash, Hasher};
+
+/// Longest client message taken, bytes.
+pub const MAX_MESSAGE: usize = 4096;
+/// Most rows in one page.
+pub const MAX_LIMIT: usize = 500;
+/// Rows in a page unless the client says otherwise.
+pub const DEFAULT_LIMIT: usize = 50;
+/// Longest filter text, characters.
+pub const MAX_FILTER: usize = 256;
+
+/// One leg of a call as the table shows it.
+#[derive(Serialize, Clone, Debug, PartialEq, Default)]
+pub struct LegRow {
+    pub tag: String,
+    /// The relay's address for this leg.
+    pub local: String,
+    /// The endpoint's address (latched, else from its SDP; empty if none).
+    pub peer: String,
+    pub suite: String,
+    pub codec: String,
+    pub direction: &'static str,
+    pub packets_in: u64,
+    pub packets_out: u64,
+    /// RTP packets lost before the relay (by sequence numbers).
+    pub lost: u64,
+    pub dropped: u64,
+}
+
+/// One call of the table.
+#[derive(Serialize, Clone, Debug, PartialEq, Default)]
+pub struct CallRow {
+    pub call_id: String,
+    pub from_tag: String,
+    pub to_tag: String,
+    pub age_s: u64,
+    pub worker: usize,
+    pub answered: bool,
+    pub legs: Vec<LegRow>,
+    pub packets_in: u64,
+    pub packets_out: u64,
+    /// RTP packets lost before the relay, both legs.
+    pub lost: u64,
+    /// Packets the relay received and did not relay (every drop reason).
+    pub dropped: u64,
+    /// Drop reasons with a count above zero.
+    pub drops: BTreeMap<&'static str, u64>,
+    /// Upper bounds of the delay histogram buckets that hold the median and
+    /// the 99th percentile of the call's packets (None: no packet yet).
+    pub delay_p50_us: Option<u64>,
+    pub delay_p99_us: Option<u64>,
+    pub codecs: String,
+    pub transcoded: bool,
+}
+
+impl CallRow {
+    /// Whether `needle` (lower case) is in the Call-ID, a tag or an address.
+    fn matches(&self, needle: &str) -> bool {
+        let has = |s: &str| s.to_lowercase().contains(needle);
+        needle.is_empty()
+            || has(&self.call_id)
+            || has(&self.from_tag)
+            || has(&self.to_tag)
+            || self.legs.iter().any(|l| has(&l.local) || has(&l.peer) || has(&l.tag))
+    }
+}
+
+/// What the table can be sorted by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum SortKey {
+    #[default]
+    Age,
+    CallId,
+    Packets,
+    Lost,
+    Dropped,
+    DelayP99Us,
+}
+
+/// What one client looks at: the rows matching `filter`, sorted, one page.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct View {
+    pub filter: String,
+    pub sort: SortKey,
+    pub desc: bool,
+    pub offset: usize,
+    pub limit: usize,
+}
+
+impl Default for View {
+    fn default() -> View {
+        View { filter: String::new(), sort: SortKey::Age, desc: false, offset: 0, limit: DEFAULT_LIMIT }
+    }
+}
+
+impl View {
+    /// The rows of this view's page (indices into `rows`, in order) and how
+    /// many rows match the filter.
+    pub fn page(&self, rows: &[CallRow]) -> (Vec<usize>, usize) {
+        let needle = self.filter.to_lowercase();
+        let mut idx: Vec<usize> = (0..rows.len()).filter(|&i| rows[i].matches(&needle)).collect();
+        let matching = idx.len();
+        let key = |r: &CallRow| -> (u64, u64) {
+            match self.sort {
+                SortKey::Age => (r.age_s, 0),
+                SortKey::CallId => (0, 0),
+                SortKey::Packets => (r.packets_in, 0),
+                SortKey::Lost => (r.lost, 0),
+                SortKey::Dropped => (r.dropped, 0),
+                SortKey::DelayP99Us => (r.delay_p99_us.map_or(0, |v| v + 1), 0),
+            }
+        };
+        // Ties (and the Call-ID sort) in Call-ID order, so that pages are
+        // stable from one sample to the next.
+        idx.sort_by(|&a, &b| {
+            let (ra, rb) = (&rows[a], &rows[b]);
+            let o = key(ra).cmp(&key(rb)).then_with(|| ra.call_id.cmp(&rb.call_id));
+            if self.desc {
+                o.reverse()
+            } else {
+                o
+            }
+        });
+        let page: Vec<usize> = idx.into_iter().skip(self.offset).take(self.limit).collect();
+        (page, matching)
+    }
+}
+
+/// A leg's direction as the operator sets it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    /// Media both ways.
+    Sendrecv,
+    /// The endpoint sends, gets nothing (on hold).
+    Sendonly,
+    /// The endpoint gets media, what it sends is not relayed (muted).
+    Recvonly,
+    /// Neither way.
+    Inactive,
+}
+
+impl Direction {
+    /// Every direction.
+    pub const ALL: [Direction; 4] =
+        [Direction::Sendrecv, Direction::Sendonly, Direction::Recvonly, Direction::Inactive];
+
+    /// The name in messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Direction::Sendrecv => "sendrecv",
+            Direction::Sendonly => "sendonly",
+            Direction::Recvonly => "recvonly",
+            Direction::Inactive => "inactive",
+        }
+    }
+
+    /// (what the endpoint sends is dropped, nothing is sent to it).
+    pub fn blocks(self) -> (bool, bool) {
+        match self {
+            Direction::Sendrecv => (false, false),
+            Direction::Sendonly => (false, true),
+            Direction::Recvonly => (true, false),
+            Direction::Inactive => (true, true),
+        }
+    }
+
+    /// The direction of (muted, held).
+    pub fn of(muted: bool, held: bool) -> Direction {
+        match (muted, held) {
+            (false, false) => Direction::Sendrecv,
+            (false, true) => Direction::Sendonly,
+            (true, false) => Direction::Recvonly,
+            (true, true) => Direction::Inactive,
+        }
+    }
+}
+
+/// What a client asked for.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Action {
+    /// Its view of the table.
+    View(View),
+    /// Watch one call (None: stop).
+    Detail(Option<String>),
+    /// End a call.
+    EndCall(String),
+    /// Set a leg's direction.
+    LegDirection { id: String, tag: String, direction: Direction },
+    /// Set the log filter.
+    LogLevel(String),
+    /// Take no new calls (true) or take them again.
+    Drain(bool),
+}
+
+impl Action {
+    /// Whether the action changes the relay (needs write access).
+    pub fn writes(&self) -> bool {
+        !matches!(self, Action::View(_) | Action::Detail(_))
+    }
+}
+
+/// A client message, checked.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Request {
+    pub reference: Option<u64>,
+    pub action: Action,
+}
+
+/// Why a client message was refused (its `ref` when one could be read).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Refusal {
+    pub reference: Option<u64>,
+    pub message: String,
+}
+
+/// The fields an `edit` may carry; which ones count depends on `entry`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Raw {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(rename = "ref")]
+    reference: Option<u64>,
+    entry: Option<String>,
+    id: Option<Option<String>>,
+    tag: Option<String>,
+    action: Option<String>,
+    direction: Option<String>,
+    log_level: Option<String>,
+    drain: Option<bool>,
+    filter: Option<String>,
+    sort: Option<String>,
+    desc: Option<bool>,
+    offset: Option<u64>,
+    limit: Option<u64>,
+}
+
+/// Parses one client message.
+pub fn parse(text: &[u8]) -> Result<Request, Refusal> {
+    let refuse = |reference: Option<u64>, m: String| Refusal { reference, message: m };
+    if text.len() > MAX_MESSAGE {
+        return Err(refuse(None, format!("message over {MAX_MESSAGE} bytes")));
+    }
+    // The ref first, so that a refusal of the rest can carry it.
+    let value: Value = serde_json::from_slice(text).map_err(|e| refuse(None, format!("not JSON: {e}")))?;
+    let reference = value.get("ref").and_then(Value::as_u64);
+    let raw: Raw = serde_json::from_value(value).map_err(|e| refuse(reference, format!("bad message: {e}")))?;
+    let reference = raw.reference.or(reference);
+    let no = |m: &str| refuse(reference, m.to_string());
+    if raw.kind != "edit" {
+        return Err(refuse(reference, format!("unknown message type '{}' (a client sends 'edit')", clip(&raw.kind))));
+    }
+    let entry = raw.entry.as_deref().ok_or_else(|| no("missing 'entry'"))?;
+    let id = || -> Result<String, Refusal> {
+        match &raw.id {
+            Some(Some(id)) if !id.is_empty() && id.len() <= 256 => Ok(id.clone()),
+            _ => Err(no("missing or bad 'id'")),
+        }
+    };
+    let action = match entry {
+        "view" => {
+            let mut v = View::default();
+            if let Some(f) = &raw.filter {
+                if f.chars().count() > MAX_FILTER {
+                    return Err(no("filter too long"));
+                }
+                v.filter = f.clone();
+            }
+            if let Some(s) = &raw.sort {
+                v.sort = serde_json::from_value(Value::String(s.clone()))
+                    .map_err(|_| refuse(reference, format!("unknown sort '{}'", clip(s))))?;
+            }
+            v.desc = raw.desc.unwrap_or(false);
+            v.offset = usize::try_from(raw.offset.unwrap_or(0)).map_err(|_| no("bad offset"))?;
+            let limit = raw.limit.unwrap_or(DEFAULT_LIMIT as u64);
+            if limit == 0 || limit > MAX_LIMIT as u64 {
+                return Err(no("limit must be 1 to 500"));
+            }
+            v.limit = limit as usize;
+            Action::View(v)
+        }
+        "detail" => match &raw.id {
+            Some(None) | None => Action::Detail(None),
+            Some(Some(_)) => Action::Detail(Some(id()?)),
+        },
+        "call" => match raw.action.as_deref() {
+            Some("end") => Action::EndCall(id()?),
+            Some(a) => return Err(refuse(reference, format!("unknown call action '{}'", clip(a)))),
+            None => return Err(no("missing 'action'")),
+        },
+        "leg" => {
+            let d = raw.direction.as_deref().ok_or_else(|| no("missing 'direction'"))?;
+            let direction = Direction::ALL
+                .into_iter()
+                .find(|x| x.name() == d)
+                .ok_or_else(|| refuse(reference, format!("unknown direction '{}'", clip(d))))?;
+            let tag = raw.tag.clone().filter(|t| !t.is_empty() && t.len() <= 256).ok_or_else(|| no("missing 'tag'"))?;
+            Action::LegDirection { id: id()?, tag, direction }
+        }
+        "relay" => match (&raw.log_level, raw.drain) {
+            (Some(l), None) if !l.is_empty() && l.len() <= 512 => Action::LogLevel(l.clone()),
+            (None, Some(d)) => Action::Drain(d),
+            _ => return Err(no("a relay edit sets one of 'log_level' or 'drain'")),
+        },
+        other => return Err(refuse(reference, format!("unknown entry '{}'", clip(other)))),
+    };
+    Ok(Request { reference, action })
+}
+
+/// At most 64 characters of a client's text, for an error message.
+fn clip(s: &str) -> String {
+    s.chars().take(64).collect()
+}
+
+/// `error`, with the `ref` of the client message it answers.
+pub fn error(reference: Option<u64>, message: &str) -> String {
+    let mut v = json!({"type": "error", "message": message});
+    if let Some(r) = reference {
+        v["ref"] = json!(r);
+    }
+    v.to_string()
+}
+
+/// `inform` answering a client's `edit` that was done.
+pub fn done(reference: Option<u64>, message: &str) -> String {
+    let mut v = json!({"type": "inform", "message": message});
+    if let Some(r) = reference {
+        v["ref"] = json!(r);
+    }
+    v.to_string()
+}
+
+/// `update` of an entry (with its id when there are many).
+pub fn update(entry: &str, id: Option<&str>, data: Value) -> String {
+    let mut v = json!({"type": "update", "entry": entry, "data": data});
+    if let Some(id) = id {
+        v["id"] = json!(id);
+    }
+    v.to_string()
+}
+
+/// `remove` of an entry.
+pub fn remove(entry: &str, id: &str) -> String {
+    json!({"type": "remove", "entry": entry, "id": id}).to_string()
+}
+
+/// What one client was last sent of its page: each row's hash, so that a
+/// sample sends only what changed.
+#[derive(Default, Debug)]
+pub struct Coalescer {
+    sent: HashMap<String, u64>,
+}
+
+impl Coalescer {
+    /// The messages that bring the client from what it was sent to `page`:
+    /// `remove` for rows that left it, `create` for new ones, `update` for
+    /// rows that changed; nothing for rows that did not.
+    pub fn diff<'a>(&mut self, page: impl IntoIterator<Item = &'a CallRow>) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut now: HashMap<String, u64> = HashMap::new();
+        let mut changed = Vec::new();
+        for row in page {
+            let data = serde_json::to_value(row).unwrap_or(Value::Null);
+            let text = data.to_string();
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            text.hash(&mut h);
+            let hash = h.finish();
+            match self.sent.get(&row.call_id) {
+                Some(&old) if old == hash => {}
+                Some(_) => {
+                    changed.push(json!({"type":"update","entry":"call","id":row.call_id,"data":data}).to_string())
+                }
+                None => changed.push(json!({"type":"create","entry":"call","id":row.call_id,"data":data}).to_string()),
+            }
+            now.insert(row.call_id.clone(), hash);
+        }
+        let mut gone: Vec<&String> = self.sent.keys().filter(|k| !now.contains_key(*k)).collect();
+        gone.sort();
+        out.extend(gone.into_iter().map(|id| remove("call", id)));
+        out.extend(changed);
+        self.sent = now;
+        out
+    }
+
+    /// Forgets what was sent (the client starts over).
+    pub fn clear(&mut self) {
+        self.sent.clear();
+    }
+
+    /// Rows the client holds.
+    pub fn len(&self) -> usize {
+        self.sent.len()
+    }
+
+    /// Whether the client holds no row.
+    pub fn is_empty(&self) -> bool {
+        self.sent.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(id: &str, age: u64, packets: u64) -> CallRow {
+        CallRow {
+            call_id: id.into(),
+            from_tag: format!("{id}-a"),
+            age_s: age,
+            packets_in: packets,
+            legs: vec![LegRow { tag: format!("{id}-a"), local: "198.18.0.1:30000".into(), ..Default::default() }],
+            ..Default::default()
+        }
+    }
+
+    fn kinds(msgs: &[String]) -> Vec<(String, String)> {
+        msgs.iter()
+            .map(|m| {
+                let v: Value = serde_json::from_str(m).unwrap();
+                (v["type"].as_str().unwrap().to_string(), v["id"].as_str().unwrap_or("").to_string())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_view_filters_sorts_and_pages() {
+        let rows: Vec<CallRow> = (0..2000).map(|i| row(&format!("call-{i}"), i % 7, i)).collect();
+        let v = View { filter: "CALL-1999".into(), ..View::default() };
+        let (page, matching) = v.page(&rows);
+        assert_eq!((matching, page.len()), (1, 1));
+        assert_eq!(rows[page[0]].call_id, "call-1999");
+        // By packets, largest first, second page of 50.
+        let v = View { sort: SortKey::Packets, desc: true, offset: 50, limit: 50, ..View::default() };
+        let (page, matching) = v.page(&rows);
+        assert_eq!(matching, 2000);
+        let got: Vec<u64> = page.iter().map(|&i| rows[i].packets_in).collect();
+        assert_eq!(got, (1900..1950).rev().collect::<Vec<u64>>());
+        // Filter on an address reaches every row; a page past the end is empty.
+        let v = View { filter: "198.18.0.1".into(), offset: 5000, ..View::default() };
+        assert_eq!(v.page(&rows), (vec![], 2000));
+        // Equal keys stay in Call-ID order.
+        let v = View { sort: SortKey::Age, limit: 3, ..View::default() };
+        let (page, _) = v.page(&rows);
+        let ids: Vec<&str> = page.iter().map(|&i| rows[i].call_id.as_str()).collect();
+        assert_eq!(ids, ["call-0", "call-1001", "call-1008"]);
+    }
+
+    #[test]
+    fn only_what_changed_on_the_page_is_sent() {
+        let mut c = Coalescer::default();
+        let a = row("a", 1, 10);
+        let b = row("b", 1, 10);
+        assert_eq!(kinds(&c.diff([&a, &b])), [("create".into(), "a".into()), ("create".into(), "b".into())]);
+        // Nothing changed: nothing sent.
+        assert!(c.diff([&a, &b]).is_empty());
+        // b changed, a left the page, d entered it.
+        let b2 = row("b", 2, 60);
+        let d = row("d", 1, 10);
+        assert_eq!(
+            kinds(&c.diff([&b2, &d])),
+            [("remove".into(), "a".into()), ("update".into(), "b".into()), ("create".into(), "d".into())]
+        );
+        assert_eq!(c.len(), 2);
+        let m: Value = serde_json::from_str(&c.diff([&row("b", 3, 61)])[1]).unwrap();
+        assert_eq!((m["entry"].as_str(), m["data"]["packets_in"].as_u64()), (Some("call"), Some(61)));
+        c.clear();
+        assert!(c.is_empty());
+    }
+
+    #[test]
+    fn edits_are_parsed_and_checked() {
+        let p = |s: &str| parse(s.as_bytes());
+        assert_eq!(
+            p(
+                r#"{"type":"edit","ref":1,"entry":"view","filter":"x","sort":"delay_p99_us","desc":true,"offset":50,"limit":25}"#
+            ),
+            Ok(Request {
+                reference: Some(1),
+                action: Action::View(View {
+                    filter: "x".into(),
+                    sort: SortKey::DelayP99Us,
+                    desc: true,
+                    offset: 50,
+                    limit: 25
+                })
+            })
+        );
+        assert_eq!(
+            p(r#"{"type":"edit","ref":2,"entry":"call","id":"c1","action":"end"}"#).map(|r| r.action),
+            Ok(Action::EndCall("c1".into()))
+        );
+        assert_eq!(
+            p(r#"{"type":"edit","entry":"leg","id":"c1","tag":"t","direction":"inactive"}"#).map(|r| r.action),
+            Ok(Action::LegDirection { id: "c1".into(), tag: "t".into(), direction: Direction::Inactive })
+        );
+        assert_eq!(p(r#"{"type":"edit","entry":"detail","id":null}"#).map(|r| r.action), Ok(Action::Detail(None)));
+        assert_eq!(p(r#"{"type":"edit","entry":"relay","drain":true}"#).map(|r| r.action), Ok(Action::Drain(true)));
+        assert!(Action::Drain(true).writes() && !Action::Detail(None).writes());
+        // Refusals keep the ref when there is one.
+        let refused = |s: &str| p(s).unwrap_err();
+        assert_eq!(refused(r#"{"type":"edit","ref":7,"entry":"nope"}"#).reference, Some(7));
+        assert!(refused(r#"{"type":"edit","ref":7,"entry":"nope"}"#).message.contains("unknown entry"));
+        assert_eq!(refused("not json").reference, None);
+        assert!(refused(r#"{"type":"update","entry":"view"}"#).message.contains("unknown message type"));
+        assert!(refused(r#"{"type":"edit","entry":"view","limit":501}"#).message.contains("limit"));
+        assert!(refused(r#"{"type":"edit","entry":"view","limit":0}"#).message.contains("limit"));
+        assert!(refused(r#"{"type":"edit","entry":"view","sort":"x"}"#).message.contains("unknown sort"));
+        assert!(refused(r#"{"type":"edit","entry":"call","id":"c"}"#).message.contains("action"));
+        assert!(refused(r#"{"type":"edit","entry":"call","action":"end"}"#).message.contains("id"));
+        assert!(refused(r#"{"type":"edit","entry":"leg","id":"c","tag":"t","direction":"up"}"#)
+            .message
+            .contains("direction"));
+        assert!(refused(r#"{"type":"edit","entry":"relay","drain":true,"log_level":"x"}"#).message.contains("one of"));
+        assert!(refused(r#"{"type":"edit","entry":"view","evil":1}"#).message.contains("unknown field"));
+        let long = format!(r#"{{"type":"edit","entry":"view","filter":"{}"}}"#, "x".repeat(5000));
+        assert!(refused(&long).message.contains("over 4096"));
+        let long = format!(r#"{{"type":"edit","entry":"view","filter":"{}"}}"#, "x".repeat(300));
+        assert!(refused(&long).message.contains("filter too long"));
+    }
+
+    #[test]
+    fn directions_round_trip_through_their_blocks() {
+        for d in Direction::ALL {
+            let (m, h) = d.blocks();
+            assert_eq!(Direction::of(m, h), d);
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_bytes_parse_or_are_refused(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..600)) {
+            let _ = parse(&bytes);
+        }
+    }
+}

@@ -1,0 +1,322 @@
+"""The management page (docs/MANAGEMENT.md) in a real browser: Debian's
+chromium, headless, driven by Playwright (pointed at the system browser;
+nothing downloads one), against `srtpgate serve` under load from
+`srtpgate loadgen` (2 000 calls at one packet a second per leg).
+
+Checks: a wrong or missing credential is refused for the page, the socket
+and the write actions; the table shows the calls; updates arrive within a
+second; filtering finds one call among 2 000; ending a call from the page
+removes it from the relay (NG `list` no longer has it) and from the page.
+Screenshots go to $UI_SCREENSHOTS (default target/ui-screenshots/).
+"""
+import hashlib
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
+from ng_stub import ng_request  # noqa: E402
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+BIN = os.environ.get("SRTPGATE_BIN", os.path.join(ROOT, "target", "release", "srtpgate"))
+SHOTS = os.environ.get("UI_SCREENSHOTS", os.path.join(ROOT, "target", "ui-screenshots"))
+TOKEN = "ui-test-token-0123456789"
+PASSWORD = "open sesame"
+CALLS = 2000
+
+
+def free_port(kind=socket.SOCK_STREAM):
+    with socket.socket(socket.AF_INET, kind) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def http(url, data=None, headers=None):
+    """(status, headers, body) of one request; redirects are not followed."""
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *a, **k):
+            return None
+    req = urllib.request.Request(url, data=data, headers=headers or {})
+    try:
+        with urllib.request.build_opener(NoRedirect).open(req, timeout=5) as r:
+            return r.status, r.headers, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers, e.read()
+
+
+def ws_status(url, headers):
+    """The HTTP status a WebSocket upgrade gets (101 when accepted)."""
+    from websockets.sync.client import connect
+    from websockets.exceptions import InvalidStatus
+    try:
+        with connect(url, additional_headers=headers, open_timeout=5):
+            return 101
+    except InvalidStatus as e:
+        return e.response.status_code
+
+
+def start_relay(tmp, name, extra):
+    ng, web = free_port(socket.SOCK_DGRAM), free_port()
+    log = open(os.path.join(tmp, f"{name}.log"), "w")
+    p = subprocess.Popen([BIN, "serve", "--listen-ng", f"127.0.0.1:{ng}", "--listen-http", f"127.0.0.1:{web}",
+                          "--workers", "1", "--timeout", "120", "--log-level", "info", *extra],
+                         stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{web}"
+    for _ in range(100):
+        try:
+            if http(base + "/health")[0] == 200:
+                break
+        except OSError:
+            pass
+        if p.poll() is not None:
+            break
+        time.sleep(0.1)
+    else:
+        p.kill()
+    if p.poll() is not None:
+        pytest.fail(f"srtpgate serve did not start: {open(log.name).read()[-2000:]}")
+    return p, ng, base
+
+
+def stop(p):
+    if p.poll() is None:
+        p.terminate()
+        try:
+            p.wait(10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+
+
+@pytest.fixture(scope="module")
+def relay(tmp_path_factory):
+    if not os.path.exists(BIN):
+        pytest.skip(f"no srtpgate binary at {BIN} (cargo build --release first)")
+    tmp = str(tmp_path_factory.mktemp("ui"))
+    pw_hash = subprocess.run([BIN, "hash-password"], input=PASSWORD + "\n", capture_output=True, text=True,
+                             check=True).stdout.strip()
+    p, ng, base = start_relay(tmp, "relay", [
+        "--port-min", "42000", "--port-max", "52000",
+        "--ui-token-sha256", hashlib.sha256(TOKEN.encode()).hexdigest(),
+        "--ui-user", "ops", "--ui-password-hash", pw_hash])
+    lg = subprocess.Popen([BIN, "loadgen", "--ng", f"127.0.0.1:{ng}", "--calls", str(CALLS), "--ptime", "1000",
+                           "--setup-rate", "1000", "--duration", "120", "--quiet"],
+                          stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, "loadgen.log"), "w"))
+    try:
+        # Every call set up.
+        deadline = time.time() + 30
+        while time.time() < deadline and len(ng_list(ng)) < CALLS:
+            time.sleep(0.5)
+        assert len(ng_list(ng)) == CALLS, "loadgen did not set up its calls"
+        yield {"ng": ng, "base": base, "ws": base.replace("http:", "ws:") + "/ui/ws", "tmp": tmp}
+    finally:
+        stop(lg)
+        stop(p)
+
+
+def ng_list(ng):
+    """Every Call-ID NG `list` gives, page by page."""
+    ids, offset = [], 0
+    while True:
+        r = ng_request(("127.0.0.1", ng), {"command": "list", "offset": offset, "limit": 500})
+        assert r["result"] == "ok", r
+        ids += r["calls"]
+        if "next offset" not in r:
+            return ids
+        offset = int(r["next offset"])
+
+
+def test_a_missing_or_wrong_credential_is_refused(relay):
+    base, ws = relay["base"], relay["ws"]
+    # The page.
+    assert http(base + "/ui/")[0] == 401
+    assert http(base + "/ui/", headers={"Authorization": "Bearer wrong"})[0] == 401
+    assert http(base + "/ui/", headers={"Cookie": "srtpgate_session=" + "00" * 32})[0] == 401
+    assert http(base + "/ui/", headers={"Authorization": "Bearer " + TOKEN})[0] == 200
+    # The socket: no credential, a wrong one, another site's page with a right one.
+    assert ws_status(ws, {}) == 401
+    assert ws_status(ws, {"Authorization": "Bearer wrong"}) == 401
+    assert ws_status(ws, {"Authorization": "Bearer " + TOKEN, "Origin": "http://evil.example"}) == 403
+    assert ws_status(ws, {"Authorization": "Bearer " + TOKEN}) == 101
+    # Logins: a wrong password, a wrong token, another site's form; then a right one.
+    form = lambda **f: urllib.parse.urlencode(f).encode()
+    assert http(base + "/ui/login", form(user="ops", password="wrong"))[0] == 401
+    assert http(base + "/ui/login", form(token="wrong"))[0] == 401
+    status, _, _ = http(base + "/ui/login", form(user="ops", password=PASSWORD), {"Origin": "http://evil.example"})
+    assert status == 403
+    status, headers, _ = http(base + "/ui/login", form(user="ops", password=PASSWORD))
+    assert status == 303 and "srtpgate_session=" in headers["Set-Cookie"]
+    assert "HttpOnly" in headers["Set-Cookie"] and "SameSite=Strict" in headers["Set-Cookie"]
+    cookie = headers["Set-Cookie"].split(";")[0]
+    assert http(base + "/ui/", headers={"Cookie": cookie})[0] == 200
+    metrics = http(base + "/metrics")[2].decode()
+    assert "srtpgate_ui_login_failures_total 2" in metrics
+
+
+def test_write_actions_need_a_credential(tmp_path):
+    """Open read-only access: a page watches without a credential, and every
+    write action it sends is refused; the relay is unchanged."""
+    from websockets.sync.client import connect
+    p, ng, base = start_relay(str(tmp_path), "ro", ["--port-min", "53000", "--port-max", "53100",
+                                                  "--ui-read-only-open"])
+    try:
+        with connect(base.replace("http:", "ws:") + "/ui/ws", open_timeout=5) as ws:
+            inform = json.loads(ws.recv(timeout=5))
+            assert inform["type"] == "inform" and inform["read_only"] is True
+            for i, edit in enumerate([{"entry": "relay", "drain": True},
+                                      {"entry": "relay", "log_level": "debug"},
+                                      {"entry": "call", "id": "x", "action": "end"},
+                                      {"entry": "leg", "id": "x", "tag": "t", "direction": "inactive"}]):
+                ws.send(json.dumps({"type": "edit", "ref": 100 + i, **edit}))
+                while True:
+                    m = json.loads(ws.recv(timeout=5))
+                    if m.get("ref") == 100 + i:
+                        break
+                assert m["type"] == "error" and "read-only" in m["message"], m
+            # Reading is allowed.
+            ws.send(json.dumps({"type": "edit", "ref": 1, "entry": "view", "limit": 10}))
+            while (m := json.loads(ws.recv(timeout=5))).get("ref") != 1:
+                pass
+            assert m["type"] == "inform", m
+        assert http(base + "/health")[0] == 200, "not draining"
+    finally:
+        stop(p)
+
+
+def test_updates_are_coalesced_and_arrive_within_a_second(relay):
+    from websockets.sync.client import connect
+    with connect(relay["ws"], additional_headers={"Authorization": "Bearer " + TOKEN}, open_timeout=5) as ws:
+        assert json.loads(ws.recv(timeout=5))["type"] == "inform"
+        ws.send(json.dumps({"type": "edit", "ref": 1, "entry": "view", "limit": 20, "sort": "call_id"}))
+        summaries, rows, start = [], set(), time.time()
+        while time.time() - start < 3:
+            m = json.loads(ws.recv(timeout=2))
+            if m.get("entry") == "summary":
+                summaries.append(time.time())
+                assert m["data"]["calls"] == CALLS and m["data"]["matching"] == CALLS
+            elif m.get("entry") == "call":
+                rows.add(m["id"])
+        gaps = [b - a for a, b in zip(summaries, summaries[1:])]
+        assert len(summaries) >= 4 and max(gaps) < 1.0, gaps
+        # Only the page's 20 rows were ever sent, not 2 000.
+        assert len(rows) == 20, len(rows)
+
+
+def test_the_page_shows_filters_and_ends_calls(relay):
+    from playwright.sync_api import sync_playwright
+    chromium = shutil.which("chromium") or "/usr/bin/chromium"
+    if not os.path.exists(chromium):
+        pytest.fail("Debian's chromium is not installed (scripts/deps.sh installs it)")
+    os.makedirs(SHOTS, exist_ok=True)
+    base = relay["base"]
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, headless=True, args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        errors = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        # Without a session the page is the login form (401); log in.
+        r = page.goto(base + "/ui/")
+        assert r.status == 401
+        page.fill("input[name=user]", "ops")
+        page.fill("input[name=password]", PASSWORD)
+        page.click("form#login [type=submit]")
+        page.wait_for_url(base + "/ui/")
+        # (The browser logs the 401 of the login form as a failed load.)
+        errors.clear()
+        # The table shows the calls.
+        page.wait_for_function(f"document.querySelector('#summary-calls')?.textContent.trim() === '{CALLS}'",
+                               timeout=10000)
+        page.wait_for_selector("#calls tbody tr[data-id]", timeout=10000)
+        assert page.locator("#calls tbody tr[data-id]").count() == 50
+        page.screenshot(path=os.path.join(SHOTS, "calls.png"))
+        # Updates: the first row's cells change within a second (age, packets).
+        first = page.locator("#calls tbody tr[data-id]").first
+        before = first.inner_text()
+        t0 = time.time()
+        page.wait_for_function("(b) => document.querySelector('#calls tbody tr[data-id]').innerText !== b",
+                               arg=before, timeout=1500)
+        assert time.time() - t0 < 1.5
+        # Filtering finds one call among 2 000.
+        # A Call-ID that is not part of another one (the filter finds text).
+        ids = ng_list(relay["ng"])
+        target = next(i for i in ids[len(ids) // 2:] if not any(j != i and i in j for j in ids))
+        page.fill("#filter", target)
+        page.wait_for_function("(id) => { const r = document.querySelectorAll('#calls tbody tr[data-id]');"
+                               " return r.length === 1 && r[0].dataset.id === id; }", arg=target, timeout=5000)
+        page.wait_for_function("document.querySelector('#summary-matching').textContent.trim() === '1'",
+                               timeout=5000)
+        page.screenshot(path=os.path.join(SHOTS, "filtered.png"))
+        # The detail view of that call.
+        page.locator(f"#calls tbody tr[data-id='{target}'] td").first.click()
+        page.wait_for_selector("#detail", state="visible", timeout=5000)
+        page.wait_for_function("(id) => document.querySelector('#detail-id')?.textContent.includes(id)",
+                               arg=target, timeout=5000)
+        page.screenshot(path=os.path.join(SHOTS, "detail.png"))
+        page.click("#detail-close")
+        # Ending it from the page removes it from the relay and the page.
+        page.once("dialog", lambda d: d.accept())
+        page.click(f"#calls tbody tr[data-id='{target}'] button.end")
+        page.wait_for_function("(id) => !document.querySelector(`#calls tbody tr[data-id='${id}']`)",
+                               arg=target, timeout=5000)
+        deadline = time.time() + 5
+        while target in (left := ng_list(relay["ng"])) and time.time() < deadline:
+            time.sleep(0.2)
+        assert target not in left and len(left) == CALLS - 1
+        page.fill("#filter", "")
+        page.wait_for_function(f"document.querySelector('#summary-calls').textContent.trim() === '{CALLS - 1}'",
+                               timeout=5000)
+        page.screenshot(path=os.path.join(SHOTS, "after-end.png"))
+        browser.close()
+        assert not errors, errors
+    metrics = http(base + "/metrics")[2].decode()
+    assert 'srtpgate_calls_ended_total{cause="operator"} 1' in metrics
+
+
+def test_a_leg_put_on_hold_gets_no_media(relay):
+    """`edit` of a leg's direction: inactive holds the leg both ways (what it
+    sends is dropped as `blocked`, nothing is sent to it); sendrecv resumes."""
+    from websockets.sync.client import connect
+    target = ng_list(relay["ng"])[7]
+
+    def leg(ws, tag):
+        while True:
+            m = json.loads(ws.recv(timeout=5))
+            if m.get("entry") == "detail" and m.get("type") == "update":
+                for st in m["data"]["streams"]:
+                    for side in st["sides"]:
+                        if side["tag"] == tag:
+                            return side
+
+    with connect(relay["ws"], additional_headers={"Authorization": "Bearer " + TOKEN}, open_timeout=5) as ws:
+        ws.send(json.dumps({"type": "edit", "ref": 1, "entry": "view", "filter": target, "limit": 1}))
+        ws.send(json.dumps({"type": "edit", "ref": 2, "entry": "detail", "id": target}))
+        while (m := json.loads(ws.recv(timeout=5))).get("entry") != "detail":
+            pass
+        tag = m["data"]["streams"][0]["sides"][1]["tag"]
+        ws.send(json.dumps({"type": "edit", "ref": 3, "entry": "leg", "id": target, "tag": tag,
+                            "direction": "inactive"}))
+        deadline = time.time() + 6
+        while (s := leg(ws, tag))["drops"]["blocked"] < 1:
+            assert time.time() < deadline, s
+        assert s["direction"] == "inactive"
+        held_out = s["packets_out"]
+        until = time.time() + 2.5
+        while time.time() < until:
+            s = leg(ws, tag)
+        assert s["packets_out"] == held_out and s["drops"]["blocked"] >= 2, s
+        ws.send(json.dumps({"type": "edit", "ref": 4, "entry": "leg", "id": target, "tag": tag,
+                            "direction": "sendrecv"}))
+        deadline = time.time() + 6
+        while (s := leg(ws, tag))["packets_out"] <= held_out:
+            assert time.time() < deadline, s
+        assert s["direction"] == "sendrecv"

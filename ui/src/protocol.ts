@@ -1,0 +1,192 @@
+// The management WebSocket protocol (docs/MANAGEMENT.md): one JSON object per text frame.
+
+export type SortKey = "age" | "call_id" | "packets" | "lost" | "dropped" | "delay_p99_us";
+export const SORT_KEYS: readonly SortKey[] = ["age", "call_id", "packets", "lost", "dropped", "delay_p99_us"];
+
+export type Direction = "sendrecv" | "sendonly" | "recvonly" | "inactive";
+export const DIRECTIONS: readonly Direction[] = ["sendrecv", "sendonly", "recvonly", "inactive"];
+
+/** Drop counts by reason (only non-zero reasons in a call row). */
+export type Drops = Record<string, number>;
+
+export interface Histogram {
+  bounds_us: number[];
+  counts: number[];
+  sum_us?: number;
+}
+
+export interface Inform {
+  type: "inform";
+  ref?: number;
+  message?: string;
+  version?: string;
+  engine?: string;
+  io?: string;
+  workers?: number;
+  transcode_workers?: number;
+  read_only?: boolean;
+  user?: string | null;
+  interval_ms?: number;
+  limits?: { port_pairs?: number; max_clients?: number };
+  log_level?: string;
+  draining?: boolean;
+}
+
+export interface ErrorMsg {
+  type: "error";
+  ref?: number;
+  message: string;
+}
+
+export interface Summary {
+  time_ms: number;
+  calls: number;
+  matching: number;
+  offset: number;
+  limit: number;
+  sort: SortKey;
+  desc: boolean;
+  filter: string;
+  packets_per_s: number;
+  packets_in: number;
+  packets_out: number;
+  dropped: number;
+  delay_p50_us: number | null;
+  delay_p99_us: number | null;
+  draining: boolean;
+  log_level: string;
+}
+
+export interface CallLeg {
+  tag: string;
+  local: string;
+  peer: string;
+  suite: string;
+  codec: string;
+  direction: Direction;
+  packets_in: number;
+  packets_out: number;
+  lost: number;
+  dropped: number;
+}
+
+export interface CallRow {
+  call_id: string;
+  from_tag: string;
+  to_tag: string | null;
+  age_s: number;
+  worker: number;
+  answered: boolean;
+  legs: CallLeg[];
+  packets_in: number;
+  packets_out: number;
+  lost: number;
+  dropped: number;
+  drops: Drops;
+  delay_p50_us: number | null;
+  delay_p99_us: number | null;
+  codecs: string;
+  transcoded: boolean;
+}
+
+/** One leg of one stream, with every counter the relay keeps (extra fields are shown as they come). */
+export interface StreamSide {
+  tag: string;
+  local: string;
+  peer: string;
+  protocol: string;
+  suite: string;
+  rtcp_mux: boolean;
+  direction: Direction;
+  packets_in: number;
+  bytes_in: number;
+  packets_out: number;
+  bytes_out: number;
+  drops: Drops;
+  delay_avg_us: number | null;
+  delay_max_us: number | null;
+  last_packet_ms: number | null;
+  [counter: string]: unknown;
+}
+
+export interface Stream {
+  index: number;
+  type: string;
+  sides: StreamSide[];
+}
+
+export interface Detail {
+  call: CallRow;
+  streams: Stream[];
+  histogram: Histogram;
+}
+
+export interface EngineShare {
+  path: string;
+  batches: number;
+  packets: number;
+}
+
+export interface EngineWorker {
+  id: number;
+  legs: number;
+  transcoding: boolean;
+  batches: number;
+  batch_packets: number;
+  alive: boolean;
+}
+
+export interface Engine {
+  name: string;
+  shares: EngineShare[];
+  batches: number;
+  batch_packets: number;
+  threshold: number | null;
+  round_trip: Histogram;
+  workers: EngineWorker[];
+}
+
+export type Entry =
+  | { entry: "summary"; data: Summary }
+  | { entry: "engine"; data: Engine }
+  | { entry: "call"; id: string; data: CallRow }
+  | { entry: "detail"; id: string; data: Detail };
+
+export type Create = { type: "create" } & Entry;
+export type Update = { type: "update" } & Entry;
+export interface Remove {
+  type: "remove";
+  entry: "call" | "detail" | "summary" | "engine";
+  id?: string;
+}
+
+export type ServerMessage = Inform | ErrorMsg | Create | Update | Remove;
+
+/** An edit without its `type` and `ref` (added when sent). */
+export type EditBody =
+  | { entry: "view"; filter: string; sort: SortKey; desc: boolean; offset: number; limit: number }
+  | { entry: "detail"; id: string | null }
+  | { entry: "call"; id: string; action: "end" }
+  | { entry: "leg"; id: string; tag: string; direction: Direction }
+  | { entry: "relay"; log_level: string }
+  | { entry: "relay"; drain: boolean };
+
+export type Edit = { type: "edit"; ref: number } & EditBody;
+
+export type ViewEdit = Extract<EditBody, { entry: "view" }>;
+
+/** Parses one frame; null when it is not an object with a known type. */
+export function parseMessage(text: string): ServerMessage | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (typeof value !== "object" || value === null) return null;
+  const type = (value as { type?: unknown }).type;
+  if (type === "inform" || type === "error" || type === "create" || type === "update" || type === "remove") {
+    return value as ServerMessage;
+  }
+  return null;
+}
