@@ -5,7 +5,7 @@ CPU with 0 and with K pages connected, alternating, same load.
     .venv/bin/python bench/ui/cost.py [--bin target/release/srtpgate] [--calls 500]
         [--pages 5] [--runs 3] [--duration 10] [--out result.json]
 
-One `srtpgate serve` (1 worker, CPU engine, the page on with a token); for
+One `srtpgate serve` (WORKERS workers, default 1, CPU engine, the page on with a token); for
 each run `srtpgate loadgen` holds CALLS SRTP calls (20 ms packets) for
 DURATION s and reports the relay's CPU (cores); calls per core = CALLS /
 cores. With pages, K WebSocket clients (Python `websockets`, threads) each
@@ -58,14 +58,16 @@ def main():
     ap.add_argument("--pages", type=int, default=5)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--duration", type=int, default=10)
+    ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--threads", type=int, default=1, help="loadgen sender/receiver pairs")
     ap.add_argument("--out")
     a = ap.parse_args()
     relay_cpu, lg_cpu = os.environ.get("RELAY_CPU", "0"), os.environ.get("LG_CPU", "1")
     ng, web = free(socket.SOCK_DGRAM), free(socket.SOCK_STREAM)
     tmp = tempfile.mkdtemp(prefix="srtpgate-uicost-")
     relay = subprocess.Popen(["taskset", "-c", relay_cpu, a.bin, "serve", "--listen-ng", f"127.0.0.1:{ng}",
-                              "--listen-http", f"127.0.0.1:{web}", "--workers", "1", "--port-min", "42000",
-                              "--port-max", "52000", "--log-level", "warn",
+                              "--listen-http", f"127.0.0.1:{web}", "--workers", str(a.workers), "--port-min", "20000",
+                              "--port-max", "60000", "--log-level", "warn",
                               "--ui-token-sha256", hashlib.sha256(TOKEN.encode()).hexdigest()],
                              stdout=open(os.path.join(tmp, "relay.log"), "w"), stderr=subprocess.STDOUT)
     rows = []
@@ -76,6 +78,7 @@ def main():
                 stop, threads, counts = threading.Event(), [], [0] * k
                 lg = subprocess.Popen(["taskset", "-c", lg_cpu, a.bin, "loadgen", "--ng", f"127.0.0.1:{ng}",
                                        "--calls", str(a.calls), "--duration", str(a.duration), "--quiet",
+                                       "--threads", str(a.threads),
                                        "--json", os.path.join(tmp, "lg.json")],
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 # The pages connect once the calls are up (the measurement starts then).
