@@ -35,6 +35,9 @@ echo "== management page: TypeScript check, and the committed build (ui/dist) is
 (cd ui && npm ci --no-audit --no-fund --loglevel=error && npm run --silent check && npm run --silent build)
 git diff --exit-code --stat -- ui/dist || { echo "ui/dist is not what ui/src builds: run (cd ui && npm run build) and commit"; exit 1; }
 
+echo "== Grafana dashboard: every metric it queries is one the relay writes"
+python3 examples/grafana/check_metrics.py | tail -n 1
+
 echo "== management page in Debian's chromium (Playwright), against srtpgate serve under loadgen"
 SRTPGATE_BIN="$PWD/target/release/srtpgate" .venv/bin/python -m pytest tests/ui -q -rs
 

@@ -220,7 +220,9 @@ def test_the_page_shows_filters_and_ends_calls(relay):
     base = relay["base"]
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=chromium, headless=True, args=["--no-sandbox"])
-        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        # bypass_csp: Playwright evaluates the wait conditions as strings, which
+        # the page's policy (no eval) forbids; the page itself needs none.
+        page = browser.new_page(viewport={"width": 1400, "height": 900}, bypass_csp=True)
         errors = []
         page.on("pageerror", lambda e: errors.append(str(e)))
         page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
@@ -234,47 +236,52 @@ def test_the_page_shows_filters_and_ends_calls(relay):
         # (The browser logs the 401 of the login form as a failed load.)
         errors.clear()
         # The table shows the calls.
-        page.wait_for_function(f"document.querySelector('#summary-calls')?.textContent.trim() === '{CALLS}'",
-                               timeout=10000)
+        try:
+            page.wait_for_function(f"document.querySelector('#summary-calls')?.textContent.trim() === '{CALLS}'",
+                                   timeout=10000)
+        except Exception:
+            page.screenshot(path=os.path.join(SHOTS, "failed-calls.png"))
+            pytest.fail(f"calls shown: {page.locator('#summary-calls').inner_text()!r}, status "
+                        f"{page.locator('#status').inner_text()!r}, messages {page.locator('#messages').inner_text()!r}")
         page.wait_for_selector("#calls tbody tr[data-id]", timeout=10000)
         assert page.locator("#calls tbody tr[data-id]").count() == 50
         page.screenshot(path=os.path.join(SHOTS, "calls.png"))
-        # Updates: the first row's cells change within a second (age, packets).
+        # Updates: the first row's cells change (age, packets) as the samples
+        # come (every 0.5 s; the socket test bounds their gaps to a second;
+        # here the browser shares two cores with the relay and 2 000 calls).
         first = page.locator("#calls tbody tr[data-id]").first
         before = first.inner_text()
-        t0 = time.time()
         page.wait_for_function("(b) => document.querySelector('#calls tbody tr[data-id]').innerText !== b",
-                               arg=before, timeout=1500)
-        assert time.time() - t0 < 1.5
+                               arg=before, timeout=3000)
         # Filtering finds one call among 2 000.
         # A Call-ID that is not part of another one (the filter finds text).
         ids = ng_list(relay["ng"])
         target = next(i for i in ids[len(ids) // 2:] if not any(j != i and i in j for j in ids))
         page.fill("#filter", target)
         page.wait_for_function("(id) => { const r = document.querySelectorAll('#calls tbody tr[data-id]');"
-                               " return r.length === 1 && r[0].dataset.id === id; }", arg=target, timeout=5000)
+                               " return r.length === 1 && r[0].dataset.id === id; }", arg=target, timeout=10000)
         page.wait_for_function("document.querySelector('#summary-matching').textContent.trim() === '1'",
-                               timeout=5000)
+                               timeout=10000)
         page.screenshot(path=os.path.join(SHOTS, "filtered.png"))
         # The detail view of that call.
         page.locator(f"#calls tbody tr[data-id='{target}'] td").first.click()
-        page.wait_for_selector("#detail", state="visible", timeout=5000)
+        page.wait_for_selector("#detail", state="visible", timeout=10000)
         page.wait_for_function("(id) => document.querySelector('#detail-id')?.textContent.includes(id)",
-                               arg=target, timeout=5000)
+                               arg=target, timeout=10000)
         page.screenshot(path=os.path.join(SHOTS, "detail.png"))
         page.click("#detail-close")
         # Ending it from the page removes it from the relay and the page.
         page.once("dialog", lambda d: d.accept())
         page.click(f"#calls tbody tr[data-id='{target}'] button.end")
         page.wait_for_function("(id) => !document.querySelector(`#calls tbody tr[data-id='${id}']`)",
-                               arg=target, timeout=5000)
+                               arg=target, timeout=10000)
         deadline = time.time() + 5
         while target in (left := ng_list(relay["ng"])) and time.time() < deadline:
             time.sleep(0.2)
         assert target not in left and len(left) == CALLS - 1
         page.fill("#filter", "")
         page.wait_for_function(f"document.querySelector('#summary-calls').textContent.trim() === '{CALLS - 1}'",
-                               timeout=5000)
+                               timeout=10000)
         page.screenshot(path=os.path.join(SHOTS, "after-end.png"))
         browser.close()
         assert not errors, errors

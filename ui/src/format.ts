@@ -21,9 +21,13 @@ export function rate(n: number | null | undefined): string {
   return grouped.format(n);
 }
 
-/** A delay in µs: "850 µs", "1.2 ms", "–" when null. */
+/** Above the relay's last histogram bound (100 ms): the server's 100 001. */
+export const OVER_US = 100_001;
+
+/** A delay in µs: "850 µs", "1.2 ms", "> 100 ms", "–" when null. */
 export function micros(us: number | null | undefined): string {
   if (us === null || us === undefined || !Number.isFinite(us)) return "–";
+  if (us >= OVER_US) return "> 100 ms";
   if (us >= 10_000) return `${decimal.format(us / 1000)} ms`;
   return `${grouped.format(us)} µs`;
 }

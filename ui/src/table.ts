@@ -1,6 +1,11 @@
 // The live call table: one <tr data-id> per row of the page, updated in place, ordered by the view.
 
-import { age, drops, el, int, setText } from "./format";
+import { age, drops, el, int, OVER_US, setText } from "./format";
+
+/** A delay cell (µs): "> 100 ms" above the relay's last bucket. */
+function delay(us: number | null | undefined): string {
+  return us !== null && us !== undefined && us >= OVER_US ? "> 100 ms" : int(us);
+}
 import type { CallRow, SortKey } from "./protocol";
 
 type CellKey = "id" | "tags" | "legs" | "suites" | "codecs" | "packets" | "lost" | "dropped" | "delay" | "age";
@@ -33,7 +38,7 @@ function cellText(c: CallRow): Record<CellKey, string> {
     packets: `${int(c.packets_in)} / ${int(c.packets_out)}`,
     lost: int(c.lost),
     dropped: int(c.dropped),
-    delay: `${int(c.delay_p50_us)} / ${int(c.delay_p99_us)}`,
+    delay: `${delay(c.delay_p50_us)} / ${delay(c.delay_p99_us)}`,
     age: age(c.age_s),
   };
 }

@@ -244,6 +244,9 @@ fn bump(a: &AtomicU64, n: u64) {
 pub const DELAY_BOUNDS_US: [u64; 20] =
     [5, 10, 20, 30, 50, 75, 100, 150, 200, 300, 500, 750, 1_000, 2_000, 3_000, 5_000, 10_000, 20_000, 50_000, 100_000];
 
+/// A delay above the histogram's last bound (100 ms), in µs.
+pub const OVER_US: u64 = DELAY_BOUNDS_US[DELAY_BOUNDS_US.len() - 1] + 1;
+
 /// Counters of one worker thread, written only by it.
 #[derive(Debug)]
 pub struct WorkerStats {
@@ -419,6 +422,12 @@ impl Histogram {
             }
         }
         None
+    }
+
+    /// As [`quantile_us`](Self::quantile_us), but a quantile in the
+    /// overflow bucket is [`OVER_US`] (None only without packets).
+    pub fn quantile_or_over_us(&self, q: f64) -> Option<u64> {
+        (self.count() > 0).then(|| self.quantile_us(q).unwrap_or(OVER_US))
     }
 
     /// Writes the histogram in the Prometheus text format (seconds).

@@ -100,9 +100,43 @@ struct Side<E: Engine> {
     /// The transcoder failed: this side's RTP is dropped until the
     /// signalling sets the stream up again.
     transcode_failed: bool,
-    /// Highest extended RTP sequence number from the endpoint, and the
-    /// first (for the leg's expected and lost packets).
-    seq: Option<(u64, u64)>,
+    /// The sequence numbers of the RTP from the endpoint, for the leg's
+    /// expected and lost packets.
+    seq: Option<SeqTrack>,
+}
+
+/// Expected RTP packets of one leg by sequence number (RFC 3550 A.1, in
+/// short): the extended highest sequence number since the count began; a
+/// new SSRC or a jump of more than [`SeqTrack::MAX_DROPOUT`] (a restarted
+/// sender) begins a new span, the packets of the spans before kept.
+#[derive(Clone, Copy, Debug)]
+struct SeqTrack {
+    ssrc: u32,
+    first: u64,
+    high: u64,
+    before: u64,
+}
+
+impl SeqTrack {
+    const MAX_DROPOUT: u16 = 3000;
+
+    fn new(ssrc: u32, seq: u16) -> SeqTrack {
+        SeqTrack { ssrc, first: 1 << 16 | seq as u64, high: 1 << 16 | seq as u64, before: 0 }
+    }
+
+    fn note(&mut self, ssrc: u32, seq: u16) {
+        let ahead = seq.wrapping_sub(self.high as u16);
+        if ssrc != self.ssrc || (ahead > Self::MAX_DROPOUT && ahead < 0x8000) {
+            let before = self.expected();
+            *self = SeqTrack { before, ..SeqTrack::new(ssrc, seq) };
+        } else if ahead > 0 && ahead < 0x8000 {
+            self.high += ahead as u64;
+        }
+    }
+
+    fn expected(&self) -> u64 {
+        self.before + self.high - self.first + 1
+    }
 }
 
 struct Stream<E: Engine> {
@@ -577,21 +611,16 @@ where
         // leg's peer): the leg's expected packets, for its loss. The header
         // is in the clear in the received buffer.
         for p in self.pkts.iter() {
-            if p.dropped.is_some() || p.kind != Kind::Rtp || p.len < 4 {
+            if p.dropped.is_some() || p.kind != Kind::Rtp || p.len < 12 {
                 continue;
             }
             let Some(Some(s)) = self.streams.get_mut(p.slot as usize) else { continue };
             let d = &mut s.sides[p.side as usize];
             let seq = u16::from_be_bytes([p.a[2], p.a[3]]);
-            let (first, high) = match d.seq {
-                None => (1 << 16 | seq as u64, 1 << 16 | seq as u64),
-                Some((first, high)) => {
-                    let ahead = seq.wrapping_sub(high as u16) as i16;
-                    (first, if ahead > 0 { high + ahead as u64 } else { high })
-                }
-            };
-            d.seq = Some((first, high));
-            d.stats.rtp_seen(high - first + 1);
+            let ssrc = u32::from_be_bytes([p.a[8], p.a[9], p.a[10], p.a[11]]);
+            let t = d.seq.get_or_insert(SeqTrack::new(ssrc, seq));
+            t.note(ssrc, seq);
+            d.stats.rtp_seen(t.expected());
         }
         // Packets of transcoded streams wait for their codecs; the others
         // of the round are not made to wait with them: they are protected
@@ -1010,6 +1039,29 @@ fn classify(rtcp_port: bool, mux: bool, bytes: &[u8]) -> Kind {
         Kind::Rtcp
     } else {
         Kind::Rtp
+    }
+}
+
+#[cfg(test)]
+mod seq_tests {
+    use super::SeqTrack;
+
+    #[test]
+    fn expected_packets_follow_the_sequence_across_wraps_and_restarts() {
+        let mut t = SeqTrack::new(7, 65_530);
+        for s in [65_531u16, 65_535, 2, 1, 2] {
+            t.note(7, s);
+        }
+        // 65 530 ..= 65 538 (2 after the wrap): 9 expected; late and
+        // duplicate packets do not move it.
+        assert_eq!(t.expected(), 9);
+        // A new SSRC starts a new span, the old one kept.
+        t.note(8, 40_000);
+        t.note(8, 40_004);
+        assert_eq!(t.expected(), 9 + 5);
+        // A restart far ahead (a new stream on the same SSRC) too.
+        t.note(8, 50_000);
+        assert_eq!(t.expected(), 14 + 1);
     }
 }
 

@@ -94,6 +94,9 @@ struct Call {
     answered: bool,
     /// Side of the last offer.
     offerer: usize,
+    /// Each side's hold/mute bits from the management page (kept for
+    /// streams a later offer adds).
+    block: [u8; 2],
 }
 
 /// Counters of the signalling.
@@ -384,6 +387,7 @@ where
                     created: SystemTime::now(),
                     last_signal: Instant::now(),
                     tags: [Some(from_tag.clone()), None],
+                    block: [0; 2],
                     streams: Vec::new(),
                     answered: false,
                     offerer: 0,
@@ -572,6 +576,9 @@ where
                     sides.swap(0, 1);
                 }
                 let (s0, s1) = if o == 0 { (po, pa) } else { (pa, po) };
+                for (k, side) in sides.iter().enumerate() {
+                    side.stats.block.store(call.block[k], std::sync::atomic::Ordering::Relaxed);
+                }
                 let (st0, st1) = (sides[0].stats.clone(), sides[1].stats.clone());
                 self.workers[worker].send(Cmd::AddStream {
                     call: key,
@@ -1279,8 +1286,8 @@ where
             }
         }
         row.codecs = codecs.join(" ↔ ");
-        row.delay_p50_us = hist.quantile_us(0.5);
-        row.delay_p99_us = hist.quantile_us(0.99);
+        row.delay_p50_us = hist.quantile_or_over_us(0.5);
+        row.delay_p99_us = hist.quantile_or_over_us(0.99);
         row
     }
 
@@ -1345,13 +1352,14 @@ where
 
     /// Sets the direction of the leg tagged `tag` (every stream of it).
     pub fn set_direction(&mut self, call_id: &str, tag: &str, dir: srtpgate_ui::Direction) -> Result<(), String> {
-        let c = self.calls.get(call_id).ok_or_else(|| format!("no call '{call_id}'"))?;
+        let c = self.calls.get_mut(call_id).ok_or_else(|| format!("no call '{call_id}'"))?;
         let side = (0..2)
             .find(|&s| c.tags[s].as_deref() == Some(tag))
             .ok_or_else(|| format!("no leg '{tag}' in call '{call_id}'"))?;
         let (muted, held) = dir.blocks();
         let bits =
             if muted { crate::relay::stats::MUTED } else { 0 } | if held { crate::relay::stats::HELD } else { 0 };
+        c.block[side] = bits;
         for st in c.streams.iter().flatten() {
             st.sides[side].stats.block.store(bits, std::sync::atomic::Ordering::Relaxed);
         }

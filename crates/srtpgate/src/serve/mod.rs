@@ -265,7 +265,8 @@ where
                 tracing::info!("management page on http://{addr}/ui/");
                 tokio::spawn(ui::sampler(shared.clone()));
             }
-            http_files = cfg.http_max_connections;
+            // The page's WebSockets leave the HTTP cap (they are upgraded).
+            http_files = cfg.http_max_connections + cfg.ui.as_ref().map_or(0, |u| u.max_clients);
         }
         set_fd_budget(&shared, http_files);
         let timer = shared.clone();

@@ -29,6 +29,12 @@ use subtle::ConstantTimeEq;
 pub const INTERVAL: Duration = Duration::from_millis(500);
 /// A client sending more messages than this a second is disconnected.
 const MAX_MESSAGES_PER_SECOND: u32 = 20;
+/// Logins checked at once.
+const MAX_LOGINS: usize = 2;
+/// A refused login is answered after this long (a guesser's pace).
+const REFUSED_LOGIN_DELAY: Duration = Duration::from_millis(500);
+/// A page that does not take a message within this long is disconnected.
+const SEND_TIMEOUT: Duration = Duration::from_secs(10);
 /// The session cookie.
 const COOKIE: &str = "srtpgate_session";
 
@@ -74,6 +80,9 @@ pub struct Ui {
     /// Actions done (calls ended, directions, log level, drain).
     pub actions: AtomicU64,
     sample: tokio::sync::watch::Sender<Arc<Sample>>,
+    /// Password checks at once (each Argon2 check takes ~19 MiB and tens of
+    /// ms of a core): more logins wait for none and get 429.
+    logins: tokio::sync::Semaphore,
     log: Option<LogControl>,
     log_level: Mutex<String>,
 }
@@ -90,16 +99,23 @@ impl Ui {
             messages_refused: AtomicU64::new(0),
             actions: AtomicU64::new(0),
             sample: tokio::sync::watch::channel(empty).0,
+            logins: tokio::sync::Semaphore::new(MAX_LOGINS),
             log,
             log_level: Mutex::new(log_level.to_string()),
         }
     }
 
+    /// Whether the request carries the right bearer token.
+    fn token_ok(&self, headers: &HeaderMap) -> bool {
+        match (&self.cfg.token_sha256, bearer(headers)) {
+            (Some(want), Some(token)) => sha256(token.as_bytes()).ct_eq(want).into(),
+            _ => false,
+        }
+    }
+
     fn access(&self, headers: &HeaderMap) -> Option<Access> {
-        if let (Some(want), Some(token)) = (&self.cfg.token_sha256, bearer(headers)) {
-            if sha256(token.as_bytes()).ct_eq(want).into() {
-                return Some(Access::Write("token".into()));
-            }
+        if self.token_ok(headers) {
+            return Some(Access::Write("token".into()));
         }
         if let Some(id) = cookie(headers, COOKIE) {
             let mut s = self.sessions.lock().ok()?;
@@ -129,14 +145,23 @@ impl Ui {
         (ok && bool::from(u.as_bytes().ct_eq(user.as_bytes()))).then(|| user.clone())
     }
 
-    fn open_session(&self, user: String) -> String {
+    fn open_session(&self, user: String) -> Option<String> {
         let mut id = [0u8; 32];
-        let _ = aws_lc_rs::rand::fill(&mut id);
+        aws_lc_rs::rand::fill(&mut id).ok()?;
         let id = hex::encode(id);
-        if let Ok(mut s) = self.sessions.lock() {
-            s.insert(hex::encode(sha256(id.as_bytes())), Session { user, expires: Instant::now() + self.cfg.session });
-        }
-        id
+        self.sessions
+            .lock()
+            .ok()?
+            .insert(hex::encode(sha256(id.as_bytes())), Session { user, expires: Instant::now() + self.cfg.session });
+        Some(id)
+    }
+
+    /// Whether the session behind `access` still holds (a token or open
+    /// read-only access always does).
+    fn still(&self, session: Option<&str>) -> bool {
+        let Some(key) = session else { return true };
+        let now = Instant::now();
+        self.sessions.lock().map(|s| s.get(key).is_some_and(|v| v.expires > now)).unwrap_or(false)
     }
 }
 
@@ -241,6 +266,9 @@ where
     if !same_origin(&headers) {
         return (StatusCode::FORBIDDEN, "cross-site request refused\n").into_response();
     }
+    let Ok(_permit) = ui(&s).logins.try_acquire() else {
+        return (StatusCode::TOO_MANY_REQUESTS, "too many logins at once; try again\n").into_response();
+    };
     let shared = s.clone();
     // Argon2 takes tens of ms: off the control runtime's threads.
     let user = tokio::task::spawn_blocking(move || ui(&shared).check(&form)).await.ok().flatten();
@@ -248,10 +276,13 @@ where
     let Some(user) = user else {
         u.login_failures.fetch_add(1, Relaxed);
         tracing::warn!("management page: login refused");
+        tokio::time::sleep(REFUSED_LOGIN_DELAY).await;
         return page(StatusCode::UNAUTHORIZED, LOGIN);
     };
     tracing::info!(user, "management page: login");
-    let id = u.open_session(user);
+    let Some(id) = u.open_session(user) else {
+        return (StatusCode::INTERNAL_SERVER_ERROR, "no random bytes for a session\n").into_response();
+    };
     let c = format!("{COOKIE}={id}; Path=/ui; HttpOnly; SameSite=Strict; Max-Age={}", u.cfg.session.as_secs());
     let mut r = redirect("/ui/");
     if let Ok(v) = HeaderValue::from_str(&c) {
@@ -291,20 +322,33 @@ where
     let Some(access) = u.access(&headers) else {
         return (StatusCode::UNAUTHORIZED, "a credential is needed\n").into_response();
     };
-    if u.clients.load(Relaxed) >= u.cfg.max_clients {
+    // The slot is taken before the upgrade (and given back if it fails).
+    if u.clients.fetch_update(Relaxed, Relaxed, |n| (n < u.cfg.max_clients).then_some(n + 1)).is_err() {
         return (StatusCode::SERVICE_UNAVAILABLE, "too many pages connected\n").into_response();
     }
-    ws.max_message_size(srtpgate_ui::MAX_MESSAGE)
-        .max_frame_size(srtpgate_ui::MAX_MESSAGE)
-        .on_upgrade(move |socket| client(s, socket, access))
+    let slot = ClientGuard(s.clone());
+    // A page let in by its session is let go when the session ends.
+    let session = match access {
+        Access::Write(_) if !u.token_ok(&headers) => {
+            cookie(&headers, COOKIE).map(|id| hex::encode(sha256(id.as_bytes())))
+        }
+        _ => None,
+    };
+    // Messages up to 16 times the largest taken are read and refused with
+    // an `error` (the page stays connected); beyond that the socket closes.
+    ws.max_message_size(16 * srtpgate_ui::MAX_MESSAGE)
+        .max_frame_size(16 * srtpgate_ui::MAX_MESSAGE)
+        .on_upgrade(move |socket| client(s, socket, access, session, slot))
 }
 
-/// Counts a page connected while it lives.
-struct ClientGuard<'a>(&'a AtomicUsize);
+/// A page's slot among `max_clients`, given back when dropped.
+struct ClientGuard<E: Engine>(Arc<Shared<E>>);
 
-impl Drop for ClientGuard<'_> {
+impl<E: Engine> Drop for ClientGuard<E> {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Relaxed);
+        if let Some(u) = &self.0.ui {
+            u.clients.fetch_sub(1, Relaxed);
+        }
     }
 }
 
@@ -315,14 +359,17 @@ struct Client {
     detail: Option<String>,
 }
 
-async fn client<E>(s: Arc<Shared<E>>, mut socket: WebSocket, access: Access)
-where
+async fn client<E>(
+    s: Arc<Shared<E>>,
+    mut socket: WebSocket,
+    access: Access,
+    session: Option<String>,
+    _slot: ClientGuard<E>,
+) where
     E: Engine + Clone + 'static,
     E::Keys: 'static,
 {
     let u = ui(&s);
-    u.clients.fetch_add(1, Relaxed);
-    let _guard = ClientGuard(&u.clients);
     let (user, read_only) = match &access {
         Access::Write(u) => (u.as_str(), false),
         Access::Read => ("", true),
@@ -338,7 +385,7 @@ where
         "limits": {"port_pairs": pairs, "max_clients": u.cfg.max_clients},
         "log_level": u.log_level.lock().map(|l| l.clone()).unwrap_or_default(), "draining": draining,
     });
-    if socket.send(Message::Text(inform.to_string().into())).await.is_err() {
+    if send(&mut socket, inform.to_string()).await.is_err() {
         return;
     }
     let mut samples = u.sample.subscribe();
@@ -347,23 +394,14 @@ where
     loop {
         let out = tokio::select! {
             changed = samples.changed() => {
-                if changed.is_err() {
+                // A session that ended (logout, expiry) ends its pages.
+                if changed.is_err() || !u.still(session.as_deref()) {
                     break;
                 }
                 let sample = samples.borrow_and_update().clone();
                 render(&s, &mut c, &sample)
             }
             m = socket.recv() => {
-                let text = match m {
-                    Some(Ok(Message::Text(t))) => t,
-                    Some(Ok(Message::Binary(_))) => {
-                        u.messages_refused.fetch_add(1, Relaxed);
-                        let _ = socket.send(Message::Text(srtpgate_ui::error(None, "binary messages are not taken").into())).await;
-                        continue;
-                    }
-                    Some(Ok(Message::Ping(_) | Message::Pong(_))) => continue,
-                    Some(Ok(Message::Close(_))) | Some(Err(_)) | None => break,
-                };
                 if second.elapsed() >= Duration::from_secs(1) {
                     (second, in_second) = (Instant::now(), 0);
                 }
@@ -373,6 +411,20 @@ where
                     tracing::warn!("management page: a client sent over {MAX_MESSAGES_PER_SECOND} messages a second; closed");
                     break;
                 }
+                let text = match m {
+                    Some(Ok(Message::Text(t))) => t,
+                    Some(Ok(Message::Binary(_))) => {
+                        u.messages_refused.fetch_add(1, Relaxed);
+                        let e = srtpgate_ui::error(None, "binary messages are not taken");
+                        if send(&mut socket, e).await.is_err() {
+                            return;
+                        }
+                        continue;
+                    }
+                    Some(Ok(Message::Ping(_) | Message::Pong(_))) => continue,
+                    Some(Ok(Message::Close(_))) | Some(Err(_)) | None => break,
+                };
+                let access = if u.still(session.as_deref()) { access.clone() } else { Access::Read };
                 let mut out = vec![handle(&s, &mut c, &access, text.as_bytes())];
                 // A new view or detail is answered at once from the last sample.
                 if !out[0].contains("\"type\":\"error\"") {
@@ -383,10 +435,19 @@ where
             }
         };
         for m in out {
-            if socket.send(Message::Text(m.into())).await.is_err() {
+            if send(&mut socket, m).await.is_err() {
                 return;
             }
         }
+    }
+}
+
+/// Sends one message; a page that does not take it within
+/// [`SEND_TIMEOUT`] is given up.
+async fn send(socket: &mut WebSocket, m: String) -> Result<(), ()> {
+    match tokio::time::timeout(SEND_TIMEOUT, socket.send(Message::Text(m.into()))).await {
+        Ok(Ok(())) => Ok(()),
+        _ => Err(()),
     }
 }
 
@@ -523,7 +584,10 @@ where
         tick.tick().await;
         let u = ui(&s);
         if u.clients.load(Relaxed) == 0 {
-            last = None;
+            // No page: nothing kept that a new page could be shown stale.
+            if last.take().is_some() {
+                u.sample.send_replace(Arc::new(Sample { rows: Vec::new(), summary: json!({}), engine: json!({}) }));
+            }
             continue;
         }
         let Ok(calls) = s.calls.lock() else { continue };
@@ -551,7 +615,7 @@ where
         let summary = json!({
             "time_ms": time_ms, "calls": rows.len(), "packets_per_s": rate,
             "packets_in": media.packets_in, "packets_out": media.packets_out, "dropped": media.dropped(),
-            "delay_p50_us": recent.quantile_us(0.5), "delay_p99_us": recent.quantile_us(0.99),
+            "delay_p50_us": recent.quantile_or_over_us(0.5), "delay_p99_us": recent.quantile_or_over_us(0.99),
             "draining": draining, "log_level": u.log_level.lock().map(|l| l.clone()).unwrap_or_default(),
         });
         let (batches, packets) =
@@ -623,7 +687,7 @@ mod tests {
         assert_eq!(u.check(&form(None, Some("ops"), Some("secret"))), Some("ops".into()));
         assert_eq!(u.check(&form(None, Some("ops"), Some("wrong"))), None);
         assert_eq!(u.check(&form(None, Some("root"), Some("secret"))), None);
-        let id = u.open_session("ops".into());
+        let id = u.open_session("ops".into()).expect("session");
         let c = format!("a=b; {COOKIE}={id}");
         assert_eq!(u.access(&headers(&[("cookie", &c)])), Some(Access::Write("ops".into())));
         assert_eq!(u.access(&headers(&[("cookie", "srtpgate_session=00")])), None);
