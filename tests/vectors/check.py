@@ -317,7 +317,32 @@ def check_erratum_4938_shape():
            iv2 == bytes(want2), iv2.hex())
 
 
+def check_stun():
+    """RFC 5769: each message's MESSAGE-INTEGRITY (HMAC-SHA1 keyed with the
+    short-term password over the message up to it, length field covering
+    it) and FINGERPRINT (CRC-32 xor 0x5354554e over the message up to it)."""
+    import hmac, hashlib, struct, zlib
+    v = load("stun.json")
+    for k in ("request", "response_ipv4", "response_ipv6"):
+        m = unhex(v[k]["message"])
+        at = 20
+        mi_ok = fp_ok = False
+        while at + 4 <= len(m):
+            t, n = struct.unpack("!HH", m[at:at + 4])
+            val = m[at + 4:at + 4 + n]
+            if t == 0x0008:
+                head = m[:2] + struct.pack("!H", at - 20 + 24) + m[4:at]
+                mi_ok = hmac.new(v[k]["password"].encode(), head, hashlib.sha1).digest() == val
+            if t == 0x8028:
+                head = m[:2] + struct.pack("!H", at - 20 + 8) + m[4:at]
+                fp_ok = (zlib.crc32(head) ^ 0x5354554E) == struct.unpack("!I", val)[0]
+            at += 4 + (n + 3) // 4 * 4
+        report(f"RFC 5769 {v[k]['section']} MESSAGE-INTEGRITY", mi_ok)
+        report(f"RFC 5769 {v[k]['section']} FINGERPRINT", fp_ok)
+
+
 def main():
+    check_stun()
     check_kdf()
     check_aes_cm()
     check_f8()

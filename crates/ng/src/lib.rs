@@ -58,7 +58,7 @@
 //! | `to-tag` | implemented | [`Request::to_tag`] |
 //! | `via-branch` | implemented | [`Request::via_branch`] |
 //! | `sdp` | implemented | [`Request::sdp`] (UTF-8) |
-//! | `transport-protocol`, `transport protocol` | implemented | [`Request::transport_protocol`]: `RTP/AVP`, `RTP/SAVP`, `RTP/AVPF`, `RTP/SAVPF`; anything else (`UDP/TLS/RTP/SAVP(F)`, `accept`, …) is error `unsupported transport-protocol 'X'` |
+//! | `transport-protocol`, `transport protocol` | implemented | [`Request::transport_protocol`]: `RTP/AVP`, `RTP/SAVP`, `RTP/AVPF`, `RTP/SAVPF`, `UDP/TLS/RTP/SAVP`, `UDP/TLS/RTP/SAVPF`; anything else (`accept`, …) is error `unsupported transport-protocol 'X'` |
 //! | `replace` | implemented | [`Request::replace`] (see below); unknown item: error `unknown replace option 'X'` |
 //! | `direction` | implemented | [`Request::direction`]: exactly two interface names |
 //! | `from-interface`, `to-interface` | implemented | one side of [`Request::direction`] |
@@ -76,7 +76,7 @@
 //! | `limit` | implemented | [`Request::limit`] (> 0) |
 //! | `offset` | implemented (srtpgate extension) | [`Request::offset`] (≥ 0): where a `list` page starts |
 //! | `codec` | implemented (collected) | [`Request::codec`]: `strip`, `offer`, `except`, `ignore` collected for the daemon; `transcode`, `mask`, `accept`, `consume`, `set` collected and warned (no transcoding); unknown operation warned |
-//! | `DTLS` | implemented | `off`/`no`/`disable(d)` sets [`Request::dtls_off`] silently (srtpgate never does DTLS); `passive`/`active` ignored; else error |
+//! | `DTLS` | implemented | [`Request::dtls`]: `off`/`no`/`disable(d)` (also [`Request::dtls_off`]), `passive`, `active`; else error |
 //! | `supports` | implemented | `load limit` sets [`Request::supports_load_limit`]; others warned |
 //! | `rtpp-flags`, `rtpp_flags` | implemented | the flag string rtpengine parses itself (Kamailio 5.8+): bare tokens are flags, `key=value` / `key=[a b]` / `key=[k=v …]` are keys as above |
 //! | `sip-message-type`, `SIP code`, `sip-response-code`, `instance` | silent | informational |
@@ -109,9 +109,8 @@
 //!
 //! | flag (and spellings) | status | field / notes |
 //! |---|---|---|
-//! | `RTP/AVP`, `RTP/SAVP`, `RTP/AVPF`, `RTP/SAVPF` | implemented | [`Request::transport_protocol`] |
-//! | `UDP/TLS/RTP/SAVP`, `UDP/TLS/RTP/SAVPF` | error | `unsupported transport-protocol 'X'` |
-//! | `WebRTC` | error | `unsupported: flag 'WebRTC' …` (it implies DTLS-SRTP) |
+//! | `RTP/AVP`, `RTP/SAVP`, `RTP/AVPF`, `RTP/SAVPF`, `UDP/TLS/RTP/SAVP`, `UDP/TLS/RTP/SAVPF` | implemented | [`Request::transport_protocol`] |
+//! | `WebRTC` | implemented | as rtpengine: `UDP/TLS/RTP/SAVPF`, `ICE=force`, `rtcp-mux-offer`, `rtcp-mux-require`, `generate-mid`, `SDES-off` |
 //! | `trust address` | implemented | [`Flags::trust_address`] |
 //! | `SIP source address` | implemented | [`Flags::sip_source_address`] |
 //! | `symmetric`, `asymmetric` | implemented | [`Flags::symmetric`], [`Flags::asymmetric`] |
@@ -149,8 +148,8 @@ mod ng;
 
 pub use bencode::{decode, BencodeError, Value};
 pub use ng::{
-    error, ok, parse_reply, parse_request, reply, request, split, warning_text, CodecOps, Command, Flags, Ice, NgError,
-    Osrtp, Replace, Request, RtcpMux, Sdes, TransportProtocol, MAX_COOKIE, MAX_WARNINGS, MAX_WARNING_TEXT,
+    error, ok, parse_reply, parse_request, reply, request, split, warning_text, CodecOps, Command, Dtls, Flags, Ice,
+    NgError, Osrtp, Replace, Request, RtcpMux, Sdes, TransportProtocol, MAX_COOKIE, MAX_WARNINGS, MAX_WARNING_TEXT,
 };
 
 /// The largest datagram accepted (and the largest bencode body decoded).

@@ -158,15 +158,21 @@ pub enum TransportProtocol {
     RtpAvpf,
     /// `RTP/SAVPF`.
     RtpSavpf,
+    /// `UDP/TLS/RTP/SAVP`: SRTP keyed by DTLS (RFC 5764).
+    UdpTlsRtpSavp,
+    /// `UDP/TLS/RTP/SAVPF`: SRTP keyed by DTLS with RTCP feedback (WebRTC).
+    UdpTlsRtpSavpf,
 }
 
 impl TransportProtocol {
     /// Every protocol.
-    pub const ALL: [TransportProtocol; 4] = [
+    pub const ALL: [TransportProtocol; 6] = [
         TransportProtocol::RtpAvp,
         TransportProtocol::RtpSavp,
         TransportProtocol::RtpAvpf,
         TransportProtocol::RtpSavpf,
+        TransportProtocol::UdpTlsRtpSavp,
+        TransportProtocol::UdpTlsRtpSavpf,
     ];
 
     /// The SDP name.
@@ -176,24 +182,31 @@ impl TransportProtocol {
             TransportProtocol::RtpSavp => "RTP/SAVP",
             TransportProtocol::RtpAvpf => "RTP/AVPF",
             TransportProtocol::RtpSavpf => "RTP/SAVPF",
+            TransportProtocol::UdpTlsRtpSavp => "UDP/TLS/RTP/SAVP",
+            TransportProtocol::UdpTlsRtpSavpf => "UDP/TLS/RTP/SAVPF",
         }
     }
 
     /// Whether media is SRTP.
     pub const fn is_secure(self) -> bool {
-        matches!(self, TransportProtocol::RtpSavp | TransportProtocol::RtpSavpf)
+        !matches!(self, TransportProtocol::RtpAvp | TransportProtocol::RtpAvpf)
+    }
+
+    /// Whether the SRTP keys come from DTLS.
+    pub const fn is_dtls(self) -> bool {
+        matches!(self, TransportProtocol::UdpTlsRtpSavp | TransportProtocol::UdpTlsRtpSavpf)
     }
 
     /// Whether the RTCP feedback profile (AVPF) is used.
     pub const fn is_feedback(self) -> bool {
-        matches!(self, TransportProtocol::RtpAvpf | TransportProtocol::RtpSavpf)
+        matches!(self, TransportProtocol::RtpAvpf | TransportProtocol::RtpSavpf | TransportProtocol::UdpTlsRtpSavpf)
     }
 }
 
 impl FromStr for TransportProtocol {
     type Err = NgError;
 
-    /// Case-insensitive; DTLS profiles, `accept` and unknown names are
+    /// Case-insensitive; `accept` and unknown names are
     /// [`NgError::UnsupportedTransport`].
     fn from_str(s: &str) -> Result<TransportProtocol, NgError> {
         TransportProtocol::ALL
@@ -238,6 +251,19 @@ pub enum Ice {
     ForceRelay,
     /// `optional`: add the relay as a low-priority candidate.
     Optional,
+}
+
+/// The `DTLS` key: the relay's DTLS role towards the endpoint that receives
+/// this message's SDP.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Dtls {
+    /// `off`, `no`, `disable(d)`: no DTLS-SRTP towards it (SDES or plain).
+    Off,
+    /// `passive`: the relay waits for the endpoint's ClientHello
+    /// (`a=setup:passive`).
+    Passive,
+    /// `active`: the relay sends the ClientHello (`a=setup:active`).
+    Active,
 }
 
 /// One item of the `rtcp-mux` list.
@@ -453,6 +479,8 @@ pub struct Request {
     pub offset: Option<i64>,
     /// `DTLS` is `off`/`no`/`disable`.
     pub dtls_off: bool,
+    /// `DTLS`: `passive` or `active` (`off` is [`Request::dtls_off`] too).
+    pub dtls: Option<Dtls>,
     /// `supports` contains `load limit`.
     pub supports_load_limit: bool,
     /// `codec` and `codec-…` flags.
@@ -495,6 +523,7 @@ impl Request {
             limit: None,
             offset: None,
             dtls_off: false,
+            dtls: None,
             supports_load_limit: false,
             codec: CodecOps::default(),
             flags: Flags::default(),
@@ -934,10 +963,12 @@ fn apply_key(req: &mut Request, name: &str, v: &Value, nested: bool) -> Result<(
         "dtls" => {
             let s = string(name, v)?;
             match normalize(&s).as_str() {
-                "off" | "no" | "disable" | "disabled" => req.dtls_off = true,
-                "passive" | "active" => {
-                    req.warn(format!("key '{}' ignored: srtpgate does not do DTLS-SRTP", clip(name)))
+                "off" | "no" | "disable" | "disabled" => {
+                    req.dtls_off = true;
+                    req.dtls = Some(Dtls::Off);
                 }
+                "passive" => req.dtls = Some(Dtls::Passive),
+                "active" => req.dtls = Some(Dtls::Active),
                 _ => return Err(invalid(name, &s)),
             }
         }
@@ -1278,9 +1309,6 @@ fn apply_flag(req: &mut Request, s: &str) -> Result<(), NgError> {
         req.transport_protocol = Some(t);
         return Ok(());
     }
-    if s.eq_ignore_ascii_case("UDP/TLS/RTP/SAVP") || s.eq_ignore_ascii_case("UDP/TLS/RTP/SAVPF") {
-        return Err(NgError::UnsupportedTransport(s.to_owned()));
-    }
     let norm = normalize(s);
     if set_flag(&mut req.flags, &norm) {
         return Ok(());
@@ -1295,9 +1323,14 @@ fn apply_flag(req: &mut Request, s: &str) -> Result<(), NgError> {
             return Ok(());
         }
         "webrtc" => {
-            return Err(NgError::Unsupported(
-                "flag 'WebRTC' (it needs DTLS-SRTP: transport-protocol UDP/TLS/RTP/SAVPF)".into(),
-            ))
+            // rtpengine's shorthand for a browser leg.
+            req.transport_protocol = Some(TransportProtocol::UdpTlsRtpSavpf);
+            req.ice = Some(Ice::Force);
+            req.rtcp_mux.push(RtcpMux::Offer);
+            req.rtcp_mux.push(RtcpMux::Require);
+            req.flags.generate_mid = true;
+            req.sdes.push(Sdes::Off);
+            return Ok(());
         }
         n if IGNORED_FLAGS.contains(&n) => {
             req.warn(format!("flag '{}' ignored: not supported by srtpgate", clip(s)));

@@ -261,11 +261,6 @@ fn unknown_commands_and_flags() {
     assert_eq!(err(&base().with("flags", list(&["OSRTP-bogus"]))), "unknown flag 'OSRTP-bogus'");
     assert_eq!(err(&base().with("flags", list(&["BUNDLE-bogus"]))), "unknown flag 'BUNDLE-bogus'");
     assert_eq!(err(&base().with("flags", list(&["SDES-no-AES_CM_129"]))), "unknown crypto suite 'AES_CM_129'");
-    assert_eq!(
-        err(&base().with("flags", list(&["UDP/TLS/RTP/SAVPF"]))),
-        "unsupported transport-protocol 'UDP/TLS/RTP/SAVPF'"
-    );
-    assert!(err(&base().with("flags", list(&["WebRTC"]))).starts_with("unsupported: flag 'WebRTC'"));
     assert_eq!(err(&base().with("replace", list(&["bogus"]))), "unknown replace option 'bogus'");
     assert_eq!(err(&base().with("SDES", list(&["bogus"]))), "unknown SDES option 'bogus'");
     assert_eq!(
@@ -276,9 +271,10 @@ fn unknown_commands_and_flags() {
     assert_eq!(err(&base().with("ICE", "bogus")), "unknown ICE option 'bogus'");
     assert_eq!(err(&base().with("OSRTP", list(&["bogus"]))), "unknown OSRTP option 'bogus'");
     assert_eq!(
-        err(&base().with("transport-protocol", "UDP/TLS/RTP/SAVP")),
-        "unsupported transport-protocol 'UDP/TLS/RTP/SAVP'"
+        err(&base().with("transport-protocol", "UDP/TLS/RTP/SAVPX")),
+        "unsupported transport-protocol 'UDP/TLS/RTP/SAVPX'"
     );
+    assert_eq!(err(&base().with("DTLS", "sideways")), "invalid value 'sideways' for 'DTLS'");
     assert_eq!(err(&base().with("transport-protocol", "accept")), "unsupported transport-protocol 'accept'");
     assert_eq!(err(&base().with("record-call", "maybe")), "invalid value 'maybe' for 'record-call'");
     assert_eq!(err(&base().with("media-address", "example.com")), "invalid value 'example.com' for 'media-address'");
@@ -513,4 +509,39 @@ fn warnings_are_bounded() {
     assert!(w.ends_with("and 7 more warnings"), "{w}");
     assert_eq!(warning_text(&[], 0), None);
     assert_eq!(warning_text(&[], 3).as_deref(), Some("and 3 more warnings"));
+}
+
+#[test]
+fn webrtc_options() {
+    let base = || Value::dict().with("command", "offer").with("call-id", "c").with("from-tag", "f").with("sdp", SDP);
+    let r = parse(
+        &base()
+            .with("transport-protocol", "UDP/TLS/RTP/SAVPF")
+            .with("DTLS", "passive")
+            .with("ICE", "force")
+            .with("flags", list(&["generate-mid"])),
+    )
+    .unwrap();
+    let t = r.transport_protocol.unwrap();
+    assert_eq!(t, TransportProtocol::UdpTlsRtpSavpf);
+    assert!(t.is_dtls() && t.is_secure() && t.is_feedback());
+    assert_eq!(r.dtls, Some(Dtls::Passive));
+    assert!(!r.dtls_off);
+    assert_eq!(r.ice, Some(Ice::Force));
+    assert!(r.flags.generate_mid);
+    let r = parse(&base().with("DTLS", "active").with("flags", list(&["UDP/TLS/RTP/SAVP"]))).unwrap();
+    assert_eq!(r.dtls, Some(Dtls::Active));
+    assert_eq!(r.transport_protocol, Some(TransportProtocol::UdpTlsRtpSavp));
+    assert!(!TransportProtocol::UdpTlsRtpSavp.is_feedback());
+    let r = parse(&base().with("DTLS", "no")).unwrap();
+    assert!(r.dtls_off);
+    assert_eq!(r.dtls, Some(Dtls::Off));
+    // rtpengine's shorthand.
+    let r = parse(&base().with("flags", list(&["WebRTC"]))).unwrap();
+    assert_eq!(r.transport_protocol, Some(TransportProtocol::UdpTlsRtpSavpf));
+    assert_eq!(r.ice, Some(Ice::Force));
+    assert_eq!(r.rtcp_mux, vec![RtcpMux::Offer, RtcpMux::Require]);
+    assert!(r.flags.generate_mid);
+    assert_eq!(r.sdes, vec![Sdes::Off]);
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
 }
