@@ -81,6 +81,9 @@ pub struct WorkerConfig {
     /// CPUs to pin the workers to, worker i on `pin[i % len]` (empty: not
     /// pinned).
     pub pin: Vec<usize>,
+    /// Where the workers send the STUN and DTLS datagrams of ICE/DTLS legs
+    /// (bounded: when full, they are dropped and counted).
+    pub signal: Option<crossbeam_channel::Sender<worker::Signal>>,
 }
 
 /// Starts `n` workers. Each builds its backend on its own thread (an

@@ -255,6 +255,11 @@ pub struct WorkerStats {
     pub total: LegStats,
     /// Packets received on a media port that has no call any more.
     pub stray: AtomicU64,
+    /// STUN and DTLS datagrams of ICE/DTLS legs handed to the control
+    /// thread, and those dropped (its queue full, or not forwardable).
+    pub signals: AtomicU64,
+    /// See `signals`.
+    pub signals_dropped: AtomicU64,
     /// Delay histogram: counts per [`DELAY_BOUNDS_US`] bucket, then the overflow.
     pub delay_buckets: [AtomicU64; DELAY_BOUNDS_US.len() + 1],
     /// Receive system calls and the packets they returned (the batching factor).
@@ -315,6 +320,8 @@ impl WorkerStats {
         WorkerStats {
             total: LegStats::default(),
             stray: AtomicU64::new(0),
+            signals: AtomicU64::new(0),
+            signals_dropped: AtomicU64::new(0),
             delay_buckets: std::array::from_fn(|_| AtomicU64::new(0)),
             recv_calls: AtomicU64::new(0),
             send_calls: AtomicU64::new(0),

@@ -60,6 +60,31 @@ pub struct SideConfig<E: Engine> {
     /// Transcoding of the RTP this side sends, before it is protected for
     /// the other side (inner `None`: pass-through).
     pub transcode: Option<Option<Box<Transcoder>>>,
+    /// The side speaks ICE and/or DTLS on its port: datagrams that are not
+    /// RTP or RTCP by RFC 7983's first-byte rule (STUN 0–3, DTLS 20–63) go
+    /// to the control thread as [`Signal`]s.
+    pub demux: bool,
+    /// Its SRTP keys come from a DTLS handshake that has not finished:
+    /// media from and to it is dropped (`no_destination`) until
+    /// [`Cmd::Keys`] brings them.
+    pub keys_pending: bool,
+}
+
+/// A datagram on a leg's port that is not media (STUN, DTLS), for the
+/// control thread. Allocated per datagram: these are a handshake's few
+/// packets and ICE's checks every few seconds, never the media.
+#[derive(Debug)]
+pub struct Signal {
+    /// The call.
+    pub call: CallKey,
+    /// Its media stream (m-line index).
+    pub stream: usize,
+    /// The side (0 or 1) it arrived on.
+    pub side: usize,
+    /// Where it came from.
+    pub from: SocketAddr,
+    /// The datagram.
+    pub data: Vec<u8>,
 }
 
 /// Commands from the control thread.
@@ -72,6 +97,16 @@ pub enum Cmd<E: Engine> {
     RemoveCall { call: CallKey },
     /// Close one stream of a call (a refused re-offer that had added it).
     RemoveStream { call: CallKey, stream: usize },
+    /// The SRTP contexts of a side whose keys a DTLS handshake agreed:
+    /// `rx` unprotects what its endpoint sends, `tx` protects what the relay
+    /// sends to it.
+    Keys { call: CallKey, stream: usize, side: usize, rx: Box<Context<E>>, tx: Box<Context<E>> },
+    /// A side's peer chosen by ICE (a valid check, nominated or first):
+    /// media to the side goes there (RTCP too, which ICE legs multiplex).
+    Latch { call: CallKey, stream: usize, side: usize, peer: SocketAddr },
+    /// A datagram the control thread sends from a side's RTP port (STUN
+    /// answers, DTLS records).
+    Send { call: CallKey, stream: usize, side: usize, to: SocketAddr, data: Vec<u8> },
     /// Hand every stream of a call, with all its state (sockets, latched
     /// peers, contexts, transcoders), to another worker; then report on
     /// `done` how many streams went. Datagrams of the call already read in
@@ -103,6 +138,10 @@ struct Side<E: Engine> {
     /// The sequence numbers of the RTP from the endpoint, for the leg's
     /// expected and lost packets.
     seq: Option<SeqTrack>,
+    /// See [`SideConfig::demux`].
+    demux: bool,
+    /// See [`SideConfig::keys_pending`].
+    keys_pending: bool,
 }
 
 /// Expected RTP packets of one leg by sequence number (RFC 3550 A.1, in
@@ -219,6 +258,8 @@ where
     later: Vec<Pkt>,
     /// The pool's region is registered with the engine.
     registered: bool,
+    /// Where STUN and DTLS datagrams of ICE/DTLS legs go.
+    signal: Option<crossbeam_channel::Sender<Signal>>,
 }
 
 impl<E: Engine> std::ops::Drop for Worker<E>
@@ -301,6 +342,7 @@ where
             spare: Vec::with_capacity(MAX_LOOP_PACKETS),
             later: Vec::with_capacity(MAX_LOOP_PACKETS),
             registered,
+            signal: cfg.signal.clone(),
         })
     }
 
@@ -366,7 +408,40 @@ where
                     d.transcode = t;
                     d.transcode_failed = false;
                 }
+                d.demux = config.demux;
+                d.keys_pending = config.keys_pending;
                 d.configured = true;
+            }
+            Cmd::Keys { call, stream, side, rx, tx } => {
+                if let Some((_, d)) = self.side_mut(call, stream, side) {
+                    d.rx = Some(*rx);
+                    d.tx = Some(*tx);
+                    d.keys_pending = false;
+                }
+            }
+            Cmd::Send { call, stream, side, to, data } => {
+                if let Some((_, d)) = self.side_mut(call, stream, side) {
+                    if let Err(e) = d.rtp.send_to(&data, to) {
+                        tracing::debug!(call, "sending a STUN/DTLS datagram to {to}: {e}");
+                        self.stats.signals_dropped.fetch_add(1, Relaxed);
+                    }
+                }
+            }
+            Cmd::Latch { call, stream, side, peer } => {
+                let mut changed = None;
+                if let Some((slot, d)) = self.side_mut(call, stream, side) {
+                    if d.peer_rtp != Some(peer) || !d.latched_rtp {
+                        d.peer_rtp = Some(peer);
+                        d.latched_rtp = true;
+                        changed = Some(slot);
+                    }
+                    if d.mux {
+                        d.peer_rtcp = Some(peer);
+                    }
+                }
+                if let Some(slot) = changed {
+                    self.io.latch(token(slot as u32, side, false), Some(peer));
+                }
             }
             Cmd::RemoveCall { call } => {
                 for slot in 0..self.streams.len() {
@@ -409,6 +484,13 @@ where
             }
             Cmd::Stop => {}
         }
+    }
+
+    /// One side of a stream, with the stream's slot.
+    fn side_mut(&mut self, call: CallKey, stream: usize, side: usize) -> Option<(usize, &mut Side<E>)> {
+        let slot = self.streams.iter().position(|s| s.as_ref().is_some_and(|s| s.call == call && s.index == stream))?;
+        let d = self.streams.get_mut(slot)?.as_mut()?.sides.get_mut(side)?;
+        Some((slot, d))
     }
 
     /// Takes a stream, new or handed over by another worker: a free slot,
@@ -500,6 +582,8 @@ where
             transcode: None,
             transcode_failed: false,
             seq: None,
+            demux: false,
+            keys_pending: false,
         };
         self.adopt(Stream { call, index, sides: sides.map(side) })
     }
@@ -527,6 +611,29 @@ where
                 continue;
             }
             let len = d.len.min(d.buf.len());
+            if leg.demux && !(128..=191).contains(&d.buf.first().copied().unwrap_or(0)) {
+                // STUN or DTLS (or noise) on an ICE/DTLS leg: the control
+                // thread's business, not the media's.
+                let forwarded = match (&self.signal, d.from) {
+                    (Some(tx), Some(from)) if !d.truncated => tx
+                        .try_send(Signal {
+                            call: stream.call,
+                            stream: stream.index,
+                            side,
+                            from,
+                            data: d.buf[..len].to_vec(),
+                        })
+                        .is_ok(),
+                    _ => false,
+                };
+                if forwarded {
+                    self.stats.signals.fetch_add(1, Relaxed);
+                } else {
+                    self.stats.signals_dropped.fetch_add(1, Relaxed);
+                }
+                self.pool.put(d.buf);
+                continue;
+            }
             leg.stats.received(len);
             self.stats.total.received(len);
             let kind = classify(rtcp_port, leg.mux, &d.buf[..len]);
@@ -575,7 +682,7 @@ where
                 p.dropped = Some(Drop::UnknownPeer);
                 continue;
             }
-            if !d.configured {
+            if !d.configured || d.keys_pending {
                 p.dropped = Some(Drop::NoDestination);
                 continue;
             }
@@ -696,7 +803,7 @@ where
                 (Kind::Rtcp, false) => o.peer_rtcp,
                 _ => o.peer_rtp,
             };
-            if !o.configured || dest.is_none() {
+            if !o.configured || o.keys_pending || dest.is_none() {
                 p.dropped = Some(Drop::NoDestination);
                 continue;
             }

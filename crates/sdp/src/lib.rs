@@ -613,9 +613,12 @@ impl Media {
         words(self.m_value()).skip(3).collect()
     }
 
-    /// True for RTP/AVP, RTP/SAVP, RTP/AVPF and RTP/SAVPF (any case).
+    /// True for RTP/AVP, RTP/SAVP, RTP/AVPF, RTP/SAVPF and the DTLS-SRTP
+    /// UDP/TLS/RTP/SAVP and UDP/TLS/RTP/SAVPF (any case).
     pub fn is_rtp(&self) -> bool {
-        ["RTP/AVP", "RTP/SAVP", "RTP/AVPF", "RTP/SAVPF"].iter().any(|p| p.eq_ignore_ascii_case(self.proto()))
+        ["RTP/AVP", "RTP/SAVP", "RTP/AVPF", "RTP/SAVPF", "UDP/TLS/RTP/SAVP", "UDP/TLS/RTP/SAVPF"]
+            .iter()
+            .any(|p| p.eq_ignore_ascii_case(self.proto()))
     }
 
     /// Sets the port of the `m=` line, dropping any `/count`.

@@ -253,15 +253,7 @@ impl DtlsLeg {
         if active {
             dtls.set_active(true);
         }
-        Ok(DtlsLeg {
-            dtls,
-            expected,
-            active,
-            cert_ok: false,
-            connected: false,
-            timeout: None,
-            buf: vec![0u8; 2048],
-        })
+        Ok(DtlsLeg { dtls, expected, active, cert_ok: false, connected: false, timeout: None, buf: vec![0u8; 2048] })
     }
 
     /// The relay sends the ClientHello (active role).
@@ -404,7 +396,8 @@ mod tests {
 
     #[test]
     fn a_certificate_that_is_not_the_announced_one_is_refused() {
-        let (ia, ib, other) = (Identity::generate().unwrap(), Identity::generate().unwrap(), Identity::generate().unwrap());
+        let (ia, ib, other) =
+            (Identity::generate().unwrap(), Identity::generate().unwrap(), Identity::generate().unwrap());
         let now = Instant::now();
         let mut a = DtlsLeg::new(&ia, true, fp(&other), now).unwrap();
         let mut b = DtlsLeg::new(&ib, false, fp(&ia), now).unwrap();

@@ -27,9 +27,8 @@ impl IceCreds {
     /// Fresh random credentials.
     pub fn generate() -> IceCreds {
         let mut rng = rand::rngs::OsRng;
-        let mut pick = |n: usize| -> String {
-            (0..n).map(|_| ICE_CHARS[rng.gen_range(0..ICE_CHARS.len())] as char).collect()
-        };
+        let mut pick =
+            |n: usize| -> String { (0..n).map(|_| ICE_CHARS[rng.gen_range(0..ICE_CHARS.len())] as char).collect() };
         IceCreds { ufrag: pick(8), pwd: pick(24), remote: None }
     }
 }

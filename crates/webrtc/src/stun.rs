@@ -448,9 +448,6 @@ mod tests {
         assert!(c.use_candidate && c.controlling);
         assert_eq!(c.priority, Some(1234));
         assert_eq!(check_request(&out[..n], "relayufx", "relaypassword0123456789"), Err(StunError::UnknownUser));
-        assert_eq!(
-            check_request(&out[..n], "relayufr", "x").unwrap_err().answer_code(),
-            Some((401, "Unauthorized"))
-        );
+        assert_eq!(check_request(&out[..n], "relayufr", "x").unwrap_err().answer_code(), Some((401, "Unauthorized")));
     }
 }

@@ -13,6 +13,7 @@
 
 use super::config::Config;
 use super::negotiate::{self, Leg, Offered, Plan};
+use super::webrtc::{self as web, LocalTransport, PeerTransport, WebLeg, WebTotals};
 use crate::relay::ports::Ports;
 use crate::relay::stats::{LegSnapshot, LegStats};
 use crate::relay::worker::{CallKey, Cmd, SideConfig, SideSockets};
@@ -25,6 +26,8 @@ use srtpgate_ng::{Command, Ice, Request, RtcpMux, Sdes, Value};
 use srtpgate_sdp::crypto::CryptoAttr;
 use srtpgate_sdp::formats::Format;
 use srtpgate_sdp::{Media, Sdp};
+use srtpgate_webrtc::dtls::{Identity, Setup};
+use srtpgate_webrtc::ice::IceCreds;
 use std::collections::{BTreeMap, HashMap};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
@@ -66,6 +69,16 @@ struct Side {
     mux: bool,
     /// The SDP protocol of this side.
     proto: String,
+    /// This side's SRTP keys come from DTLS (`UDP/TLS/RTP/SAVP(F)`).
+    dtls: bool,
+    /// The relay runs ICE-lite towards this side.
+    ice_on: bool,
+    /// The relay's ICE credentials towards this side (made once).
+    ice: Option<IceCreds>,
+    /// What this side's last SDP said of ICE and DTLS.
+    transport: PeerTransport,
+    /// The `a=setup` the relay offered this side.
+    setup_offered: Option<Setup>,
 }
 
 #[derive(Clone)]
@@ -148,6 +161,14 @@ pub struct Calls<E: Engine> {
     pub started: Instant,
     /// New calls are refused (drain, from the management page).
     draining: bool,
+    /// Calls by key (the workers name calls by key).
+    by_key: HashMap<CallKey, String>,
+    /// The running transport of every ICE/DTLS side: (call, stream, side).
+    web: BTreeMap<(CallKey, usize, usize), WebLeg>,
+    /// The relay's DTLS certificate.
+    identity: Arc<Identity>,
+    /// Counters of the ICE/DTLS legs.
+    pub web_totals: WebTotals,
 }
 
 fn unix(t: SystemTime) -> u64 {
@@ -156,6 +177,11 @@ fn unix(t: SystemTime) -> u64 {
 
 fn is_secure(proto: &str) -> bool {
     proto.to_ascii_uppercase().contains("SAVP")
+}
+
+/// SRTP keyed by DTLS (RFC 5764 §8).
+fn is_dtls(proto: &str) -> bool {
+    proto.to_ascii_uppercase().starts_with("UDP/TLS/")
 }
 
 /// The SDP protocol with the security of `secure`, keeping AVP/AVPF.
@@ -188,6 +214,16 @@ where
             let names: Vec<String> = p.codecs().iter().map(|c| format!("{}/{}", c.name, c.clock_rate)).collect();
             tracing::info!(plugin = p.name(), version = p.version(), "codecs: {}", names.join(" "));
         }
+        let identity = match &cfg.dtls_certificate {
+            Some((cert, key)) => {
+                let read = |p: &std::path::Path| {
+                    std::fs::read_to_string(p).map_err(|e| format!("dtls certificate file {}: {e}", p.display()))
+                };
+                Identity::from_pem(&read(cert)?, &read(key)?).map_err(|e| e.to_string())?
+            }
+            None => Identity::generate().map_err(|e| e.to_string())?,
+        };
+        tracing::info!("DTLS certificate fingerprint: {}", identity.fingerprint());
         Ok(Calls {
             cfg,
             engine,
@@ -203,6 +239,10 @@ where
             totals: Totals::default(),
             started: Instant::now(),
             draining: false,
+            by_key: HashMap::new(),
+            web: BTreeMap::new(),
+            identity: Arc::new(identity),
+            web_totals: WebTotals::default(),
         })
     }
 
@@ -379,6 +419,7 @@ where
                 .or_else(|| self.pick(0..self.workers.len(), 0))
                 .ok_or("no media worker is running")?;
             self.next_worker = worker + 1;
+            self.by_key.insert(key, call_id.clone());
             self.calls.insert(
                 call_id.clone(),
                 Call {
@@ -447,6 +488,11 @@ where
             for d in &s.sides {
                 self.ports.release(d.port);
             }
+            let range = (call.key, i, 0)..=(call.key, i, 1);
+            let gone: Vec<_> = self.web.range(range).map(|(k, _)| *k).collect();
+            for k in gone {
+                self.web.remove(&k);
+            }
             self.workers[call.worker].send(Cmd::RemoveStream { call: call.key, stream: i });
         }
         call.streams = streams;
@@ -459,6 +505,8 @@ where
 
     fn offer_sdp(&mut self, call_id: &str, from_tag: &str, req: &Request, sdp: &mut Sdp) -> Result<(), CmdError> {
         let cfg = self.cfg.clone();
+        let identity = self.identity.clone();
+        let mut ice_towards_answerer = false;
         let call = self.calls.get_mut(call_id).ok_or("call vanished")?;
         call.last_signal = Instant::now();
         let o = if call.tags[0].as_deref() == Some(from_tag) {
@@ -494,6 +542,7 @@ where
         }
         for i in 0..n {
             let addr = sdp.media_connection(i);
+            let peer_t = PeerTransport::read(sdp, i);
             let m = &mut sdp.media_mut()[i];
             if m.port() == 0 {
                 continue;
@@ -507,21 +556,37 @@ where
             }
             let in_proto = m.proto().to_string();
             let srtp_o = is_secure(&in_proto);
-            let out_proto = match req.transport_protocol {
+            let dtls_o = is_dtls(&in_proto);
+            let mut out_proto = match req.transport_protocol {
+                // To or from DTLS: the protocol named.
+                Some(t) if t.is_dtls() || dtls_o => t.name().to_string(),
                 Some(t) => with_security(&in_proto, t.is_secure()),
                 None => in_proto.clone(),
             };
-            let srtp_a = is_secure(&out_proto);
+            if is_dtls(&out_proto) && req.dtls == Some(srtpgate_ng::Dtls::Off) {
+                // DTLS=off: SRTP with SDES instead.
+                out_proto = with_security(&out_proto, true);
+            }
+            let dtls_a = is_dtls(&out_proto);
+            let srtp_a = is_secure(&out_proto) && !dtls_a;
             let offered: Vec<CryptoAttr> = if srtp_o {
                 m.crypto().into_iter().filter_map(Result::ok).filter(|c| c.policy().is_ok()).collect()
             } else {
                 Vec::new()
             };
-            if srtp_o && offered.is_empty() {
-                return Err(format!(
-                    "media {i}: RTP/SAVP offer without a usable a=crypto line (DTLS-SRTP is not supported)"
-                ));
+            if srtp_o && !dtls_o && offered.is_empty() {
+                return Err(format!("media {i}: RTP/SAVP offer without a usable a=crypto line"));
             }
+            if dtls_o && peer_t.fingerprint.is_none() {
+                return Err(format!("media {i}: {in_proto} offer without a=fingerprint (sha-256)"));
+            }
+            // ICE-lite towards the answerer: as the option says, else when
+            // the offerer spoke ICE.
+            let ice_a = match req.ice {
+                Some(Ice::Remove) => false,
+                Some(Ice::Force | Ice::ForceRelay | Ice::Optional) => true,
+                Some(Ice::Default) | None => peer_t.ice.is_some(),
+            } && !req.flags.reject_ice;
             let peer_ip = sip_source(req).or(addr.filter(|ip| !ip.is_unspecified()));
             let v6 = family_v6.unwrap_or(peer_ip.or(session_addr).is_some_and(|ip| ip.is_ipv6()));
             let o_ip = cfg.interface_for(peer_ip.or(session_addr).is_some_and(|ip| ip.is_ipv6()));
@@ -570,6 +635,11 @@ where
                     peer: None,
                     mux: false,
                     proto: String::new(),
+                    dtls: false,
+                    ice_on: false,
+                    ice: None,
+                    transport: PeerTransport::default(),
+                    setup_offered: None,
                 };
                 let mut sides = [mk(o_ip, po.port, so.clone()), mk(a_ip, pa.port, sa.clone())];
                 if o == 1 {
@@ -635,13 +705,25 @@ where
             so.peer = peer;
             so.mux = o_mux;
             so.proto = in_proto.clone();
+            so.dtls = dtls_o;
+            so.transport = peer_t.clone();
             let sa = &mut stream.sides[a];
             sa.proto = out_proto.clone();
+            sa.dtls = dtls_a;
+            sa.ice_on = ice_a;
+            if ice_a && sa.ice.is_none() {
+                sa.ice = Some(IceCreds::generate());
+            }
+            sa.setup_offered = dtls_a.then_some(match req.dtls {
+                Some(srtpgate_ng::Dtls::Passive) => Setup::Passive,
+                Some(srtpgate_ng::Dtls::Active) => Setup::Active,
+                _ => Setup::ActPass,
+            });
             // The relay's keys for the answerer: the offerer's suites when it
             // offered SRTP (so the answerer's pick fits both legs), else the
             // configured list; each filtered by the SDES options.
             if srtp_a && !sdes_off {
-                let suites: Vec<Suite> = if srtp_o {
+                let suites: Vec<Suite> = if srtp_o && !dtls_o {
                     let mut v: Vec<Suite> = Vec::new();
                     for c in &offered {
                         if allowed.contains(&c.suite) && !v.contains(&c.suite) {
@@ -670,6 +752,14 @@ where
             }
             // Rewrite the m-line for the answerer.
             rewrite_media(m, sa, &out_proto, &sa.relay_keys, mux_onwards, req);
+            web::strip_dtls(m);
+            let local = LocalTransport {
+                ice: sa.ice.as_ref().filter(|_| ice_a),
+                dtls: sa.setup_offered.map(|s| (identity.fingerprint(), s)),
+                mid: req.flags.generate_mid.then(|| peer_t.mid.clone().unwrap_or_else(|| (i + 1).to_string())),
+            };
+            web::write_local(m, &local, SocketAddr::new(sa.ip, sa.port), mux_onwards);
+            ice_towards_answerer |= ice_a;
         }
         let relay_ip = call
             .streams
@@ -679,6 +769,10 @@ where
             .map(|s| s.sides[a].ip)
             .unwrap_or_else(|| cfg.interface_for(family_v6.unwrap_or(false)));
         rewrite_session(sdp, relay_ip, req);
+        web::strip_session(sdp);
+        if ice_towards_answerer {
+            sdp.add_session_attr("ice-lite", None);
+        }
         Ok(())
     }
 
@@ -730,9 +824,17 @@ where
         }
         let session_addr = sdp.connection();
         let codecs = self.codecs.clone();
+        let identity = self.identity.clone();
         let mut configs: Vec<(usize, usize, SideConfig<E>)> = Vec::new();
+        // ICE/DTLS sides: (stream, side, DTLS fingerprint and relay role,
+        // the peer's SDP address, the relay's ICE credentials).
+        type WebSetup =
+            (usize, usize, Option<(srtpgate_webrtc::dtls::Fingerprint, bool)>, Option<SocketAddr>, Option<IceCreds>);
+        let mut webs: Vec<WebSetup> = Vec::new();
+        let mut ice_towards_offerer = false;
         for i in 0..n {
             let addr = sdp.media_connection(i);
+            let peer_t = PeerTransport::read(&sdp, i);
             let m = &mut sdp.media_mut()[i];
             let Some(stream) = call.streams[i].as_mut() else {
                 if m.port() != 0 {
@@ -804,12 +906,26 @@ where
             });
             sa.mux = mux_a;
             let answered_secure = is_secure(m.proto());
+            if sa.dtls {
+                if !is_dtls(m.proto()) {
+                    return Err(format!("media {i}: {} answer to a {} offer", m.proto(), sa.proto));
+                }
+                let fp = peer_t
+                    .fingerprint
+                    .clone()
+                    .ok_or_else(|| format!("media {i}: DTLS-SRTP answer without a=fingerprint (sha-256)"))?;
+                let active = web::relay_active(peer_t.setup, None);
+                webs.push((i, a, Some((fp, active)), sa.peer.and_then(|p| p.0), sa.ice.clone().filter(|_| sa.ice_on)));
+            } else if sa.ice_on {
+                webs.push((i, a, None, None, sa.ice.clone()));
+            }
+            sa.transport = peer_t;
             if !answered_secure && !sa.relay_keys.is_empty() {
                 // RFC 3264 answers keep the offer's protocol; a plain answer to
                 // SRTP would have the relay send this leg's media in clear.
                 return Err(format!("media {i}: plain {} answer to an RTP/SAVP offer", m.proto()));
             }
-            let (a_rx, a_tx, picked) = if answered_secure {
+            let (a_rx, a_tx, picked) = if answered_secure && !sa.dtls {
                 let mine = m
                     .crypto()
                     .into_iter()
@@ -856,13 +972,34 @@ where
                     tx: if tx_new { Some(ctx(&a_tx)?) } else { None },
                     handover,
                     transcode: tc_a,
+                    demux: sa.dtls || sa.ice_on,
+                    keys_pending: sa.dtls && !self.web.get(&(call.key, i, a)).is_some_and(|w| w.keyed),
                 },
             ));
             // The offerer's side: answer it with its own tag for the suite
             // the answerer picked when it offered that suite, else its first
             // usable one.
             let so = &mut stream.sides[o];
-            let (o_rx, o_tx) = if so.srtp {
+            so.ice_on = match req.ice {
+                Some(Ice::Remove) => false,
+                Some(Ice::Force | Ice::ForceRelay | Ice::Optional) => true,
+                Some(Ice::Default) | None => so.transport.ice.is_some(),
+            } && !req.flags.reject_ice;
+            if so.ice_on && so.ice.is_none() {
+                so.ice = Some(IceCreds::generate());
+            }
+            let o_dtls = if so.dtls {
+                let fp = so.transport.fingerprint.clone().ok_or_else(|| format!("media {i}: no a=fingerprint"))?;
+                let active = web::relay_active(so.transport.setup, req.dtls);
+                webs.push((i, o, Some((fp, active)), so.peer.and_then(|p| p.0), so.ice.clone().filter(|_| so.ice_on)));
+                Some(if active { Setup::Active } else { Setup::Passive })
+            } else {
+                if so.ice_on {
+                    webs.push((i, o, None, None, so.ice.clone()));
+                }
+                None
+            };
+            let (o_rx, o_tx) = if so.srtp && !so.dtls {
                 let chosen = picked
                     .and_then(|s| so.offered.iter().find(|c| c.suite == s))
                     .or_else(|| so.offered.iter().find(|c| cfg.sdes_suites.contains(&c.suite)))
@@ -895,22 +1032,65 @@ where
                     tx: if tx_new { Some(ctx(&o_tx)?) } else { None },
                     handover,
                     transcode: tc_o,
+                    demux: so.dtls || so.ice_on,
+                    keys_pending: so.dtls && !self.web.get(&(call.key, i, o)).is_some_and(|w| w.keyed),
                 },
             ));
-            // Rewrite the m-line for the offerer.
+            // Rewrite the m-line for the offerer; its mid is the offer's.
             rewrite_media(m, so, &so.proto, so.relay_key.as_slice(), so.mux, req);
+            web::strip_dtls(m);
+            m.remove_attrs("mid");
+            let local = LocalTransport {
+                ice: so.ice.as_ref().filter(|_| so.ice_on),
+                dtls: o_dtls.map(|s| (identity.fingerprint(), s)),
+                mid: so.transport.mid.clone(),
+            };
+            web::write_local(m, &local, SocketAddr::new(so.ip, so.port), so.mux);
+            ice_towards_offerer |= so.ice_on;
         }
         let (key, worker) = (call.key, call.worker);
         let relay_ip = call.streams.iter().flatten().next().map(|s| s.sides[o].ip).unwrap_or(cfg.interfaces[0]);
         rewrite_session(&mut sdp, relay_ip, req);
+        web::strip_session(&mut sdp);
+        if ice_towards_offerer {
+            sdp.add_session_attr("ice-lite", None);
+        }
         let text = sdp.to_string();
         sdp_fits_reply(&text)?;
+        // The ICE/DTLS sides: associations set up or kept (a re-INVITE
+        // with the same fingerprint keeps its keys); sides that are no
+        // longer ICE/DTLS lose theirs.
+        let now = Instant::now();
+        let mut web_actions = Vec::new();
+        for i in 0..n {
+            for side in 0..2 {
+                if !webs.iter().any(|w| (w.0, w.1) == (i, side)) {
+                    self.web.remove(&(call.key, i, side));
+                }
+            }
+        }
+        for (i, side, dtls, hint, ice) in webs {
+            let leg = self.web.entry((call.key, i, side)).or_insert_with(|| WebLeg::new(None));
+            leg.ice = ice;
+            match dtls {
+                Some((fp, active)) => {
+                    let act = leg
+                        .ensure_dtls(&identity, fp, active, hint, now, &mut self.web_totals)
+                        .map_err(|e| format!("media {i}: {e}"))?;
+                    web_actions.push((i, side, act));
+                }
+                None => leg.dtls = None,
+            }
+        }
         call.answered = true;
         let transcodes = call.streams.iter().flatten().any(|s| s.transcoding.is_some());
         // The old worker applies the configuration before it hands the call
         // over (if it does), so nothing sent here can overtake the move.
         for (stream, side, config) in configs {
             self.workers[worker].send(Cmd::Configure { call: key, stream, side, config: Box::new(config) });
+        }
+        for (stream, side, act) in web_actions {
+            self.apply_web(key, stream, side, act);
         }
         if transcodes && !self.tc_pool().contains(&worker) {
             self.move_to_transcoding(&call_id);
@@ -977,11 +1157,92 @@ where
         if !call.holds_ports() {
             self.without_media -= 1;
         }
+        self.by_key.remove(&call.key);
+        self.remove_web(call.key, None);
         self.workers[call.worker].send(Cmd::RemoveCall { call: call.key });
         for s in call.streams.iter().flatten() {
             for d in &s.sides {
                 self.ports.release(d.port);
             }
+        }
+    }
+
+    /// Drops the ICE/DTLS state of a call (one stream, or all).
+    fn remove_web(&mut self, key: CallKey, stream: Option<usize>) {
+        let (lo, hi) = match stream {
+            Some(i) => ((key, i, 0), (key, i, 1)),
+            None => ((key, 0, 0), (key, usize::MAX, 1)),
+        };
+        let gone: Vec<_> = self.web.range(lo..=hi).map(|(k, _)| *k).collect();
+        for k in gone {
+            self.web.remove(&k);
+        }
+    }
+
+    /// A STUN or DTLS datagram a worker handed over.
+    pub fn signal(&mut self, sig: crate::relay::worker::Signal) {
+        let now = Instant::now();
+        let Some(leg) = self.web.get_mut(&(sig.call, sig.stream, sig.side)) else {
+            self.web_totals.signals_ignored += 1;
+            return;
+        };
+        let act = leg.datagram(sig.from, &sig.data, now, &mut self.web_totals);
+        self.apply_web(sig.call, sig.stream, sig.side, act);
+    }
+
+    /// Runs the DTLS retransmission timers that are due.
+    pub fn web_tick(&mut self, now: Instant) {
+        let mut due = Vec::new();
+        for (k, leg) in self.web.iter_mut().filter(|(_, l)| l.in_handshake()) {
+            let act = leg.tick(now, &mut self.web_totals);
+            if !act.send.is_empty() || act.keys.is_some() || act.latch.is_some() {
+                due.push((*k, act));
+            }
+        }
+        for ((key, stream, side), act) in due {
+            self.apply_web(key, stream, side, act);
+        }
+    }
+
+    /// Carries out what an ICE/DTLS leg decided: datagrams out of the leg's
+    /// port, its media peer, its SRTP contexts.
+    fn apply_web(&mut self, key: CallKey, stream: usize, side: usize, act: web::Actions) {
+        let Some(call) = self.by_key.get(&key).and_then(|id| self.calls.get(id)) else { return };
+        let w = &self.workers[call.worker];
+        for (to, data) in act.send {
+            w.send(Cmd::Send { call: key, stream, side, to, data });
+        }
+        if let Some(peer) = act.latch {
+            w.send(Cmd::Latch { call: key, stream, side, peer });
+        }
+        if let Some(keys) = act.keys {
+            let ctx = |p: Result<srtp::Policy, srtp::Error>| {
+                p.and_then(|p| Context::new(p, self.engine.clone())).map_err(|e| e.to_string())
+            };
+            match (ctx(keys.remote_policy()), ctx(keys.local_policy())) {
+                (Ok(rx), Ok(tx)) => {
+                    w.send(Cmd::Keys { call: key, stream, side, rx: Box::new(rx), tx: Box::new(tx) });
+                    tracing::info!(
+                        call_id = self.by_key.get(&key).map(String::as_str),
+                        stream,
+                        side,
+                        "DTLS-SRTP keys agreed ({})",
+                        keys.suite
+                    );
+                    if let Some(leg) = self.web.get_mut(&(key, stream, side)) {
+                        leg.keyed = true;
+                    }
+                }
+                (Err(e), _) | (_, Err(e)) => {
+                    tracing::error!(
+                        call_id = self.by_key.get(&key).map(String::as_str),
+                        "DTLS-SRTP keys unusable: {e}"
+                    );
+                }
+            }
+        }
+        if let Some(why) = act.failed {
+            tracing::warn!(call_id = self.by_key.get(&key).map(String::as_str), stream, side, "DTLS: {why}");
         }
     }
 
@@ -1047,6 +1308,13 @@ where
                         if side == *offerer { (&leg.offerer, &leg.answerer) } else { (&leg.answerer, &leg.offerer) };
                     media.insert("codec", mine.to_string());
                     media.insert("transcoded to", other.to_string());
+                }
+                // ICE and DTLS towards this side (srtpgate's keys).
+                if let Some(w) = self.web.get(&(call.key, i, side)) {
+                    media.insert("transport state", w.state());
+                    if let Some(peer) = w.ice_peer {
+                        media.insert("ICE peer", peer.to_string());
+                    }
                 }
                 medias.push(media);
             }
@@ -1434,7 +1702,6 @@ fn inert_options(req: &Request) -> Vec<String> {
     let named = [
         (f.asymmetric, "asymmetric"),
         (f.loop_protect, "loop-protect"),
-        (f.generate_mid, "generate-mid"),
         (f.strip_extmap, "strip-extmap"),
         (f.fragment, "fragment"),
         (f.reset, "reset"),
@@ -1449,8 +1716,8 @@ fn inert_options(req: &Request) -> Vec<String> {
     if !req.codec.ignore.is_empty() {
         w.push("codec 'ignore' has no effect in srtpgate".into());
     }
-    if matches!(req.ice, Some(Ice::Force | Ice::ForceRelay | Ice::Optional)) {
-        w.push("ICE treated as remove: srtpgate does not run ICE (candidates are removed)".into());
+    if matches!(req.ice, Some(Ice::ForceRelay | Ice::Optional)) {
+        w.push("ICE: srtpgate is ICE-lite with one host candidate (force-relay and optional act as force)".into());
     }
     if req.media_address.is_some() {
         w.push("key 'media-address' has no effect in srtpgate".into());

@@ -103,6 +103,14 @@ pub struct ServeArgs {
     /// Derive AES-192 keys as libsrtp before 2.8.0 does (for such peers).
     #[arg(long = "libsrtp-aes192-kdf", env = "SRTPGATE_LIBSRTP_AES192_KDF")]
     pub libsrtp_aes192_kdf: bool,
+    /// The DTLS certificate (PEM) of DTLS-SRTP legs; with
+    /// --dtls-private-key. Without it, a self-signed ECDSA P-256
+    /// certificate is made at start.
+    #[arg(long = "dtls-certificate", env = "SRTPGATE_DTLS_CERTIFICATE", requires = "dtls_private_key")]
+    pub dtls_certificate: Option<PathBuf>,
+    /// Its private key (PEM, PKCS#8, ECDSA P-256 or P-384).
+    #[arg(long = "dtls-private-key", env = "SRTPGATE_DTLS_PRIVATE_KEY", requires = "dtls_certificate")]
+    pub dtls_private_key: Option<PathBuf>,
     /// Log filter (tracing syntax, e.g. info or srtpgate=debug).
     #[arg(long = "log-level", env = "SRTPGATE_LOG_LEVEL")]
     pub log_level: Option<String>,
@@ -177,6 +185,8 @@ struct FileConfig {
     max_sessions: Option<usize>,
     sdes_suites: Option<Vec<String>>,
     libsrtp_aes192_kdf: Option<bool>,
+    dtls_certificate: Option<PathBuf>,
+    dtls_private_key: Option<PathBuf>,
     log_level: Option<String>,
     socket_buffer: Option<usize>,
     max_id_length: Option<usize>,
@@ -277,6 +287,8 @@ pub struct Config {
     pub sdes_suites: Vec<Suite>,
     /// libsrtp < 2.8 AES-192 key derivation.
     pub libsrtp_aes192_kdf: bool,
+    /// The DTLS certificate and key files (PEM); `None`: made at start.
+    pub dtls_certificate: Option<(PathBuf, PathBuf)>,
     /// Log filter.
     pub log_level: String,
     /// Socket buffer size (0 = system default).
@@ -553,6 +565,14 @@ impl Config {
             max_sessions: args.max_sessions.or(file.max_sessions).unwrap_or(100_000),
             sdes_suites,
             libsrtp_aes192_kdf: args.libsrtp_aes192_kdf || file.libsrtp_aes192_kdf.unwrap_or(false),
+            dtls_certificate: match (
+                args.dtls_certificate.clone().or(file.dtls_certificate),
+                args.dtls_private_key.clone().or(file.dtls_private_key),
+            ) {
+                (Some(c), Some(k)) => Some((c, k)),
+                (None, None) => None,
+                _ => return Err("dtls_certificate and dtls_private_key go together".into()),
+            },
             log_level: args.log_level.clone().or(file.log_level).unwrap_or_else(|| "info".into()),
             socket_buffer: file.socket_buffer.unwrap_or(0),
             limits,

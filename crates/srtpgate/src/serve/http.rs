@@ -154,6 +154,7 @@ where
     let stats: Vec<_> = calls.workers().iter().map(|w| w.stats.clone()).collect();
     let (ports_used, ports_all) = calls.ports();
     let t = calls.totals.clone();
+    let wt = calls.web_totals.clone();
     let sessions = calls.len();
     let without_media = calls.without_media();
     let running = calls.workers().iter().filter(|w| w.alive()).count();
@@ -220,6 +221,32 @@ where
         "counter",
         "Calls moved to a transcoding worker when their answer turned transcoding on.",
         &one(t.calls_moved as f64),
+    );
+    metric(
+        "stun_checks_total",
+        "counter",
+        "ICE connectivity checks (STUN Binding requests) on ICE legs, by result.",
+        &[
+            ("{result=\"answered\"}".into(), wt.stun_checks as f64),
+            ("{result=\"refused\"}".into(), wt.stun_refused as f64),
+        ],
+    );
+    metric(
+        "dtls_handshakes_total",
+        "counter",
+        "DTLS-SRTP handshakes of DTLS legs, by outcome (fingerprint_mismatch is also in failed).",
+        &[
+            ("{outcome=\"started\"}".into(), wt.dtls_started as f64),
+            ("{outcome=\"completed\"}".into(), wt.dtls_completed as f64),
+            ("{outcome=\"failed\"}".into(), wt.dtls_failed as f64),
+            ("{outcome=\"fingerprint_mismatch\"}".into(), wt.fingerprint_mismatch as f64),
+        ],
+    );
+    metric(
+        "webrtc_datagrams_ignored_total",
+        "counter",
+        "Datagrams on ICE/DTLS legs that were neither a check nor DTLS of a leg that runs it.",
+        &one(wt.signals_ignored as f64),
     );
     metric("sessions_without_media", "gauge", "Calls that hold no media port.", &one(without_media as f64));
     metric(

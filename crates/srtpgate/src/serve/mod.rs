@@ -10,6 +10,7 @@ mod negotiate;
 #[cfg(test)]
 mod tests;
 pub mod ui;
+pub mod webrtc;
 
 use cache::ReplyCache;
 use calls::Calls;
@@ -153,6 +154,43 @@ pub fn ephemeral_overlap(min: u16, max: u16, range: &str, reserved: &str) -> Opt
     (n > 0).then_some(n)
 }
 
+/// STUN/DTLS datagrams queued between the workers and the WebRTC thread.
+const SIGNAL_QUEUE: usize = 8192;
+
+/// The WebRTC thread: answers ICE checks and runs DTLS handshakes from the
+/// datagrams the workers hand over, and the handshakes' retransmission
+/// timers (every 20 ms). Holds the call table's lock per batch of
+/// datagrams, never across a wait. Ends when the relay stops.
+fn webrtc_loop<E>(shared: std::sync::Weak<Shared<E>>, rx: crossbeam_channel::Receiver<crate::relay::worker::Signal>)
+where
+    E: Engine + Clone + 'static,
+    E::Keys: 'static,
+{
+    const TICK: Duration = Duration::from_millis(20);
+    let mut last_tick = std::time::Instant::now();
+    loop {
+        let got = match rx.recv_timeout(TICK) {
+            Ok(sig) => Some(sig),
+            Err(crossbeam_channel::RecvTimeoutError::Timeout) => None,
+            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => return,
+        };
+        let Some(shared) = shared.upgrade() else { return };
+        let Ok(mut calls) = shared.calls.lock() else { return };
+        if let Some(sig) = got {
+            calls.signal(sig);
+            // What else is queued, under the same lock (at most a batch).
+            for sig in rx.try_iter().take(256) {
+                calls.signal(sig);
+            }
+        }
+        let now = std::time::Instant::now();
+        if now.duration_since(last_tick) >= TICK {
+            last_tick = now;
+            calls.web_tick(now);
+        }
+    }
+}
+
 /// The state the NG and HTTP tasks share.
 pub struct Shared<E: Engine> {
     /// The call table (locked by signalling and metrics only, never by media).
@@ -226,7 +264,17 @@ where
     if cfg.pin_workers && pin.is_empty() {
         tracing::warn!("pin-workers: the process's CPU set cannot be read; the workers are not pinned");
     }
-    let wcfg = crate::relay::WorkerConfig { buffers: cfg.buffers, batch, busy_poll: cfg.busy_poll, io, pin };
+    // STUN and DTLS datagrams of ICE/DTLS legs, from the workers to the
+    // WebRTC thread (bounded: a flood of them is dropped and counted).
+    let (signal_tx, signal_rx) = crossbeam_channel::bounded(SIGNAL_QUEUE);
+    let wcfg = crate::relay::WorkerConfig {
+        buffers: cfg.buffers,
+        batch,
+        busy_poll: cfg.busy_poll,
+        io,
+        pin,
+        signal: Some(signal_tx),
+    };
     let workers = crate::relay::spawn_workers(&engine, cfg.workers, wcfg)
         .map_err(|e| format!("cannot start media workers ({} I/O): {e}", kind.name()))?;
     tracing::info!("media workers use {} I/O", kind.name());
@@ -235,6 +283,11 @@ where
     let mut shared = Shared::new(calls, name, kind.name(), xdp);
     shared.ui = cfg.ui.clone().map(|u| ui::Ui::new(u, log, &cfg.log_level));
     let shared = Arc::new(shared);
+    let weak = Arc::downgrade(&shared);
+    std::thread::Builder::new()
+        .name("webrtc".into())
+        .spawn(move || webrtc_loop(weak, signal_rx))
+        .map_err(|e| format!("cannot start the WebRTC thread: {e}"))?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .thread_name("control")

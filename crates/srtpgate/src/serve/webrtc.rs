@@ -1,0 +1,347 @@
+//! WebRTC legs in the call table: what a side's SDP says of ICE and DTLS,
+//! what the relay writes into the SDP it sends to that side, and the
+//! running association of each ICE/DTLS side (`WebLeg`), driven by the
+//! datagrams the media workers hand over ([`Signal`]) and by a timer.
+//!
+//! ICE is ICE-lite (RFC 8445 §2.5): the relay answers the peer's checks on
+//! its one host candidate and sends media to the address of the check the
+//! peer nominated (or its first valid one). DTLS-SRTP (RFC 5763/5764) runs
+//! per leg in the role the offer/answer gave; its keys reach the worker in
+//! a `Keys` command, media to and from the leg is dropped until then.
+
+use srtpgate_sdp::{Media, Sdp};
+use srtpgate_webrtc::dtls::{DtlsLeg, Fingerprint, Identity, Setup, SrtpKeys};
+use srtpgate_webrtc::ice::{host_candidate, valid_credential, IceCreds};
+use srtpgate_webrtc::stun;
+use std::net::SocketAddr;
+use std::time::Instant;
+
+/// Counters of the WebRTC legs.
+#[derive(Default, Debug, Clone)]
+pub struct WebTotals {
+    /// STUN Binding requests answered with success.
+    pub stun_checks: u64,
+    /// STUN requests refused (bad credentials or integrity: answered with
+    /// an error when the request deserves one).
+    pub stun_refused: u64,
+    /// Datagrams that were neither a check nor DTLS of a known leg.
+    pub signals_ignored: u64,
+    /// DTLS handshakes started, completed and failed.
+    pub dtls_started: u64,
+    /// See `dtls_started`.
+    pub dtls_completed: u64,
+    /// See `dtls_started`.
+    pub dtls_failed: u64,
+    /// Handshakes whose peer certificate did not match its `a=fingerprint`
+    /// (also in `dtls_failed`).
+    pub fingerprint_mismatch: u64,
+}
+
+/// What a side's SDP said of its transport (one media section).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PeerTransport {
+    /// `ice-ufrag` and `ice-pwd`.
+    pub ice: Option<(String, String)>,
+    /// `a=fingerprint` (media level, else session level).
+    pub fingerprint: Option<Fingerprint>,
+    /// `a=setup`.
+    pub setup: Option<Setup>,
+    /// `a=mid`.
+    pub mid: Option<String>,
+}
+
+fn attr(sdp: &Sdp, m: &Media, name: &str) -> Option<String> {
+    m.attr(name).or_else(|| sdp.session_attr(name)).map(|v| v.trim().to_string())
+}
+
+impl PeerTransport {
+    /// Reads media section `i` (media-level attributes first, then the
+    /// session's). Malformed values count as absent.
+    pub fn read(sdp: &Sdp, i: usize) -> PeerTransport {
+        let m = &sdp.media()[i];
+        let ice = match (attr(sdp, m, "ice-ufrag"), attr(sdp, m, "ice-pwd")) {
+            (Some(u), Some(p)) if valid_credential(&u, 4) && valid_credential(&p, 22) => Some((u, p)),
+            _ => None,
+        };
+        let fingerprint = m
+            .attrs("fingerprint")
+            .chain(sdp.session_lines().iter().filter_map(|l| l.strip_prefix("a=fingerprint:")))
+            .filter_map(Fingerprint::parse)
+            .find(|f| f.hash == "sha-256");
+        let setup = attr(sdp, m, "setup").and_then(|v| Setup::parse(&v));
+        let mid = m.attr("mid").map(|v| v.trim().to_string());
+        PeerTransport { ice, fingerprint, setup, mid }
+    }
+}
+
+/// What the relay puts into the SDP for a side it runs ICE and/or DTLS with.
+pub struct LocalTransport<'a> {
+    /// The relay's ICE credentials (ICE-lite), if ICE runs on the side.
+    pub ice: Option<&'a IceCreds>,
+    /// The relay's fingerprint and `a=setup`, if DTLS runs on the side.
+    pub dtls: Option<(&'a str, Setup)>,
+    /// `a=mid` to add when the section has none (`generate-mid`).
+    pub mid: Option<String>,
+}
+
+/// Removes what the previous hop said of DTLS from a media section (ICE
+/// attributes go in `rewrite_media`).
+pub fn strip_dtls(m: &mut Media) {
+    m.remove_attrs("fingerprint");
+    m.remove_attrs("setup");
+    m.remove_attrs("tls-id");
+}
+
+/// Session-level attributes of DTLS and BUNDLE that no longer hold once the
+/// relay terminates each leg's transport.
+pub fn strip_session(sdp: &mut Sdp) {
+    for a in ["fingerprint", "setup", "tls-id"] {
+        sdp.remove_session_attrs(a);
+    }
+}
+
+/// Writes the relay's transport attributes into a media section whose
+/// port, protocol and `c=` point at the relay's side `addr`; `mux`: the
+/// side multiplexes RTCP (one ICE component).
+pub fn write_local(m: &mut Media, t: &LocalTransport<'_>, addr: SocketAddr, mux: bool) {
+    if let Some(mid) = &t.mid {
+        if !m.has_attr("mid") {
+            m.add_attr("mid", Some(mid));
+        }
+    }
+    if let Some(ice) = t.ice {
+        m.add_attr("ice-ufrag", Some(&ice.ufrag));
+        m.add_attr("ice-pwd", Some(&ice.pwd));
+        m.add_attr("candidate", Some(&host_candidate(1, 1, addr)));
+        if !mux {
+            let rtcp = SocketAddr::new(addr.ip(), addr.port().wrapping_add(1));
+            m.add_attr("candidate", Some(&host_candidate(1, 2, rtcp)));
+        }
+        m.add_attr("end-of-candidates", None);
+    }
+    if let Some((fp, setup)) = t.dtls {
+        m.add_attr("fingerprint", Some(fp));
+        m.add_attr("setup", Some(setup.as_str()));
+    }
+}
+
+/// The relay's DTLS role towards a side, from what the side said
+/// (`a=setup` of its offer or answer) and the `DTLS` option: returns
+/// whether the relay is the client (active).
+pub fn relay_active(peer: Option<Setup>, option: Option<srtpgate_ng::Dtls>) -> bool {
+    match peer {
+        Some(Setup::Active) => false,
+        Some(Setup::Passive) => true,
+        // actpass (or nothing): the relay chooses; passive unless told, so
+        // that it never sends a ClientHello before the peer can hear it.
+        _ => option == Some(srtpgate_ng::Dtls::Active),
+    }
+}
+
+/// What the relay does with a datagram or a timer of a leg.
+#[derive(Default)]
+pub struct Actions {
+    /// Datagrams to send from the leg's port.
+    pub send: Vec<(SocketAddr, Vec<u8>)>,
+    /// Media to the leg goes to this address from now on.
+    pub latch: Option<SocketAddr>,
+    /// The handshake finished: the leg's SRTP keys.
+    pub keys: Option<SrtpKeys>,
+    /// The association failed just now, and why.
+    pub failed: Option<String>,
+}
+
+/// The running transport of one ICE/DTLS side.
+pub struct WebLeg {
+    /// The relay's ICE credentials towards the side (ICE-lite).
+    pub ice: Option<IceCreds>,
+    /// The DTLS association, once the role is known (at the answer).
+    pub dtls: Option<DtlsLeg>,
+    /// The relay is the DTLS client and has not sent its ClientHello yet
+    /// (it waits for the peer's address, from its first valid check).
+    pub start_pending: bool,
+    /// The address ICE chose (nominated, else the first valid check).
+    pub ice_peer: Option<SocketAddr>,
+    /// ICE nominated `ice_peer`.
+    pub nominated: bool,
+    /// Where DTLS datagrams go (the last address one came from).
+    pub dtls_peer: Option<SocketAddr>,
+    /// The worker holds keys from a finished handshake.
+    pub keyed: bool,
+    /// Why the association failed, if it did (a new offer/answer restarts it).
+    pub failed: Option<String>,
+}
+
+impl WebLeg {
+    /// A side with ICE credentials (or none) and no association yet.
+    pub fn new(ice: Option<IceCreds>) -> WebLeg {
+        WebLeg {
+            ice,
+            dtls: None,
+            start_pending: false,
+            ice_peer: None,
+            nominated: false,
+            dtls_peer: None,
+            keyed: false,
+            failed: None,
+        }
+    }
+
+    /// Sets up (or keeps) the DTLS association for `expected` in `active`
+    /// role: an association with the same fingerprint and role is kept (a
+    /// re-INVITE), anything else starts anew. Returns datagrams to send
+    /// (a ClientHello when the peer's address is known already).
+    pub fn ensure_dtls(
+        &mut self,
+        id: &Identity,
+        expected: Fingerprint,
+        active: bool,
+        hint: Option<SocketAddr>,
+        now: Instant,
+        totals: &mut WebTotals,
+    ) -> Result<Actions, String> {
+        if let Some(d) = &self.dtls {
+            if d.expected() == &expected && d.is_active() == active && self.failed.is_none() {
+                return Ok(Actions::default());
+            }
+        }
+        let leg = DtlsLeg::new(id, active, expected, now).map_err(|e| e.to_string())?;
+        self.dtls = Some(leg);
+        self.failed = None;
+        self.start_pending = active;
+        totals.dtls_started += 1;
+        let mut out = Actions::default();
+        if active {
+            if let Some(peer) = self.ice_peer.or(self.dtls_peer).or(if self.ice.is_none() { hint } else { None }) {
+                self.start(peer, now, totals, &mut out);
+            }
+        }
+        Ok(out)
+    }
+
+    fn start(&mut self, peer: SocketAddr, now: Instant, totals: &mut WebTotals, out: &mut Actions) {
+        self.start_pending = false;
+        self.dtls_peer = Some(peer);
+        let r = match self.dtls.as_mut() {
+            Some(d) => d.start(now),
+            None => return,
+        };
+        self.apply(r, peer, totals, out);
+    }
+
+    fn apply(
+        &mut self,
+        r: Result<srtpgate_webrtc::dtls::Step, srtpgate_webrtc::dtls::DtlsError>,
+        peer: SocketAddr,
+        totals: &mut WebTotals,
+        out: &mut Actions,
+    ) {
+        match r {
+            Ok(step) => {
+                out.send.extend(step.send.into_iter().map(|d| (peer, d)));
+                if let Some(k) = step.keys {
+                    totals.dtls_completed += 1;
+                    out.keys = Some(k);
+                    if self.ice.is_none() {
+                        // Without ICE the handshake's source is the peer.
+                        out.latch = Some(peer);
+                    }
+                }
+            }
+            Err(e) => {
+                totals.dtls_failed += 1;
+                if e == srtpgate_webrtc::dtls::DtlsError::FingerprintMismatch {
+                    totals.fingerprint_mismatch += 1;
+                }
+                self.failed = Some(e.to_string());
+                out.failed = Some(e.to_string());
+                self.dtls = None;
+            }
+        }
+    }
+
+    /// A STUN or DTLS datagram from `from`.
+    pub fn datagram(&mut self, from: SocketAddr, data: &[u8], now: Instant, totals: &mut WebTotals) -> Actions {
+        let mut out = Actions::default();
+        match srtpgate_webrtc::demux(data) {
+            srtpgate_webrtc::Demux::Stun => {
+                let Some(ice) = &self.ice else {
+                    totals.signals_ignored += 1;
+                    return out;
+                };
+                let mut buf = [0u8; stun::MAX_ANSWER];
+                match stun::check_request(data, &ice.ufrag, &ice.pwd) {
+                    Ok(check) => {
+                        totals.stun_checks += 1;
+                        let n = stun::success(&check.txid, from, &ice.pwd, &mut buf);
+                        out.send.push((from, buf[..n].to_vec()));
+                        // Media follows the nominated pair; before any
+                        // nomination, the first valid check.
+                        if (check.use_candidate && (!self.nominated || self.ice_peer != Some(from)))
+                            || self.ice_peer.is_none()
+                        {
+                            self.nominated |= check.use_candidate;
+                            self.ice_peer = Some(from);
+                            out.latch = Some(from);
+                        }
+                        if self.start_pending {
+                            self.start(from, now, totals, &mut out);
+                        }
+                    }
+                    Err(e) => {
+                        totals.stun_refused += 1;
+                        if let (Some((code, reason)), Ok((_, txid))) = (e.answer_code(), stun::header(data)) {
+                            let n = stun::error(&txid, code, reason, &mut buf);
+                            out.send.push((from, buf[..n].to_vec()));
+                        }
+                    }
+                }
+            }
+            srtpgate_webrtc::Demux::Dtls => {
+                let Some(d) = self.dtls.as_mut() else {
+                    totals.signals_ignored += 1;
+                    return out;
+                };
+                // With ICE, DTLS comes from an address that passed a check.
+                if self.ice.is_some() && self.ice_peer.is_none() {
+                    totals.signals_ignored += 1;
+                    return out;
+                }
+                self.start_pending = false;
+                self.dtls_peer = Some(from);
+                let r = d.handle(data, now);
+                self.apply(r, from, totals, &mut out);
+            }
+            _ => totals.signals_ignored += 1,
+        }
+        out
+    }
+
+    /// Retransmissions due by `now`.
+    pub fn tick(&mut self, now: Instant, totals: &mut WebTotals) -> Actions {
+        let mut out = Actions::default();
+        let (Some(d), Some(peer)) = (self.dtls.as_mut(), self.dtls_peer) else { return out };
+        if d.next_timeout().is_some_and(|t| t <= now) {
+            let r = d.timeout(now);
+            self.apply(r, peer, totals, &mut out);
+        }
+        out
+    }
+
+    /// Whether the leg has a handshake in progress (for the timer).
+    pub fn in_handshake(&self) -> bool {
+        self.dtls.as_ref().is_some_and(|d| !d.is_connected()) && self.dtls_peer.is_some()
+    }
+
+    /// A line for logs and the `query` reply.
+    pub fn state(&self) -> &'static str {
+        match (&self.dtls, &self.failed, self.keyed) {
+            (_, Some(_), _) => "failed",
+            (_, _, true) => "connected",
+            (Some(_), _, _) if self.dtls_peer.is_some() => "handshake",
+            (Some(_), _, _) => "waiting",
+            (None, _, _) if self.ice_peer.is_some() => "ice-connected",
+            (None, _, _) => "ice-waiting",
+        }
+    }
+}

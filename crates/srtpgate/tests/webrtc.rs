@@ -1,0 +1,365 @@
+//! WebRTC legs through `srtpgate serve`: a browser-like endpoint (ICE
+//! controlling agent with one socket, DTLS-SRTP, rtcp-mux; built on
+//! srtpgate-webrtc's STUN and DTLS, independent of the daemon's call code)
+//! calls an SDES phone and is called by one, with the NG flags Kamailio
+//! sends for WebRTC bridging. Checked: the SDP each side receives, ICE
+//! checks answered and the media peer chosen by them, the handshake in both
+//! DTLS roles, media both ways, a certificate that is not the announced one
+//! refused, and bad ICE credentials refused, each with its counter.
+
+mod common;
+
+use common::*;
+use srtp::{Context, CpuEngine, Suite};
+use srtpgate_ng::Value;
+use srtpgate_sdp::Sdp;
+use srtpgate_webrtc::dtls::{DtlsLeg, Fingerprint, Identity, SrtpKeys};
+use srtpgate_webrtc::stun;
+use std::net::{SocketAddr, UdpSocket};
+use std::time::{Duration, Instant};
+
+/// The browser's end of a WebRTC leg.
+struct Browser {
+    sock: UdpSocket,
+    id: Identity,
+    ufrag: String,
+    pwd: String,
+    /// The certificate whose fingerprint goes into the SDP (another one to
+    /// play a man in the middle).
+    announced: Option<Identity>,
+    relay: Option<SocketAddr>,
+    relay_ice: Option<(String, String)>,
+    relay_fp: Option<Fingerprint>,
+    tx: Option<Context<CpuEngine>>,
+    rx: Option<Context<CpuEngine>>,
+    ssrc: u32,
+    seq: u16,
+}
+
+impl Browser {
+    fn new() -> Browser {
+        let sock = UdpSocket::bind((LO, 0)).unwrap();
+        sock.set_read_timeout(Some(Duration::from_millis(50))).unwrap();
+        Browser {
+            sock,
+            id: Identity::generate().unwrap(),
+            ufrag: "brws".into(),
+            pwd: "browserpassword0123456789".into(),
+            announced: None,
+            relay: None,
+            relay_ice: None,
+            relay_fp: None,
+            tx: None,
+            rx: None,
+            ssrc: 0x5eb5eb,
+            seq: 100,
+        }
+    }
+
+    fn port(&self) -> u16 {
+        self.sock.local_addr().unwrap().port()
+    }
+
+    /// The browser's SDP: UDP/TLS/RTP/SAVPF, ICE (a host candidate),
+    /// fingerprint, `setup`, rtcp-mux, mid and BUNDLE, rtcp-fb.
+    fn sdp(&self, setup: &str) -> String {
+        let fp = self.announced.as_ref().unwrap_or(&self.id).fingerprint().to_string();
+        let p = self.port();
+        [
+            "v=0".to_string(),
+            "o=- 4611731400430051336 2 IN IP4 127.0.0.1".into(),
+            "s=-".into(),
+            "t=0 0".into(),
+            "a=group:BUNDLE 0".into(),
+            "a=msid-semantic: WMS".into(),
+            format!("m=audio {p} UDP/TLS/RTP/SAVPF 111 0 8"),
+            "c=IN IP4 127.0.0.1".into(),
+            "a=rtcp:9 IN IP4 0.0.0.0".into(),
+            format!("a=candidate:1 1 udp 2122260223 127.0.0.1 {p} typ host generation 0"),
+            format!("a=ice-ufrag:{}", self.ufrag),
+            format!("a=ice-pwd:{}", self.pwd),
+            "a=ice-options:trickle".into(),
+            format!("a=fingerprint:{fp}"),
+            format!("a=setup:{setup}"),
+            "a=mid:0".into(),
+            "a=sendrecv".into(),
+            "a=rtcp-mux".into(),
+            "a=rtpmap:111 opus/48000/2".into(),
+            "a=rtcp-fb:111 transport-cc".into(),
+            "a=rtpmap:0 PCMU/8000".into(),
+            "a=rtpmap:8 PCMA/8000".into(),
+            String::new(),
+        ]
+        .join("\r\n")
+    }
+
+    /// Reads what the relay's SDP for the browser says.
+    fn learn(&mut self, sdp: &Sdp) {
+        let m = &sdp.media()[0];
+        let ip = sdp.media_connection(0).unwrap();
+        self.relay = Some(SocketAddr::new(ip, m.port()));
+        self.relay_ice = Some((m.attr("ice-ufrag").unwrap().into(), m.attr("ice-pwd").unwrap().into()));
+        self.relay_fp = Fingerprint::parse(m.attr("fingerprint").unwrap());
+    }
+
+    /// One ICE check (nominating); returns the relay's answer.
+    fn check(&self, pwd: &str) -> Result<SocketAddr, u16> {
+        let (ufrag, _) = self.relay_ice.clone().unwrap();
+        let mut buf = [0u8; stun::MAX_ANSWER];
+        let txid: [u8; 12] = srtpgate_sdp::rand::random();
+        let n = stun::request(&txid, &format!("{ufrag}:{}", self.ufrag), pwd, 1_845_501_695, true, &mut buf);
+        self.sock.send_to(&buf[..n], self.relay.unwrap()).unwrap();
+        let deadline = Instant::now() + WAIT;
+        let mut b = [0u8; 2048];
+        while Instant::now() < deadline {
+            if let Ok((n, _)) = self.sock.recv_from(&mut b) {
+                if stun::is_stun(&b[..n]) {
+                    return stun::parse_response(&b[..n], pwd).expect("a STUN answer that verifies");
+                }
+            }
+        }
+        panic!("no answer to an ICE check");
+    }
+
+    /// Runs DTLS with the relay in the browser's `active` role until keys;
+    /// datagrams that are not DTLS are ignored.
+    fn handshake(&mut self, active: bool) -> Result<SrtpKeys, String> {
+        let now = Instant::now();
+        let fp = self.relay_fp.clone().unwrap();
+        let mut leg = DtlsLeg::new(&self.id, active, fp, now).map_err(|e| e.to_string())?;
+        let relay = self.relay.unwrap();
+        for d in leg.start(now).map_err(|e| e.to_string())?.send {
+            self.sock.send_to(&d, relay).unwrap();
+        }
+        let deadline = Instant::now() + WAIT;
+        let mut b = [0u8; 2048];
+        while Instant::now() < deadline {
+            let step = match self.sock.recv_from(&mut b) {
+                Ok((n, _)) if (20..=63).contains(&b[0]) => leg.handle(&b[..n], Instant::now()),
+                Ok(_) => continue,
+                Err(_) => leg.timeout(Instant::now()),
+            }
+            .map_err(|e| e.to_string())?;
+            for d in step.send {
+                self.sock.send_to(&d, relay).unwrap();
+            }
+            if let Some(k) = step.keys {
+                return Ok(k);
+            }
+        }
+        Err("no DTLS handshake within the wait".into())
+    }
+
+    /// The keys; media starts 50 ms later: the relay's keys reach its
+    /// media worker just after its own end of the handshake, and a packet
+    /// that overtakes them is dropped (a browser's first audio frame
+    /// comes 20 ms after connection at the earliest).
+    fn keyed(&mut self, k: &SrtpKeys) {
+        std::thread::sleep(Duration::from_millis(50));
+        self.tx = Some(Context::new(k.local_policy().unwrap(), CpuEngine::new()).unwrap());
+        self.rx = Some(Context::new(k.remote_policy().unwrap(), CpuEngine::new()).unwrap());
+    }
+
+    fn send_rtp(&mut self, tag: &str) -> Vec<u8> {
+        self.seq = self.seq.wrapping_add(1);
+        let mut payload = format!("{tag} {}", self.seq).into_bytes();
+        payload.resize(160, 0xd5);
+        let plain = rtp(self.ssrc, self.seq, &payload);
+        let mut out = vec![0u8; plain.len() + 64];
+        let n = self.tx.as_mut().unwrap().protect_rtp(&plain, &mut out).unwrap();
+        self.sock.send_to(&out[..n], self.relay.unwrap()).unwrap();
+        plain
+    }
+
+    fn recv_rtp(&mut self, what: &str) -> Vec<u8> {
+        let deadline = Instant::now() + WAIT;
+        let mut b = [0u8; 2048];
+        while Instant::now() < deadline {
+            if let Ok((n, _)) = self.sock.recv_from(&mut b) {
+                if (128..=191).contains(&b[0]) && !(192..=223).contains(&b[1]) {
+                    let mut out = vec![0u8; n];
+                    let m = self.rx.as_mut().unwrap().unprotect_rtp(&b[..n], &mut out).expect("SRTP from the relay");
+                    out.truncate(m);
+                    return out;
+                }
+            }
+        }
+        panic!("{what}: no RTP reached the browser");
+    }
+}
+
+/// One labelled series of a metric (`name{label}`), `None` when absent.
+fn series(d: &Daemon, name: &str, label: &str) -> Option<f64> {
+    let want = format!("srtpgate_{name}{{{label}}} ");
+    d.metrics().lines().find_map(|l| l.strip_prefix(&want).map(|v| v.trim().parse().expect("metric value")))
+}
+
+/// Polls a series until it has `want`.
+fn wait_series(d: &Daemon, name: &str, label: &str, want: f64) {
+    let deadline = Instant::now() + WAIT;
+    while series(d, name, label) != Some(want) {
+        assert!(Instant::now() < deadline, "{name}{{{label}}} is {:?}, want {want}", series(d, name, label));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn flags(list: &[&str]) -> Value {
+    Value::List(list.iter().map(|s| Value::from(*s)).collect())
+}
+
+/// What Kamailio sends for the leg towards a browser, and towards a phone.
+fn to_browser(v: Value) -> Value {
+    v.with("ICE", "force")
+        .with("transport-protocol", "UDP/TLS/RTP/SAVPF")
+        .with("rtcp-mux", flags(&["offer", "require"]))
+        .with("SDES", flags(&["off"]))
+        .with("flags", flags(&["generate-mid"]))
+}
+
+fn to_phone(v: Value) -> Value {
+    v.with("ICE", "remove")
+        .with("DTLS", "off")
+        .with("transport-protocol", "RTP/SAVP")
+        .with("rtcp-mux", flags(&["demux"]))
+}
+
+fn media_both_ways(b: &mut Browser, phone: &mut Endpoint) {
+    for i in 0..5 {
+        let sent = b.send_rtp(&format!("browser {i}"));
+        assert_eq!(phone.recv_rtp("browser to phone"), sent, "browser to phone, packet {i}");
+        let sent = phone.send_rtp(&format!("phone {i}"));
+        assert_eq!(b.recv_rtp("phone to browser"), sent, "phone to browser, packet {i}");
+    }
+}
+
+#[test]
+fn browser_calls_a_phone_through_the_relay() {
+    let d = Daemon::start("webrtc-b2p", 16, &[]);
+    let mut b = Browser::new();
+    let mut phone = Endpoint::new(LO);
+    // The browser's offer, towards the phone.
+    let r = d.request(&to_phone(offer("wb1", "browser", &b.sdp("actpass"))));
+    assert_eq!(result(&r), "ok", "{}", show(&r));
+    let to_p = reply_sdp(&r);
+    let m = &to_p.media()[0];
+    assert_eq!(m.proto(), "RTP/SAVP", "{to_p}");
+    for gone in ["ice-ufrag", "ice-pwd", "candidate", "fingerprint", "setup", "rtcp-mux"] {
+        assert!(m.attr(gone).is_none(), "a={gone} reached the phone: {to_p}");
+    }
+    assert!(to_p.session_attr("ice-lite").is_none());
+    let offered = cryptos(&to_p);
+    assert!(!offered.is_empty(), "the phone got no a=crypto: {to_p}");
+    phone.recv_key(Some(&offered[0]));
+    phone.relay(&to_p);
+    // The phone answers with its key.
+    let pk = key(offered[0].tag, offered[0].suite);
+    phone.send_key(Some(&pk));
+    let a = phone.sdp_spec("RTP/SAVP", std::slice::from_ref(&pk)).text();
+    let r = d.request(&to_browser(answer("wb1", "browser", "phone", &a)));
+    assert_eq!(result(&r), "ok", "{}", show(&r));
+    let to_b = reply_sdp(&r);
+    let m = &to_b.media()[0];
+    assert_eq!(m.proto(), "UDP/TLS/RTP/SAVPF");
+    assert!(to_b.session_attr("ice-lite").is_some(), "{to_b}");
+    assert_eq!(m.attr("setup"), Some("passive"), "an actpass offer is answered passive");
+    assert!(m.attr("fingerprint").unwrap().starts_with("sha-256 "));
+    assert!(m.attr("rtcp-mux").is_some());
+    assert_eq!(m.attr("mid"), Some("0"), "the answer keeps the offer's mid");
+    assert!(m.attr("crypto").is_none());
+    assert!(m.attrs("candidate").next().unwrap().ends_with("typ host"));
+    b.learn(&to_b);
+    // Media before DTLS finishes goes nowhere.
+    phone.send_rtp("too early");
+    // ICE, then DTLS with the browser as the client.
+    assert_eq!(b.check(&b.relay_ice.clone().unwrap().1), Ok(b.sock.local_addr().unwrap()));
+    let keys = b.handshake(true).expect("DTLS handshake");
+    assert_eq!(keys.suite, Suite::AEAD_AES_256_GCM, "dimpl's first preference");
+    b.keyed(&keys);
+    media_both_ways(&mut b, &mut phone);
+    assert_eq!(series(&d, "dtls_handshakes_total", "outcome=\"completed\""), Some(1.0));
+    assert!(series(&d, "stun_checks_total", "result=\"answered\"").unwrap() >= 1.0);
+    let q = d.query("wb1");
+    assert!(show(&q).contains("connected"), "{}", show(&q));
+    assert!(drops(&q, "phone", "no_destination") >= 1, "the early packet waited for no keys: {}", show(&q));
+    d.delete("wb1");
+}
+
+#[test]
+fn phone_calls_a_browser_and_the_relay_is_the_dtls_client() {
+    let d = Daemon::start("webrtc-p2b", 17, &[]);
+    let mut b = Browser::new();
+    let mut phone = Endpoint::new(LO);
+    let pk = key(1, Suite::AES_CM_128_HMAC_SHA1_80);
+    phone.send_key(Some(&pk));
+    let o = phone.sdp_spec("RTP/SAVP", std::slice::from_ref(&pk)).text();
+    let r = d.request(&to_browser(offer("wp1", "phone", &o)));
+    assert_eq!(result(&r), "ok", "{}", show(&r));
+    let to_b = reply_sdp(&r);
+    let m = &to_b.media()[0];
+    assert_eq!(m.proto(), "UDP/TLS/RTP/SAVPF");
+    assert_eq!(m.attr("setup"), Some("actpass"));
+    assert_eq!(m.attr("mid"), Some("1"), "generate-mid (counted from 1, as rtpengine)");
+    assert!(m.attr("rtcp-mux").is_some() && m.attr("crypto").is_none() && m.attr("ice-pwd").is_some());
+    assert!(to_b.session_attr("ice-lite").is_some());
+    b.learn(&to_b);
+    // The browser answers passive: the relay must send the ClientHello
+    // once the browser's address is known from its check.
+    let r = d.request(&to_phone(answer("wp1", "phone", "browser", &b.sdp("passive"))));
+    assert_eq!(result(&r), "ok", "{}", show(&r));
+    let to_p = reply_sdp(&r);
+    let m = &to_p.media()[0];
+    assert_eq!(m.proto(), "RTP/SAVP");
+    assert!(m.attr("fingerprint").is_none() && m.attr("ice-ufrag").is_none() && m.attr("mid").is_none());
+    let relay_key = cryptos(&to_p).into_iter().next().expect("the phone's answer has the relay's key");
+    phone.recv_key(Some(&relay_key));
+    phone.relay(&to_p);
+    assert!(b.check(&b.relay_ice.clone().unwrap().1).is_ok());
+    let keys = b.handshake(false).expect("DTLS handshake with the relay as client");
+    b.keyed(&keys);
+    media_both_ways(&mut b, &mut phone);
+    // A re-INVITE with the same fingerprint keeps the association: no new
+    // handshake, media flows on.
+    let r = d.request(&to_browser(offer("wp1", "phone", &o)));
+    assert_eq!(result(&r), "ok", "{}", show(&r));
+    let r = d.request(&to_phone(answer("wp1", "phone", "browser", &b.sdp("passive"))));
+    assert_eq!(result(&r), "ok", "{}", show(&r));
+    media_both_ways(&mut b, &mut phone);
+    assert_eq!(series(&d, "dtls_handshakes_total", "outcome=\"started\""), Some(1.0));
+    d.delete("wp1");
+}
+
+#[test]
+fn a_certificate_other_than_the_announced_one_and_bad_ice_credentials_are_refused() {
+    let d = Daemon::start("webrtc-mitm", 23, &[]);
+    let mut b = Browser::new();
+    b.announced = Some(Identity::generate().unwrap());
+    let mut phone = Endpoint::new(LO);
+    let r = d.request(&to_phone(offer("wm1", "browser", &b.sdp("actpass"))));
+    let to_p = reply_sdp(&r);
+    let offered = cryptos(&to_p);
+    phone.recv_key(Some(&offered[0]));
+    phone.relay(&to_p);
+    let pk = key(offered[0].tag, offered[0].suite);
+    phone.send_key(Some(&pk));
+    let a = phone.sdp_spec("RTP/SAVP", std::slice::from_ref(&pk)).text();
+    let r = d.request(&to_browser(answer("wm1", "browser", "phone", &a)));
+    b.learn(&reply_sdp(&r));
+    // A check with the wrong password: 401, counted, no peer chosen.
+    assert_eq!(b.check("not-the-relays-password-at-all"), Err(401));
+    assert_eq!(series(&d, "stun_checks_total", "result=\"refused\""), Some(1.0));
+    assert!(b.check(&b.relay_ice.clone().unwrap().1).is_ok());
+    // The handshake runs with a certificate the SDP did not announce.
+    assert!(b.handshake(true).is_err(), "the relay must not finish the handshake");
+    wait_series(&d, "dtls_handshakes_total", "outcome=\"fingerprint_mismatch\"", 1.0);
+    assert_eq!(series(&d, "dtls_handshakes_total", "outcome=\"completed\""), Some(0.0));
+    // No keys: the phone's media reaches nobody.
+    phone.send_rtp("nobody hears this");
+    let deadline = Instant::now() + Duration::from_millis(300);
+    let mut buf = [0u8; 2048];
+    while Instant::now() < deadline {
+        if let Ok((n, _)) = b.sock.recv_from(&mut buf) {
+            assert!(!(128..=191).contains(&buf[0]), "media reached the browser without keys ({n} bytes)");
+        }
+    }
+    d.delete("wm1");
+}
