@@ -100,7 +100,7 @@ pub fn header(b: &[u8]) -> Result<(u16, [u8; 12]), StunError> {
         return Err(StunError::NotStun);
     }
     let len = u16::from_be_bytes([b[2], b[3]]) as usize;
-    if len % 4 != 0 || 20 + len != b.len() {
+    if !len.is_multiple_of(4) || 20 + len != b.len() {
         return Err(StunError::NotStun);
     }
     let mut txid = [0u8; 12];

@@ -27,6 +27,7 @@ fn server(base: u16, args: ServeArgs) -> (Server, ReplyCache) {
         busy_poll: false,
         io: crate::relay::IoSetup::plain(crate::relay::IoKind::Sockets),
         pin: Vec::new(),
+        signal: None,
     };
     let workers = crate::relay::spawn_workers(&engine, 1, wcfg).expect("worker");
     let cache = ReplyCache::new(cfg.limits.ng_cache_bytes, cfg.limits.ng_cache_ttl);
