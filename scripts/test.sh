@@ -31,6 +31,10 @@ SRTPGATE_BIN="$PWD/target/release/srtpgate" SRTP_TOOL="$PWD/bench/libsrtp/srtp-t
 echo "== end to end: two SIP phones call through Kamailio's rtpengine module and srtpgate serve (SRTP both legs)"
 SRTPGATE_BIN="$PWD/target/release/srtpgate" .venv/bin/python -m pytest tests/e2e -q -rs
 
+echo "== WebRTC: Chromium (ICE, DTLS-SRTP) to and from SDES phones through srtpgate serve; JsSIP over Kamailio's WebSocket module to baresip; two relays in one Kamailio set ran above"
+(cd tests/webrtc/sip && npm ci --no-audit --no-fund --loglevel=error)
+WEBRTC_RELAYS=srtpgate SRTPGATE_BIN="$PWD/target/release/srtpgate" .venv/bin/python -m pytest tests/webrtc -q -rs
+
 echo "== management page: TypeScript check, and the committed build (ui/dist) is what the sources build"
 (cd ui && npm ci --no-audit --no-fund --loglevel=error && npm run --silent check && npm run --silent build)
 git diff --exit-code --stat -- ui/dist || { echo "ui/dist is not what ui/src builds: run (cd ui && npm run build) and commit"; exit 1; }

@@ -32,7 +32,7 @@ use srtp::{MAX_PACKET_LEN, MAX_RTCP_TRAILER_LEN, MAX_TRAILER_LEN};
 
 /// The targets, by name, as `(name, function)`: the names of the fuzz
 /// binaries and of the folders under `seeds/`.
-pub const TARGETS: [(&str, fn(&[u8])); 9] = [
+pub const TARGETS: [(&str, fn(&[u8])); 10] = [
     ("rtp_header", rtp_header),
     ("rtcp_header", rtcp_header),
     ("unprotect_rtp", unprotect_rtp),
@@ -42,12 +42,14 @@ pub const TARGETS: [(&str, fn(&[u8])); 9] = [
     ("sdp", sdp::sdp),
     ("transcode", transcode::transcode),
     ("ui_message", ui::ui_message),
+    ("webrtc_datagram", webrtc::webrtc_datagram),
 ];
 
 pub mod ng;
 pub mod sdp;
 pub mod transcode;
 pub mod ui;
+pub mod webrtc;
 
 /// `RtpHeader::parse` and `check_padding` on arbitrary bytes.
 pub fn rtp_header(data: &[u8]) {

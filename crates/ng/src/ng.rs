@@ -481,6 +481,9 @@ pub struct Request {
     pub dtls_off: bool,
     /// `DTLS`: `passive` or `active` (`off` is [`Request::dtls_off`] too).
     pub dtls: Option<Dtls>,
+    /// `DTLS-reverse`: the relay's role towards the sender of this message
+    /// (`passive` or `active`; `off` is taken as no preference).
+    pub dtls_reverse: Option<Dtls>,
     /// `supports` contains `load limit`.
     pub supports_load_limit: bool,
     /// `codec` and `codec-…` flags.
@@ -524,6 +527,7 @@ impl Request {
             offset: None,
             dtls_off: false,
             dtls: None,
+            dtls_reverse: None,
             supports_load_limit: false,
             codec: CodecOps::default(),
             flags: Flags::default(),
@@ -778,7 +782,6 @@ const IGNORED_KEYS: &[&str] = &[
     "delay-buffer",
     "drop-traffic",
     "dtls-fingerprint",
-    "dtls-reverse",
     "dtmf-delay",
     "dtmf-log-dest",
     "dtmf-log-destination",
@@ -959,6 +962,15 @@ fn apply_key(req: &mut Request, name: &str, v: &Value, nested: bool) -> Result<(
                 _ => return Err(invalid(name, &s)),
             };
             set_record_call(req, on);
+        }
+        "dtls-reverse" => {
+            let s = string(name, v)?;
+            req.dtls_reverse = match normalize(&s).as_str() {
+                "off" | "no" | "disable" | "disabled" => None,
+                "passive" => Some(Dtls::Passive),
+                "active" => Some(Dtls::Active),
+                _ => return Err(invalid(name, &s)),
+            };
         }
         "dtls" => {
             let s = string(name, v)?;

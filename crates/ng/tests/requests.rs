@@ -533,6 +533,9 @@ fn webrtc_options() {
     assert_eq!(r.dtls, Some(Dtls::Active));
     assert_eq!(r.transport_protocol, Some(TransportProtocol::UdpTlsRtpSavp));
     assert!(!TransportProtocol::UdpTlsRtpSavp.is_feedback());
+    let r = parse(&base().with("DTLS-reverse", "passive")).unwrap();
+    assert_eq!(r.dtls_reverse, Some(Dtls::Passive));
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
     let r = parse(&base().with("DTLS", "no")).unwrap();
     assert!(r.dtls_off);
     assert_eq!(r.dtls, Some(Dtls::Off));

@@ -154,7 +154,7 @@ fn getters_on_samples() {
     assert_eq!(s.session_attr("msid-semantic"), Some("WMS"));
     let m = &s.media()[0];
     assert_eq!(m.proto(), "UDP/TLS/RTP/SAVPF");
-    assert!(!m.is_rtp());
+    assert!(m.is_rtp(), "DTLS-SRTP is RTP");
     assert_eq!(m.rtcp(), Some((9, Some(v4("0.0.0.0")))));
     assert_eq!(s.media_connection(0), Some(v4("0.0.0.0")));
 }

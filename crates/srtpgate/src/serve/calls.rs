@@ -79,6 +79,9 @@ struct Side {
     transport: PeerTransport,
     /// The `a=setup` the relay offered this side.
     setup_offered: Option<Setup>,
+    /// The relay's DTLS role towards this side as its offer asked
+    /// (`DTLS-reverse`), for the answer to apply.
+    dtls_pref: Option<srtpgate_ng::Dtls>,
 }
 
 #[derive(Clone)]
@@ -640,6 +643,7 @@ where
                     ice: None,
                     transport: PeerTransport::default(),
                     setup_offered: None,
+                    dtls_pref: None,
                 };
                 let mut sides = [mk(o_ip, po.port, so.clone()), mk(a_ip, pa.port, sa.clone())];
                 if o == 1 {
@@ -707,6 +711,7 @@ where
             so.proto = in_proto.clone();
             so.dtls = dtls_o;
             so.transport = peer_t.clone();
+            so.dtls_pref = req.dtls_reverse;
             let sa = &mut stream.sides[a];
             sa.proto = out_proto.clone();
             sa.dtls = dtls_a;
@@ -990,7 +995,7 @@ where
             }
             let o_dtls = if so.dtls {
                 let fp = so.transport.fingerprint.clone().ok_or_else(|| format!("media {i}: no a=fingerprint"))?;
-                let active = web::relay_active(so.transport.setup, req.dtls);
+                let active = web::relay_active(so.transport.setup, req.dtls.or(so.dtls_pref));
                 webs.push((i, o, Some((fp, active)), so.peer.and_then(|p| p.0), so.ice.clone().filter(|_| so.ice_on)));
                 Some(if active { Setup::Active } else { Setup::Passive })
             } else {
