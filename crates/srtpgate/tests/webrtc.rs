@@ -126,7 +126,7 @@ impl Browser {
     fn handshake(&mut self, active: bool) -> Result<SrtpKeys, String> {
         let now = Instant::now();
         let fp = self.relay_fp.clone().unwrap();
-        let mut leg = DtlsLeg::new(&self.id, active, fp, now).map_err(|e| e.to_string())?;
+        let mut leg = DtlsLeg::new(&self.id, active, fp, true, now).map_err(|e| e.to_string())?;
         let relay = self.relay.unwrap();
         for d in leg.start(now).map_err(|e| e.to_string())?.send {
             self.sock.send_to(&d, relay).unwrap();
@@ -362,4 +362,24 @@ fn a_certificate_other_than_the_announced_one_and_bad_ice_credentials_are_refuse
         }
     }
     d.delete("wm1");
+}
+
+#[test]
+fn the_load_generator_plays_browsers() {
+    let d = Daemon::start("webrtc-loadgen", 0, &[]);
+    let json = std::env::temp_dir().join(format!("srtpgate-lg-webrtc-{}.json", std::process::id()));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_srtpgate"))
+        .args(["loadgen", "--ng", &d.ng.to_string(), "--calls", "8", "--duration", "1", "--webrtc", "--quiet"])
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .expect("loadgen runs");
+    assert!(out.status.success(), "loadgen: {}", String::from_utf8_lossy(&out.stderr));
+    let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let _ = std::fs::remove_file(&json);
+    assert_eq!(r["setup_errors"], 0, "{r}");
+    assert_eq!(r["lost"], 0);
+    assert!(r["packets_received"].as_u64().unwrap() >= 8 * 2 * 40, "{}", r["packets_received"]);
+    assert_eq!(series(&d, "dtls_handshakes_total", "outcome=\"completed\""), Some(8.0));
+    assert_eq!(series(&d, "stun_checks_total", "result=\"answered\""), Some(8.0));
 }

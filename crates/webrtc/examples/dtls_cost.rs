@@ -45,10 +45,10 @@ fn handshake(relay_id: &Identity, peer_id: &Identity, relay_active: bool) -> (Du
     let now = Instant::now();
     let mut relay_time = Duration::ZERO;
     let t = Instant::now();
-    let mut relay = DtlsLeg::new(relay_id, relay_active, fp(peer_id), now).expect("relay leg");
+    let mut relay = DtlsLeg::new(relay_id, relay_active, fp(peer_id), true, now).expect("relay leg");
     let mut to_peer = relay.start(now).expect("start").send;
     relay_time += t.elapsed();
-    let mut peer = DtlsLeg::new(peer_id, !relay_active, fp(relay_id), now).expect("peer leg");
+    let mut peer = DtlsLeg::new(peer_id, !relay_active, fp(relay_id), true, now).expect("peer leg");
     let mut to_relay = peer.start(now).expect("start").send;
     let (mut rk, mut pk) = (false, false);
     for _ in 0..20 {

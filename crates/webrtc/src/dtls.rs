@@ -41,6 +41,8 @@ pub struct Identity {
     cert: DtlsCertificate,
     fingerprint: String,
     config: Arc<Config>,
+    /// The same without the server's cookie exchange (HelloVerifyRequest).
+    config_no_cookie: Arc<Config>,
 }
 
 impl Identity {
@@ -57,19 +59,23 @@ impl Identity {
         let fingerprint = format!("sha-256 {}", cert.fingerprint_str());
         // Retransmissions from 500 ms (RFC 6347 §4.2.4.1 allows less than
         // its 1 s when the path is known): media waits for this handshake.
-        let config = Config::builder()
-            .flight_start_rto(Duration::from_millis(500))
-            .flight_retries(6)
-            .handshake_timeout(Duration::from_secs(20))
-            .build()
-            .map_err(|e| DtlsError::Certificate(e.to_string()))?;
+        let config = |cookie: bool| {
+            Config::builder()
+                .flight_start_rto(Duration::from_millis(500))
+                .flight_retries(6)
+                .handshake_timeout(Duration::from_secs(20))
+                .use_server_cookie(cookie)
+                .build()
+                .map(Arc::new)
+                .map_err(|e| DtlsError::Certificate(e.to_string()))
+        };
         // A bad key must show here: dimpl panics on one at a handshake.
         let p256 = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_ASN1_SIGNING, &cert.private_key).is_ok();
         let p384 = EcdsaKeyPair::from_pkcs8(&ECDSA_P384_SHA384_ASN1_SIGNING, &cert.private_key).is_ok();
         if !p256 && !p384 {
             return Err(DtlsError::Certificate("the private key is not a PKCS#8 ECDSA P-256 or P-384 key".into()));
         }
-        Ok(Identity { cert, fingerprint, config: Arc::new(config) })
+        Ok(Identity { cert, fingerprint, config: config(true)?, config_no_cookie: config(false)? })
     }
 
     /// Reads PEM files: a certificate and a PKCS#8 private key.
@@ -244,12 +250,24 @@ pub struct Step {
 
 impl DtlsLeg {
     /// A leg in the relay's `active` (client) or passive (server) role,
-    /// accepting only a peer certificate with `expected` fingerprint.
-    pub fn new(id: &Identity, active: bool, expected: Fingerprint, now: Instant) -> Result<DtlsLeg, DtlsError> {
+    /// accepting only a peer certificate with `expected` fingerprint. As
+    /// the server it answers a first ClientHello with a cookie exchange
+    /// (RFC 6347 §4.2.1: no amplification towards a forged source) unless
+    /// `verified_source`: the peer's address already passed an ICE check
+    /// with the leg's password, which proves it as well, one round trip
+    /// sooner.
+    pub fn new(
+        id: &Identity,
+        active: bool,
+        expected: Fingerprint,
+        verified_source: bool,
+        now: Instant,
+    ) -> Result<DtlsLeg, DtlsError> {
         if expected.hash != "sha-256" {
             return Err(DtlsError::NoFingerprint);
         }
-        let mut dtls = Dtls::new_12(id.config.clone(), id.cert.clone(), now);
+        let config = if verified_source { &id.config_no_cookie } else { &id.config };
+        let mut dtls = Dtls::new_12(config.clone(), id.cert.clone(), now);
         if active {
             dtls.set_active(true);
         }
@@ -375,8 +393,8 @@ mod tests {
     fn two_legs_agree_on_mirrored_keys() {
         let (ia, ib) = (Identity::generate().unwrap(), Identity::generate().unwrap());
         let now = Instant::now();
-        let mut a = DtlsLeg::new(&ia, true, fp(&ib), now).unwrap();
-        let mut b = DtlsLeg::new(&ib, false, fp(&ia), now).unwrap();
+        let mut a = DtlsLeg::new(&ia, true, fp(&ib), false, now).unwrap();
+        let mut b = DtlsLeg::new(&ib, false, fp(&ia), true, now).unwrap();
         let (ka, kb) = pair(&mut a, &mut b).unwrap();
         assert!(a.is_connected() && b.is_connected());
         assert_eq!(ka.suite, kb.suite);
@@ -395,12 +413,22 @@ mod tests {
     }
 
     #[test]
+    fn the_cookie_exchange_of_an_unverified_source_also_completes() {
+        let (ia, ib) = (Identity::generate().unwrap(), Identity::generate().unwrap());
+        let now = Instant::now();
+        let mut a = DtlsLeg::new(&ia, true, fp(&ib), false, now).unwrap();
+        let mut b = DtlsLeg::new(&ib, false, fp(&ia), false, now).unwrap();
+        let (ka, kb) = pair(&mut a, &mut b).unwrap();
+        assert_eq!(*ka.local, *kb.remote);
+    }
+
+    #[test]
     fn a_certificate_that_is_not_the_announced_one_is_refused() {
         let (ia, ib, other) =
             (Identity::generate().unwrap(), Identity::generate().unwrap(), Identity::generate().unwrap());
         let now = Instant::now();
-        let mut a = DtlsLeg::new(&ia, true, fp(&other), now).unwrap();
-        let mut b = DtlsLeg::new(&ib, false, fp(&ia), now).unwrap();
+        let mut a = DtlsLeg::new(&ia, true, fp(&other), false, now).unwrap();
+        let mut b = DtlsLeg::new(&ib, false, fp(&ia), true, now).unwrap();
         assert_eq!(pair(&mut a, &mut b).err(), Some(DtlsError::FingerprintMismatch));
         assert!(!a.is_connected());
     }
@@ -418,7 +446,7 @@ mod tests {
         assert!(id.fingerprint().starts_with("sha-256 ") && id.fingerprint().len() == 8 + 95);
         // A leg never checks a hash it cannot compute.
         let sha1 = Fingerprint { hash: "sha-1".into(), digest: vec![0; 20] };
-        assert!(matches!(DtlsLeg::new(&id, false, sha1, Instant::now()), Err(DtlsError::NoFingerprint)));
+        assert!(matches!(DtlsLeg::new(&id, false, sha1, false, Instant::now()), Err(DtlsError::NoFingerprint)));
     }
 
     #[test]

@@ -14,6 +14,7 @@ pub mod account;
 pub mod plot;
 pub mod quality;
 pub mod sweep;
+pub mod webrtc;
 
 use crate::relay::sys::{self, Received, RecvScratch, SendScratch, BATCH};
 use account::{extend_seq, Delays, StreamRx};
@@ -132,6 +133,12 @@ pub struct LoadgenArgs {
     /// (the payload is re-encoded).
     #[arg(long = "transcode-to", requires = "codec")]
     pub transcode_to: Option<String>,
+    /// The caller of every call is a browser: ICE (a nominating check to
+    /// the relay's candidate), DTLS-SRTP (a handshake per call, the keys
+    /// exported), rtcp-mux, `UDP/TLS/RTP/SAVPF`; the callee an SDES phone.
+    /// The NG options are a Kamailio WebRTC bridge's.
+    #[arg(long, conflicts_with = "codec")]
+    pub webrtc: bool,
     /// Codec plugins for --codec and --transcode-to.
     #[arg(long = "codec-plugin-dir", env = "SRTPGATE_CODEC_PLUGIN_DIR")]
     pub codec_plugin_dir: Option<std::path::PathBuf>,
@@ -148,6 +155,8 @@ pub struct LoadgenArgs {
 /// One sender/receiver pair with its two endpoint sockets.
 struct Group {
     ports: Vec<u16>,
+    /// With --webrtc: the browser on the caller socket.
+    browser: Option<webrtc::Browser>,
     tx: Sender<TxMsg>,
     rx: Sender<RxLeg>,
     sender: std::thread::JoinHandle<Vec<u64>>,
@@ -183,6 +192,15 @@ impl Group {
         let times: Arc<Vec<AtomicU64>> =
             Arc::new(if audio.is_some() { (0..legs * TIMES).map(|_| AtomicU64::new(0)).collect() } else { Vec::new() });
         let (a2, t2) = (audio.clone(), times.clone());
+        // With --webrtc, what arrives on the caller socket that is not RTP
+        // (STUN answers, DTLS) goes to the browser, which sets calls up.
+        let (browser, signals) = if args.webrtc {
+            let (sig_tx, sig_rx) = crossbeam_channel::bounded(1024);
+            let sock = socks[0].try_clone().map_err(|e| e.to_string())?;
+            (Some(webrtc::Browser::new(sock, sig_rx)?), Some(sig_tx))
+        } else {
+            (None, None)
+        };
         // RTP clock of each side's codec (a leg sends and receives its own).
         let clocks = audio.as_ref().map_or([8000u64; 2], |a| a.codecs.clone().map(|f| f.clock_rate as u64));
         let sender = std::thread::Builder::new()
@@ -191,9 +209,9 @@ impl Group {
             .map_err(|e| e.to_string())?;
         let receiver = std::thread::Builder::new()
             .name(format!("lg-recv-{g}"))
-            .spawn(move || receiver(socks, rx_rx, legs, epoch, window, clocks, live, times))
+            .spawn(move || receiver(socks, rx_rx, legs, epoch, window, clocks, live, times, signals))
             .map_err(|e| e.to_string())?;
-        Ok(Group { ports, tx, rx, sender, receiver })
+        Ok(Group { ports, browser, tx, rx, sender, receiver })
     }
 }
 
@@ -490,7 +508,8 @@ pub fn run_load(args: &LoadgenArgs) -> Result<serde_json::Value, String> {
         // Caller and callee: two distinct subscribers of the pool.
         let sub = (t.serial as usize * 2) % subscribers;
         let g = &groups[i % threads];
-        match setup_call(ng, &call_id, i / threads, sub, args.local, &g.ports, suite, &g.tx, &g.rx, audio.as_deref()) {
+        let legs = (&g.tx, &g.rx, g.browser.as_ref());
+        match setup_call(ng, &call_id, i / threads, sub, args.local, &g.ports, suite, legs, audio.as_deref()) {
             Ok(callee_suite) => {
                 t.setups += 1;
                 if !t.callee_suites.contains(&callee_suite) {
@@ -809,8 +828,7 @@ fn setup_call(
     ip: IpAddr,
     ports: &[u16],
     suite: Suite,
-    tx: &Sender<TxMsg>,
-    rx: &Sender<RxLeg>,
+    (tx, rx, browser): (&Sender<TxMsg>, &Sender<RxLeg>, Option<&webrtc::Browser>),
     audio: Option<&Audio>,
 ) -> Result<Suite, String> {
     let a_key = CryptoAttr::generate(1, suite, &mut OsRng);
@@ -822,6 +840,9 @@ fn setup_call(
         .with("ICE", "remove")
         .with("transport-protocol", "RTP/SAVP")
         .with("replace", vec![Value::from("origin"), Value::from("session-connection")]);
+    if let Some(b) = browser {
+        offer = webrtc::Browser::offer_options(offer.with("sdp", b.offer_sdp(2 * i as u64, ip, ports[0])));
+    }
     if let Some(a) = audio.filter(|a| a.transcode) {
         offer = offer.with(
             "flags",
@@ -864,26 +885,36 @@ fn setup_call(
         .with("ICE", "remove")
         .with("transport-protocol", "RTP/SAVP")
         .with("replace", vec![Value::from("origin"), Value::from("session-connection")]);
+    let answer = if browser.is_some() { webrtc::Browser::answer_options(answer) } else { answer };
     let to_a = reply_sdp(&ng.call(&answer)?, "answer")?;
-    let (relay_a, lines_a) = relay_side(&to_a)?;
-    let relay_key_a = lines_a
-        .into_iter()
-        .find(|c| c.tag == a_key.tag)
-        .ok_or("the answer has no crypto line with the caller's tag")?;
+    // The caller's contexts and the relay's address for it: from the SDES
+    // answer, or from ICE and the DTLS handshake.
+    let (relay_a, a_tx, a_rx) = match browser {
+        Some(b) => {
+            let c = b.connect(&to_a)?;
+            (c.relay, c.tx, c.rx)
+        }
+        None => {
+            let (relay_a, lines_a) = relay_side(&to_a)?;
+            let relay_key_a = lines_a
+                .into_iter()
+                .find(|c| c.tag == a_key.tag)
+                .ok_or("the answer has no crypto line with the caller's tag")?;
+            (relay_a, context(&a_key)?, context(&relay_key_a)?)
+        }
+    };
     let (la, lb) = (2 * i, 2 * i + 1);
-    let send = |leg, key: &CryptoAttr, to, pt| -> Result<(), String> {
+    let send = |leg, ctx: Context<CpuEngine>, to, pt| -> Result<(), String> {
         let ssrc = rand::random::<u32>() | 1;
-        tx.send(TxMsg::Add(Box::new(TxLeg { leg, ctx: context(key)?, to, ssrc, pt })))
-            .map_err(|_| "sender gone".to_string())
+        tx.send(TxMsg::Add(Box::new(TxLeg { leg, ctx, to, ssrc, pt }))).map_err(|_| "sender gone".to_string())
     };
     // The receiver first (side 0 receives from the relay's port for side 0
     // with the relay's key for it), so no packet arrives before its leg.
-    rx.send(RxLeg { leg: la, from_port: relay_a.port(), side: 0, ctx: context(&relay_key_a)? })
-        .map_err(|_| "receiver gone")?;
+    rx.send(RxLeg { leg: la, from_port: relay_a.port(), side: 0, ctx: a_rx }).map_err(|_| "receiver gone")?;
     rx.send(RxLeg { leg: lb, from_port: relay_b.port(), side: 1, ctx: context(&relay_key_b)? })
         .map_err(|_| "receiver gone")?;
-    send(la, &a_key, relay_a, audio.map_or(0, |a| a.codecs[0].pt))?;
-    send(lb, &b_ans, relay_b, b_codec.map_or(0, |f| f.pt))?;
+    send(la, a_tx, relay_a, audio.map_or(0, |a| a.codecs[0].pt))?;
+    send(lb, context(&b_ans)?, relay_b, b_codec.map_or(0, |f| f.pt))?;
     Ok(relay_key_b.suite)
 }
 
@@ -1104,6 +1135,7 @@ fn receiver(
     clocks: [u64; 2],
     live: Arc<Live>,
     times: Arc<Vec<AtomicU64>>,
+    signals: Option<Sender<webrtc::Signal>>,
 ) -> RxResult {
     // The last half second's delays, 10 µs buckets up to 100 ms (for the progress line).
     let mut recent = vec![0u32; 10_001];
@@ -1165,6 +1197,13 @@ fn receiver(
                 for k in 0..n {
                     let now = epoch.elapsed().as_nanos() as u64;
                     let Some(from) = got[k].from else { continue };
+                    if side == 0 && got[k].len > 0 && bufs[k][0] < 128 {
+                        // STUN or DTLS for the browser (--webrtc).
+                        if let Some(s) = &signals {
+                            let _ = s.try_send((from, bufs[k][..got[k].len].to_vec()));
+                            continue;
+                        }
+                    }
                     let mut leg = by_port[side][from.port() as usize];
                     if leg == u32::MAX {
                         // A call set up a moment ago: its leg may still be in the channel.

@@ -158,7 +158,17 @@ pub fn run(args: QualityArgs) -> Result<(), String> {
     let (tx, tx_rx) = unbounded();
     let (rx, rx_rx) = unbounded::<RxLeg>();
     let call_id = format!("quality-{}-{}", std::process::id(), args.seed);
-    setup_call(&mut ng, &call_id, 0, 0, args.ip, &ports, Suite::AES_CM_128_HMAC_SHA1_80, &tx, &rx, Some(&audio))?;
+    setup_call(
+        &mut ng,
+        &call_id,
+        0,
+        0,
+        args.ip,
+        &ports,
+        Suite::AES_CM_128_HMAC_SHA1_80,
+        (&tx, &rx, None),
+        Some(&audio),
+    )?;
     let mut txl: Vec<Box<super::TxLeg>> = Vec::new();
     while let Ok(TxMsg::Add(l)) = tx_rx.try_recv() {
         txl.push(l);

@@ -71,6 +71,9 @@ pub struct SweepArgs {
     /// The callees' codec: every call transcoded (see `loadgen --transcode-to`).
     #[arg(long = "transcode-to", requires = "codec")]
     pub transcode_to: Option<String>,
+    /// Every caller is a browser (ICE, DTLS-SRTP; see `loadgen --webrtc`).
+    #[arg(long, conflicts_with = "codec")]
+    pub webrtc: bool,
     /// Codec plugins for --codec and --transcode-to (also given to a srtpgate relay).
     #[arg(long = "codec-plugin-dir")]
     pub codec_plugin_dir: Option<PathBuf>,
@@ -468,6 +471,7 @@ pub fn run(args: SweepArgs) -> Result<(), String> {
                 codec: args.codec.clone(),
                 transcode_to: args.transcode_to.clone(),
                 codec_plugin_dir: args.codec_plugin_dir.clone(),
+                webrtc: args.webrtc,
             };
             let r = match run_load(&lg) {
                 Ok(r) => r,

@@ -205,7 +205,7 @@ impl WebLeg {
                 return Ok(Actions::default());
             }
         }
-        let leg = DtlsLeg::new(id, active, expected, now).map_err(|e| e.to_string())?;
+        let leg = DtlsLeg::new(id, active, expected, self.ice.is_some(), now).map_err(|e| e.to_string())?;
         self.dtls = Some(leg);
         self.failed = None;
         self.start_pending = active;
