@@ -278,6 +278,8 @@ fn browser_calls_a_phone_through_the_relay() {
     media_both_ways(&mut b, &mut phone);
     assert_eq!(series(&d, "dtls_handshakes_total", "outcome=\"completed\""), Some(1.0));
     assert!(series(&d, "stun_checks_total", "result=\"answered\"").unwrap() >= 1.0);
+    let forwarded = series(&d, "webrtc_signals_total", "worker=\"0\",outcome=\"forwarded\"").unwrap();
+    assert!(forwarded >= 3.0, "a check and the handshake went to the WebRTC thread: {forwarded}");
     let q = d.query("wb1");
     assert!(show(&q).contains("connected"), "{}", show(&q));
     assert!(drops(&q, "phone", "no_destination") >= 1, "the early packet waited for no keys: {}", show(&q));

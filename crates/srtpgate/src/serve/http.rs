@@ -432,6 +432,22 @@ where
         "Packets for ports without a call.",
         &per_worker(&|w| w.stray.load(Relaxed)),
     );
+    metric(
+        "webrtc_signals_total",
+        "counter",
+        "STUN and DTLS datagrams of ICE/DTLS legs per worker, handed to the WebRTC thread (and its replies \
+         sent), or dropped (queue full, or a send that failed).",
+        &stats
+            .iter()
+            .enumerate()
+            .flat_map(|(i, w)| {
+                [
+                    (format!("{{worker=\"{i}\",outcome=\"forwarded\"}}"), w.signals.load(Relaxed) as f64),
+                    (format!("{{worker=\"{i}\",outcome=\"dropped\"}}"), w.signals_dropped.load(Relaxed) as f64),
+                ]
+            })
+            .collect::<Vec<_>>(),
+    );
     let h = Histogram::of(&stats);
     let sum: u64 = stats.iter().map(|w| w.total.delay_ns_sum.load(Relaxed)).sum();
     let _ = writeln!(

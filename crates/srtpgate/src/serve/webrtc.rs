@@ -345,3 +345,101 @@ impl WebLeg {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use srtpgate_ng::Dtls;
+
+    const FP: &str =
+        "sha-256 0A:0B:0C:0D:0E:0F:10:11:12:13:14:15:16:17:18:19:1A:1B:1C:1D:1E:1F:20:21:22:23:24:25:26:27:28:29";
+
+    fn sdp(session: &str, media: &str) -> Sdp {
+        let text = format!(
+            "v=0\r\no=- 1 1 IN IP4 198.18.0.9\r\ns=-\r\nt=0 0\r\n{session}m=audio 5000 UDP/TLS/RTP/SAVPF 0\r\n\
+             c=IN IP4 198.18.0.9\r\n{media}a=rtpmap:0 PCMU/8000\r\n"
+        );
+        Sdp::parse(&text).expect("sdp")
+    }
+
+    #[test]
+    fn transport_attributes_are_read_at_media_then_session_level() {
+        // Firefox puts the fingerprint and ICE credentials at session level.
+        let s = sdp(
+            &format!("a=fingerprint:{FP}\r\na=ice-ufrag:ffx1\r\na=ice-pwd:0123456789012345678901\r\n"),
+            "a=setup:actpass\r\na=mid:audio0\r\n",
+        );
+        let t = PeerTransport::read(&s, 0);
+        assert_eq!(t.ice, Some(("ffx1".into(), "0123456789012345678901".into())));
+        assert_eq!(t.fingerprint.as_ref().map(|f| f.digest.len()), Some(32));
+        assert_eq!(t.setup, Some(Setup::ActPass));
+        assert_eq!(t.mid.as_deref(), Some("audio0"));
+        // Media level wins; a short password, another hash and a bad setup
+        // count as absent.
+        let s = sdp(
+            &format!("a=fingerprint:{FP}\r\n"),
+            "a=fingerprint:sha-1 00:11\r\na=ice-ufrag:u1\r\na=ice-pwd:short\r\na=setup:sideways\r\n",
+        );
+        let t = PeerTransport::read(&s, 0);
+        assert_eq!(t.ice, None);
+        assert!(t.fingerprint.is_some(), "the session's sha-256 one is taken over the media's sha-1");
+        assert_eq!(t.setup, None);
+    }
+
+    #[test]
+    fn the_relay_takes_the_role_the_peer_leaves() {
+        assert!(!relay_active(Some(Setup::Active), Some(Dtls::Active)), "the peer's active wins");
+        assert!(relay_active(Some(Setup::Passive), None));
+        assert!(!relay_active(Some(Setup::ActPass), None), "passive by default");
+        assert!(!relay_active(None, Some(Dtls::Passive)));
+        assert!(relay_active(Some(Setup::ActPass), Some(Dtls::Active)));
+    }
+
+    #[test]
+    fn local_attributes_name_the_relay() {
+        let mut s = sdp("", &format!("a=fingerprint:{FP}\r\na=setup:actpass\r\na=tls-id:x\r\n"));
+        let ice = IceCreds::generate();
+        let m = &mut s.media_mut()[0];
+        strip_dtls(m);
+        assert!(m.attr("fingerprint").is_none() && m.attr("setup").is_none() && m.attr("tls-id").is_none());
+        let t =
+            LocalTransport { ice: Some(&ice), dtls: Some(("sha-256 AA:BB", Setup::Passive)), mid: Some("1".into()) };
+        write_local(m, &t, "198.18.0.2:30000".parse().unwrap(), false);
+        let cands: Vec<&str> = m.attrs("candidate").collect();
+        assert_eq!(
+            cands,
+            ["1 1 UDP 2130706431 198.18.0.2 30000 typ host", "1 2 UDP 2130706430 198.18.0.2 30001 typ host"]
+        );
+        assert_eq!(m.attr("ice-ufrag"), Some(ice.ufrag.as_str()));
+        assert_eq!(m.attr("setup"), Some("passive"));
+        assert_eq!(m.attr("mid"), Some("1"));
+        assert!(m.has_attr("end-of-candidates"));
+    }
+
+    #[test]
+    fn checks_are_answered_and_choose_the_media_peer() {
+        let ice = IceCreds::generate();
+        let mut leg = WebLeg::new(Some(ice.clone()));
+        let mut totals = WebTotals::default();
+        let mut req = [0u8; stun::MAX_ANSWER];
+        let check = |nominate: bool, req: &mut [u8; stun::MAX_ANSWER]| {
+            stun::request(&[1; 12], &format!("{}:peer", ice.ufrag), &ice.pwd, 1, nominate, req)
+        };
+        let (a, b): (SocketAddr, SocketAddr) = ("198.18.0.5:4000".parse().unwrap(), "198.18.0.6:4000".parse().unwrap());
+        let n = check(false, &mut req);
+        let act = leg.datagram(a, &req[..n], Instant::now(), &mut totals);
+        assert_eq!(act.latch, Some(a), "the first valid check, before any nomination");
+        assert_eq!(stun::parse_response(&act.send[0].1, &ice.pwd), Ok(Ok(a)));
+        let act = leg.datagram(b, &req[..n], Instant::now(), &mut totals);
+        assert_eq!(act.latch, None, "an unnominated check does not move the media");
+        let n = check(true, &mut req);
+        let act = leg.datagram(b, &req[..n], Instant::now(), &mut totals);
+        assert_eq!(act.latch, Some(b), "the nominated pair");
+        assert_eq!((totals.stun_checks, totals.stun_refused), (3, 0));
+        // DTLS before the leg has an association, and noise: ignored, counted.
+        leg.datagram(b, &[22, 254, 253, 0], Instant::now(), &mut totals);
+        leg.datagram(b, &[99], Instant::now(), &mut totals);
+        assert_eq!(totals.signals_ignored, 2);
+        assert_eq!(leg.state(), "ice-connected");
+    }
+}
