@@ -3,7 +3,7 @@ ws://) and SIP phones (baresip over UDP, SDES-SRTP mandatory) through
 Kamailio (kamailio-ws.cfg) and an NG relay that bridges ICE + DTLS-SRTP
 (browser leg) and SDES-SRTP (phone leg).
 
-    WEBRTC_RELAYS=rtpengine .venv/bin/python -m pytest tests/webrtc/sip -q -rs
+    SRTPGATE_BIN=target/release/srtpgate .venv/bin/python -m pytest tests/webrtc/sip -q -rs
 
 WEBRTC_RELAYS (comma-separated, default "srtpgate") picks the relays:
 "rtpengine" (Debian's rtpengine-daemon, the reference) and "srtpgate"
