@@ -585,11 +585,7 @@ where
             }
             // ICE-lite towards the answerer: as the option says, else when
             // the offerer spoke ICE.
-            let ice_a = match req.ice {
-                Some(Ice::Remove) => false,
-                Some(Ice::Force | Ice::ForceRelay | Ice::Optional) => true,
-                Some(Ice::Default) | None => peer_t.ice.is_some(),
-            } && !req.flags.reject_ice;
+            let ice_a = runs_ice(req, peer_t.ice.is_some());
             let peer_ip = sip_source(req).or(addr.filter(|ip| !ip.is_unspecified()));
             let v6 = family_v6.unwrap_or(peer_ip.or(session_addr).is_some_and(|ip| ip.is_ipv6()));
             let o_ip = cfg.interface_for(peer_ip.or(session_addr).is_some_and(|ip| ip.is_ipv6()));
@@ -985,11 +981,7 @@ where
             // the answerer picked when it offered that suite, else its first
             // usable one.
             let so = &mut stream.sides[o];
-            so.ice_on = match req.ice {
-                Some(Ice::Remove) => false,
-                Some(Ice::Force | Ice::ForceRelay | Ice::Optional) => true,
-                Some(Ice::Default) | None => so.transport.ice.is_some(),
-            } && !req.flags.reject_ice;
+            so.ice_on = runs_ice(req, so.transport.ice.is_some());
             if so.ice_on && so.ice.is_none() {
                 so.ice = Some(IceCreds::generate());
             }
@@ -1728,6 +1720,18 @@ fn inert_options(req: &Request) -> Vec<String> {
         w.push("key 'media-address' has no effect in srtpgate".into());
     }
     w
+}
+
+/// Whether the relay runs ICE-lite towards the side that receives this
+/// message's SDP: as the `ICE` option says, else when the SDP it answers or
+/// forwards (`had_ice`) spoke ICE.
+fn runs_ice(req: &Request, had_ice: bool) -> bool {
+    let on = match req.ice {
+        Some(Ice::Remove) => false,
+        Some(Ice::Force | Ice::ForceRelay | Ice::Optional) => true,
+        Some(Ice::Default) | None => had_ice,
+    };
+    on && !req.flags.reject_ice
 }
 
 /// The suites allowed by the configuration and the request's SDES options.

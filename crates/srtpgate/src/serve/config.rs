@@ -649,6 +649,14 @@ mod tests {
     }
 
     #[test]
+    fn a_dtls_certificate_without_its_key_is_refused() {
+        let e = with_file("dtls_certificate = \"/x/cert.pem\"\n").expect_err("a certificate without a key");
+        assert!(e.contains("dtls_certificate and dtls_private_key go together"), "{e}");
+        let c = with_file("dtls_certificate = \"/x/c.pem\"\ndtls_private_key = \"/x/k.pem\"\n").expect("both");
+        assert!(c.dtls_certificate.is_some());
+    }
+
+    #[test]
     fn the_example_file_is_valid() {
         let c = with_file(include_str!("../../../../examples/srtpgate.toml")).expect("examples/srtpgate.toml");
         assert_eq!(c.dtmf_delay_ms, 40);
