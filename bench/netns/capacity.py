@@ -3,6 +3,7 @@
 backends and rtpengine, in one run.
 
     bench/netns/capacity.py [--configs sockets,uring,xdp,rtpengine]   [--counts 200,400,...] [--seconds 10]
+        [--webrtc]: every caller a browser (ICE + DTLS-SRTP), the callee an SDES phone
         modifiers: xdp+busy (--busy-poll), xdp+gpu (--engine gpu, threshold measured at start),
         xdp+gpuall (--engine gpu --gpu-min-batch 0: every batch on the GPU), +batchN (--batch N)
                             [--out io-capacity.json] [--workers 1 --relay-cpus 0
@@ -173,6 +174,7 @@ def main():
     ap.add_argument("--loadgen-cpus", default="1")
     ap.add_argument("--loadgen-threads", type=int, default=1)
     ap.add_argument("--repeat", type=int, default=1, help="runs per count; a count holds when the median run does")
+    ap.add_argument("--webrtc", action="store_true", help="callers are browsers (loadgen --webrtc)")
     a = ap.parse_args()
     subprocess.run([RIG, "up", NAME], check=True, stdout=subprocess.DEVNULL)
     results = []
@@ -195,7 +197,8 @@ def main():
                         subprocess.run(ns("lg") + ["taskset", "-c", a.loadgen_cpus, a.binary, "loadgen", "--ng",
                                                    "198.18.0.2:2223", "--local", "198.18.0.1", "--calls", str(n),
                                                    "--duration", str(a.seconds), "--setup-rate", "1000",
-                                                   "--threads", str(a.loadgen_threads), "--quiet", "--json", js],
+                                                   "--threads", str(a.loadgen_threads), "--quiet", "--json", js]
+                                       + (["--webrtc"] if a.webrtc else []),
                                        check=False, stdout=subprocess.DEVNULL)
                         t.join()
                         try:
@@ -232,7 +235,7 @@ def main():
     finally:
         subprocess.run([RIG, "down", NAME], check=False)
     os.makedirs(os.path.dirname(a.out), exist_ok=True)
-    meta = {"date": time.strftime("%Y-%m-%d"), "cores": os.cpu_count(), "seconds": a.seconds,
+    meta = {"date": time.strftime("%Y-%m-%d"), "webrtc": a.webrtc, "cores": os.cpu_count(), "seconds": a.seconds,
             "workers": a.workers, "repeat": a.repeat, "relay_cpus": a.relay_cpus, "loadgen_cpus": a.loadgen_cpus,
             "machine": subprocess.run(["sh", "-c", "lscpu | sed -n 's/^Model name: *//p'"], capture_output=True,
                                       text=True).stdout.strip()}

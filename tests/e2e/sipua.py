@@ -218,8 +218,12 @@ class Media:
                 continue
             seq, = struct.unpack("!H", plain[2:4])
             ssrc, = struct.unpack("!I", plain[8:12])
-            cc = plain[0] & 0x0F
-            self.received[seq] = (ssrc, plain[12 + 4 * cc:])
+            head = 12 + 4 * (plain[0] & 0x0F)
+            if plain[0] & 0x10 and len(plain) >= head + 4:
+                # A header extension (RFC 3550 5.3.1), e.g. a browser's mid
+                # or audio level: skipped, as every receiver must.
+                head += 4 + 4 * struct.unpack("!H", plain[head + 2:head + 4])[0]
+            self.received[seq] = (ssrc, plain[head:])
             self.pts[seq] = plain[1] & 0x7F
 
     def send(self, count, interval=0.02):

@@ -384,8 +384,8 @@ class Browser:
         """Evaluates `expr` (a function of one argument, or an expression)."""
         return self.page.evaluate(expr, arg)
 
-    def init(self):
-        return self.js("() => init()")
+    def init(self, opts=None):
+        return self.js("o => init(o)", opts or {})
 
     def make_offer(self):
         return self.js("() => makeOffer()")

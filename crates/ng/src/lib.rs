@@ -136,7 +136,8 @@
 //! | `rtcp-mux-X` | implemented | [`Request::rtcp_mux`]; unknown X: error `unknown flag` |
 //! | `codec-strip-X`, `codec-offer-X`, `codec-except-X`, `codec-ignore-X` | implemented (collected) | [`Request::codec`] |
 //! | `codec-transcode-X`, `transcode-X`, `codec-mask-X`, `codec-accept-X`, `codec-consume-X`, `codec-set-X` | ignored | collected in [`Request::codec`], warning (no transcoding) |
-//! | `BUNDLE-X` (`accept`, `offer`, `reject`, `require`, `strict`), `endpoint-learning-X` (`off`, `immediate`, `delayed`, `heuristic`) | ignored | warning; other X: error `unknown flag` |
+//! | `BUNDLE-X` (`accept`, `offer`, `reject`; `require` taken as `offer`, `strict` as `accept`, with a warning) | implemented | [`Request::bundle`]; other X: error `unknown flag` |
+//! | `endpoint-learning-X` (`off`, `immediate`, `delayed`, `heuristic`) | ignored | warning; other X: error `unknown flag` |
 //! | `from-tags-X`, `sdp-attr-add-X`, `sdp-attr-remove-X`, `sdp-attr-substitute-X`, `T38-X`, `T.38-X` | ignored | warning |
 //! | `allow asymmetric codecs`, `allow no codec media` (`allow empty codec media`), `allow transcoding`, `force transcoding`, `always transcode`, `asymmetric codecs`, `symmetric codecs`, `reorder codecs`, `audio player`/`player`, `no player`/`no audio player`, `bidirectional`, `block DTMF`, `block egress`, `block short` (`block shorts`, `block short packets`), `detect DTMF`, `discard recording`, `early media`, `egress`, `exclude recording`, `skip recording db` (`…database`), `generate RTCP`, `inactive`, `inject DTMF`, `mirror RTCP`/`RTCP mirror`, `mix`/`mixed`, `passthrough`, `no passthrough`, `no tls id`, `no jitter buffer`, `no redis update`, `recording VSC`, `recording announcement`, `recrypt`, `SIPREC`, `static codec(s)`, `reuse codecs`/`no codec renegotiation` | ignored | warning `flag 'X' ignored: not supported by srtpgate` |
 //! | anything else | error | `unknown flag 'X'` |
@@ -149,8 +150,9 @@ mod ng;
 
 pub use bencode::{decode, BencodeError, Value};
 pub use ng::{
-    error, ok, parse_reply, parse_request, reply, request, split, warning_text, CodecOps, Command, Dtls, Flags, Ice,
-    NgError, Osrtp, Replace, Request, RtcpMux, Sdes, TransportProtocol, MAX_COOKIE, MAX_WARNINGS, MAX_WARNING_TEXT,
+    error, ok, parse_reply, parse_request, reply, request, split, warning_text, Bundle, CodecOps, Command, Dtls, Flags,
+    Ice, NgError, Osrtp, Replace, Request, RtcpMux, Sdes, TransportProtocol, MAX_COOKIE, MAX_WARNINGS,
+    MAX_WARNING_TEXT,
 };
 
 /// The largest datagram accepted (and the largest bencode body decoded).

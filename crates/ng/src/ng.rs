@@ -281,6 +281,23 @@ pub enum RtcpMux {
     Reject,
 }
 
+/// A `BUNDLE-…` flag (RFC 8843 on ICE/DTLS legs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Bundle {
+    /// `accept`: answer a BUNDLE group with one transport (the default on
+    /// ICE/DTLS legs).
+    Accept,
+    /// `offer`: offer the m-lines towards an ICE/DTLS answerer as one
+    /// BUNDLE group.
+    Offer,
+    /// `reject`: answer without BUNDLE (each m-line its own transport).
+    Reject,
+    /// `require`: taken as `offer` (and `accept`).
+    Require,
+    /// `strict`: taken as `accept`.
+    Strict,
+}
+
 /// One item of the `SDES` list (or an `SDES-…` flag).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Sdes {
@@ -451,6 +468,8 @@ pub struct Request {
     pub ice: Option<Ice>,
     /// `rtcp-mux` and `rtcp-mux-…` flags, in order.
     pub rtcp_mux: Vec<RtcpMux>,
+    /// `BUNDLE-…` flags, in order.
+    pub bundle: Vec<Bundle>,
     /// `SDES` and `SDES-…` flags (and `pad crypto`), in order.
     pub sdes: Vec<Sdes>,
     /// `OSRTP` and `OSRTP-…` flags, in order.
@@ -513,6 +532,7 @@ impl Request {
             direction: None,
             ice: None,
             rtcp_mux: Vec::new(),
+            bundle: Vec::new(),
             sdes: Vec::new(),
             osrtp: Vec::new(),
             record_call: None,
@@ -1288,7 +1308,6 @@ const IGNORED_FLAGS: &[&str] = &[
 /// Prefix families (normalized) whose items are accepted and ignored, with
 /// the items allowed (empty: any).
 const IGNORED_PREFIXES: &[(&str, &[&str])] = &[
-    ("bundle-", &["accept", "offer", "reject", "require", "strict"]),
     ("endpoint-learning-", &["off", "immediate", "delayed", "heuristic"]),
     ("from-tags-", &[]),
     ("sdp-attr-add-", &[]),
@@ -1363,6 +1382,21 @@ fn apply_flag(req: &mut Request, s: &str) -> Result<(), NgError> {
     }
     if let Some(rest) = strip_prefix_norm(s, &norm, "replace-") {
         return replace(&mut req.replace, rest).map_err(|_| NgError::UnknownFlag(clip(s)));
+    }
+    if let Some(rest) = strip_prefix_norm(s, &norm, "bundle-") {
+        let item = match normalize(rest).as_str() {
+            "accept" => Bundle::Accept,
+            "offer" => Bundle::Offer,
+            "reject" => Bundle::Reject,
+            "require" => Bundle::Require,
+            "strict" => Bundle::Strict,
+            _ => return Err(NgError::UnknownFlag(clip(s))),
+        };
+        if matches!(item, Bundle::Require | Bundle::Strict) {
+            req.warn(format!("flag '{}' taken as BUNDLE-offer/accept", clip(s)));
+        }
+        req.bundle.push(item);
+        return Ok(());
     }
     if let Some(rest) = strip_prefix_norm(s, &norm, "rtcp-mux-") {
         let item = rtcp_mux(rest).map_err(|_| NgError::UnknownFlag(clip(s)))?;

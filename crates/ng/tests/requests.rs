@@ -548,3 +548,16 @@ fn webrtc_options() {
     assert_eq!(r.sdes, vec![Sdes::Off]);
     assert!(r.warnings.is_empty(), "{:?}", r.warnings);
 }
+
+#[test]
+fn bundle_flags_are_read_in_order() {
+    let v = Value::dict()
+        .with("command", "offer")
+        .with("call-id", "c")
+        .with("from-tag", "f")
+        .with("sdp", SDP)
+        .with("flags", list(&["BUNDLE-offer", "bundle-reject", "BUNDLE-require", "BUNDLE-accept"]));
+    let r = parse(&v).expect("parses");
+    assert_eq!(r.bundle, vec![Bundle::Offer, Bundle::Reject, Bundle::Require, Bundle::Accept]);
+    assert!(r.warnings.iter().any(|w| w.contains("BUNDLE-require")), "{:?}", r.warnings);
+}

@@ -68,6 +68,18 @@ pub struct SideConfig<E: Engine> {
     /// media from and to it is dropped (`no_destination`) until
     /// [`Cmd::Keys`] brings them.
     pub keys_pending: bool,
+    /// The side is bundled (RFC 8843) into the transport of this stream's
+    /// side (another stream of the call): its media comes in and goes out
+    /// through that stream's port, to that stream's ICE peer.
+    pub bundle: Option<usize>,
+    /// The RTP payload types of this side's m-line: on a bundled side,
+    /// what the transport's port hands to this stream.
+    pub payload_types: Vec<u8>,
+    /// RTP to this side carries the stream's `a=mid` in this RTP header
+    /// extension (RFC 8843 §15; one-byte form, RFC 8285: id 1–14, mid of
+    /// 1–16 bytes), so that a bundling endpoint can tell the streams apart
+    /// without knowing their SSRCs.
+    pub mid_ext: Option<(u8, Vec<u8>)>,
 }
 
 /// A datagram on a leg's port that is not media (STUN, DTLS), for the
@@ -142,6 +154,43 @@ struct Side<E: Engine> {
     demux: bool,
     /// See [`SideConfig::keys_pending`].
     keys_pending: bool,
+    /// See [`SideConfig::bundle`].
+    bundle: Option<usize>,
+    /// See [`SideConfig::payload_types`] (bit per type).
+    pts: u128,
+    /// The slot of the stream whose port this bundled side shares (kept by
+    /// [`Worker::relink`]).
+    bundle_slot: Option<u32>,
+    /// On the side that owns a BUNDLE transport: the other bundled streams.
+    members: Vec<Member>,
+    /// See [`SideConfig::mid_ext`]: id, the mid and its length.
+    mid_ext: Option<(u8, [u8; 16], u8)>,
+}
+
+/// A stream bundled into another's transport, as that transport's side
+/// sees it: RTP goes to it by payload type, RTCP by the sender's SSRC
+/// (learnt from its RTP; RTCP of an SSRC not seen stays with the owner).
+#[derive(Clone, Copy)]
+struct Member {
+    slot: u32,
+    pts: u128,
+    ssrcs: [u32; 4],
+    seen: u8,
+}
+
+impl Member {
+    fn note_ssrc(&mut self, ssrc: u32) {
+        let n = (self.seen as usize).min(self.ssrcs.len());
+        if !self.ssrcs[..n].contains(&ssrc) {
+            self.ssrcs[n % self.ssrcs.len()] = ssrc;
+            self.seen = self.seen.saturating_add(1).min(self.ssrcs.len() as u8);
+        }
+    }
+}
+
+/// Payload types as a bit set.
+fn pt_bits(pts: &[u8]) -> u128 {
+    pts.iter().filter(|&&p| p < 128).fold(0, |m, &p| m | 1u128 << p)
 }
 
 /// Expected RTP packets of one leg by sequence number (RFC 3550 A.1, in
@@ -411,6 +460,20 @@ where
                 d.demux = config.demux;
                 d.keys_pending = config.keys_pending;
                 d.configured = true;
+                let relink = d.bundle.is_some() || config.bundle.is_some() || !d.members.is_empty();
+                d.bundle = config.bundle.filter(|&b| b != stream);
+                d.pts = pt_bits(&config.payload_types);
+                d.mid_ext =
+                    config.mid_ext.as_ref().filter(|(id, m)| (1..=14).contains(id) && (1..=16).contains(&m.len())).map(
+                        |(id, m)| {
+                            let mut b = [0u8; 16];
+                            b[..m.len()].copy_from_slice(m);
+                            (*id, b, m.len() as u8)
+                        },
+                    );
+                if relink {
+                    self.relink(call);
+                }
             }
             Cmd::Keys { call, stream, side, rx, tx } => {
                 if let Some((_, d)) = self.side_mut(call, stream, side) {
@@ -455,6 +518,7 @@ where
                     self.streams.iter().position(|s| s.as_ref().is_some_and(|s| s.call == call && s.index == stream))
                 {
                     self.remove_slot(slot);
+                    self.relink(call);
                 }
             }
             Cmd::MoveCall { call, to, done } => {
@@ -475,14 +539,55 @@ where
                 let _ = done.send(n);
             }
             Cmd::Adopt { streams } => {
+                let mut calls = Vec::new();
                 for Moved(s) in streams {
                     let call = s.call;
+                    if !calls.contains(&call) {
+                        calls.push(call);
+                    }
                     if let Err(e) = self.adopt(s) {
                         tracing::error!(call, "cannot register media sockets of a call moved here: {e}");
                     }
                 }
+                for call in calls {
+                    self.relink(call);
+                }
             }
             Cmd::Stop => {}
+        }
+    }
+
+    /// Links the bundled sides of a call's streams to the stream whose
+    /// transport they share (slots change when streams come, go or move).
+    fn relink(&mut self, call: CallKey) {
+        let mine: Vec<(usize, u32)> = self
+            .streams
+            .iter()
+            .enumerate()
+            .filter_map(|(slot, s)| s.as_ref().filter(|s| s.call == call).map(|s| (s.index, slot as u32)))
+            .collect();
+        // The SSRCs learnt so far stay with their stream: (side, member).
+        let mut learnt: Vec<(usize, Member)> = Vec::new();
+        let mut links: Vec<(u32, usize, u32, u128)> = Vec::new();
+        for &(_, slot) in &mine {
+            let Some(Some(s)) = self.streams.get_mut(slot as usize) else { continue };
+            for (side, d) in s.sides.iter_mut().enumerate() {
+                learnt.extend(d.members.drain(..).map(|m| (side, m)));
+                d.bundle_slot = d.bundle.and_then(|b| mine.iter().find(|(i, _)| *i == b).map(|&(_, ps)| ps));
+                if let Some(owner) = d.bundle_slot {
+                    links.push((owner, side, slot, d.pts));
+                }
+            }
+        }
+        for (owner, side, slot, pts) in links {
+            let (ssrcs, seen) = learnt
+                .iter()
+                .find(|(s, m)| *s == side && m.slot == slot)
+                .map(|(_, m)| (m.ssrcs, m.seen))
+                .unwrap_or(([0; 4], 0));
+            if let Some(Some(o)) = self.streams.get_mut(owner as usize) {
+                o.sides[side].members.push(Member { slot, pts, ssrcs, seen });
+            }
         }
     }
 
@@ -584,6 +689,11 @@ where
             seq: None,
             demux: false,
             keys_pending: false,
+            bundle: None,
+            pts: 0,
+            bundle_slot: None,
+            members: Vec::new(),
+            mid_ext: None,
         };
         self.adopt(Stream { call, index, sides: sides.map(side) })
     }
@@ -594,9 +704,34 @@ where
         let now = sys::now_ns();
         let unknown = SocketAddr::from(([0, 0, 0, 0], 0));
         for d in self.rx.drain(..) {
-            let slot = d.tok / 4;
+            let mut slot = d.tok / 4;
             let side = ((d.tok / 2) % 2) as usize;
             let rtcp_port = d.tok % 2 == 1;
+            // A BUNDLE transport: media of another stream of the call goes
+            // to that stream (RTP by payload type, RTCP by sender SSRC).
+            if let Some(Some(owner)) = self.streams.get_mut(slot as usize) {
+                let leg = &mut owner.sides[side];
+                let b = &d.buf[..d.len.min(d.buf.len())];
+                if !leg.members.is_empty() && b.len() >= 12 && (128..=191).contains(&b[0]) {
+                    if classify(rtcp_port, leg.mux, b) == Kind::Rtp {
+                        let pt = b[1] & 0x7f;
+                        let ssrc = u32::from_be_bytes([b[8], b[9], b[10], b[11]]);
+                        if let Some(m) = leg.members.iter_mut().find(|m| m.pts >> pt & 1 == 1) {
+                            // Learnt before authentication: a forged packet
+                            // can at worst send the RTCP of that SSRC to
+                            // another stream of the same call, whose
+                            // context (the same keys) still checks it.
+                            m.note_ssrc(ssrc);
+                            slot = m.slot;
+                        }
+                    } else {
+                        let ssrc = u32::from_be_bytes([b[4], b[5], b[6], b[7]]);
+                        if let Some(m) = leg.members.iter().find(|m| m.ssrcs[..m.seen as usize].contains(&ssrc)) {
+                            slot = m.slot;
+                        }
+                    }
+                }
+            }
             let Some(Some(stream)) = self.streams.get(slot as usize) else {
                 self.stats.stray();
                 if !d.pool_exhausted() {
@@ -785,7 +920,11 @@ where
             if !*latched || *peer != Some(p.from) {
                 *peer = Some(p.from);
                 *latched = true;
-                self.io.latch(token(p.slot, p.side as usize, on_rtcp_port), Some(p.from));
+                // A bundled side's own port is not in use: the transport's
+                // owner latched on the same packet's address.
+                if d.bundle_slot.is_none() {
+                    self.io.latch(token(p.slot, p.side as usize, on_rtcp_port), Some(p.from));
+                }
             }
             if p.absorbed {
                 continue;
@@ -806,6 +945,12 @@ where
             if !o.configured || o.keys_pending || dest.is_none() {
                 p.dropped = Some(Drop::NoDestination);
                 continue;
+            }
+            if let (Kind::Rtp, Some((id, mid, n))) = (p.kind, o.mid_ext) {
+                let buf = if p.in_b { p.b.as_deref_mut() } else { Some(&mut p.a[..]) };
+                if let Some(buf) = buf {
+                    p.len = add_mid_extension(buf, p.len, id, &mid[..n as usize]);
+                }
             }
             let Some(ctx) = o.tx.as_mut() else { continue };
             if p.b.is_none() {
@@ -1132,11 +1277,80 @@ where
         let s = self.streams.get(p.slot as usize)?.as_ref()?;
         let other = 1 - p.side as usize;
         let o = &s.sides[other];
+        if let Some(ps) = o.bundle_slot {
+            // Bundled: out of the transport owner's port, to its peer.
+            let t = self.streams.get(ps as usize)?.as_ref().filter(|t| t.call == s.call)?;
+            let od = &t.sides[other];
+            return Some((token(ps, other, false), od.rtp.as_raw_fd(), od.peer_rtp?));
+        }
         match (p.kind, o.mux) {
             (Kind::Rtcp, false) => Some((token(p.slot, other, true), o.rtcp.as_raw_fd(), o.peer_rtcp?)),
             _ => Some((token(p.slot, other, false), o.rtp.as_raw_fd(), o.peer_rtp?)),
         }
     }
+}
+
+/// Adds a one-byte-header RTP extension element (RFC 8285) `id` with
+/// `value` to the plain RTP packet of `len` bytes in `buf`, in place: a new
+/// extension block when the packet has none, appended to its one-byte block
+/// otherwise. Returns the new length; the packet is left as it was when it
+/// already carries `id`, has a two-byte block, is malformed or would not
+/// fit in `buf` with room for an SRTP trailer.
+fn add_mid_extension(buf: &mut [u8], len: usize, id: u8, value: &[u8]) -> usize {
+    if len < 12 || len > buf.len() || value.is_empty() || value.len() > 16 || !(1..=14).contains(&id) {
+        return len;
+    }
+    let head = 12 + 4 * (buf[0] & 0x0f) as usize;
+    let words = (1 + value.len()).div_ceil(4);
+    let (at, new_block) = if buf[0] & 0x10 == 0 {
+        (head, true)
+    } else {
+        if len < head + 4 || buf[head..head + 2] != [0xbe, 0xde] {
+            return len;
+        }
+        let ext_words = u16::from_be_bytes([buf[head + 2], buf[head + 3]]) as usize;
+        let end = head + 4 + 4 * ext_words;
+        if end > len {
+            return len;
+        }
+        // Already there (an endpoint that speaks BUNDLE itself)?
+        let mut i = head + 4;
+        while i < end {
+            let b = buf[i];
+            if b == 0 {
+                i += 1;
+                continue;
+            }
+            if b >> 4 == 15 {
+                break;
+            }
+            if b >> 4 == id {
+                return len;
+            }
+            i += 2 + (b & 0x0f) as usize;
+        }
+        (end, false)
+    };
+    let grow = 4 * words + if new_block { 4 } else { 0 };
+    if len + grow + srtp::MAX_RTCP_TRAILER_LEN > buf.len() || at > len {
+        return len;
+    }
+    buf.copy_within(at..len, at + grow);
+    let mut w = at;
+    if new_block {
+        buf[w..w + 4].copy_from_slice(&[0xbe, 0xde, 0, words as u8]);
+        w += 4;
+        buf[0] |= 0x10;
+    } else {
+        let ext_words = u16::from_be_bytes([buf[head + 2], buf[head + 3]]) as usize + words;
+        buf[head + 2..head + 4].copy_from_slice(&(ext_words as u16).to_be_bytes());
+    }
+    buf[w] = id << 4 | (value.len() as u8 - 1);
+    buf[w + 1..w + 1 + value.len()].copy_from_slice(value);
+    for b in &mut buf[w + 1 + value.len()..w + 4 * words] {
+        *b = 0;
+    }
+    len + grow
 }
 
 /// RTP or RTCP: by port, or on a multiplexed port by the packet type
@@ -1146,6 +1360,72 @@ fn classify(rtcp_port: bool, mux: bool, bytes: &[u8]) -> Kind {
         Kind::Rtcp
     } else {
         Kind::Rtp
+    }
+}
+
+#[cfg(test)]
+mod mid_tests {
+    use super::add_mid_extension;
+
+    #[test]
+    fn the_mid_goes_into_a_new_or_existing_one_byte_extension() {
+        let mut buf = vec![0u8; 256];
+        let pkt = [0x80, 0, 0, 1, 0, 0, 0, 160, 0xaa, 0xbb, 0xcc, 0xdd, 0x55, 0x66];
+        buf[..14].copy_from_slice(&pkt);
+        let n = add_mid_extension(&mut buf, 14, 4, b"1");
+        assert_eq!(n, 22);
+        assert_eq!(
+            &buf[..22],
+            &[0x90, 0, 0, 1, 0, 0, 0, 160, 0xaa, 0xbb, 0xcc, 0xdd, 0xbe, 0xde, 0, 1, 0x40, b'1', 0, 0, 0x55, 0x66]
+        );
+        // Again: already there, nothing changes.
+        assert_eq!(add_mid_extension(&mut buf, 22, 4, b"1"), 22);
+        // Another element appended to the block (a mid of 4 bytes: 2 words).
+        let n = add_mid_extension(&mut buf, 22, 9, b"abcd");
+        assert_eq!(n, 30);
+        assert_eq!(&buf[12..16], &[0xbe, 0xde, 0, 3]);
+        assert_eq!(&buf[20..28], &[0x93, b'a', b'b', b'c', b'd', 0, 0, 0]);
+        assert_eq!(&buf[28..30], &[0x55, 0x66]);
+        // A two-byte block, a CSRC list that runs past the end, no room: left alone.
+        let mut two = [0x90u8, 0, 0, 1, 0, 0, 0, 0, 1, 2, 3, 4, 0x10, 0x00, 0, 0];
+        assert_eq!(add_mid_extension(&mut two, 16, 4, b"1"), 16);
+        let mut csrc = [0x8fu8, 0, 0, 1, 0, 0, 0, 0, 1, 2, 3, 4];
+        assert_eq!(add_mid_extension(&mut csrc, 12, 4, b"1"), 12);
+        let mut full = [0x80u8; 20];
+        assert_eq!(add_mid_extension(&mut full, 20, 4, b"1"), 20);
+    }
+
+    #[test]
+    fn any_packet_is_extended_or_left_alone_without_panicking() {
+        // The packet comes from an endpoint: arbitrary bytes (a xorshift
+        // stream, no dependency), lengths around the header's and the
+        // buffer's edges.
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for _ in 0..200_000 {
+            let cap = 8 + (next() % 120) as usize;
+            let mut buf: Vec<u8> = (0..cap).map(|_| next() as u8).collect();
+            let len = (next() % (cap as u64 + 4)) as usize;
+            let mid = b"abcdefghijklmnopq";
+            let n = (next() % 18) as usize;
+            let id = (next() % 16) as u8;
+            let before = buf.clone();
+            let out = add_mid_extension(&mut buf, len, id, &mid[..n]);
+            assert!(out == len || (out > len && out + srtp::MAX_RTCP_TRAILER_LEN <= cap));
+            if out == len {
+                assert_eq!(buf, before, "a packet left alone is unchanged");
+            } else {
+                let words = (1 + n).div_ceil(4);
+                assert!((1..=14).contains(&id) && (out - len == 4 * words || out - len == 4 * words + 4));
+                assert_eq!(buf[0], before[0] | 0x10);
+                assert_eq!(buf[1..12], before[1..12], "the fixed header stays");
+            }
+        }
     }
 }
 

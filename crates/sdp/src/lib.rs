@@ -506,6 +506,12 @@ impl Sdp {
         self.session.iter().filter_map(|l| split_attr(l)).find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v)
     }
 
+    /// Removes the session-level lines `pred` picks (whole lines, as
+    /// [`Sdp::session_lines`] gives them).
+    pub fn remove_session_lines(&mut self, mut pred: impl FnMut(&str) -> bool) {
+        remove_lines(&mut self.session, |_, l| pred(l));
+    }
+
     /// Removes every session-level `a=name` line.
     pub fn remove_session_attrs(&mut self, name: &str) {
         remove_lines(&mut self.session, |_, l| attr_is(l, name));

@@ -12,6 +12,7 @@ mod common;
 use common::*;
 use srtp::{Context, CpuEngine, Suite};
 use srtpgate_ng::Value;
+use srtpgate_sdp::crypto::CryptoAttr;
 use srtpgate_sdp::Sdp;
 use srtpgate_webrtc::dtls::{DtlsLeg, Fingerprint, Identity, SrtpKeys};
 use srtpgate_webrtc::stun;
@@ -384,4 +385,254 @@ fn the_load_generator_plays_browsers() {
     assert!(r["packets_received"].as_u64().unwrap() >= 8 * 2 * 40, "{}", r["packets_received"]);
     assert_eq!(series(&d, "dtls_handshakes_total", "outcome=\"completed\""), Some(8.0));
     assert_eq!(series(&d, "stun_checks_total", "result=\"answered\""), Some(8.0));
+}
+
+/// The browser's SDP with audio and video in one BUNDLE group, as a browser
+/// with `bundlePolicy: "max-bundle"` writes it: the video section
+/// `a=bundle-only` with port 0 (`same_port`: the video section repeats the
+/// audio's port instead and both offer the mid header extension, as
+/// Chrome's offers do).
+fn bundled_sdp(b: &Browser, setup: &str, same_port: bool) -> String {
+    let mut audio = b.sdp(setup).replace("a=group:BUNDLE 0", "a=group:BUNDLE 0 1");
+    if same_port {
+        audio = audio.replace("a=mid:0\r\n", "a=mid:0\r\na=extmap:4 urn:ietf:params:rtp-hdrext:sdes:mid\r\n");
+    }
+    let fp = b.id.fingerprint().to_string();
+    let port = if same_port { b.port() } else { 0 };
+    let mut video = vec![
+        format!("m=video {port} UDP/TLS/RTP/SAVPF 96"),
+        "c=IN IP4 127.0.0.1".to_string(),
+        format!("a=ice-ufrag:{}", b.ufrag),
+        format!("a=ice-pwd:{}", b.pwd),
+        format!("a=fingerprint:{fp}"),
+        format!("a=setup:{setup}"),
+        "a=mid:1".into(),
+        "a=sendrecv".into(),
+        "a=rtcp-mux".into(),
+        "a=rtpmap:96 VP8/90000".into(),
+        "a=rtcp-fb:96 nack pli".into(),
+    ];
+    if same_port {
+        video.push("a=extmap:4 urn:ietf:params:rtp-hdrext:sdes:mid".into());
+    } else {
+        video.push("a=bundle-only".into());
+    }
+    video.push(String::new());
+    audio + &video.join("\r\n")
+}
+
+/// A phone's answer with audio (`pa`) and video (`pv`) m-lines, SDES.
+fn phone_av_sdp(pa: &Endpoint, ka: &CryptoAttr, pv: &Endpoint, kv: &CryptoAttr) -> String {
+    let mut s = pa.sdp_spec("RTP/SAVP", std::slice::from_ref(ka)).text();
+    s.push_str(&format!(
+        "m=video {} RTP/SAVP 96\r\na=rtpmap:96 VP8/90000\r\na=sendrecv\r\na=rtcp:{}\r\na=crypto:{kv}\r\n",
+        pv.port(),
+        pv.rtcp_port()
+    ));
+    s
+}
+
+/// An RTP packet without its header extension, and the value of element
+/// `id` of that extension (one-byte form) if there was one.
+fn without_extension(p: &[u8], id: u8) -> (Vec<u8>, Option<Vec<u8>>) {
+    if p[0] & 0x10 == 0 {
+        return (p.to_vec(), None);
+    }
+    let head = 12 + 4 * (p[0] & 0x0f) as usize;
+    assert_eq!(&p[head..head + 2], &[0xbe, 0xde], "a one-byte header extension");
+    let end = head + 4 + 4 * u16::from_be_bytes([p[head + 2], p[head + 3]]) as usize;
+    let (mut i, mut found) = (head + 4, None);
+    while i < end && p[i] != 0 {
+        let len = (p[i] & 0x0f) as usize + 1;
+        if p[i] >> 4 == id {
+            found = Some(p[i + 1..i + 1 + len].to_vec());
+        }
+        i += 1 + len;
+    }
+    let mut out = p[..head].to_vec();
+    out[0] &= !0x10;
+    out.extend_from_slice(&p[end..]);
+    (out, found)
+}
+
+/// RTP of the browser's video sender (its own SSRC and context).
+fn video_rtp(ctx: &mut Context<CpuEngine>, seq: u16) -> (Vec<u8>, Vec<u8>) {
+    let mut payload = format!("video {seq}").into_bytes();
+    payload.resize(900, 0x11);
+    let mut plain = rtp(0x71de0, seq, &payload);
+    plain[1] = 96;
+    let mut out = vec![0u8; plain.len() + 64];
+    let n = ctx.protect_rtp(&plain, &mut out).unwrap();
+    out.truncate(n);
+    (plain, out)
+}
+
+#[test]
+fn a_browser_bundles_audio_and_video_on_one_port() {
+    for (call, same_port) in [("wbun1", false), ("wbun2", true)] {
+        let d = Daemon::start("webrtc-bundle", if same_port { 2 } else { 1 }, &[]);
+        let mut b = Browser::new();
+        let (mut pa, mut pv) = (Endpoint::new(LO), Endpoint::new(LO));
+        let r = d.request(&to_phone(offer(call, "browser", &bundled_sdp(&b, "actpass", same_port))));
+        assert_eq!(result(&r), "ok", "{}", show(&r));
+        let to_p = reply_sdp(&r);
+        assert_eq!(to_p.media().len(), 2);
+        let (ma, mv) = (&to_p.media()[0], &to_p.media()[1]);
+        assert!(mv.port() != 0 && mv.port() != ma.port(), "the phone gets a port per m-line: {to_p}");
+        assert!(to_p.session_attr("group").is_none(), "no BUNDLE towards the phone: {to_p}");
+        assert!(mv.attr("bundle-only").is_none(), "{to_p}");
+        let ka_relay = cryptos(&to_p)[0].clone();
+        let kv_relay = mv.crypto()[0].clone().unwrap();
+        pa.recv_key(Some(&ka_relay));
+        pv.recv_key(Some(&kv_relay));
+        pa.relay(&to_p);
+        let ip = to_p.media_connection(1).unwrap();
+        pv.relay_rtp = SocketAddr::new(ip, mv.port());
+        pv.relay_rtcp = SocketAddr::new(ip, mv.rtcp().map(|r| r.0).unwrap_or(mv.port() + 1));
+        let (ka, kv) = (key(ka_relay.tag, ka_relay.suite), key(kv_relay.tag, kv_relay.suite));
+        pa.send_key(Some(&ka));
+        pv.send_key(Some(&kv));
+        let r = d.request(&to_browser(answer(call, "browser", "phone", &phone_av_sdp(&pa, &ka, &pv, &kv))));
+        assert_eq!(result(&r), "ok", "{}", show(&r));
+        let to_b = reply_sdp(&r);
+        assert_eq!(to_b.session_attr("group"), Some("BUNDLE 0 1"), "the browser's group accepted: {to_b}");
+        let (ma, mv) = (&to_b.media()[0], &to_b.media()[1]);
+        assert_eq!(mv.port(), ma.port(), "one transport for both m-lines: {to_b}");
+        assert_eq!(mv.attr("ice-ufrag"), ma.attr("ice-ufrag"));
+        assert_eq!(mv.attr("fingerprint"), ma.attr("fingerprint"));
+        assert_eq!((ma.attr("mid"), mv.attr("mid")), (Some("0"), Some("1")));
+        assert!(mv.attr("rtcp-mux").is_some() && mv.attr("bundle-only").is_none(), "{to_b}");
+        let ext = same_port.then_some("4 urn:ietf:params:rtp-hdrext:sdes:mid");
+        assert_eq!((ma.attr("extmap"), mv.attr("extmap")), (ext, ext), "{to_b}");
+        b.learn(&to_b);
+        assert!(b.check(&b.relay_ice.clone().unwrap().1).is_ok());
+        let keys = b.handshake(true).expect("one DTLS handshake for the group");
+        b.keyed(&keys);
+        let mut vtx = Context::new(keys.local_policy().unwrap(), CpuEngine::new()).unwrap();
+        let mut vrx = Context::new(keys.remote_policy().unwrap(), CpuEngine::new()).unwrap();
+        for i in 0..4u16 {
+            // Audio and video from the browser's one socket reach the
+            // phone's audio and video ports.
+            let sent = b.send_rtp(&format!("audio {i}"));
+            assert_eq!(pa.recv_rtp("browser audio"), sent);
+            let (plain, wire) = video_rtp(&mut vtx, 500 + i);
+            b.sock.send_to(&wire, b.relay.unwrap()).unwrap();
+            assert_eq!(pv.recv_rtp("browser video"), plain, "video {i}");
+            // And both of the phone's streams reach the browser's socket.
+            // Towards a browser that offered the mid extension, the relay
+            // writes each stream's mid into its RTP (the phone's SSRCs are
+            // in no SDP: the browser tells the streams apart by it).
+            let want_mid = |mid: &str| same_port.then(|| mid.as_bytes().to_vec());
+            let sent = pa.send_rtp(&format!("phone audio {i}"));
+            let (got, mid) = without_extension(&b.recv_rtp("phone audio"), 4);
+            assert_eq!((got, mid), (sent, want_mid("0")));
+            let sent = pv.send_rtp(&format!("phone video {i}"));
+            let mut got = None;
+            let mut buf = [0u8; 2048];
+            let deadline = Instant::now() + WAIT;
+            while got.is_none() && Instant::now() < deadline {
+                if let Ok((n, from)) = b.sock.recv_from(&mut buf) {
+                    assert_eq!(from, b.relay.unwrap(), "video leaves by the bundle's port");
+                    let mut out = vec![0u8; n];
+                    let m = vrx.unprotect_rtp(&buf[..n], &mut out).expect("video under the bundle's keys");
+                    out.truncate(m);
+                    got = Some(out);
+                }
+            }
+            let (got, mid) = without_extension(&got.expect("phone video"), 4);
+            assert_eq!((got, mid), (sent, want_mid("1")), "phone video {i}");
+        }
+        // RTCP of the browser's video sender goes to the phone's video leg.
+        let mut sr = rtcp_sr(0x71de0, 1);
+        let mut out = vec![0u8; sr.len() + 64];
+        let n = vtx.protect_rtcp(&sr, &mut out).unwrap();
+        b.sock.send_to(&out[..n], b.relay.unwrap()).unwrap();
+        pv.mux = false;
+        assert_eq!(pv.recv_rtcp("browser video RTCP"), std::mem::take(&mut sr));
+        assert_quiet(&pa.rtcp, "the phone's audio RTCP port");
+        assert_eq!(series(&d, "dtls_handshakes_total", "outcome=\"started\""), Some(1.0), "one association");
+        let q = show(&d.query(call));
+        assert!(q.contains("\"bundled with\": 1"), "{q}");
+        d.delete(call);
+    }
+}
+
+#[test]
+fn bundle_reject_gives_each_m_line_its_transport() {
+    let d = Daemon::start("webrtc-bundle-reject", 3, &[]);
+    let b = Browser::new();
+    let (pa, pv) = (Endpoint::new(LO), Endpoint::new(LO));
+    let r = d.request(&to_phone(offer("wbr", "browser", &bundled_sdp(&b, "actpass", true))));
+    let to_p = reply_sdp(&r);
+    let (ka_relay, kv_relay) = (cryptos(&to_p)[0].clone(), to_p.media()[1].crypto()[0].clone().unwrap());
+    let (ka, kv) = (key(ka_relay.tag, ka_relay.suite), key(kv_relay.tag, kv_relay.suite));
+    let req = to_browser(answer("wbr", "browser", "phone", &phone_av_sdp(&pa, &ka, &pv, &kv)))
+        .with("flags", flags(&["generate-mid", "BUNDLE-reject"]));
+    let r = d.request(&req);
+    assert_eq!(result(&r), "ok", "{}", show(&r));
+    let to_b = reply_sdp(&r);
+    assert!(to_b.session_attr("group").is_none(), "{to_b}");
+    let (ma, mv) = (&to_b.media()[0], &to_b.media()[1]);
+    assert!(mv.port() != ma.port() && mv.attr("ice-ufrag") != ma.attr("ice-ufrag"), "{to_b}");
+    d.delete("wbr");
+}
+
+#[test]
+fn bundle_offer_groups_the_m_lines_towards_a_browser() {
+    let d = Daemon::start("webrtc-bundle-offer", 4, &[]);
+    let mut b = Browser::new();
+    let (mut pa, mut pv) = (Endpoint::new(LO), Endpoint::new(LO));
+    let (ka, kv) = (key(1, Suite::AES_CM_128_HMAC_SHA1_80), key(1, Suite::AES_CM_128_HMAC_SHA1_80));
+    pa.send_key(Some(&ka));
+    pv.send_key(Some(&kv));
+    let req = to_browser(offer("wbo", "phone", &phone_av_sdp(&pa, &ka, &pv, &kv)))
+        .with("flags", flags(&["generate-mid", "BUNDLE-offer"]));
+    let r = d.request(&req);
+    assert_eq!(result(&r), "ok", "{}", show(&r));
+    let to_b = reply_sdp(&r);
+    assert_eq!(to_b.session_attr("group"), Some("BUNDLE 1 2"), "{to_b}");
+    let (ma, mv) = (&to_b.media()[0], &to_b.media()[1]);
+    assert!(ma.port() != mv.port(), "each m-line its own port until the answer bundles: {to_b}");
+    b.learn(&to_b);
+    // The browser accepts the group: one port, mids echoed.
+    let a = bundled_sdp(&b, "passive", true)
+        .replace("a=extmap:4 ", "a=extmap:1 ")
+        .replace("a=group:BUNDLE 0 1", "a=group:BUNDLE 1 2")
+        .replace("a=mid:1", "a=mid:2")
+        .replace("a=mid:0", "a=mid:1");
+    let r = d.request(&to_phone(answer("wbo", "phone", "browser", &a)));
+    assert_eq!(result(&r), "ok", "{}", show(&r));
+    let to_p = reply_sdp(&r);
+    assert!(to_p.session_attr("group").is_none(), "{to_p}");
+    pa.recv_key(Some(&cryptos(&to_p)[0]));
+    pv.recv_key(Some(&to_p.media()[1].crypto()[0].clone().unwrap()));
+    pa.relay(&to_p);
+    let ip = to_p.media_connection(1).unwrap();
+    pv.relay_rtp = SocketAddr::new(ip, to_p.media()[1].port());
+    assert!(b.check(&b.relay_ice.clone().unwrap().1).is_ok());
+    let keys = b.handshake(false).expect("DTLS with the relay as client, on the group's first port");
+    b.keyed(&keys);
+    let mut vtx = Context::new(keys.local_policy().unwrap(), CpuEngine::new()).unwrap();
+    let mut vrx = Context::new(keys.remote_policy().unwrap(), CpuEngine::new()).unwrap();
+    // The browser's answer took the mid extension the relay offered: its
+    // RTP carries each stream's mid.
+    assert_eq!(to_b.media()[1].attr("extmap"), Some("1 urn:ietf:params:rtp-hdrext:sdes:mid"), "{to_b}");
+    for i in 0..3 {
+        let sent = b.send_rtp(&format!("browser {i}"));
+        assert_eq!(pa.recv_rtp("browser to phone"), sent);
+        let sent = pa.send_rtp(&format!("phone {i}"));
+        assert_eq!(without_extension(&b.recv_rtp("phone to browser"), 1), (sent, Some(b"1".to_vec())));
+    }
+    for i in 0..3u16 {
+        let (plain, wire) = video_rtp(&mut vtx, 700 + i);
+        b.sock.send_to(&wire, b.relay.unwrap()).unwrap();
+        assert_eq!(pv.recv_rtp("browser video"), plain);
+        let sent = pv.send_rtp(&format!("phone video {i}"));
+        let (wire, from) = recv_within(&b.sock, WAIT).expect("phone video reaches the browser");
+        assert_eq!(from, b.relay.unwrap(), "out of the group's port");
+        let mut out = vec![0u8; wire.len()];
+        let n = vrx.unprotect_rtp(&wire, &mut out).expect("under the group's keys");
+        assert_eq!(without_extension(&out[..n], 1), (sent, Some(b"2".to_vec())));
+    }
+    d.delete("wbo");
 }

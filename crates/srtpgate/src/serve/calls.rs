@@ -22,7 +22,7 @@ use rand::rngs::OsRng;
 use srtp::{Context, Engine, Suite};
 use srtpgate_codec::transcode::{Detect, Direction, Transcoder};
 use srtpgate_codec::{abi, Registry};
-use srtpgate_ng::{Command, Ice, Request, RtcpMux, Sdes, Value};
+use srtpgate_ng::{Bundle, Command, Ice, Request, RtcpMux, Sdes, Value};
 use srtpgate_sdp::crypto::CryptoAttr;
 use srtpgate_sdp::formats::Format;
 use srtpgate_sdp::{Media, Sdp};
@@ -82,6 +82,19 @@ struct Side {
     /// The relay's DTLS role towards this side as its offer asked
     /// (`DTLS-reverse`), for the answer to apply.
     dtls_pref: Option<srtpgate_ng::Dtls>,
+    /// BUNDLE (RFC 8843): the stream whose transport this side shares
+    /// (its own index on the group's owner), `None` when not bundled.
+    bundle: Option<usize>,
+    /// The relay offered this side the m-lines as one BUNDLE group.
+    bundle_offered: bool,
+    /// A bundled (non-owner) side got SRTP contexts from its owner's keys.
+    bundle_keyed: bool,
+    /// RTP payload types this side's SDP and the relay's SDP to it named
+    /// (on a bundled side: what the shared port hands to this stream).
+    pts: Vec<u8>,
+    /// The `a=extmap` id of the mid header extension with this side (on
+    /// bundled sides: the relay writes the mid into the RTP it sends).
+    mid_ext: Option<u8>,
 }
 
 #[derive(Clone)]
@@ -543,6 +556,30 @@ where
         if call.streams.len() > n {
             return Err(format!("re-offer has {n} media sections, fewer than the {} before", call.streams.len()));
         }
+        // BUNDLE from an ICE/DTLS offerer is accepted unless refused: a
+        // bundle-only section (port 0) takes its group owner's port.
+        let accept_bundle = !req.bundle.contains(&Bundle::Reject);
+        let bundles: Vec<Option<usize>> = web::bundle_of(sdp)
+            .into_iter()
+            .map(|b| {
+                b.filter(|&p| {
+                    accept_bundle && {
+                        let t = PeerTransport::read(sdp, p);
+                        is_dtls(sdp.media()[p].proto()) || t.ice.is_some()
+                    }
+                })
+            })
+            .collect();
+        for (i, b) in bundles.iter().enumerate() {
+            if let Some(p) = *b {
+                let port = sdp.media()[p].port();
+                if sdp.media()[i].port() == 0 {
+                    sdp.media_mut()[i].set_port(port);
+                }
+            }
+        }
+        let offer_bundle = req.bundle.iter().any(|b| matches!(b, Bundle::Offer | Bundle::Require));
+        let mut bundle_mids: Vec<String> = Vec::new();
         for i in 0..n {
             let addr = sdp.media_connection(i);
             let peer_t = PeerTransport::read(sdp, i);
@@ -640,6 +677,11 @@ where
                     transport: PeerTransport::default(),
                     setup_offered: None,
                     dtls_pref: None,
+                    bundle: None,
+                    bundle_offered: false,
+                    bundle_keyed: false,
+                    pts: Vec::new(),
+                    mid_ext: None,
                 };
                 let mut sides = [mk(o_ip, po.port, so.clone()), mk(a_ip, pa.port, sa.clone())];
                 if o == 1 {
@@ -708,6 +750,12 @@ where
             so.dtls = dtls_o;
             so.transport = peer_t.clone();
             so.dtls_pref = req.dtls_reverse;
+            so.bundle = bundles.get(i).copied().flatten();
+            so.pts = formats.iter().map(|f| f.pt).collect();
+            // The mid goes into the RTP to a group of several m-lines only.
+            let shared =
+                |b: &[Option<usize>], p: Option<usize>| p.is_some() && b.iter().filter(|x| **x == p).count() > 1;
+            so.mid_ext = web::mid_extmap(m).filter(|_| shared(&bundles, so.bundle));
             let sa = &mut stream.sides[a];
             sa.proto = out_proto.clone();
             sa.dtls = dtls_a;
@@ -751,15 +799,25 @@ where
             } else {
                 sa.relay_keys.clear();
             }
-            // Rewrite the m-line for the answerer.
+            // Rewrite the m-line for the answerer. Offered as one BUNDLE
+            // group (`BUNDLE-offer`, ICE/DTLS answerers), each m-line keeps
+            // its own port until the answer accepts the group (RFC 8843).
+            let bundle_a = offer_bundle && (ice_a || dtls_a) && mux_onwards;
             rewrite_media(m, sa, &out_proto, &sa.relay_keys, mux_onwards, req);
             web::strip_dtls(m);
             let local = LocalTransport {
                 ice: sa.ice.as_ref().filter(|_| ice_a),
                 dtls: sa.setup_offered.map(|s| (identity.fingerprint(), s)),
-                mid: req.flags.generate_mid.then(|| peer_t.mid.clone().unwrap_or_else(|| (i + 1).to_string())),
+                mid: (req.flags.generate_mid || bundle_a)
+                    .then(|| peer_t.mid.clone().unwrap_or_else(|| (i + 1).to_string())),
             };
             web::write_local(m, &local, SocketAddr::new(sa.ip, sa.port), mux_onwards);
+            sa.bundle_offered = bundle_a;
+            sa.pts = pts_of(m);
+            sa.mid_ext = if bundle_a { web::add_mid_extmap(m, None) } else { None };
+            if bundle_a {
+                bundle_mids.extend(m.attr("mid").map(|v| v.trim().to_string()));
+            }
             ice_towards_answerer |= ice_a;
         }
         let relay_ip = call
@@ -774,6 +832,7 @@ where
         if ice_towards_answerer {
             sdp.add_session_attr("ice-lite", None);
         }
+        web::write_bundle(sdp, &bundle_mids);
         Ok(())
     }
 
@@ -833,6 +892,20 @@ where
             (usize, usize, Option<(srtpgate_webrtc::dtls::Fingerprint, bool)>, Option<SocketAddr>, Option<IceCreds>);
         let mut webs: Vec<WebSetup> = Vec::new();
         let mut ice_towards_offerer = false;
+        // BUNDLE: the groups the answerer accepted (of those the relay
+        // offered it), and the transport of each offerer's group owner
+        // (its port and ICE credentials), which its members answer with.
+        let answer_bundles = web::bundle_of(&sdp);
+        for s in call.streams.iter_mut().flatten() {
+            let so = &mut s.sides[o];
+            so.ice_on = runs_ice(req, so.transport.ice.is_some());
+            if so.ice_on && so.ice.is_none() {
+                so.ice = Some(IceCreds::generate());
+            }
+        }
+        let owners: Vec<Option<(u16, Option<IceCreds>)>> =
+            call.streams.iter().map(|s| s.as_ref().map(|s| (s.sides[o].port, s.sides[o].ice.clone()))).collect();
+        let mut offerer_mids: Vec<String> = Vec::new();
         for i in 0..n {
             let addr = sdp.media_connection(i);
             let peer_t = PeerTransport::read(&sdp, i);
@@ -906,8 +979,21 @@ where
                 (Some(SocketAddr::new(ip, port)), Some(rtcp))
             });
             sa.mux = mux_a;
+            sa.bundle = answer_bundles.get(i).copied().flatten().filter(|_| sa.bundle_offered && mux_a);
+            let group = answer_bundles.iter().filter(|b| sa.bundle.is_some() && **b == sa.bundle).count();
+            sa.mid_ext = web::mid_extmap(m).filter(|_| group > 1);
+            sa.pts.extend(pts_of(m));
+            sa.pts.sort_unstable();
+            sa.pts.dedup();
+            let a_member = sa.bundle.is_some_and(|p| p != i);
             let answered_secure = is_secure(m.proto());
-            if sa.dtls {
+            if a_member {
+                // Bundled into another stream's transport: no handshake or
+                // checks of its own.
+                if sa.dtls && !is_dtls(m.proto()) {
+                    return Err(format!("media {i}: {} answer to a {} offer", m.proto(), sa.proto));
+                }
+            } else if sa.dtls {
                 if !is_dtls(m.proto()) {
                     return Err(format!("media {i}: {} answer to a {} offer", m.proto(), sa.proto));
                 }
@@ -963,6 +1049,10 @@ where
             let ctx = |k: &Option<CryptoAttr>| -> Result<Option<Context<E>>, CmdError> {
                 k.as_ref().map(|k| context(k, engine.clone(), cfg.libsrtp_aes192_kdf)).transpose()
             };
+            let a_keyed = match sa.bundle.filter(|&p| p != i) {
+                Some(_) => sa.bundle_keyed,
+                None => self.web.get(&(call.key, i, a)).is_some_and(|w| w.keyed),
+            };
             configs.push((
                 i,
                 a,
@@ -974,24 +1064,40 @@ where
                     handover,
                     transcode: tc_a,
                     demux: sa.dtls || sa.ice_on,
-                    keys_pending: sa.dtls && !self.web.get(&(call.key, i, a)).is_some_and(|w| w.keyed),
+                    keys_pending: sa.dtls && !a_keyed,
+                    bundle: sa.bundle,
+                    payload_types: sa.pts.clone(),
+                    mid_ext: mid_ext(sa),
                 },
             ));
             // The offerer's side: answer it with its own tag for the suite
             // the answerer picked when it offered that suite, else its first
             // usable one.
             let so = &mut stream.sides[o];
-            so.ice_on = runs_ice(req, so.transport.ice.is_some());
-            if so.ice_on && so.ice.is_none() {
-                so.ice = Some(IceCreds::generate());
+            if req.bundle.contains(&Bundle::Reject) {
+                so.bundle = None;
+            }
+            // A member of the offerer's BUNDLE group answers with its
+            // owner's port and ICE credentials, and runs no transport.
+            let o_owner = so.bundle.filter(|&p| p != i && so.mux).and_then(|p| owners.get(p).cloned().flatten());
+            if so.bundle.is_some() && o_owner.is_none() && so.bundle != Some(i) {
+                so.bundle = None;
             }
             let o_dtls = if so.dtls {
                 let fp = so.transport.fingerprint.clone().ok_or_else(|| format!("media {i}: no a=fingerprint"))?;
                 let active = web::relay_active(so.transport.setup, req.dtls.or(so.dtls_pref));
-                webs.push((i, o, Some((fp, active)), so.peer.and_then(|p| p.0), so.ice.clone().filter(|_| so.ice_on)));
+                if o_owner.is_none() {
+                    webs.push((
+                        i,
+                        o,
+                        Some((fp, active)),
+                        so.peer.and_then(|p| p.0),
+                        so.ice.clone().filter(|_| so.ice_on),
+                    ));
+                }
                 Some(if active { Setup::Active } else { Setup::Passive })
             } else {
-                if so.ice_on {
+                if so.ice_on && o_owner.is_none() {
                     webs.push((i, o, None, None, so.ice.clone()));
                 }
                 None
@@ -1019,6 +1125,34 @@ where
             let tx_new = !same_key(&so.relay_key, &o_tx);
             so.endpoint_key = o_rx.clone();
             so.relay_key = o_tx.clone();
+            let o_keyed = match o_owner {
+                Some(_) => so.bundle_keyed,
+                None => self.web.get(&(call.key, i, o)).is_some_and(|w| w.keyed),
+            };
+            // Rewrite the m-line for the offerer; its mid is the offer's.
+            rewrite_media(m, so, &so.proto, so.relay_key.as_slice(), so.mux, req);
+            web::strip_dtls(m);
+            m.remove_attrs("mid");
+            let (port, ice) = match &o_owner {
+                Some((port, ice)) => (*port, ice.as_ref()),
+                None => (so.port, so.ice.as_ref()),
+            };
+            m.set_port(port);
+            let local = LocalTransport {
+                ice: ice.filter(|_| so.ice_on),
+                dtls: o_dtls.map(|s| (identity.fingerprint(), s)),
+                mid: so.transport.mid.clone(),
+            };
+            web::write_local(m, &local, SocketAddr::new(so.ip, port), so.mux);
+            if so.bundle.is_some() {
+                offerer_mids.extend(so.transport.mid.clone());
+                if so.mid_ext.is_some() {
+                    so.mid_ext = web::add_mid_extmap(m, so.mid_ext);
+                }
+            }
+            so.pts.extend(pts_of(m));
+            so.pts.sort_unstable();
+            so.pts.dedup();
             configs.push((
                 i,
                 o,
@@ -1030,19 +1164,12 @@ where
                     handover,
                     transcode: tc_o,
                     demux: so.dtls || so.ice_on,
-                    keys_pending: so.dtls && !self.web.get(&(call.key, i, o)).is_some_and(|w| w.keyed),
+                    keys_pending: so.dtls && !o_keyed,
+                    bundle: so.bundle,
+                    payload_types: so.pts.clone(),
+                    mid_ext: mid_ext(so),
                 },
             ));
-            // Rewrite the m-line for the offerer; its mid is the offer's.
-            rewrite_media(m, so, &so.proto, so.relay_key.as_slice(), so.mux, req);
-            web::strip_dtls(m);
-            m.remove_attrs("mid");
-            let local = LocalTransport {
-                ice: so.ice.as_ref().filter(|_| so.ice_on),
-                dtls: o_dtls.map(|s| (identity.fingerprint(), s)),
-                mid: so.transport.mid.clone(),
-            };
-            web::write_local(m, &local, SocketAddr::new(so.ip, so.port), so.mux);
             ice_towards_offerer |= so.ice_on;
         }
         let (key, worker) = (call.key, call.worker);
@@ -1052,6 +1179,7 @@ where
         if ice_towards_offerer {
             sdp.add_session_attr("ice-lite", None);
         }
+        web::write_bundle(&mut sdp, &offerer_mids);
         let text = sdp.to_string();
         sdp_fits_reply(&text)?;
         // The ICE/DTLS sides: associations set up or kept (a re-INVITE
@@ -1088,6 +1216,13 @@ where
         }
         for (stream, side, act) in web_actions {
             self.apply_web(key, stream, side, act);
+        }
+        // Streams bundled into a transport that is keyed already (added by
+        // a re-INVITE) get their contexts now.
+        for i in 0..n {
+            for side in 0..2 {
+                self.key_members(key, i, side, false);
+            }
         }
         if transcodes && !self.tc_pool().contains(&worker) {
             self.move_to_transcoding(&call_id);
@@ -1228,7 +1363,9 @@ where
                     );
                     if let Some(leg) = self.web.get_mut(&(key, stream, side)) {
                         leg.keyed = true;
+                        leg.keys = Some(keys);
                     }
+                    self.key_members(key, stream, side, true);
                 }
                 (Err(e), _) | (_, Err(e)) => {
                     tracing::error!(
@@ -1240,6 +1377,39 @@ where
         }
         if let Some(why) = act.failed {
             tracing::warn!(call_id = self.by_key.get(&key).map(String::as_str), stream, side, "DTLS: {why}");
+        }
+    }
+
+    /// Gives the streams bundled into a keyed transport (stream `owner`'s
+    /// `side`) SRTP contexts of their own from its keys, once: a context is
+    /// never made twice from one key for one stream (its index would start
+    /// again, and the keystream with it). `fresh`: the transport's keys are
+    /// new (a handshake just finished), so every member is keyed again.
+    fn key_members(&mut self, key: CallKey, owner: usize, side: usize, fresh: bool) {
+        let Some(keys) = self.web.get(&(key, owner, side)).and_then(|l| l.keys.as_ref()) else { return };
+        let Some(call) = self.by_key.get(&key).and_then(|id| self.calls.get_mut(id)) else { return };
+        for (j, s) in call.streams.iter_mut().enumerate() {
+            let Some(s) = s else { continue };
+            let d = &mut s.sides[side];
+            if j == owner || d.bundle != Some(owner) || (d.bundle_keyed && !fresh) {
+                continue;
+            }
+            let ctx = |p: Result<srtp::Policy, srtp::Error>| {
+                p.and_then(|p| Context::new(p, self.engine.clone())).map_err(|e| e.to_string())
+            };
+            match (ctx(keys.remote_policy()), ctx(keys.local_policy())) {
+                (Ok(rx), Ok(tx)) => {
+                    self.workers[call.worker].send(Cmd::Keys {
+                        call: key,
+                        stream: j,
+                        side,
+                        rx: Box::new(rx),
+                        tx: Box::new(tx),
+                    });
+                    d.bundle_keyed = true;
+                }
+                (Err(e), _) | (_, Err(e)) => tracing::error!(call = key, "DTLS-SRTP keys unusable: {e}"),
+            }
         }
     }
 
@@ -1311,6 +1481,13 @@ where
                     media.insert("transport state", w.state());
                     if let Some(peer) = w.ice_peer {
                         media.insert("ICE peer", peer.to_string());
+                    }
+                }
+                // BUNDLE: the media whose transport this one shares.
+                if let Some(p) = d.bundle.filter(|&p| p != i) {
+                    media.insert("bundled with", (p + 1) as u64);
+                    if let Some(w) = self.web.get(&(call.key, p, side)) {
+                        media.insert("transport state", w.state());
                     }
                 }
                 medias.push(media);
@@ -1660,6 +1837,16 @@ impl Call {
 }
 
 /// An SDP for a reply must leave room in the datagram for the rest of it.
+/// The mid header extension of a bundled side, for its worker.
+fn mid_ext(d: &Side) -> Option<(u8, Vec<u8>)> {
+    Some((d.mid_ext.filter(|_| d.bundle.is_some())?, d.transport.mid.clone()?.into_bytes()))
+}
+
+/// The RTP payload types of an m-line.
+fn pts_of(m: &Media) -> Vec<u8> {
+    m.formats().iter().filter_map(|f| f.parse().ok()).filter(|&p: &u8| p < 128).collect()
+}
+
 fn sdp_fits_reply(sdp: &str) -> Result<(), CmdError> {
     let most = srtpgate_ng::MAX_REPLY - REPLY_ROOM;
     if sdp.len() > most {

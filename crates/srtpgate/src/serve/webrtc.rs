@@ -87,16 +87,81 @@ pub struct LocalTransport<'a> {
 /// Removes what the previous hop said of DTLS from a media section (ICE
 /// attributes go in `rewrite_media`).
 pub fn strip_dtls(m: &mut Media) {
+    m.remove_attrs("bundle-only");
     m.remove_attrs("fingerprint");
     m.remove_attrs("setup");
     m.remove_attrs("tls-id");
 }
 
 /// Session-level attributes of DTLS and BUNDLE that no longer hold once the
-/// relay terminates each leg's transport.
+/// relay terminates each leg's transport (the relay writes its own BUNDLE
+/// group where it bundles).
 pub fn strip_session(sdp: &mut Sdp) {
     for a in ["fingerprint", "setup", "tls-id"] {
         sdp.remove_session_attrs(a);
+    }
+    sdp.remove_session_lines(|l| bundle_group(l).is_some());
+}
+
+/// The mids of an `a=group:BUNDLE` line.
+fn bundle_group(line: &str) -> Option<Vec<&str>> {
+    let rest = line.strip_prefix("a=group:")?;
+    let mut words = rest.split_ascii_whitespace();
+    words.next().filter(|s| s.eq_ignore_ascii_case("BUNDLE"))?;
+    Some(words.collect())
+}
+
+/// The BUNDLE groups of an SDP (RFC 8843) as media-section indexes: for
+/// each media section, the section whose transport it shares (itself for
+/// the group's owner, the first section of the group's mid list that has a
+/// port: the offerer-tagged one), or `None` when it is in no group. A
+/// section with port 0 is in the group only when it says `a=bundle-only`.
+pub fn bundle_of(sdp: &Sdp) -> Vec<Option<usize>> {
+    let media = sdp.media();
+    let mut out = vec![None; media.len()];
+    for line in sdp.session_lines() {
+        let Some(mids) = bundle_group(line) else { continue };
+        let index = |mid: &str| media.iter().position(|m| m.attr("mid").map(str::trim) == Some(mid));
+        let Some(owner) = mids.iter().filter_map(|m| index(m)).find(|&i| media[i].port() != 0) else { continue };
+        for i in mids.iter().filter_map(|m| index(m)) {
+            if out[i].is_none() && (media[i].port() != 0 || media[i].has_attr("bundle-only")) {
+                out[i] = Some(owner);
+            }
+        }
+    }
+    out
+}
+
+/// The RTP header extension that carries an m-line's mid (RFC 8843 §15).
+pub const MID_URI: &str = "urn:ietf:params:rtp-hdrext:sdes:mid";
+
+/// The `a=extmap` id an m-line gives the mid extension, if one in the
+/// one-byte range (1–14).
+pub fn mid_extmap(m: &Media) -> Option<u8> {
+    m.attrs("extmap").find_map(|v| {
+        let mut w = v.split_ascii_whitespace();
+        let id = w.next()?.split('/').next()?.parse::<u8>().ok()?;
+        (w.next()? == MID_URI && (1..=14).contains(&id)).then_some(id)
+    })
+}
+
+/// Adds `a=extmap:ID` for the mid extension to an m-line: `want` if it is
+/// free there, else the lowest free one-byte id; returns the id (`None`:
+/// all 14 are taken).
+pub fn add_mid_extmap(m: &mut Media, want: Option<u8>) -> Option<u8> {
+    if let Some(id) = mid_extmap(m) {
+        return Some(id);
+    }
+    let used: Vec<u8> = m.attrs("extmap").filter_map(|v| v.split(['/', ' ']).next()?.parse().ok()).collect();
+    let id = want.filter(|w| !used.contains(w)).or_else(|| (1..=14).find(|i| !used.contains(i)))?;
+    m.add_attr("extmap", Some(&format!("{id} {MID_URI}")));
+    Some(id)
+}
+
+/// Writes `a=group:BUNDLE` with the given mids (none: nothing).
+pub fn write_bundle(sdp: &mut Sdp, mids: &[String]) {
+    if !mids.is_empty() {
+        sdp.add_session_attr("group", Some(&format!("BUNDLE {}", mids.join(" "))));
     }
 }
 
@@ -168,6 +233,9 @@ pub struct WebLeg {
     pub dtls_peer: Option<SocketAddr>,
     /// The worker holds keys from a finished handshake.
     pub keyed: bool,
+    /// The keys agreed (kept, zeroized on drop, for streams bundled into
+    /// this transport after the handshake: they get contexts of their own).
+    pub keys: Option<SrtpKeys>,
     /// Why the association failed, if it did (a new offer/answer restarts it).
     pub failed: Option<String>,
 }
@@ -183,6 +251,7 @@ impl WebLeg {
             nominated: false,
             dtls_peer: None,
             keyed: false,
+            keys: None,
             failed: None,
         }
     }
@@ -360,6 +429,55 @@ mod tests {
              c=IN IP4 198.18.0.9\r\n{media}a=rtpmap:0 PCMU/8000\r\n"
         );
         Sdp::parse(&text).expect("sdp")
+    }
+
+    #[test]
+    fn bundle_groups_name_their_owner_and_members() {
+        let m = |kind: &str, port: u16, mid: &str, extra: &str| {
+            format!("m={kind} {port} UDP/TLS/RTP/SAVPF 96\r\nc=IN IP4 198.18.0.9\r\na=mid:{mid}\r\n{extra}")
+        };
+        let text = |group: &str, media: &[String]| {
+            format!("v=0\r\no=- 1 1 IN IP4 198.18.0.9\r\ns=-\r\nt=0 0\r\n{group}{}", media.concat())
+        };
+        // The owner is the first mid of the group with a port, not the
+        // first m-line; a bundle-only section with port 0 is a member, a
+        // rejected one (port 0, not bundle-only) and one outside the group
+        // are not.
+        let s = Sdp::parse(&text(
+            "a=group:BUNDLE v a x\r\n",
+            &[
+                m("audio", 5000, "a", ""),
+                m("video", 0, "v", "a=bundle-only\r\n"),
+                m("video", 0, "x", ""),
+                m("audio", 6000, "solo", ""),
+            ],
+        ))
+        .unwrap();
+        assert_eq!(bundle_of(&s), vec![Some(0), Some(0), None, None]);
+        // A group whose mids have no port at all, and mids that name no
+        // section, bundle nothing.
+        let s = Sdp::parse(&text("a=group:BUNDLE q r\r\na=group:LS a\r\n", &[m("audio", 0, "q", "")])).unwrap();
+        assert_eq!(bundle_of(&s), vec![None]);
+        // Towards another hop BUNDLE groups go, other groups stay.
+        let mut s = Sdp::parse(&text("a=group:BUNDLE a\r\na=group:LS a\r\n", &[m("audio", 5000, "a", "")])).unwrap();
+        strip_session(&mut s);
+        assert_eq!(s.session_attr("group"), Some("LS a"));
+        write_bundle(&mut s, &["a".into()]);
+        assert!(s.to_string().contains("a=group:BUNDLE a\r\n"));
+        // The mid extension: read (one-byte ids only), added on a free id.
+        let mut s = Sdp::parse(&text(
+            "",
+            &[
+                m("audio", 5000, "a", "a=extmap:1 urn:x\r\na=extmap:2/sendonly urn:y\r\n"),
+                m("video", 5000, "v", "a=extmap:15 urn:ietf:params:rtp-hdrext:sdes:mid\r\n"),
+            ],
+        ))
+        .unwrap();
+        assert_eq!(mid_extmap(&s.media()[0]), None);
+        assert_eq!(mid_extmap(&s.media()[1]), None, "id 15 is not a one-byte id");
+        assert_eq!(add_mid_extmap(&mut s.media_mut()[0], Some(2)), Some(3), "2 is taken");
+        assert_eq!(mid_extmap(&s.media()[0]), Some(3));
+        assert_eq!(add_mid_extmap(&mut s.media_mut()[0], Some(9)), Some(3), "already there");
     }
 
     #[test]
