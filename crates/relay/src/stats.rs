@@ -28,16 +28,20 @@ pub enum Drop {
     /// negotiate, a packet older than audio already sent, or a codec that
     /// failed (which ends that stream's transcoding).
     Transcode,
-    /// Any other SRTP error (stream limit, key lifetime, MKI) or a send error.
+    /// Any other SRTP error (stream limit, MKI) or a send error.
     Other,
     /// Held back by the leg's direction (an operator's hold or mute from the
     /// management page).
     Blocked,
+    /// The master key's lifetime is used up (RFC 3711 §9.2): the sender
+    /// went on past it, or, towards the endpoint, every key the relay has
+    /// for it is used up (the call needs new keys: a re-INVITE).
+    KeyExpired,
 }
 
 impl Drop {
     /// Every reason, in the order of the counters.
-    pub const ALL: [Drop; 9] = [
+    pub const ALL: [Drop; 10] = [
         Drop::AuthFailed,
         Drop::Replayed,
         Drop::Malformed,
@@ -47,6 +51,7 @@ impl Drop {
         Drop::Transcode,
         Drop::Other,
         Drop::Blocked,
+        Drop::KeyExpired,
     ];
 
     /// The name used in NG replies and metric labels.
@@ -61,6 +66,7 @@ impl Drop {
             Drop::Transcode => "transcode",
             Drop::Other => "other",
             Drop::Blocked => "blocked",
+            Drop::KeyExpired => "key_expired",
         }
     }
 
@@ -69,6 +75,7 @@ impl Drop {
         match e {
             srtp::Error::AuthFailed => Drop::AuthFailed,
             srtp::Error::Replayed => Drop::Replayed,
+            srtp::Error::KeyExpired => Drop::KeyExpired,
             srtp::Error::Malformed(_) | srtp::Error::TrailerTooShort | srtp::Error::PacketTooLarge(_) => {
                 Drop::Malformed
             }

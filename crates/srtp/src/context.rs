@@ -551,7 +551,10 @@ impl<E: Engine> Context<E> {
                 if s.rtp_highest.is_none_or(|h| p.index > h) {
                     s.rtp_highest = Some(p.index);
                 }
-                self.keys[p.key].srtp_packets += 1;
+                if p.op == Op::Unprotect {
+                    // Protection counted its use at prepare.
+                    self.keys[p.key].srtp_packets += 1;
+                }
             }
             Kind::Rtcp => {
                 if let Some(w) = s.rtcp_window.as_mut() {
@@ -562,7 +565,9 @@ impl<E: Engine> Context<E> {
                 } else if p.index as u32 >= s.rtcp_next {
                     s.rtcp_next = p.index as u32 + 1;
                 }
-                self.keys[p.key].srtcp_packets += 1;
+                if p.op == Op::Unprotect {
+                    self.keys[p.key].srtcp_packets += 1;
+                }
             }
         }
         Ok(p.out_len)
@@ -593,6 +598,33 @@ impl<E: Engine> Context<E> {
             job[0].outcome
         };
         self.commit(&p, outcome, out)
+    }
+
+    /// The master key to protect the next packet with, its use counted
+    /// now (at prepare, so that a batch cannot overrun the lifetime; a
+    /// packet whose protection fails later still counts): the active key,
+    /// or, once its lifetime is used up, the next master key in the
+    /// policy's order that has lifetime left for SRTP and SRTCP alike, which
+    /// becomes the active one (the MKI of each packet tells the receiver;
+    /// RFC 3711 §9.2). `KeyExpired` when none has.
+    fn protect_key(&mut self, kind: Kind) -> Result<usize, Error> {
+        let n = self.keys.len();
+        let key = (0..n)
+            .map(|step| (self.active + step) % n)
+            .find(|&k| {
+                if k == self.active {
+                    self.check_lifetime(k, kind).is_ok()
+                } else {
+                    self.check_lifetime(k, Kind::Rtp).is_ok() && self.check_lifetime(k, Kind::Rtcp).is_ok()
+                }
+            })
+            .ok_or(Error::KeyExpired)?;
+        self.active = key;
+        match kind {
+            Kind::Rtp => self.keys[key].srtp_packets += 1,
+            Kind::Rtcp => self.keys[key].srtcp_packets += 1,
+        }
+        Ok(key)
     }
 
     fn check_lifetime(&self, key: usize, kind: Kind) -> Result<(), Error> {
@@ -706,8 +738,7 @@ impl<E: Engine> Context<E> {
         if index > MAX_SRTP_INDEX {
             return Err(Error::KeyExpired);
         }
-        let key = self.active;
-        self.check_lifetime(key, Kind::Rtp)?;
+        let key = self.protect_key(Kind::Rtp)?;
         let keys = self.key_ref(Kind::Rtp, true, hdr.ssrc, key, index)?;
         let n = pkt.len();
         let tag_len = self.suite.srtp_tag_len();
@@ -793,8 +824,7 @@ impl<E: Engine> Context<E> {
         if next > MAX_SRTCP_INDEX {
             return Err(Error::KeyExpired);
         }
-        let key = self.active;
-        self.check_lifetime(key, Kind::Rtcp)?;
+        let key = self.protect_key(Kind::Rtcp)?;
         let keys = self.key_ref(Kind::Rtcp, true, hdr.ssrc, key, next as u64)?;
         let e = self.rtcp_e_flag();
         let iv = self.rtcp_iv(&keys, pkt, hdr.ssrc, next, e)?;

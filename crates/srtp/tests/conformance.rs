@@ -304,14 +304,74 @@ fn mki_and_lifetime<E: Engine + Clone>(engine: &E) {
             assert_eq!(n, 12 + 30 + 2 + suite.srtp_tag_len());
             rx.unprotect_rtp(&out[..n], &mut back).unwrap();
         }
-        assert_eq!(tx.protect_rtp(&rtp(1, 3, &[9; 30]), &mut out), Err(Error::KeyExpired));
-        tx.set_active_mki(&[0, 2]).unwrap();
+        // The first key's lifetime is used up: the next packet rolls over to
+        // the second key, by itself, and says so in its MKI.
         let n = tx.protect_rtp(&rtp(1, 3, &[9; 30]), &mut out).unwrap();
         let at = if suite.is_aead() { n - 2 } else { n - suite.srtp_tag_len() - 2 };
         assert_eq!(&out[at..at + 2], &[0, 2]);
         assert_eq!(rx.unprotect_rtp(&out[..n], &mut back).unwrap(), 42);
-        out[at + 1] = 3;
-        assert_eq!(rx.unprotect_rtp(&out[..n], &mut back), Err(Error::UnknownMki));
+        let mut forged = out[..n].to_vec();
+        forged[at + 1] = 3;
+        assert_eq!(rx.unprotect_rtp(&forged, &mut back), Err(Error::UnknownMki));
+        // A packet under the first key again: its lifetime is used up on
+        // the receiving side too.
+        let mut old = Context::new(Policy::new(suite, k(1, 1)), engine.clone()).unwrap();
+        let n0 = old.protect_rtp(&rtp(1, 9, &[9; 30]), &mut out).unwrap();
+        assert_eq!(rx.unprotect_rtp(&out[..n0], &mut back), Err(Error::KeyExpired));
+        // Both keys used up: nothing more is protected.
+        for seq in 4..6 {
+            tx.protect_rtp(&rtp(1, seq, &[9; 30]), &mut out).unwrap();
+        }
+        assert_eq!(tx.protect_rtp(&rtp(1, 6, &[9; 30]), &mut out), Err(Error::KeyExpired));
+        // The choice can still be made by hand (an MKI the key exchange named).
+        assert_eq!(tx.set_active_mki(&[0, 9]), Err(Error::UnknownMki));
+    }
+}
+
+/// A long stream (past the sequence-number wrap twice, to a rollover
+/// counter of 2) under three master keys with short lifetimes and a key
+/// derivation rate ≠ 0: the sender moves from key to key by itself
+/// (RFC 3711 §9.2), the receiver follows by MKI, SRTCP shares the keys; no
+/// packet is lost, none is protected under a key past its lifetime, and no
+/// (key, SSRC, index) is used twice.
+fn lifetime_rollover_long_stream<E: Engine + Clone>(engine: &E) {
+    for suite in [Suite::AES_CM_128_HMAC_SHA1_80, Suite::AEAD_AES_128_GCM] {
+        let k = |b: u8| {
+            MasterKey::new(suite, &vec![b; suite.master_key_len()], &vec![b ^ 0x5a; suite.master_salt_len()])
+                .unwrap()
+                .with_mki(&[b])
+                .with_lifetime(30_000)
+        };
+        let mut policy = Policy::new(suite, k(1));
+        policy.keys.push(k(2));
+        policy.keys.push(k(3));
+        policy.kdr = 1 << 10;
+        let mut tx = Context::new(policy.clone(), engine.clone()).unwrap();
+        let mut rx = Context::new(policy, engine.clone()).unwrap();
+        let (mut out, mut back) = (vec![0u8; 512], vec![0u8; 512]);
+        let mut seen = std::collections::HashSet::new();
+        let mut per_key = [0u32; 4];
+        let first = 60_000u32;
+        for i in 0..85_000u32 {
+            let seq = (first + i) as u16;
+            let p = rtp(0x11, seq, &i.to_be_bytes());
+            let n = tx.protect_rtp(&p, &mut out).unwrap();
+            let mki = out[n - suite.srtp_tag_len() - 1];
+            let mki = if suite.is_aead() { out[n - 1] } else { mki };
+            per_key[mki as usize] += 1;
+            let index = ((first + i) as u64) & 0xffff_ffff_ffff;
+            assert!(seen.insert((mki, index)), "key {mki} index {index} used twice");
+            let m = rx.unprotect_rtp(&out[..n], &mut back).unwrap();
+            assert_eq!(&back[..m], &p[..], "packet {i}");
+            if i % 5_000 == 0 {
+                let n = tx.protect_rtcp(&rtcp_sr(0x11, 7), &mut out).unwrap();
+                rx.unprotect_rtcp(&out[..n], &mut back).unwrap();
+            }
+        }
+        assert_eq!(tx.roc(0x11, true), Some(2), "the stream crossed the wrap twice");
+        // SRTP and SRTCP packets count against one lifetime each: 30 000
+        // SRTP packets per key.
+        assert_eq!(per_key[1..], [30_000, 30_000, 25_000], "{suite}");
     }
 }
 
@@ -459,6 +519,10 @@ macro_rules! conformance {
             #[test]
             fn mki_and_key_lifetime() {
                 mki_and_lifetime(&$engine);
+            }
+            #[test]
+            fn key_lifetime_rollover_on_a_long_stream() {
+                lifetime_rollover_long_stream(&$engine);
             }
             #[test]
             fn key_derivation_rate() {

@@ -1064,3 +1064,40 @@ fn hostile_offers_stay_within_memory_bound() {
     assert_eq!(outcomes.get("kind 0: key call-id"), Some(&5000), "{outcomes:?}");
     d.ping();
 }
+
+#[test]
+fn a_key_past_its_lifetime_is_refused_and_counted() {
+    // The caller's key says it may protect 16 packets (`|2^4`); a caller
+    // that goes on past that gets its packets dropped as key_expired.
+    let d = Daemon::start("key-lifetime", 0, &[]);
+    let (mut a, mut b) = (Endpoint::new(LO), Endpoint::new(LO));
+    let mut a_key = key(1, Suite::AES_CM_128_HMAC_SHA1_80);
+    a_key.keys[0].lifetime = Some(16);
+    let r = d.request(&offer("life", "alice", &a.sdp_spec("RTP/SAVP", std::slice::from_ref(&a_key)).text()));
+    let o = reply_sdp(&r);
+    let pick = cryptos(&o)[0].clone();
+    let b_key = key(pick.tag, pick.suite);
+    let r = d.request(&answer("life", "alice", "bob", &b.sdp_spec("RTP/SAVP", std::slice::from_ref(&b_key)).text()));
+    let ans = reply_sdp(&r);
+    let mut unlimited = a_key.clone();
+    unlimited.keys[0].lifetime = None;
+    a.send_key(Some(&unlimited));
+    a.recv_key(Some(&cryptos(&ans)[0]));
+    a.relay(&ans);
+    b.send_key(Some(&b_key));
+    b.recv_key(Some(&pick));
+    b.relay(&o);
+    for i in 0..16 {
+        let sent = a.send_rtp(&format!("within {i}"));
+        assert_eq!(b.recv_rtp("within the key's lifetime"), sent);
+    }
+    for i in 0..4 {
+        a.send_rtp(&format!("past {i}"));
+    }
+    let q = wait_drops(&d, "life", "alice", "key_expired", 4);
+    assert_eq!(drops(&q, "alice", "key_expired"), 4, "{}", show(&q));
+    assert_quiet(&b.rtp, "the callee after the caller's key expired");
+    let m = d.metrics();
+    assert!(m.contains("reason=\"key_expired\"} 4"), "{m}");
+    d.delete("life");
+}

@@ -224,6 +224,23 @@ fn to_phone(v: Value) -> Value {
         .with("rtcp-mux", flags(&["demux"]))
 }
 
+/// The browser's offer to the phone and the phone's SDES answer, with
+/// Kamailio's flags each way; the browser learns the relay's answer.
+/// Returns the relay's keys offered to the phone, and the phone's key.
+fn browser_calls_phone(d: &Daemon, b: &mut Browser, phone: &mut Endpoint, call: &str) -> (Vec<CryptoAttr>, CryptoAttr) {
+    let r = d.request(&to_phone(offer(call, "browser", &b.sdp("actpass"))));
+    let to_p = reply_sdp(&r);
+    let offered = cryptos(&to_p);
+    phone.recv_key(Some(&offered[0]));
+    phone.relay(&to_p);
+    let pk = key(offered[0].tag, offered[0].suite);
+    phone.send_key(Some(&pk));
+    let a = phone.sdp_spec("RTP/SAVP", std::slice::from_ref(&pk)).text();
+    let r = d.request(&to_browser(answer(call, "browser", "phone", &a)));
+    b.learn(&reply_sdp(&r));
+    (offered, pk)
+}
+
 fn media_both_ways(b: &mut Browser, phone: &mut Endpoint) {
     for i in 0..5 {
         let sent = b.send_rtp(&format!("browser {i}"));
@@ -337,16 +354,7 @@ fn a_certificate_other_than_the_announced_one_and_bad_ice_credentials_are_refuse
     let mut b = Browser::new();
     b.announced = Some(Identity::generate().unwrap());
     let mut phone = Endpoint::new(LO);
-    let r = d.request(&to_phone(offer("wm1", "browser", &b.sdp("actpass"))));
-    let to_p = reply_sdp(&r);
-    let offered = cryptos(&to_p);
-    phone.recv_key(Some(&offered[0]));
-    phone.relay(&to_p);
-    let pk = key(offered[0].tag, offered[0].suite);
-    phone.send_key(Some(&pk));
-    let a = phone.sdp_spec("RTP/SAVP", std::slice::from_ref(&pk)).text();
-    let r = d.request(&to_browser(answer("wm1", "browser", "phone", &a)));
-    b.learn(&reply_sdp(&r));
+    browser_calls_phone(&d, &mut b, &mut phone, "wm1");
     // A check with the wrong password: 401, counted, no peer chosen.
     assert_eq!(b.check("not-the-relays-password-at-all"), Err(401));
     assert_eq!(series(&d, "stun_checks_total", "result=\"refused\""), Some(1.0));
@@ -635,4 +643,52 @@ fn bundle_offer_groups_the_m_lines_towards_a_browser() {
         assert_eq!(without_extension(&out[..n], 1), (sent, Some(b"2".to_vec())));
     }
     d.delete("wbo");
+}
+
+/// Every way a key could be written into a log line: base64 (with and
+/// without padding), hex in both cases, and Rust's `Debug` of a byte slice.
+fn spellings(secret: &[u8]) -> Vec<String> {
+    use base64::Engine as _;
+    let b64 = base64::engine::general_purpose::STANDARD.encode(secret);
+    vec![
+        b64.trim_end_matches('=').to_string(),
+        secret.iter().map(|b| format!("{b:02x}")).collect(),
+        secret.iter().map(|b| format!("{b:02X}")).collect(),
+        format!("{secret:?}").trim_matches(['[', ']']).to_string(),
+    ]
+}
+
+/// The master keys and salts of an SRTP policy, each alone.
+fn secrets_of(p: &srtp::Policy) -> Vec<Vec<u8>> {
+    p.keys.iter().flat_map(|k| [k.key().to_vec(), k.salt().to_vec()]).collect()
+}
+
+#[test]
+fn no_key_reaches_the_log_at_trace_level() {
+    let d = Daemon::start("webrtc-secrets", 5, &["--log-level", "trace"]);
+    let mut b = Browser::new();
+    let mut phone = Endpoint::new(LO);
+    let (offered, pk) = browser_calls_phone(&d, &mut b, &mut phone, "wsec");
+    assert!(b.check(&b.relay_ice.clone().unwrap().1).is_ok());
+    let keys = b.handshake(true).expect("DTLS handshake");
+    b.keyed(&keys);
+    media_both_ways(&mut b, &mut phone);
+    d.delete("wsec");
+    // The SDES keys both ways (the relay's and the phone's), and the keys
+    // DTLS exported for both directions.
+    let mut secrets: Vec<Vec<u8>> = Vec::new();
+    for c in offered.iter().chain([&pk]) {
+        secrets.extend(secrets_of(&c.policy().unwrap()));
+    }
+    secrets.extend(secrets_of(&keys.local_policy().unwrap()));
+    secrets.extend(secrets_of(&keys.remote_policy().unwrap()));
+    std::thread::sleep(Duration::from_millis(200));
+    let log = std::fs::read_to_string(&d.log).unwrap();
+    assert!(log.contains("TRACE") || log.contains("DEBUG"), "the log ran at trace level:\n{}", d.log_tail());
+    assert!(log.lines().count() > 20, "the call was logged");
+    for s in &secrets {
+        for w in spellings(s) {
+            assert!(!log.contains(&w), "key material ({w}) in the log {}", d.log.display());
+        }
+    }
 }

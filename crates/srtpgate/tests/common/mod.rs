@@ -120,9 +120,11 @@ impl Daemon {
                 port_max.to_string(),
                 "--listen-http".into(),
                 http.to_string(),
-                "--log-level".into(),
-                "info".into(),
             ];
+            // Info unless the test asks for another level.
+            if !extra.contains(&"--log-level") {
+                args.extend(["--log-level".into(), "info".into()]);
+            }
             // One worker unless the test asks for more.
             if !extra.contains(&"--workers") {
                 args.extend(["--workers".into(), "1".into()]);
