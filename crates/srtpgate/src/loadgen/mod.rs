@@ -1210,11 +1210,28 @@ fn receiver(
                         add_legs(&new_legs, &mut by_port, &mut ctxs, &mut r);
                         leg = by_port[side][from.port() as usize];
                     }
-                    let Some(Some(ctx)) = ctxs.get_mut(leg as usize) else {
-                        r.unknown += 1;
-                        continue;
+                    let pkt = &bufs[k][..got[k].len];
+                    let mut opened = match ctxs.get_mut(leg as usize) {
+                        Some(Some(ctx)) => ctx.unprotect_rtp(pkt, &mut plain).ok(),
+                        _ => {
+                            r.unknown += 1;
+                            continue;
+                        }
                     };
-                    let Ok(len) = ctx.unprotect_rtp(&bufs[k][..got[k].len], &mut plain) else {
+                    if opened.is_none() {
+                        // The relay gave this port to a newer call (its range
+                        // wrapped round) whose leg may still be in the
+                        // channel: the port's old leg is stale, not the packet.
+                        add_legs(&new_legs, &mut by_port, &mut ctxs, &mut r);
+                        let now_leg = by_port[side][from.port() as usize];
+                        if now_leg != leg {
+                            leg = now_leg;
+                            if let Some(Some(ctx)) = ctxs.get_mut(leg as usize) {
+                                opened = ctx.unprotect_rtp(pkt, &mut plain).ok();
+                            }
+                        }
+                    }
+                    let Some(len) = opened else {
                         r.auth_failures += 1;
                         continue;
                     };

@@ -99,7 +99,12 @@ impl Daemon {
         nofile: Option<u64>,
         netns: Option<(&str, IpAddr)>,
     ) -> Daemon {
-        let (port_min, port_max) = port_range(slot);
+        // The slot's range, unless the test names its own.
+        let named = |flag: &str| extra.iter().position(|a| *a == flag).and_then(|i| extra.get(i + 1)?.parse().ok());
+        let (port_min, port_max) = match (named("--port-min"), named("--port-max")) {
+            (Some(lo), Some(hi)) => (lo, hi),
+            _ => port_range(slot),
+        };
         let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("relay-tests");
         std::fs::create_dir_all(&dir).expect("log dir");
         let log = dir.join(format!("{name}.log"));
@@ -110,17 +115,11 @@ impl Daemon {
                 Some((_, host)) => (SocketAddr::new(host, 2223), SocketAddr::new(host, 8080)),
                 None => (SocketAddr::new(LO, free_udp_port()), SocketAddr::new(LO, free_tcp_port())),
             };
-            let mut args: Vec<String> = vec![
-                "serve".into(),
-                "--listen-ng".into(),
-                ng.to_string(),
-                "--port-min".into(),
-                port_min.to_string(),
-                "--port-max".into(),
-                port_max.to_string(),
-                "--listen-http".into(),
-                http.to_string(),
-            ];
+            let mut args: Vec<String> =
+                vec!["serve".into(), "--listen-ng".into(), ng.to_string(), "--listen-http".into(), http.to_string()];
+            if !extra.contains(&"--port-min") {
+                args.extend(["--port-min".into(), port_min.to_string(), "--port-max".into(), port_max.to_string()]);
+            }
             // Info unless the test asks for another level.
             if !extra.contains(&"--log-level") {
                 args.extend(["--log-level".into(), "info".into()]);
