@@ -12,6 +12,11 @@ fn list(items: &[&str]) -> Value {
     Value::List(items.iter().map(|s| Value::from(*s)).collect())
 }
 
+/// A minimal offer, for the tests to add options to.
+fn base() -> Value {
+    Value::dict().with("command", "offer").with("call-id", "c").with("from-tag", "f").with("sdp", SDP)
+}
+
 fn parse(v: &Value) -> Result<Request, NgError> {
     parse_request(&v.to_bytes())
 }
@@ -250,7 +255,6 @@ fn missing_keys() {
 
 #[test]
 fn unknown_commands_and_flags() {
-    let base = || Value::dict().with("command", "offer").with("call-id", "c").with("from-tag", "f").with("sdp", SDP);
     assert_eq!(err(&Value::dict().with("command", "foo")), "Unrecognized command 'foo'");
     assert_eq!(err(&Value::dict().with("command", "start recording")), "Unrecognized command 'start recording'");
     assert_eq!(err(&Value::dict().with("command", 3i64)), "key 'command' must be a string");
@@ -327,7 +331,6 @@ fn ignored_things_warn() {
 
 #[test]
 fn bad_ptime_is_refused() {
-    let base = || Value::dict().with("command", "offer").with("call-id", "c").with("from-tag", "f").with("sdp", SDP);
     for bad in [Value::from(0i64), Value::from(-20i64), Value::from(5000i64), Value::from("twenty")] {
         assert!(parse(&base().with("ptime", bad.clone())).is_err(), "{bad:?}");
     }
@@ -335,7 +338,6 @@ fn bad_ptime_is_refused() {
 
 #[test]
 fn spellings_are_equivalent() {
-    let base = || Value::dict().with("command", "offer").with("call-id", "c").with("from-tag", "f").with("sdp", SDP);
     for spelling in ["trust-address", "trust address", "trust_address", "Trust-Address", "TRUST ADDRESS"] {
         assert!(parse(&base().with("flags", list(&[spelling]))).unwrap().flags.trust_address, "{spelling}");
     }
@@ -513,7 +515,6 @@ fn warnings_are_bounded() {
 
 #[test]
 fn webrtc_options() {
-    let base = || Value::dict().with("command", "offer").with("call-id", "c").with("from-tag", "f").with("sdp", SDP);
     let r = parse(
         &base()
             .with("transport-protocol", "UDP/TLS/RTP/SAVPF")
@@ -551,12 +552,7 @@ fn webrtc_options() {
 
 #[test]
 fn bundle_flags_are_read_in_order() {
-    let v = Value::dict()
-        .with("command", "offer")
-        .with("call-id", "c")
-        .with("from-tag", "f")
-        .with("sdp", SDP)
-        .with("flags", list(&["BUNDLE-offer", "bundle-reject", "BUNDLE-require", "BUNDLE-accept"]));
+    let v = base().with("flags", list(&["BUNDLE-offer", "bundle-reject", "BUNDLE-require", "BUNDLE-accept"]));
     let r = parse(&v).expect("parses");
     assert_eq!(r.bundle, vec![Bundle::Offer, Bundle::Reject, Bundle::Require, Bundle::Accept]);
     assert!(r.warnings.iter().any(|w| w.contains("BUNDLE-require")), "{:?}", r.warnings);
