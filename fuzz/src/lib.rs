@@ -32,7 +32,7 @@ use srtp::{MAX_PACKET_LEN, MAX_RTCP_TRAILER_LEN, MAX_TRAILER_LEN};
 
 /// The targets, by name, as `(name, function)`: the names of the fuzz
 /// binaries and of the folders under `seeds/`.
-pub const TARGETS: [(&str, fn(&[u8])); 10] = [
+pub const TARGETS: [(&str, fn(&[u8])); 12] = [
     ("rtp_header", rtp_header),
     ("rtcp_header", rtcp_header),
     ("unprotect_rtp", unprotect_rtp),
@@ -43,10 +43,14 @@ pub const TARGETS: [(&str, fn(&[u8])); 10] = [
     ("transcode", transcode::transcode),
     ("ui_message", ui::ui_message),
     ("webrtc_datagram", webrtc::webrtc_datagram),
+    ("ng_structured", structured_ng::ng_structured),
+    ("sdp_structured", structured_sdp::sdp_structured),
 ];
 
 pub mod ng;
 pub mod sdp;
+pub mod structured_ng;
+pub mod structured_sdp;
 pub mod transcode;
 pub mod ui;
 pub mod webrtc;
