@@ -174,6 +174,11 @@ struct Stream<K> {
     rtcp_next: u32,
     /// Receive side only.
     rtcp_window: Option<ReplayWindow>,
+    /// Send side: SRTP indices from this one on are not reserved
+    /// ([`Context::reserve`]); `u64::MAX` when the context does not reserve.
+    rtp_limit: u64,
+    /// Send side: SRTCP indices from this one on are not reserved.
+    rtcp_limit: u32,
     /// kdr ≠ 0 only: session keys of the two latest derivation intervals,
     /// slots 0–1 for SRTP and 2–3 for SRTCP. Boxed: most sessions use kdr 0
     /// and the stream entry stays small (it is touched by every packet).
@@ -188,6 +193,8 @@ impl<K> Stream<K> {
             rtp_window: Some(ReplayWindow::new(window)),
             rtcp_next: 0,
             rtcp_window: rx.then(|| ReplayWindow::new(window)),
+            rtp_limit: u64::MAX,
+            rtcp_limit: u32::MAX,
             kdr: None,
         }
     }
@@ -254,6 +261,23 @@ struct KeySet<K> {
     srtcp_packets: u64,
 }
 
+/// Where one stream of a context stands: what a sender or receiver that
+/// restarts needs to go on without using an index twice
+/// ([`Context::streams_state`], [`Context::resume`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StreamState {
+    /// The stream's SSRC.
+    pub ssrc: u32,
+    /// The send side (`true`) or the receive side.
+    pub tx: bool,
+    /// The highest SRTP index sent or accepted, if any. When persisted for a
+    /// sender, the highest index reserved ([`Context::reserve`]).
+    pub rtp: Option<u64>,
+    /// Send side: the next SRTCP index (when persisted, the reservation's
+    /// end); receive side: the highest SRTCP index accepted, if any.
+    pub rtcp: Option<u32>,
+}
+
 /// Stream counts of a context.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ContextStats {
@@ -286,6 +310,8 @@ pub struct Context<E: Engine> {
     preset_roc: FxHashMap<u32, u32>,
     scratch: [Option<KdrSlot<E::Keys>>; SCRATCH],
     gen: u64,
+    /// The send side uses only reserved indices ([`Context::reserve`]).
+    reserving: bool,
 }
 
 fn xor_into(dst: &mut [u8], src: &[u8]) {
@@ -358,6 +384,7 @@ impl<E: Engine> Context<E> {
             preset_roc: FxHashMap::default(),
             scratch: Default::default(),
             gen: 0,
+            reserving: false,
         })
     }
 
@@ -406,6 +433,113 @@ impl<E: Engine> Context<E> {
             }
         }
         self.preset_roc.insert(ssrc, roc);
+    }
+
+    /// From now on, the send side protects only with indices reserved by
+    /// [`reserve`](Self::reserve); any other packet fails with
+    /// [`Error::NotReserved`]. A sender that must not reuse keystream across
+    /// a restart persists each reservation before it makes it, and resumes
+    /// from the persisted reservations ([`resume`](Self::resume)).
+    pub fn set_reserving(&mut self, on: bool) {
+        self.reserving = on;
+        for s in self.tx.list.iter_mut() {
+            // Streams already running need a reservation to go on, too.
+            (s.rtp_limit, s.rtcp_limit) = match on {
+                true => (s.rtp_highest.map_or(0, |h| h + 1), s.rtcp_next),
+                false => (u64::MAX, u32::MAX),
+            };
+        }
+    }
+
+    /// Reserves the send side of `ssrc` up to SRTP index `rtp` and SRTCP
+    /// index `rtcp` (both inclusive). Reservations only grow.
+    pub fn reserve(&mut self, ssrc: u32, rtp: u64, rtcp: u32) -> Result<(), Error> {
+        if !self.tx.contains_key(&ssrc) && self.tx.len() >= self.max_streams {
+            return Err(Error::TooManyStreams(self.max_streams));
+        }
+        let (window, reserving) = (self.window, self.reserving);
+        let s = self.tx.get_or_insert(ssrc, || {
+            let mut s = Stream::new(false, window);
+            if reserving {
+                (s.rtp_limit, s.rtcp_limit) = (0, 0);
+            }
+            s
+        });
+        if reserving {
+            s.rtp_limit = s.rtp_limit.max(rtp.saturating_add(1));
+            s.rtcp_limit = s.rtcp_limit.max(rtcp.saturating_add(1));
+        }
+        Ok(())
+    }
+
+    /// The state of every stream, both sides (allocates: for the control
+    /// path, not per packet).
+    pub fn streams_state(&self) -> Vec<StreamState> {
+        let tx = self.tx.list.iter().map(|s| StreamState {
+            ssrc: s.ssrc,
+            tx: true,
+            rtp: s.rtp_highest,
+            rtcp: Some(s.rtcp_next),
+        });
+        let rx = self.rx.list.iter().map(|s| StreamState {
+            ssrc: s.ssrc,
+            tx: false,
+            rtp: s.rtp_highest,
+            rtcp: s.rtcp_window.as_ref().and_then(|w| w.highest()).map(|h| h as u32),
+        });
+        tx.chain(rx).collect()
+    }
+
+    /// How many SRTP and SRTCP packets each master key has protected or
+    /// accepted, in the policy's order (its lifetime's use).
+    pub fn key_uses(&self) -> Vec<(u64, u64)> {
+        self.keys.iter().map(|k| (k.srtp_packets, k.srtcp_packets)).collect()
+    }
+
+    /// Puts back the use counts of [`key_uses`](Self::key_uses) (each only
+    /// grows), so that a restarted context does not take a key past its
+    /// lifetime.
+    pub fn resume_key_uses(&mut self, uses: &[(u64, u64)]) {
+        for (k, &(rtp, rtcp)) in self.keys.iter_mut().zip(uses) {
+            k.srtp_packets = k.srtp_packets.max(rtp);
+            k.srtcp_packets = k.srtcp_packets.max(rtcp);
+        }
+    }
+
+    /// Resumes a stream from a persisted [`StreamState`] after a restart.
+    /// Every index up to the state's is taken as used: the send side never
+    /// protects with one of them again (nor with an SRTCP index below
+    /// `rtcp`), the receive side refuses them as replayed. The index
+    /// estimate goes on from the state, so a stream that crossed the
+    /// sequence-number wrap meanwhile (less than 2^15 packets) keeps its
+    /// rollover counter. On a reserving sender, the stream is reserved up to
+    /// the state and no further.
+    pub fn resume(&mut self, st: &StreamState) -> Result<(), Error> {
+        let map = if st.tx { &mut self.tx } else { &mut self.rx };
+        if !map.contains_key(&st.ssrc) && map.len() >= self.max_streams {
+            return Err(Error::TooManyStreams(self.max_streams));
+        }
+        let (window, reserving) = (self.window, self.reserving);
+        let s = map.get_or_insert(st.ssrc, || Stream::new(!st.tx, window));
+        if let Some(h) = st.rtp {
+            if s.rtp_highest.is_none_or(|old| h > old) {
+                s.rtp_highest = Some(h);
+                s.rtp_window = Some(ReplayWindow::seen_up_to(window, h));
+            }
+        }
+        if st.tx {
+            let next = st.rtcp.unwrap_or(0);
+            s.rtcp_next = s.rtcp_next.max(next);
+            if reserving {
+                s.rtp_limit = st.rtp.map_or(0, |h| h.saturating_add(1));
+                s.rtcp_limit = next;
+            }
+        } else if let Some(h) = st.rtcp {
+            if s.rtcp_window.as_ref().and_then(|w| w.highest()).is_none_or(|old| u64::from(h) > old) {
+                s.rtcp_window = Some(ReplayWindow::seen_up_to(window, u64::from(h)));
+            }
+        }
+        Ok(())
     }
 
     /// Step 1: checks `pkt`, copies it into `out` and returns what
@@ -738,6 +872,13 @@ impl<E: Engine> Context<E> {
         if index > MAX_SRTP_INDEX {
             return Err(Error::KeyExpired);
         }
+        let reserved = match stream {
+            Some(s) => index < s.rtp_limit,
+            None => !self.reserving,
+        };
+        if !reserved {
+            return Err(Error::NotReserved { ssrc: hdr.ssrc, index });
+        }
         let key = self.protect_key(Kind::Rtp)?;
         let keys = self.key_ref(Kind::Rtp, true, hdr.ssrc, key, index)?;
         let n = pkt.len();
@@ -818,11 +959,18 @@ impl<E: Engine> Context<E> {
         if !self.tx.contains_key(&hdr.ssrc) && self.tx.len() >= self.max_streams {
             return Err(Error::TooManyStreams(self.max_streams));
         }
+        if self.reserving && !self.tx.contains_key(&hdr.ssrc) {
+            return Err(Error::NotReserved { ssrc: hdr.ssrc, index: 0 });
+        }
         let window = self.window;
-        let next = self.tx.get_or_insert(hdr.ssrc, || Stream::new(false, window)).rtcp_next;
+        let st = self.tx.get_or_insert(hdr.ssrc, || Stream::new(false, window));
+        let (next, limit) = (st.rtcp_next, st.rtcp_limit);
         let slot = self.tx.slot_of(hdr.ssrc);
         if next > MAX_SRTCP_INDEX {
             return Err(Error::KeyExpired);
+        }
+        if next >= limit {
+            return Err(Error::NotReserved { ssrc: hdr.ssrc, index: u64::from(next) });
         }
         let key = self.protect_key(Kind::Rtcp)?;
         let keys = self.key_ref(Kind::Rtcp, true, hdr.ssrc, key, next as u64)?;

@@ -49,6 +49,17 @@ pub enum Error {
     /// The master key reached its lifetime (RFC 3711 §9.2).
     #[error("master key lifetime reached; re-key the session")]
     KeyExpired,
+    /// Protecting this packet would use an index beyond what was reserved
+    /// for the stream ([`Context::reserve`](crate::Context::reserve)): the
+    /// reservation must be persisted and raised first. Says the stream and
+    /// the index it wanted (the next SRTCP index for SRTCP).
+    #[error("index {index} of SSRC {ssrc:#010x} not reserved")]
+    NotReserved {
+        /// The stream.
+        ssrc: u32,
+        /// The index the packet would have used.
+        index: u64,
+    },
     /// Too many streams in one context.
     #[error("stream limit reached ({0} streams)")]
     TooManyStreams(usize),

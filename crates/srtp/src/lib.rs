@@ -23,7 +23,9 @@ pub mod replay;
 pub mod sha1mac;
 pub mod suite;
 
-pub use context::{Context, Kind, Policy, Prepared, MAX_PACKET_LEN, MAX_RTCP_TRAILER_LEN, MAX_TRAILER_LEN};
+pub use context::{
+    Context, Kind, Policy, Prepared, StreamState, MAX_PACKET_LEN, MAX_RTCP_TRAILER_LEN, MAX_TRAILER_LEN,
+};
 pub use cpu::CpuEngine;
 pub use engine::{Engine, EngineStats, Job, Op, Outcome};
 pub use error::{Error, HeaderError};

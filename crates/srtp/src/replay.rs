@@ -66,6 +66,16 @@ impl ReplayWindow {
         ReplayWindow { bits, highest: None }
     }
 
+    /// A window of `size` packets that has seen every index up to and
+    /// including `highest`: what a receiver or sender resumed after a
+    /// restart knows, since any of those may have been used before it.
+    pub fn seen_up_to(size: usize, highest: u64) -> ReplayWindow {
+        let mut w = ReplayWindow::new(size);
+        w.bits.iter_mut().for_each(|b| *b = u64::MAX);
+        w.highest = Some(highest);
+        w
+    }
+
     /// Window size in packets.
     pub fn size(&self) -> u64 {
         self.bits.len() as u64 * 64
