@@ -15,8 +15,9 @@ need=()
 # chromium: the browser of the management page's and the WebRTC tests (driven
 # by Playwright, which never downloads one); nodejs and npm: the page's
 # TypeScript build and JsSIP; kamailio-websocket-modules: SIP over WebSocket
-# for the browser phone of the WebRTC tests.
-for pkg in libsrtp2-dev libspandsp-dev libopus-dev libbcg729-dev pkg-config libssl-dev build-essential clang iproute2 python3-venv kamailio kamailio-websocket-modules baresip-core curl fonts-dejavu-core chromium; do
+# for the browser phone of the WebRTC tests; redis-server: the store of the
+# restart test (calls kept across a crash).
+for pkg in redis-server libsrtp2-dev libspandsp-dev libopus-dev libbcg729-dev pkg-config libssl-dev build-essential clang iproute2 python3-venv kamailio kamailio-websocket-modules baresip-core curl fonts-dejavu-core chromium; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 # Node.js from Debian only where none is installed (another packaging of it

@@ -21,6 +21,25 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use worker::{Cmd, Mover, Worker};
 
+/// Sends commands to one worker from any thread ([`WorkerHandle::sender`]).
+pub struct WorkerSender<E: Engine> {
+    tx: Sender<Cmd<E>>,
+    waker: Arc<dyn Wake>,
+}
+
+impl<E: Engine> Clone for WorkerSender<E> {
+    fn clone(&self) -> Self {
+        WorkerSender { tx: self.tx.clone(), waker: self.waker.clone() }
+    }
+}
+
+impl<E: Engine> WorkerSender<E> {
+    /// Sends a command and wakes the worker (false: the worker is gone).
+    pub fn send(&self, cmd: Cmd<E>) -> bool {
+        self.tx.send(cmd).is_ok() && self.waker.wake().is_ok()
+    }
+}
+
 /// The control thread's handle on one worker.
 pub struct WorkerHandle<E: Engine> {
     tx: Sender<Cmd<E>>,
@@ -40,6 +59,11 @@ impl<E: Engine> WorkerHandle<E> {
         } else {
             tracing::error!("a media worker has stopped; its calls have no media");
         }
+    }
+
+    /// A handle that only sends commands, for another thread.
+    pub fn sender(&self) -> WorkerSender<E> {
+        WorkerSender { tx: self.tx.clone(), waker: self.waker.clone() }
     }
 
     /// Where another worker hands streams to this one ([`Cmd::MoveCall`]).

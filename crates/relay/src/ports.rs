@@ -150,6 +150,22 @@ impl Ports {
         })
     }
 
+    /// Binds the pair at `port` on `ip` (a call resumed after a restart
+    /// keeps its ports).
+    pub fn allocate_at(&mut self, ip: IpAddr, port: u16) -> Result<PortPair, PortError> {
+        if !port.is_multiple_of(2) || port < self.min || port >= self.max || self.used.contains(&port) {
+            return Err(PortError::Bind {
+                addr: SocketAddr::new(ip, port),
+                source: io::Error::new(io::ErrorKind::AddrInUse, "not a free pair of the range"),
+            });
+        }
+        let bind = |addr| self.bind(addr).map_err(|source| PortError::Bind { addr, source });
+        let rtp = bind(SocketAddr::new(ip, port))?;
+        let rtcp = bind(SocketAddr::new(ip, port + 1))?;
+        self.used.insert(port);
+        Ok(PortPair { rtp, rtcp, port })
+    }
+
     /// A port another process holds lets the search go on; any other bind
     /// error ends it with its real cause (no other port would avoid it).
     fn check_bind(&self, e: io::Error, addr: SocketAddr) -> Result<(), PortError> {

@@ -37,11 +37,15 @@ pub enum Drop {
     /// went on past it, or, towards the endpoint, every key the relay has
     /// for it is used up (the call needs new keys: a re-INVITE).
     KeyExpired,
+    /// The index it needs towards the endpoint is not reserved yet (call
+    /// state kept across restarts: the reservation is persisted before it
+    /// is used, so that a restarted relay never reuses keystream).
+    NotReserved,
 }
 
 impl Drop {
     /// Every reason, in the order of the counters.
-    pub const ALL: [Drop; 10] = [
+    pub const ALL: [Drop; 11] = [
         Drop::AuthFailed,
         Drop::Replayed,
         Drop::Malformed,
@@ -52,6 +56,7 @@ impl Drop {
         Drop::Other,
         Drop::Blocked,
         Drop::KeyExpired,
+        Drop::NotReserved,
     ];
 
     /// The name used in NG replies and metric labels.
@@ -67,6 +72,7 @@ impl Drop {
             Drop::Other => "other",
             Drop::Blocked => "blocked",
             Drop::KeyExpired => "key_expired",
+            Drop::NotReserved => "not_reserved",
         }
     }
 
@@ -76,6 +82,7 @@ impl Drop {
             srtp::Error::AuthFailed => Drop::AuthFailed,
             srtp::Error::Replayed => Drop::Replayed,
             srtp::Error::KeyExpired => Drop::KeyExpired,
+            srtp::Error::NotReserved { .. } => Drop::NotReserved,
             srtp::Error::Malformed(_) | srtp::Error::TrailerTooShort | srtp::Error::PacketTooLarge(_) => {
                 Drop::Malformed
             }

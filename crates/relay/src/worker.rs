@@ -126,8 +126,37 @@ pub enum Cmd<E: Engine> {
     MoveCall { call: CallKey, to: Mover<E>, done: std::sync::mpsc::SyncSender<usize> },
     /// Streams another worker handed over ([`Cmd::MoveCall`]).
     Adopt { streams: Vec<Moved<E>> },
+    /// Report where every keyed side's SRTP contexts stand (for the call
+    /// state kept across restarts): one [`SideState`] per side with a
+    /// context. Allocates: the control thread asks a few times a second.
+    Snapshot { reply: std::sync::mpsc::Sender<Vec<SideState>> },
+    /// Reserve the SRTP and SRTCP indices of `ssrc` on a side's sending
+    /// context up to these (inclusive), once the reservation is persisted.
+    Reserve { call: CallKey, stream: usize, side: usize, ssrc: u32, rtp: u64, rtcp: u32 },
     /// Leave the loop.
     Stop,
+}
+
+/// Where one side's SRTP contexts stand ([`Cmd::Snapshot`]).
+#[derive(Debug)]
+pub struct SideState {
+    /// The call.
+    pub call: CallKey,
+    /// Its media stream.
+    pub stream: usize,
+    /// The side.
+    pub side: usize,
+    /// The streams of the context that unprotects what the endpoint sends.
+    pub rx: Vec<srtp::StreamState>,
+    /// Its master keys' use.
+    pub rx_uses: Vec<(u64, u64)>,
+    /// The streams of the context that protects what goes to the endpoint.
+    pub tx: Vec<srtp::StreamState>,
+    /// Its master keys' use.
+    pub tx_uses: Vec<(u64, u64)>,
+    /// A packet towards the endpoint waited for a reservation since the
+    /// last snapshot: its SSRC, the index it needed, and whether SRTCP.
+    pub wanted: Option<(u32, u64, bool)>,
 }
 
 struct Side<E: Engine> {
@@ -165,6 +194,9 @@ struct Side<E: Engine> {
     members: Vec<Member>,
     /// See [`SideConfig::mid_ext`]: id, the mid and its length.
     mid_ext: Option<(u8, [u8; 16], u8)>,
+    /// A packet to this side waited for an index reservation (SSRC,
+    /// index, SRTCP), for the next [`Cmd::Snapshot`].
+    wanted: Option<(u32, u64, bool)>,
 }
 
 /// A stream bundled into another's transport, as that transport's side
@@ -553,6 +585,36 @@ where
                     self.relink(call);
                 }
             }
+            Cmd::Snapshot { reply } => {
+                let mut out = Vec::new();
+                for s in self.streams.iter_mut().flatten() {
+                    for (k, d) in s.sides.iter_mut().enumerate() {
+                        if d.rx.is_none() && d.tx.is_none() {
+                            continue;
+                        }
+                        out.push(SideState {
+                            call: s.call,
+                            stream: s.index,
+                            side: k,
+                            rx: d.rx.as_ref().map(Context::streams_state).unwrap_or_default(),
+                            rx_uses: d.rx.as_ref().map(Context::key_uses).unwrap_or_default(),
+                            tx: d.tx.as_ref().map(Context::streams_state).unwrap_or_default(),
+                            tx_uses: d.tx.as_ref().map(Context::key_uses).unwrap_or_default(),
+                            wanted: d.wanted.take(),
+                        });
+                    }
+                }
+                let _ = reply.send(out);
+            }
+            Cmd::Reserve { call, stream, side, ssrc, rtp, rtcp } => {
+                if let Some((_, d)) = self.side_mut(call, stream, side) {
+                    if let Some(tx) = d.tx.as_mut() {
+                        if let Err(e) = tx.reserve(ssrc, rtp, rtcp) {
+                            tracing::warn!(call, stream, side, "index reservation refused: {e}");
+                        }
+                    }
+                }
+            }
             Cmd::Stop => {}
         }
     }
@@ -694,6 +756,7 @@ where
             bundle_slot: None,
             members: Vec::new(),
             mid_ext: None,
+            wanted: None,
         };
         self.adopt(Stream { call, index, sides: sides.map(side) })
     }
@@ -970,7 +1033,12 @@ where
                     p.prep = Some(prep);
                     p.in_b = !p.in_b;
                 }
-                Err(e) => p.dropped = Some(Drop::of(&e)),
+                Err(e) => {
+                    if let srtp::Error::NotReserved { ssrc, index } = e {
+                        o.wanted = Some((ssrc, index, *kind == Kind::Rtcp));
+                    }
+                    p.dropped = Some(Drop::of(&e));
+                }
             }
         }
         self.transform_step(false);

@@ -11,6 +11,8 @@
 //! `s` is unprotected with `s`'s endpoint key and protected with the relay's
 //! key for the other side, so each endpoint only ever holds its own keys.
 
+mod keep;
+
 use super::config::Config;
 use super::negotiate::{self, Leg, Offered, Plan};
 use super::webrtc::{self as web, LocalTransport, PeerTransport, WebLeg, WebTotals};
@@ -150,6 +152,11 @@ pub struct Totals {
     pub calls_moved: u64,
     /// Calls ended from the management page.
     pub calls_ended_by_operator: u64,
+    /// Calls resumed from Redis at start.
+    pub calls_resumed: u64,
+    /// Calls kept in Redis that could not be resumed (ports taken, a record
+    /// that does not parse).
+    pub calls_not_resumed: u64,
 }
 
 /// The call table and everything offer/answer need.
@@ -185,6 +192,8 @@ pub struct Calls<E: Engine> {
     identity: Arc<Identity>,
     /// Counters of the ICE/DTLS legs.
     pub web_totals: WebTotals,
+    /// The calls kept in Redis (`--redis`).
+    keep: Option<keep::Keeper>,
 }
 
 fn unix(t: SystemTime) -> u64 {
@@ -259,6 +268,7 @@ where
             web: BTreeMap::new(),
             identity: Arc::new(identity),
             web_totals: WebTotals::default(),
+            keep: None,
         })
     }
 
@@ -360,6 +370,11 @@ where
         });
         match r {
             Ok(mut v) => {
+                if matches!(req.command, Command::Offer | Command::Answer) {
+                    if let Some(id) = req.call_id.as_deref() {
+                        self.keep_call(id);
+                    }
+                }
                 let mut warnings = req.warnings.clone();
                 warnings.extend(inert_options(req));
                 warnings.append(&mut self.notes);
@@ -1211,7 +1226,13 @@ where
         let transcodes = call.streams.iter().flatten().any(|s| s.transcoding.is_some());
         // The old worker applies the configuration before it hands the call
         // over (if it does), so nothing sent here can overtake the move.
-        for (stream, side, config) in configs {
+        for (stream, side, mut config) in configs {
+            if self.keep.is_some() {
+                // Kept calls send only with indices reserved in Redis first.
+                if let Some(Some(tx)) = config.tx.as_mut() {
+                    tx.set_reserving(true);
+                }
+            }
             self.workers[worker].send(Cmd::Configure { call: key, stream, side, config: Box::new(config) });
         }
         for (stream, side, act) in web_actions {
@@ -1286,6 +1307,7 @@ where
     /// Ends a call: the worker closes its sockets, its ports are freed.
     fn remove(&mut self, call_id: &str) {
         let Some(call) = self.calls.remove(call_id) else { return };
+        self.forget_call(call_id, call.key);
         if !call.holds_ports() {
             self.without_media -= 1;
         }

@@ -111,6 +111,20 @@ pub struct ServeArgs {
     /// Its private key (PEM, PKCS#8, ECDSA P-256 or P-384).
     #[arg(long = "dtls-private-key", env = "SRTPGATE_DTLS_PRIVATE_KEY", requires = "dtls_certificate")]
     pub dtls_private_key: Option<PathBuf>,
+    /// Keep the calls in Redis (e.g. redis://127.0.0.1:6379/0), so that a
+    /// restarted relay, or another one taking over its addresses, resumes
+    /// them: SDES and plain-RTP calls, their keys (encrypted with
+    /// --redis-key-file) and each stream's index, reserved ahead of use.
+    #[arg(long, env = "SRTPGATE_REDIS", requires = "redis_key_file")]
+    pub redis: Option<String>,
+    /// The file of the key that encrypts the calls' keys in Redis: 32
+    /// random bytes as 64 hex digits (`openssl rand -hex 32`).
+    #[arg(long = "redis-key-file", env = "SRTPGATE_REDIS_KEY_FILE")]
+    pub redis_key_file: Option<PathBuf>,
+    /// The prefix of this relay's keys in Redis (relays that take over
+    /// each other's calls share it).
+    #[arg(long = "redis-namespace", env = "SRTPGATE_REDIS_NAMESPACE")]
+    pub redis_namespace: Option<String>,
     /// Log filter (tracing syntax, e.g. info or srtpgate=debug).
     #[arg(long = "log-level", env = "SRTPGATE_LOG_LEVEL")]
     pub log_level: Option<String>,
@@ -187,6 +201,9 @@ struct FileConfig {
     libsrtp_aes192_kdf: Option<bool>,
     dtls_certificate: Option<PathBuf>,
     dtls_private_key: Option<PathBuf>,
+    redis: Option<String>,
+    redis_key_file: Option<PathBuf>,
+    redis_namespace: Option<String>,
     log_level: Option<String>,
     socket_buffer: Option<usize>,
     max_id_length: Option<usize>,
@@ -289,6 +306,8 @@ pub struct Config {
     pub libsrtp_aes192_kdf: bool,
     /// The DTLS certificate and key files (PEM); `None`: made at start.
     pub dtls_certificate: Option<(PathBuf, PathBuf)>,
+    /// Calls kept in Redis.
+    pub redis: Option<RedisConfig>,
     /// Log filter.
     pub log_level: String,
     /// Socket buffer size (0 = system default).
@@ -573,6 +592,19 @@ impl Config {
                 (None, None) => None,
                 _ => return Err("dtls_certificate and dtls_private_key go together".into()),
             },
+            redis: match (args.redis.clone().or(file.redis), args.redis_key_file.clone().or(file.redis_key_file)) {
+                (Some(url), Some(key_file)) => Some(RedisConfig {
+                    url,
+                    key: read_redis_key(&key_file)?,
+                    namespace: args
+                        .redis_namespace
+                        .clone()
+                        .or(file.redis_namespace)
+                        .unwrap_or_else(|| "srtpgate".into()),
+                }),
+                (None, _) => None,
+                (Some(_), None) => return Err("redis needs redis_key_file (the key that encrypts keys at rest)".into()),
+            },
             log_level: args.log_level.clone().or(file.log_level).unwrap_or_else(|| "info".into()),
             socket_buffer: file.socket_buffer.unwrap_or(0),
             limits,
@@ -646,6 +678,33 @@ mod tests {
         let r = Config::resolve(&ServeArgs { config: Some(dir.clone()), ..Default::default() });
         let _ = std::fs::remove_file(dir);
         r
+    }
+
+    #[test]
+    fn redis_needs_a_key_file_of_64_hex_digits() {
+        let e = with_file("redis = \"redis://127.0.0.1/\"\n").expect_err("no key");
+        assert!(e.contains("redis needs redis_key_file"), "{e}");
+        let key = std::env::temp_dir().join(format!("srtpgate-redis-key-{}", std::process::id()));
+        for (text, ok) in [
+            ("ab".repeat(32), true),
+            (format!(" {}\n", "AB".repeat(32)), true),
+            ("ab".repeat(31), false),
+            ("zz".repeat(32), false),
+        ] {
+            std::fs::write(&key, &text).expect("key file");
+            let c = with_file(&format!("redis = \"redis://127.0.0.1/\"\nredis_key_file = \"{}\"\n", key.display()));
+            match (c, ok) {
+                (Ok(c), true) => {
+                    let r = c.redis.expect("redis");
+                    assert_eq!(*r.key, [0xab; 32]);
+                    assert_eq!(r.namespace, "srtpgate");
+                    assert!(!format!("{r:?}").contains("171"), "the key in Debug");
+                }
+                (Err(e), false) => assert!(e.contains("not 64 hex digits"), "{e}"),
+                (r, _) => panic!("{text:?}: {:?}", r.map(|_| ())),
+            }
+        }
+        let _ = std::fs::remove_file(key);
     }
 
     #[test]
@@ -739,4 +798,38 @@ mod tests {
             .expect_err("missing file");
         assert!(e.contains("/nonexistent/x.toml"), "{e}");
     }
+}
+
+/// Where the calls are kept ([`Config::redis`]).
+#[derive(Clone)]
+pub struct RedisConfig {
+    /// The server's URL.
+    pub url: String,
+    /// Encrypts the keys kept there (AES-256-GCM).
+    pub key: zeroize::Zeroizing<[u8; 32]>,
+    /// The prefix of the relay's keys.
+    pub namespace: String,
+}
+
+impl std::fmt::Debug for RedisConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisConfig")
+            .field("url", &self.url)
+            .field("namespace", &self.namespace)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Reads the key of `--redis-key-file`: 64 hex digits (surrounding
+/// white space allowed), nothing else.
+fn read_redis_key(path: &std::path::Path) -> Result<zeroize::Zeroizing<[u8; 32]>, String> {
+    let text = zeroize::Zeroizing::new(
+        std::fs::read_to_string(path).map_err(|e| format!("redis_key_file {}: {e}", path.display()))?,
+    );
+    let mut key = zeroize::Zeroizing::new([0u8; 32]);
+    let hex_text = text.trim();
+    if hex_text.len() != 64 || hex::decode_to_slice(hex_text, &mut key[..]).is_err() {
+        return Err(format!("redis_key_file {}: not 64 hex digits (32 bytes)", path.display()));
+    }
+    Ok(key)
 }

@@ -155,6 +155,7 @@ where
     let (ports_used, ports_all) = calls.ports();
     let t = calls.totals.clone();
     let wt = calls.web_totals.clone();
+    let keep = calls.keep_counters();
     let sessions = calls.len();
     let without_media = calls.without_media();
     let running = calls.workers().iter().filter(|w| w.alive()).count();
@@ -216,6 +217,20 @@ where
         "Calls created (refused offers create none).",
         &one(t.calls_created as f64),
     );
+    metric(
+        "calls_resumed_total",
+        "counter",
+        "Calls kept in Redis resumed at start, by result.",
+        &[
+            ("{result=\"ok\"}".into(), t.calls_resumed as f64),
+            ("{result=\"failed\"}".into(), t.calls_not_resumed as f64),
+        ],
+    );
+    if let Some((errors, batches, pending)) = keep {
+        metric("redis_errors_total", "counter", "Failed Redis writes (each retried).", &one(errors as f64));
+        metric("redis_batches_total", "counter", "Batches of writes in Redis.", &one(batches as f64));
+        metric("redis_pending_writes", "gauge", "Writes waiting for Redis.", &one(pending as f64));
+    }
     metric(
         "calls_moved_total",
         "counter",

@@ -7,6 +7,7 @@ pub mod calls;
 pub mod config;
 pub mod http;
 mod negotiate;
+pub mod persist;
 #[cfg(test)]
 mod tests;
 pub mod ui;
@@ -191,6 +192,37 @@ where
     }
 }
 
+/// The reservation thread of kept calls: every 100 ms asks the workers
+/// where their contexts stand (without holding the call table while they
+/// answer), then raises the reservations running out.
+fn keep_loop<E>(shared: std::sync::Weak<Shared<E>>)
+where
+    E: Engine + Clone + 'static,
+    E::Keys: 'static,
+{
+    const EVERY: Duration = Duration::from_millis(100);
+    loop {
+        std::thread::sleep(EVERY);
+        let Some(shared) = shared.upgrade() else { return };
+        let replies = match shared.calls.lock() {
+            Ok(c) => c.snapshot(),
+            Err(_) => return,
+        };
+        let deadline = Instant::now() + Duration::from_millis(500);
+        let mut states = Vec::new();
+        for r in replies {
+            if let Ok(s) = r.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+                states.extend(s);
+            }
+        }
+        if let Ok(mut c) = shared.calls.lock() {
+            c.keep_states(states);
+        } else {
+            return;
+        };
+    }
+}
+
 /// The state the NG and HTTP tasks share.
 pub struct Shared<E: Engine> {
     /// The call table (locked by signalling and metrics only, never by media).
@@ -279,7 +311,18 @@ where
         .map_err(|e| format!("cannot start media workers ({} I/O): {e}", kind.name()))?;
     tracing::info!("media workers use {} I/O", kind.name());
     let name = engine.name();
-    let calls = Calls::new(cfg.clone(), engine, workers)?;
+    let mut calls = Calls::new(cfg.clone(), engine, workers)?;
+    if let Some(r) = &cfg.redis {
+        let (store, loaded) = persist::Store::open(r)?;
+        let kept = loaded.len();
+        let (ok, failed) = calls.keep_in(store, loaded);
+        tracing::info!(
+            "calls kept in Redis at {} (namespace {}): {kept} found, {ok} resumed, {failed} not",
+            r.url,
+            r.namespace
+        );
+    }
+    let keeping = calls.keeping();
     let mut shared = Shared::new(calls, name, kind.name(), xdp);
     shared.ui = cfg.ui.clone().map(|u| ui::Ui::new(u, log, &cfg.log_level));
     let shared = Arc::new(shared);
@@ -288,6 +331,13 @@ where
         .name("webrtc".into())
         .spawn(move || webrtc_loop(weak, signal_rx))
         .map_err(|e| format!("cannot start the WebRTC thread: {e}"))?;
+    if keeping {
+        let weak = Arc::downgrade(&shared);
+        std::thread::Builder::new()
+            .name("keep".into())
+            .spawn(move || keep_loop(weak))
+            .map_err(|e| format!("cannot start the Redis reservation thread: {e}"))?;
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .thread_name("control")

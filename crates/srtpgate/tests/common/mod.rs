@@ -62,6 +62,8 @@ pub struct Daemon {
     pub log: PathBuf,
     sock: UdpSocket,
     seq: AtomicU64,
+    /// Its command line (for [`Daemon::crash_and_restart`]).
+    args: Vec<String>,
 }
 
 impl Daemon {
@@ -169,6 +171,7 @@ impl Daemon {
                 log: log.clone(),
                 sock,
                 seq: AtomicU64::new(0),
+                args: args.clone(),
             };
             if d.wait_ready() {
                 println!(
@@ -378,6 +381,27 @@ impl Daemon {
             .and_then(|v| v.split_whitespace().next())
             .and_then(|v| v.parse().ok())
             .expect("VmRSS")
+    }
+}
+
+impl Daemon {
+    /// Kills the daemon (SIGKILL: no clean stop) and starts it again with
+    /// the same command line (same NG, HTTP and media ports; its log goes
+    /// on in the same file); returns when it answers `ping`.
+    pub fn crash_and_restart(&mut self) -> Instant {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let logf = std::fs::OpenOptions::new().append(true).open(&self.log).expect("log file");
+        let started = Instant::now();
+        self.child = Command::new(env!("CARGO_BIN_EXE_srtpgate"))
+            .args(&self.args)
+            .stdin(Stdio::null())
+            .stdout(logf.try_clone().expect("log file"))
+            .stderr(logf)
+            .spawn()
+            .expect("restart srtpgate serve");
+        assert!(self.wait_ready(), "{}: the restarted daemon did not answer: {}", self.name, self.log_tail());
+        started
     }
 }
 
@@ -780,6 +804,24 @@ impl Endpoint {
             }
             None => Ok(wire.to_vec()),
         }
+    }
+
+    /// Unprotects (when SRTP) an RTCP packet received.
+    pub fn open_rtcp(&mut self, wire: &[u8]) -> Result<Vec<u8>, srtp::Error> {
+        match self.rx.as_mut() {
+            Some(c) => {
+                let mut out = vec![0u8; wire.len()];
+                let n = c.unprotect_rtcp(wire, &mut out)?;
+                out.truncate(n);
+                Ok(out)
+            }
+            None => Ok(wire.to_vec()),
+        }
+    }
+
+    /// The rollover counter the receiving context has for `ssrc`.
+    pub fn rx_roc(&self, ssrc: u32) -> Option<u32> {
+        self.rx.as_ref().and_then(|c| c.roc(ssrc, false))
     }
 
     /// Receives one RTP packet on the RTP socket and returns it plain.

@@ -1,0 +1,423 @@
+//! Calls kept in Redis, so that a restarted relay (or another one taking
+//! over its addresses) resumes them without ever reusing keystream.
+//!
+//! What is kept, per call (`<namespace>:call:<Call-ID>`): its signalling
+//! state (tags, m-lines, each side's address, port, peer, SDES keys), as
+//! JSON sealed with AES-256-GCM under the key of `redis_key_file` (the
+//! Redis key's name is the associated data, so a record cannot be moved
+//! to another call). Per call also a hash (`<namespace>:idx:<Call-ID>`) of
+//! where each SRTP stream stands, in the clear (indices are not secret):
+//!
+//! - for each stream the relay sends on, a **reservation**: the highest
+//!   SRTP index and the SRTCP index it may use. The worker's context
+//!   refuses anything beyond it ([`srtp::Context::reserve`]); the control
+//!   thread raises it ahead of use, and the worker is told only after
+//!   Redis has the new value. So whatever a relay sent before a crash is
+//!   covered by what Redis holds, and the relay that resumes takes every
+//!   index up to it as used;
+//! - for each stream it receives, the highest index seen (written every few
+//!   seconds: it carries the rollover counter across the restart, and
+//!   replays of what came before it are refused);
+//! - each master key's use (its lifetime).
+//!
+//! Writes go through one thread that owns the connection, in pipelined
+//! batches; the signalling and the media never wait for Redis. While Redis
+//! cannot be reached, writes wait and are retried, so reservations are not
+//! raised: a stream that reaches the end of its reservation stops (its
+//! packets are counted as `not_reserved`) rather than go on unprotected by
+//! a persisted reservation. Calls with DTLS-SRTP or ICE legs, and
+//! transcoded calls, are not kept (their DTLS and codec state cannot be
+//! resumed); they end with the relay.
+
+use super::config::RedisConfig;
+use aws_lc_rs::aead::{Aad, LessSafeKey, Nonce, UnboundKey, AES_256_GCM, NONCE_LEN};
+use crossbeam_channel::{Receiver, Sender};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::Duration;
+use zeroize::Zeroizing;
+
+/// A call's signalling state as kept.
+#[derive(Serialize, Deserialize, Debug)]
+pub struct CallRecord {
+    /// Call-ID.
+    pub id: String,
+    /// Unix time it was created.
+    pub created: u64,
+    /// From- and to-tag.
+    pub tags: [Option<String>; 2],
+    /// An answer was seen.
+    pub answered: bool,
+    /// The side of the last offer.
+    pub offerer: usize,
+    /// Hold/mute bits of each side.
+    pub block: [u8; 2],
+    /// The m-lines (None: not relayed).
+    pub streams: Vec<Option<StreamRecord>>,
+}
+
+/// One m-line.
+#[derive(Serialize, Deserialize, Debug)]
+pub struct StreamRecord {
+    /// audio, video, …
+    pub media_type: String,
+    /// Rejected in the answer.
+    pub rejected: bool,
+    /// rtcp-mux was offered to the answerer.
+    pub mux_offered: bool,
+    /// Both sides.
+    pub sides: [SideRecord; 2],
+}
+
+/// One side of an m-line. Keys are `a=crypto` values.
+#[derive(Serialize, Deserialize, Debug)]
+pub struct SideRecord {
+    /// The relay's address towards this side.
+    pub ip: IpAddr,
+    /// The relay's RTP port (RTCP is the next).
+    pub port: u16,
+    /// The endpoint speaks SRTP.
+    pub srtp: bool,
+    /// The SDP protocol.
+    pub proto: String,
+    /// rtcp-mux.
+    pub mux: bool,
+    /// The endpoint's RTP and RTCP addresses from its SDP.
+    pub peer: Option<(Option<SocketAddr>, Option<SocketAddr>)>,
+    /// What the side offered.
+    pub offered: Vec<String>,
+    /// The key the endpoint sends with.
+    pub endpoint_key: Option<String>,
+    /// The keys the relay offered it.
+    pub relay_keys: Vec<String>,
+    /// The relay's key towards it.
+    pub relay_key: Option<String>,
+    /// Payload types of its m-line.
+    pub pts: Vec<u8>,
+}
+
+/// A call read back at start: its record and its index hash.
+pub struct Loaded {
+    /// The signalling state.
+    pub record: CallRecord,
+    /// Field → value of `<namespace>:idx:<Call-ID>` (see [`index_field`]).
+    pub indexes: HashMap<String, String>,
+}
+
+/// Seals and opens records (AES-256-GCM, a random 96-bit nonce each).
+pub struct Sealer(LessSafeKey);
+
+impl Sealer {
+    /// A sealer under `key`.
+    pub fn new(key: &[u8; 32]) -> Sealer {
+        Sealer(LessSafeKey::new(UnboundKey::new(&AES_256_GCM, key).expect("a 32-byte AES-256 key")))
+    }
+
+    /// `nonce ‖ ciphertext ‖ tag` of `plain`, bound to `name`.
+    pub fn seal(&self, name: &str, plain: &[u8]) -> Vec<u8> {
+        let mut nonce = [0u8; NONCE_LEN];
+        aws_lc_rs::rand::fill(&mut nonce).expect("system randomness");
+        let mut out = Vec::with_capacity(NONCE_LEN + plain.len() + 16);
+        out.extend_from_slice(&nonce);
+        out.extend_from_slice(plain);
+        let mut body = out.split_off(NONCE_LEN);
+        self.0
+            .seal_in_place_append_tag(Nonce::assume_unique_for_key(nonce), Aad::from(name.as_bytes()), &mut body)
+            .expect("AES-GCM seal");
+        out.extend_from_slice(&body);
+        out
+    }
+
+    /// The plain text of a sealed record of `name`.
+    pub fn open(&self, name: &str, sealed: &[u8]) -> Result<Zeroizing<Vec<u8>>, String> {
+        if sealed.len() < NONCE_LEN + 16 {
+            return Err("record too short".into());
+        }
+        let (nonce, body) = sealed.split_at(NONCE_LEN);
+        let nonce = Nonce::try_assume_unique_for_key(nonce).map_err(|_| "bad nonce")?;
+        let mut body = Zeroizing::new(body.to_vec());
+        let n = self
+            .0
+            .open_in_place(nonce, Aad::from(name.as_bytes()), &mut body)
+            .map_err(|_| "does not open under redis_key_file's key (another key, or altered)")?
+            .len();
+        body.truncate(n);
+        Ok(body)
+    }
+}
+
+/// A short, one-way name of an SDES key, for the index fields: which key
+/// an index was reserved under (the first 6 bytes of SHA-256 over a label
+/// and the key's `a=crypto` value). The key cannot be had from it.
+pub fn key_id(crypto: &str) -> String {
+    let d = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, format!("srtpgate index key\0{crypto}").as_bytes());
+    hex::encode(&d.as_ref()[..6])
+}
+
+/// The field of one stream's index in a call's hash: m-line, side,
+/// direction (`t`: the relay sends, `r`: it receives), key, SSRC.
+pub fn index_field(stream: usize, side: usize, tx: bool, key: &str, ssrc: u32) -> String {
+    format!("{stream}.{side}.{}.{key}.{ssrc:08x}", if tx { 't' } else { 'r' })
+}
+
+/// The field of a context's master key use.
+pub fn uses_field(stream: usize, side: usize, tx: bool, key: &str) -> String {
+    format!("{stream}.{side}.{}.{key}.uses", if tx { 't' } else { 'r' })
+}
+
+/// `rtp rtcp` of an index field (`-` for none).
+pub fn index_value(rtp: Option<u64>, rtcp: Option<u32>) -> String {
+    let f = |v: Option<String>| v.unwrap_or_else(|| "-".into());
+    format!("{} {}", f(rtp.map(|v| v.to_string())), f(rtcp.map(|v| v.to_string())))
+}
+
+/// Parses [`index_value`].
+pub fn parse_index(v: &str) -> Option<(Option<u64>, Option<u32>)> {
+    let (a, b) = v.split_once(' ')?;
+    let rtp = if a == "-" { None } else { Some(a.parse().ok()?) };
+    let rtcp = if b == "-" { None } else { Some(b.parse().ok()?) };
+    Some((rtp, rtcp))
+}
+
+/// Work that runs once a write is in Redis (raising a reservation).
+pub type Then = Box<dyn FnOnce() + Send>;
+
+enum Write {
+    Call { id: String, record: Vec<u8> },
+    Delete { id: String },
+    Fields { id: String, fields: Vec<(String, String)>, then: Vec<Then> },
+}
+
+/// The relay's handle on Redis.
+pub struct Store {
+    tx: Sender<Write>,
+    sealer: Arc<Sealer>,
+    ns: String,
+    /// Failed Redis operations (each retried).
+    pub errors: Arc<AtomicU64>,
+    /// Batches written.
+    pub batches: Arc<AtomicU64>,
+    /// Writes waiting for Redis.
+    pub pending: Arc<AtomicU64>,
+}
+
+impl Store {
+    /// Connects (failing start-up when Redis cannot be reached: a relay
+    /// asked to keep its calls must not start without them), reads back
+    /// the calls kept, and starts the writer thread.
+    pub fn open(cfg: &RedisConfig) -> Result<(Store, Vec<Loaded>), String> {
+        let client = redis::Client::open(cfg.url.as_str()).map_err(|e| format!("redis {}: {e}", cfg.url))?;
+        let mut con = connect(&client).map_err(|e| format!("redis {}: {e}", cfg.url))?;
+        let sealer = Arc::new(Sealer::new(&cfg.key));
+        let ns = cfg.namespace.clone();
+        let loaded = load(&mut con, &ns, &sealer)?;
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let store = Store {
+            tx,
+            sealer,
+            ns: ns.clone(),
+            errors: Arc::default(),
+            batches: Arc::default(),
+            pending: Arc::default(),
+        };
+        let (errors, batches, pending) = (store.errors.clone(), store.batches.clone(), store.pending.clone());
+        std::thread::Builder::new()
+            .name("redis".into())
+            .spawn(move || writer(client, con, ns, rx, errors, batches, pending))
+            .map_err(|e| format!("cannot start the Redis thread: {e}"))?;
+        Ok((store, loaded))
+    }
+
+    /// Keeps (replaces) a call's record.
+    pub fn put_call(&self, record: &CallRecord) {
+        let plain = Zeroizing::new(serde_json::to_vec(record).expect("a call record serializes"));
+        let sealed = self.sealer.seal(&call_key(&self.ns, &record.id), &plain);
+        self.send(Write::Call { id: record.id.clone(), record: sealed });
+    }
+
+    /// Forgets a call (record and indices).
+    pub fn delete(&self, id: &str) {
+        self.send(Write::Delete { id: id.to_string() });
+    }
+
+    /// Writes index fields of a call; `then` runs once Redis has them.
+    pub fn put_fields(&self, id: &str, fields: Vec<(String, String)>, then: Vec<Then>) {
+        self.send(Write::Fields { id: id.to_string(), fields, then });
+    }
+
+    fn send(&self, w: Write) {
+        self.pending.fetch_add(1, Relaxed);
+        let _ = self.tx.send(w);
+    }
+}
+
+fn call_key(ns: &str, id: &str) -> String {
+    format!("{ns}:call:{id}")
+}
+
+fn idx_key(ns: &str, id: &str) -> String {
+    format!("{ns}:idx:{id}")
+}
+
+fn connect(client: &redis::Client) -> redis::RedisResult<redis::Connection> {
+    let con = client.get_connection_with_timeout(Duration::from_secs(2))?;
+    con.set_read_timeout(Some(Duration::from_secs(2)))?;
+    con.set_write_timeout(Some(Duration::from_secs(2)))?;
+    Ok(con)
+}
+
+/// Reads every call of the namespace. A record that does not open or parse
+/// is skipped with an error in the log (and left in Redis).
+fn load(con: &mut redis::Connection, ns: &str, sealer: &Sealer) -> Result<Vec<Loaded>, String> {
+    let mut names = Vec::new();
+    let mut cursor = 0u64;
+    loop {
+        let (next, batch): (u64, Vec<String>) = redis::cmd("SCAN")
+            .arg(cursor)
+            .arg("MATCH")
+            .arg(format!("{ns}:call:*"))
+            .arg("COUNT")
+            .arg(1000)
+            .query(con)
+            .map_err(|e| format!("redis: reading the calls kept: {e}"))?;
+        names.extend(batch);
+        if next == 0 {
+            break;
+        }
+        cursor = next;
+    }
+    let mut out = Vec::new();
+    for name in names {
+        let Some(id) = name.strip_prefix(&format!("{ns}:call:")) else { continue };
+        let sealed: Option<Vec<u8>> =
+            redis::cmd("GET").arg(&name).query(con).map_err(|e| format!("redis: reading {name}: {e}"))?;
+        let Some(sealed) = sealed else { continue };
+        let record = match sealer
+            .open(&name, &sealed)
+            .and_then(|p| serde_json::from_slice::<CallRecord>(&p).map_err(|e| format!("does not parse: {e}")))
+        {
+            Ok(r) if r.id == id => r,
+            Ok(_) => {
+                tracing::error!(call_id = id, "kept call names another Call-ID; skipped");
+                continue;
+            }
+            Err(e) => {
+                tracing::error!(call_id = id, "kept call skipped: {e}");
+                continue;
+            }
+        };
+        let indexes: HashMap<String, String> = redis::cmd("HGETALL")
+            .arg(idx_key(ns, id))
+            .query(con)
+            .map_err(|e| format!("redis: reading the indices of {id}: {e}"))?;
+        out.push(Loaded { record, indexes });
+    }
+    Ok(out)
+}
+
+/// The writer thread: batches what is queued into one pipeline, retries a
+/// failed batch (reconnecting) until it is written, then runs its `then`s.
+fn writer(
+    client: redis::Client,
+    con: redis::Connection,
+    ns: String,
+    rx: Receiver<Write>,
+    errors: Arc<AtomicU64>,
+    batches: Arc<AtomicU64>,
+    pending: Arc<AtomicU64>,
+) {
+    let mut con = Some(con);
+    let mut backoff = Duration::from_millis(50);
+    while let Ok(first) = rx.recv() {
+        let mut batch = vec![first];
+        batch.extend(rx.try_iter().take(4095));
+        let mut pipe = redis::pipe();
+        for w in &batch {
+            match w {
+                Write::Call { id, record } => {
+                    pipe.cmd("SET").arg(call_key(&ns, id)).arg(record.as_slice()).ignore();
+                }
+                Write::Delete { id } => {
+                    pipe.cmd("DEL").arg(call_key(&ns, id)).arg(idx_key(&ns, id)).ignore();
+                }
+                Write::Fields { id, fields, .. } => {
+                    if !fields.is_empty() {
+                        let mut c = redis::cmd("HSET");
+                        c.arg(idx_key(&ns, id));
+                        for (f, v) in fields {
+                            c.arg(f).arg(v);
+                        }
+                        pipe.add_command(c).ignore();
+                    }
+                }
+            }
+        }
+        loop {
+            let result = match con.as_mut() {
+                Some(c) => pipe.query::<()>(c),
+                None => connect(&client).and_then(|mut c| {
+                    let r = pipe.query::<()>(&mut c);
+                    con = Some(c);
+                    r
+                }),
+            };
+            match result {
+                Ok(()) => {
+                    backoff = Duration::from_millis(50);
+                    break;
+                }
+                Err(e) => {
+                    let n = errors.fetch_add(1, Relaxed);
+                    if n < 10 || n.is_power_of_two() {
+                        tracing::error!("redis: {e}; {} writes wait (retrying)", batch.len());
+                    }
+                    con = None;
+                    std::thread::sleep(backoff);
+                    backoff = (backoff * 2).min(Duration::from_secs(2));
+                }
+            }
+        }
+        batches.fetch_add(1, Relaxed);
+        pending.fetch_sub(batch.len() as u64, Relaxed);
+        for w in batch {
+            if let Write::Fields { then, .. } = w {
+                for f in then {
+                    f();
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sealed_record_opens_only_under_its_key_and_name() {
+        let s = Sealer::new(&[7; 32]);
+        let sealed = s.seal("ns:call:a", b"inline:secret");
+        assert!(!sealed.windows(6).any(|w| w == b"secret"));
+        assert_eq!(&s.open("ns:call:a", &sealed).unwrap()[..], b"inline:secret");
+        assert!(s.open("ns:call:b", &sealed).is_err(), "moved to another call");
+        assert!(Sealer::new(&[8; 32]).open("ns:call:a", &sealed).is_err(), "another key");
+        let mut bad = sealed.clone();
+        bad[20] ^= 1;
+        assert!(s.open("ns:call:a", &bad).is_err(), "altered");
+        assert!(s.open("ns:call:a", &sealed[..10]).is_err(), "short");
+        assert_ne!(s.seal("ns:call:a", b"x"), s.seal("ns:call:a", b"x"), "a fresh nonce each time");
+    }
+
+    #[test]
+    fn index_values_round_trip() {
+        for (a, b) in [(None, None), (Some(1u64 << 40), Some(7u32)), (Some(0), None)] {
+            assert_eq!(parse_index(&index_value(a, b)), Some((a, b)));
+        }
+        assert_eq!(parse_index("x 1"), None);
+        assert_eq!(parse_index("1"), None);
+        assert_eq!(key_id("1 AES_CM_128_HMAC_SHA1_80 inline:abc").len(), 12);
+    }
+}
