@@ -37,6 +37,13 @@ cargo fuzz build --sanitizer "$SANITIZER"
 LOGS=fuzz/target/run-logs
 mkdir -p "$LOGS"
 
+# The committed corpora (fuzz/corpora.tar.xz: what the long runs grew,
+# minimised with -merge=1) join the seeds in the working corpus.
+if [ -f fuzz/corpora.tar.xz ]; then
+    mkdir -p fuzz/corpus
+    tar -xJf fuzz/corpora.tar.xz -C fuzz/corpus --skip-old-files
+fi
+
 run_one() {
     local t=$1
     mkdir -p "fuzz/corpus/$t"

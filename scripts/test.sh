@@ -46,7 +46,12 @@ echo "== management page in Debian's chromium (Playwright), against srtpgate ser
 SRTPGATE_BIN="$PWD/target/release/srtpgate" .venv/bin/python -m pytest tests/ui -q -rs
 
 if [ -f fuzz/Cargo.toml ]; then
-  echo "== fuzz targets: seed replay"
-  cargo test --release --manifest-path fuzz/Cargo.toml
+  echo "== fuzz targets: seed and committed corpora replay"
+  corpora=$(mktemp -d)
+  tar -xJf fuzz/corpora.tar.xz -C "$corpora"
+  SRTP_FUZZ_CORPORA="$corpora" cargo test --release --manifest-path fuzz/Cargo.toml -- --nocapture \
+    >"$corpora.log" 2>&1 || { cat "$corpora.log"; exit 1; }
+  grep -E '^replayed' "$corpora.log"
+  rm -rf "$corpora" "$corpora.log"
 fi
 echo "== all tests passed"

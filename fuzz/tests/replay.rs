@@ -7,11 +7,27 @@ use std::path::Path;
 
 #[test]
 fn replay_seeds() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds");
+    replay(&Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds"), true);
+}
+
+/// With `SRTP_FUZZ_CORPORA` set to a folder of `<target>/` corpora (the
+/// test command unpacks `fuzz/corpora.tar.xz` there), replays those too.
+#[test]
+fn replay_corpora() {
+    match std::env::var_os("SRTP_FUZZ_CORPORA") {
+        Some(dir) => replay(Path::new(&dir), false),
+        None => println!("SRTP_FUZZ_CORPORA not set: the committed corpora are not replayed here"),
+    }
+}
+
+fn replay(root: &Path, every_target: bool) {
     let mut failures = Vec::new();
     let mut total = 0;
     for (name, target) in srtp_fuzz::TARGETS {
         let dir = root.join(name);
+        if !every_target && !dir.exists() {
+            continue;
+        }
         let mut files: Vec<_> = std::fs::read_dir(&dir)
             .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
             .map(|e| e.expect("readable seed folder").path())
@@ -27,8 +43,8 @@ fn replay_seeds() {
             }
         }
     }
-    assert!(failures.is_empty(), "{} of {total} seeds failed:\n{}", failures.len(), failures.join("\n"));
-    println!("replayed {total} seeds");
+    assert!(failures.is_empty(), "{} of {total} inputs failed:\n{}", failures.len(), failures.join("\n"));
+    println!("replayed {total} inputs from {}", root.display());
 }
 
 #[test]

@@ -256,9 +256,13 @@ pub fn parse(text: &[u8]) -> Result<Request, Refusal> {
         return Err(refuse(None, format!("message over {MAX_MESSAGE} bytes")));
     }
     // The ref first, so that a refusal of the rest can carry it.
-    let value: Value = serde_json::from_slice(text).map_err(|e| refuse(None, format!("not JSON: {e}")))?;
+    // serde's texts quote the offending key or string whole (and list the
+    // fields expected): clipped, so that a refusal stays short.
+    let value: Value =
+        serde_json::from_slice(text).map_err(|e| refuse(None, format!("not JSON: {}", clip_bytes(&e.to_string()))))?;
     let reference = value.get("ref").and_then(Value::as_u64);
-    let raw: Raw = serde_json::from_value(value).map_err(|e| refuse(reference, format!("bad message: {e}")))?;
+    let raw: Raw = serde_json::from_value(value)
+        .map_err(|e| refuse(reference, format!("bad message: {}", clip_bytes(&e.to_string()))))?;
     let reference = raw.reference.or(reference);
     let no = |m: &str| refuse(reference, m.to_string());
     if raw.kind != "edit" {
@@ -324,6 +328,19 @@ pub fn parse(text: &[u8]) -> Result<Request, Refusal> {
 /// At most 64 characters of a client's text, for an error message.
 fn clip(s: &str) -> String {
     s.chars().take(64).collect()
+}
+
+/// At most 200 bytes of `s`, cut at a character boundary, marked when cut.
+fn clip_bytes(s: &str) -> String {
+    const MAX: usize = 200;
+    if s.len() <= MAX {
+        return s.to_string();
+    }
+    let mut end = MAX;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
 }
 
 /// `error`, with the `ref` of the client message it answers.
