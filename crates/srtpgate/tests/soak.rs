@@ -82,8 +82,15 @@ fn calls_come_and_go_and_nothing_leaks() {
         .spawn()
         .expect("loadgen starts");
     let start = Instant::now();
-    let every = Duration::from_secs(if seconds > 600 { 60 } else { 5 });
+    let every = Duration::from_secs(if seconds > 600 { 30 } else { 5 });
     let mut samples: Vec<Sample> = Vec::new();
+    // Samples go to the CSV as they are taken, so that a run cut short
+    // leaves what it had.
+    let mut csv = std::env::var("SRTPGATE_SOAK_CSV").ok().map(|path| {
+        let mut f = std::fs::File::create(path).expect("csv");
+        writeln!(f, "seconds,rss_kb,open_files,calls,relay_p99_us").unwrap();
+        f
+    });
     let mut last = delay_buckets(&d.metrics());
     loop {
         std::thread::sleep(every);
@@ -99,19 +106,16 @@ fn calls_come_and_go_and_nothing_leaks() {
             calls: metric(&m, "sessions").unwrap_or(0.0),
             p99_us: interval_p99_us(&last, &now),
         });
+        if let (Some(f), Some(s)) = (csv.as_mut(), samples.last()) {
+            let p99 = s.p99_us.map(|p| format!("{p:.0}")).unwrap_or_default();
+            writeln!(f, "{:.1},{},{},{},{p99}", s.t, s.rss_kb, s.files, s.calls).unwrap();
+            f.flush().unwrap();
+        }
         last = now;
     }
     assert!(lg.wait().expect("loadgen").success(), "loadgen failed");
     let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let _ = std::fs::remove_file(&json);
-    if let Ok(path) = std::env::var("SRTPGATE_SOAK_CSV") {
-        let mut f = std::fs::File::create(path).expect("csv");
-        writeln!(f, "seconds,rss_kb,open_files,calls,relay_p99_us").unwrap();
-        for s in &samples {
-            let p99 = s.p99_us.map(|p| format!("{p:.0}")).unwrap_or_default();
-            writeln!(f, "{:.1},{},{},{},{p99}", s.t, s.rss_kb, s.files, s.calls).unwrap();
-        }
-    }
     for s in &samples {
         eprintln!(
             "soak: {:>6.1} s  RSS {:>7} KB  files {:>5}  calls {:>5}  p99 {:?} µs",
