@@ -278,3 +278,57 @@ fn calls_resume_after_a_crash_without_reusing_keystream() {
     let left = redis.command(&["KEYS", &format!("{ns}:*")]).expect("KEYS");
     assert!(!String::from_utf8_lossy(&left).contains(&ns), "left in Redis: {}", String::from_utf8_lossy(&left));
 }
+
+/// While Redis is away the relay sends nothing past the reservations Redis
+/// holds (counted as `not_reserved`); once Redis is back, the media goes on.
+#[test]
+fn media_waits_for_redis_rather_than_go_past_its_reservation() {
+    let Some(mut redis) = Redis::start() else {
+        println!("SKIPPED: redis-server is not installed or did not start (Debian package redis-server)");
+        return;
+    };
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("restart-test");
+    std::fs::create_dir_all(&dir).expect("dir");
+    let key_file = dir.join("redis-away.key");
+    std::fs::write(&key_file, "a7".repeat(32)).expect("key file");
+    let url = format!("redis://127.0.0.1:{}/0", redis.port);
+    let key_path = key_file.to_string_lossy().to_string();
+    let d = Daemon::start("redis-away", 1, &["--redis", &url, "--redis-key-file", &key_path]);
+    let c = srtp_call(&d, "away", LO, true);
+    let stop = Arc::new(AtomicBool::new(false));
+    let threads = [stream(c.a, Arc::default(), stop.clone()), stream(c.b, Arc::default(), stop.clone())];
+    std::thread::sleep(Duration::from_secs(2));
+    let _ = redis.child.kill();
+    let _ = redis.child.wait();
+    let away = Instant::now();
+    std::thread::sleep(Duration::from_secs(3));
+    let q = d.query("away");
+    let held = common::drops(&q, &c.from_tag, "not_reserved") + common::drops(&q, &c.to_tag, "not_reserved");
+    assert!(held > 0, "nothing held back while Redis was away: {}", common::show(&q));
+    let errors = common::metric(&d.metrics(), "redis_errors_total").unwrap_or(0.0);
+    assert!(errors > 0.0, "no Redis error counted");
+    // Redis back on its port (empty: it kept nothing on disk).
+    let port = redis.port;
+    redis.child = Command::new("redis-server")
+        .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("redis-server again");
+    let back = Instant::now();
+    std::thread::sleep(Duration::from_secs(4));
+    stop.store(true, Ordering::SeqCst);
+    let ends = threads.map(|t| t.join().expect("endpoint"));
+    for (i, (_, got)) in ends.iter().enumerate() {
+        // RTP only: SRTCP's reservation (16 reports) lasts longer.
+        let rtp = |w: &Vec<u8>| w.len() > 1 && !(200..=204).contains(&w[1]);
+        let during = got.iter().filter(|(at, w)| rtp(w) && *at > away + Duration::from_secs(2) && *at < back).count();
+        let after = got.iter().filter(|(at, w)| rtp(w) && *at > back + Duration::from_secs(3)).count();
+        println!(
+            "side {i}: {during} packets in the last second of Redis away, {after} in the last second after it \
+             came back; {held} held back in all, {errors} Redis errors"
+        );
+        assert_eq!(during, 0, "side {i}: media went on past the reservation while Redis was away");
+        assert!(after >= 40, "side {i}: media did not come back with Redis ({after} packets in a second)");
+    }
+}

@@ -248,7 +248,7 @@ where
                         persist::index_value(Some(rtp), Some(r.rtcp_end)),
                     ));
                     let w = self.workers[call.worker].sender();
-                    let (c, i, s, end) = (st.call, st.stream, st.side, r.rtcp_end - 1);
+                    let (c, i, s, end) = (st.call, st.stream, st.side, r.rtcp_end.saturating_sub(1));
                     then.push(Box::new(move || {
                         w.send(Cmd::Reserve { call: c, stream: i, side: s, ssrc, rtp, rtcp: end });
                     }));
