@@ -1006,7 +1006,8 @@ fn apply_key(req: &mut Request, name: &str, v: &Value, nested: bool) -> Result<(
         }
         "supports" => {
             for item in strings(name, v)? {
-                if item == "load limit" {
+                // Spelt as every other keyword: case, ` `, `-`, `_` alike.
+                if normalize(&item) == "load-limit" {
                     req.supports_load_limit = true;
                 } else {
                     req.warn(format!("optional feature '{}' not supported", clip(&item)));

@@ -557,3 +557,15 @@ fn bundle_flags_are_read_in_order() {
     assert_eq!(r.bundle, vec![Bundle::Offer, Bundle::Reject, Bundle::Require, Bundle::Accept]);
     assert!(r.warnings.iter().any(|w| w.contains("BUNDLE-require")), "{:?}", r.warnings);
 }
+
+#[test]
+fn supports_load_limit_in_any_spelling() {
+    for spelling in ["load limit", "Load-Limit", "load_limit", "LOAD LIMIT"] {
+        let r = parse(&base().with("supports", list(&[spelling]))).expect("offer");
+        assert!(r.supports_load_limit, "{spelling}");
+        assert!(r.warnings.is_empty(), "{spelling}: {:?}", r.warnings);
+    }
+    let r = parse(&base().with("supports", list(&["load limits"]))).expect("offer");
+    assert!(!r.supports_load_limit);
+    assert_eq!(r.warnings.len(), 1);
+}
