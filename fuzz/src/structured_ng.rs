@@ -934,7 +934,7 @@ pub fn ng_structured(data: &[u8]) {
             assert_eq!(got.as_deref(), Some(sent.text().as_str()));
         }
     }
-    if !raw_rtpp {
+    if !input.has_raw() {
         assert_eq!(req.sdp, built.sdp);
     }
     for f in input.flags.iter().flatten().take(24) {
