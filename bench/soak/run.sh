@@ -12,9 +12,10 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:?usage: bench/soak/run.sh OUT_DIR}
 mkdir -p "$out"
+out=$(cd "$out" && pwd)
 export SRTPGATE_SOAK_SECONDS=${SECONDS_TOTAL:-1800} SRTPGATE_SOAK_CALLS=${CALLS:-2000}
 export SRTPGATE_SOAK_WORKERS=${WORKERS:-4} SRTPGATE_SOAK_THREADS=${THREADS:-4}
-export SRTPGATE_SOAK_CALL_SECONDS=${CALL_SECONDS:-30} SRTPGATE_SOAK_CSV="$PWD/$out/soak.csv"
+export SRTPGATE_SOAK_CALL_SECONDS=${CALL_SECONDS:-30} SRTPGATE_SOAK_CSV="$out/soak.csv"
 export SRTPGATE_SOAK_PTIME=${PTIME:-20}
 export SRTPGATE_SOAK_PORT_MIN=${PORT_MIN:-30000} SRTPGATE_SOAK_PORT_MAX=${PORT_MAX:-59999}
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"

@@ -54,6 +54,12 @@ pub struct SideConfig<E: Engine> {
     pub rx: Option<Option<Context<E>>>,
     /// Context that protects what the relay sends to the endpoint (inner `None`: plain RTP).
     pub tx: Option<Option<Context<E>>>,
+    /// A tag of the key of `tx` (when `tx` is given), which
+    /// [`Cmd::Reserve`] must name.
+    pub tx_key: u64,
+    /// The sending context (new or kept) protects only indices reserved by
+    /// [`Cmd::Reserve`] (calls kept across restarts).
+    pub reserving: bool,
     /// Accept a new source address after latching (media handover); SRTP
     /// legs always may re-latch on an authenticated packet.
     pub handover: bool,
@@ -131,8 +137,11 @@ pub enum Cmd<E: Engine> {
     /// context. Allocates: the control thread asks a few times a second.
     Snapshot { reply: std::sync::mpsc::Sender<Vec<SideState>> },
     /// Reserve the SRTP and SRTCP indices of `ssrc` on a side's sending
-    /// context up to these (inclusive), once the reservation is persisted.
-    Reserve { call: CallKey, stream: usize, side: usize, ssrc: u32, rtp: u64, rtcp: u32 },
+    /// context up to these (inclusive; no SRTP index: none yet), once the
+    /// reservation is persisted. Applied only while the side's sending key
+    /// is still `key` ([`SideConfig::tx_key`]): a reservation made for a
+    /// key that a re-INVITE replaced must not reach the new one.
+    Reserve { call: CallKey, stream: usize, side: usize, key: u64, ssrc: u32, rtp: Option<u64>, rtcp: u32 },
     /// Leave the loop.
     Stop,
 }
@@ -197,6 +206,8 @@ struct Side<E: Engine> {
     /// A packet to this side waited for an index reservation (SSRC,
     /// index, SRTCP), for the next [`Cmd::Snapshot`].
     wanted: Option<(u32, u64, bool)>,
+    /// [`SideConfig::tx_key`] of `tx`.
+    tx_key: u64,
 }
 
 /// A stream bundled into another's transport, as that transport's side
@@ -483,6 +494,10 @@ where
                 }
                 if let Some(tx) = config.tx {
                     d.tx = tx;
+                    d.tx_key = config.tx_key;
+                }
+                if let Some(tx) = d.tx.as_mut().filter(|t| t.reserving() != config.reserving) {
+                    tx.set_reserving(config.reserving);
                 }
                 d.handover = config.handover;
                 if let Some(t) = config.transcode {
@@ -511,6 +526,7 @@ where
                 if let Some((_, d)) = self.side_mut(call, stream, side) {
                     d.rx = Some(*rx);
                     d.tx = Some(*tx);
+                    d.tx_key = 0;
                     d.keys_pending = false;
                 }
             }
@@ -606,9 +622,9 @@ where
                 }
                 let _ = reply.send(out);
             }
-            Cmd::Reserve { call, stream, side, ssrc, rtp, rtcp } => {
+            Cmd::Reserve { call, stream, side, key, ssrc, rtp, rtcp } => {
                 if let Some((_, d)) = self.side_mut(call, stream, side) {
-                    if let Some(tx) = d.tx.as_mut() {
+                    if let Some(tx) = d.tx.as_mut().filter(|_| d.tx_key == key) {
                         if let Err(e) = tx.reserve(ssrc, rtp, rtcp) {
                             tracing::warn!(call, stream, side, "index reservation refused: {e}");
                         }
@@ -757,6 +773,7 @@ where
             members: Vec::new(),
             mid_ext: None,
             wanted: None,
+            tx_key: 0,
         };
         self.adopt(Stream { call, index, sides: sides.map(side) })
     }

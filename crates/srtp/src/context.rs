@@ -451,9 +451,15 @@ impl<E: Engine> Context<E> {
         }
     }
 
-    /// Reserves the send side of `ssrc` up to SRTP index `rtp` and SRTCP
-    /// index `rtcp` (both inclusive). Reservations only grow.
-    pub fn reserve(&mut self, ssrc: u32, rtp: u64, rtcp: u32) -> Result<(), Error> {
+    /// Whether the send side protects only reserved indices.
+    pub fn reserving(&self) -> bool {
+        self.reserving
+    }
+
+    /// Reserves the send side of `ssrc` up to SRTP index `rtp` (none: no
+    /// SRTP index yet) and SRTCP index `rtcp`, both inclusive. Reservations
+    /// only grow.
+    pub fn reserve(&mut self, ssrc: u32, rtp: Option<u64>, rtcp: u32) -> Result<(), Error> {
         if !self.tx.contains_key(&ssrc) && self.tx.len() >= self.max_streams {
             return Err(Error::TooManyStreams(self.max_streams));
         }
@@ -466,7 +472,9 @@ impl<E: Engine> Context<E> {
             s
         });
         if reserving {
-            s.rtp_limit = s.rtp_limit.max(rtp.saturating_add(1));
+            if let Some(rtp) = rtp {
+                s.rtp_limit = s.rtp_limit.max(rtp.saturating_add(1));
+            }
             s.rtcp_limit = s.rtcp_limit.max(rtcp.saturating_add(1));
         }
         Ok(())

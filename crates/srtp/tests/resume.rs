@@ -64,7 +64,7 @@ impl Store {
             self.rtcp_end = self.rtcp_end.max(i + RTCP_SPAN);
         }
         let end = self.rtcp_end;
-        ctx.reserve(SSRC, self.rtp.unwrap_or(0), end.saturating_sub(1)).unwrap();
+        ctx.reserve(SSRC, self.rtp, end.saturating_sub(1)).unwrap();
     }
 }
 
@@ -251,18 +251,28 @@ fn a_reserving_sender_protects_only_reserved_indices() {
     let p = rtp(1000, 0);
     assert_eq!(ctx.protect_rtp(&p, &mut out), Err(Error::NotReserved { ssrc: SSRC, index: 1000 }));
     assert_eq!(ctx.protect_rtcp(&rtcp(0), &mut out), Err(Error::NotReserved { ssrc: SSRC, index: 0 }));
-    ctx.reserve(SSRC, 1001, 0).unwrap();
+    ctx.reserve(SSRC, Some(1001), 0).unwrap();
     ctx.protect_rtp(&rtp(1000, 0), &mut out).unwrap();
     ctx.protect_rtp(&rtp(1001, 1), &mut out).unwrap();
     assert_eq!(ctx.protect_rtp(&rtp(1002, 2), &mut out), Err(Error::NotReserved { ssrc: SSRC, index: 1002 }));
     ctx.protect_rtcp(&rtcp(0), &mut out).unwrap();
     assert_eq!(ctx.protect_rtcp(&rtcp(1), &mut out), Err(Error::NotReserved { ssrc: SSRC, index: 1 }));
     // Reservations only grow.
-    ctx.reserve(SSRC, 10, 0).unwrap();
+    ctx.reserve(SSRC, Some(10), 0).unwrap();
     assert!(ctx.protect_rtp(&rtp(1002, 2), &mut out).is_err());
-    ctx.reserve(SSRC, 5000, 3).unwrap();
+    ctx.reserve(SSRC, Some(5000), 3).unwrap();
     ctx.protect_rtp(&rtp(1002, 2), &mut out).unwrap();
     ctx.protect_rtcp(&rtcp(1), &mut out).unwrap();
+    // A stream reserved for SRTCP only may send no SRTP yet.
+    ctx.reserve(0x99, None, 4).unwrap();
+    let other = |seq: u16| {
+        let mut p = rtp(seq, 0);
+        p[8..12].copy_from_slice(&0x99u32.to_be_bytes());
+        p
+    };
+    assert_eq!(ctx.protect_rtp(&other(40_000), &mut out), Err(Error::NotReserved { ssrc: 0x99, index: 40_000 }));
+    ctx.reserve(0x99, Some(40_010), 4).unwrap();
+    ctx.protect_rtp(&other(40_000), &mut out).unwrap();
     // Turned off, nothing is held back.
     ctx.set_reserving(false);
     ctx.protect_rtp(&rtp(9000, 3), &mut out).unwrap();

@@ -1076,6 +1076,8 @@ where
                     rtcp_mux: mux_a,
                     rx: if rx_new { Some(ctx(&a_rx)?) } else { None },
                     tx: if tx_new { Some(ctx(&a_tx)?) } else { None },
+                    tx_key: Self::key_tag(&a_tx),
+                    reserving: false,
                     handover,
                     transcode: tc_a,
                     demux: sa.dtls || sa.ice_on,
@@ -1176,6 +1178,8 @@ where
                     rtcp_mux: so.mux,
                     rx: if rx_new { Some(ctx(&o_rx)?) } else { None },
                     tx: if tx_new { Some(ctx(&o_tx)?) } else { None },
+                    tx_key: Self::key_tag(&o_tx),
+                    reserving: false,
                     handover,
                     transcode: tc_o,
                     demux: so.dtls || so.ice_on,
@@ -1226,13 +1230,10 @@ where
         let transcodes = call.streams.iter().flatten().any(|s| s.transcoding.is_some());
         // The old worker applies the configuration before it hands the call
         // over (if it does), so nothing sent here can overtake the move.
+        // Kept calls send only with indices reserved in Redis first.
+        let reserving = self.reserving(&call_id);
         for (stream, side, mut config) in configs {
-            if self.keep.is_some() {
-                // Kept calls send only with indices reserved in Redis first.
-                if let Some(Some(tx)) = config.tx.as_mut() {
-                    tx.set_reserving(true);
-                }
-            }
+            config.reserving = reserving;
             self.workers[worker].send(Cmd::Configure { call: key, stream, side, config: Box::new(config) });
         }
         for (stream, side, act) in web_actions {
@@ -1649,10 +1650,13 @@ where
 
     /// Ends every call (at shutdown).
     pub fn clear(&mut self) {
+        // A relay that stops keeps its calls in Redis for the next one.
+        let keep = self.keep.take();
         let ids: Vec<String> = self.calls.keys().cloned().collect();
         for id in ids {
             self.remove(&id);
         }
+        self.keep = keep;
     }
 
     /// Media counters of every call, live or ended: the workers' totals

@@ -318,7 +318,7 @@ where
         let (ok, failed) = calls.keep_in(store, loaded);
         tracing::info!(
             "calls kept in Redis at {} (namespace {}): {kept} found, {ok} resumed, {failed} not",
-            r.url,
+            persist::redacted(&r.url),
             r.namespace
         );
     }

@@ -40,8 +40,8 @@ use std::sync::Arc;
 use std::time::Duration;
 use zeroize::Zeroizing;
 
-/// A call's signalling state as kept.
-#[derive(Serialize, Deserialize, Debug)]
+/// A call's signalling state as kept (no `Debug`: it holds keys).
+#[derive(Serialize, Deserialize)]
 pub struct CallRecord {
     /// Call-ID.
     pub id: String,
@@ -60,7 +60,7 @@ pub struct CallRecord {
 }
 
 /// One m-line.
-#[derive(Serialize, Deserialize, Debug)]
+#[derive(Serialize, Deserialize)]
 pub struct StreamRecord {
     /// audio, video, …
     pub media_type: String,
@@ -72,8 +72,8 @@ pub struct StreamRecord {
     pub sides: [SideRecord; 2],
 }
 
-/// One side of an m-line. Keys are `a=crypto` values.
-#[derive(Serialize, Deserialize, Debug)]
+/// One side of an m-line. Keys are `a=crypto` values, zeroized on drop.
+#[derive(Serialize, Deserialize)]
 pub struct SideRecord {
     /// The relay's address towards this side.
     pub ip: IpAddr,
@@ -99,11 +99,22 @@ pub struct SideRecord {
     pub pts: Vec<u8>,
 }
 
+impl Drop for SideRecord {
+    fn drop(&mut self) {
+        use zeroize::Zeroize;
+        self.offered.zeroize();
+        self.endpoint_key.zeroize();
+        self.relay_keys.zeroize();
+        self.relay_key.zeroize();
+    }
+}
+
 /// A call read back at start: its record and its index hash.
 pub struct Loaded {
     /// The signalling state.
     pub record: CallRecord,
-    /// Field → value of `<namespace>:idx:<Call-ID>` (see [`index_field`]).
+    /// Field → value of `<namespace>:idx:<Call-ID>` (see [`index_field`]),
+    /// opened (values that do not open under the key are left out).
     pub indexes: HashMap<String, String>,
 }
 
@@ -151,10 +162,25 @@ impl Sealer {
 
 /// A short, one-way name of an SDES key, for the index fields: which key
 /// an index was reserved under (the first 6 bytes of SHA-256 over a label
-/// and the key's `a=crypto` value). The key cannot be had from it.
-pub fn key_id(crypto: &str) -> String {
-    let d = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, format!("srtpgate index key\0{crypto}").as_bytes());
+/// and the key's `a=crypto` value, as 12 hex digits). The key cannot be
+/// had from it.
+pub fn key_id(crypto: &srtpgate_sdp::crypto::CryptoAttr) -> String {
+    let text = Zeroizing::new(format!("srtpgate index key\0{crypto}"));
+    let d = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, text.as_bytes());
     hex::encode(&d.as_ref()[..6])
+}
+
+/// [`key_id`] as a number (0 for none), for the workers.
+pub fn key_tag(id: &str) -> u64 {
+    u64::from_str_radix(id, 16).unwrap_or(0)
+}
+
+/// A Redis URL for the log: a password in it is not shown.
+pub fn redacted(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(i), Some(at)) if at > i => format!("{}***{}", &url[..i + 3], &url[at..]),
+        _ => url.to_string(),
+    }
 }
 
 /// The field of one stream's index in a call's hash: m-line, side,
@@ -188,7 +214,7 @@ pub type Then = Box<dyn FnOnce() + Send>;
 enum Write {
     Call { id: String, record: Vec<u8> },
     Delete { id: String },
-    Fields { id: String, fields: Vec<(String, String)>, then: Vec<Then> },
+    Fields { id: String, fields: Vec<(String, Vec<u8>)>, then: Vec<Then> },
 }
 
 /// The relay's handle on Redis.
@@ -202,6 +228,9 @@ pub struct Store {
     pub batches: Arc<AtomicU64>,
     /// Writes waiting for Redis.
     pub pending: Arc<AtomicU64>,
+    /// Times a write went through after failures (Redis may have come back
+    /// empty: the relay then writes everything again).
+    pub recoveries: Arc<AtomicU64>,
 }
 
 impl Store {
@@ -209,8 +238,9 @@ impl Store {
     /// asked to keep its calls must not start without them), reads back
     /// the calls kept, and starts the writer thread.
     pub fn open(cfg: &RedisConfig) -> Result<(Store, Vec<Loaded>), String> {
-        let client = redis::Client::open(cfg.url.as_str()).map_err(|e| format!("redis {}: {e}", cfg.url))?;
-        let mut con = connect(&client).map_err(|e| format!("redis {}: {e}", cfg.url))?;
+        let shown = redacted(&cfg.url);
+        let client = redis::Client::open(cfg.url.as_str()).map_err(|e| format!("redis {shown}: {e}"))?;
+        let mut con = connect(&client).map_err(|e| format!("redis {shown}: {e}"))?;
         let sealer = Arc::new(Sealer::new(&cfg.key));
         let ns = cfg.namespace.clone();
         let loaded = load(&mut con, &ns, &sealer)?;
@@ -222,11 +252,17 @@ impl Store {
             errors: Arc::default(),
             batches: Arc::default(),
             pending: Arc::default(),
+            recoveries: Arc::default(),
         };
-        let (errors, batches, pending) = (store.errors.clone(), store.batches.clone(), store.pending.clone());
+        let counters = Counters {
+            errors: store.errors.clone(),
+            batches: store.batches.clone(),
+            pending: store.pending.clone(),
+            recoveries: store.recoveries.clone(),
+        };
         std::thread::Builder::new()
             .name("redis".into())
-            .spawn(move || writer(client, con, ns, rx, errors, batches, pending))
+            .spawn(move || writer(client, con, ns, rx, counters))
             .map_err(|e| format!("cannot start the Redis thread: {e}"))?;
         Ok((store, loaded))
     }
@@ -243,8 +279,17 @@ impl Store {
         self.send(Write::Delete { id: id.to_string() });
     }
 
-    /// Writes index fields of a call; `then` runs once Redis has them.
+    /// Writes index fields of a call, each value sealed (bound to the call
+    /// and the field: one cannot be moved to lower another's reservation);
+    /// `then` runs once Redis has them.
     pub fn put_fields(&self, id: &str, fields: Vec<(String, String)>, then: Vec<Then>) {
+        let fields = fields
+            .into_iter()
+            .map(|(f, v)| {
+                let sealed = self.sealer.seal(&field_name(&self.ns, id, &f), v.as_bytes());
+                (f, sealed)
+            })
+            .collect();
         self.send(Write::Fields { id: id.to_string(), fields, then });
     }
 
@@ -262,6 +307,18 @@ fn idx_key(ns: &str, id: &str) -> String {
     format!("{ns}:idx:{id}")
 }
 
+/// The name an index value is sealed under.
+fn field_name(ns: &str, id: &str, field: &str) -> String {
+    format!("{ns}:idx:{id}\0{field}")
+}
+
+struct Counters {
+    errors: Arc<AtomicU64>,
+    batches: Arc<AtomicU64>,
+    pending: Arc<AtomicU64>,
+    recoveries: Arc<AtomicU64>,
+}
+
 fn connect(client: &redis::Client) -> redis::RedisResult<redis::Connection> {
     let con = client.get_connection_with_timeout(Duration::from_secs(2))?;
     con.set_read_timeout(Some(Duration::from_secs(2)))?;
@@ -269,25 +326,37 @@ fn connect(client: &redis::Client) -> redis::RedisResult<redis::Connection> {
     Ok(con)
 }
 
-/// Reads every call of the namespace. A record that does not open or parse
-/// is skipped with an error in the log (and left in Redis).
-fn load(con: &mut redis::Connection, ns: &str, sealer: &Sealer) -> Result<Vec<Loaded>, String> {
+/// The keys of the namespace that match `pattern` (`*` after the prefix).
+fn scan(con: &mut redis::Connection, pattern: &str) -> Result<Vec<String>, String> {
     let mut names = Vec::new();
     let mut cursor = 0u64;
     loop {
         let (next, batch): (u64, Vec<String>) = redis::cmd("SCAN")
             .arg(cursor)
             .arg("MATCH")
-            .arg(format!("{ns}:call:*"))
+            .arg(pattern)
             .arg("COUNT")
             .arg(1000)
             .query(con)
             .map_err(|e| format!("redis: reading the calls kept: {e}"))?;
         names.extend(batch);
         if next == 0 {
-            break;
+            return Ok(names);
         }
         cursor = next;
+    }
+}
+
+/// Reads every call of the namespace. A record that does not open or parse
+/// is skipped with an error in the log (and left in Redis). Index hashes of
+/// no call (a call that was not kept, when the relay stopped) are deleted.
+fn load(con: &mut redis::Connection, ns: &str, sealer: &Sealer) -> Result<Vec<Loaded>, String> {
+    let names = scan(con, &format!("{ns}:call:*"))?;
+    for idx in scan(con, &format!("{ns}:idx:*"))? {
+        let Some(id) = idx.strip_prefix(&format!("{ns}:idx:")) else { continue };
+        if !names.contains(&call_key(ns, id)) {
+            let _: redis::RedisResult<()> = redis::cmd("DEL").arg(&idx).query(con);
+        }
     }
     let mut out = Vec::new();
     for name in names {
@@ -309,10 +378,19 @@ fn load(con: &mut redis::Connection, ns: &str, sealer: &Sealer) -> Result<Vec<Lo
                 continue;
             }
         };
-        let indexes: HashMap<String, String> = redis::cmd("HGETALL")
+        let sealed: HashMap<String, Vec<u8>> = redis::cmd("HGETALL")
             .arg(idx_key(ns, id))
             .query(con)
             .map_err(|e| format!("redis: reading the indices of {id}: {e}"))?;
+        let mut indexes = HashMap::new();
+        for (f, v) in sealed {
+            match sealer.open(&field_name(ns, id, &f), &v).ok().and_then(|p| String::from_utf8(p.to_vec()).ok()) {
+                Some(v) => {
+                    indexes.insert(f, v);
+                }
+                None => tracing::error!(call_id = id, field = f, "kept index does not open; left out"),
+            }
+        }
         out.push(Loaded { record, indexes });
     }
     Ok(out)
@@ -320,15 +398,7 @@ fn load(con: &mut redis::Connection, ns: &str, sealer: &Sealer) -> Result<Vec<Lo
 
 /// The writer thread: batches what is queued into one pipeline, retries a
 /// failed batch (reconnecting) until it is written, then runs its `then`s.
-fn writer(
-    client: redis::Client,
-    con: redis::Connection,
-    ns: String,
-    rx: Receiver<Write>,
-    errors: Arc<AtomicU64>,
-    batches: Arc<AtomicU64>,
-    pending: Arc<AtomicU64>,
-) {
+fn writer(client: redis::Client, con: redis::Connection, ns: String, rx: Receiver<Write>, c: Counters) {
     let mut con = Some(con);
     let mut backoff = Duration::from_millis(50);
     while let Ok(first) = rx.recv() {
@@ -348,13 +418,14 @@ fn writer(
                         let mut c = redis::cmd("HSET");
                         c.arg(idx_key(&ns, id));
                         for (f, v) in fields {
-                            c.arg(f).arg(v);
+                            c.arg(f).arg(v.as_slice());
                         }
                         pipe.add_command(c).ignore();
                     }
                 }
             }
         }
+        let mut failed = false;
         loop {
             let result = match con.as_mut() {
                 Some(c) => pipe.query::<()>(c),
@@ -367,10 +438,15 @@ fn writer(
             match result {
                 Ok(()) => {
                     backoff = Duration::from_millis(50);
+                    if failed {
+                        c.recoveries.fetch_add(1, Relaxed);
+                        tracing::warn!("redis: writes go through again");
+                    }
                     break;
                 }
                 Err(e) => {
-                    let n = errors.fetch_add(1, Relaxed);
+                    failed = true;
+                    let n = c.errors.fetch_add(1, Relaxed);
                     if n < 10 || n.is_power_of_two() {
                         tracing::error!("redis: {e}; {} writes wait (retrying)", batch.len());
                     }
@@ -380,8 +456,8 @@ fn writer(
                 }
             }
         }
-        batches.fetch_add(1, Relaxed);
-        pending.fetch_sub(batch.len() as u64, Relaxed);
+        c.batches.fetch_add(1, Relaxed);
+        c.pending.fetch_sub(batch.len() as u64, Relaxed);
         for w in batch {
             if let Write::Fields { then, .. } = w {
                 for f in then {
@@ -418,6 +494,13 @@ mod tests {
         }
         assert_eq!(parse_index("x 1"), None);
         assert_eq!(parse_index("1"), None);
-        assert_eq!(key_id("1 AES_CM_128_HMAC_SHA1_80 inline:abc").len(), 12);
+        let k = srtpgate_sdp::crypto::CryptoAttr::parse(
+            "1 AES_CM_128_HMAC_SHA1_80 inline:WVNfX19zZW1jdGwgKCkgewkyMjA7fQp9CnVubGVz",
+        )
+        .expect("crypto");
+        assert_eq!(key_id(&k).len(), 12);
+        assert_ne!(key_tag(&key_id(&k)), 0);
+        assert_eq!(redacted("redis://user:secret@10.0.0.1:6379/0"), "redis://***@10.0.0.1:6379/0");
+        assert_eq!(redacted("redis://127.0.0.1/"), "redis://127.0.0.1/");
     }
 }

@@ -389,8 +389,19 @@ impl Daemon {
     /// the same command line (same NG, HTTP and media ports; its log goes
     /// on in the same file); returns when it answers `ping`.
     pub fn crash_and_restart(&mut self) -> Instant {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.restart_after(libc::SIGKILL)
+    }
+
+    /// Stops the daemon with `signal` (SIGTERM: a clean stop), waits for it
+    /// to exit, and starts it again as [`Daemon::crash_and_restart`] does.
+    pub fn restart_after(&mut self, signal: i32) -> Instant {
+        // SAFETY: a signal to the daemon's own pid.
+        unsafe { libc::kill(self.child.id() as i32, signal) };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while self.child.try_wait().expect("wait").is_none() {
+            assert!(Instant::now() < deadline, "{}: the daemon did not stop on signal {signal}", self.name);
+            std::thread::sleep(Duration::from_millis(20));
+        }
         let logf = std::fs::OpenOptions::new().append(true).open(&self.log).expect("log file");
         let started = Instant::now();
         self.child = Command::new(env!("CARGO_BIN_EXE_srtpgate"))

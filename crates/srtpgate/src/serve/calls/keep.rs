@@ -19,6 +19,11 @@ const MAX_SPAN: u64 = 1 << 14;
 const RTCP_SPAN: u32 = 16;
 /// How often the receiving streams' indices and the keys' use are written.
 const RX_EVERY: Duration = Duration::from_secs(5);
+/// A reservation a packet waits for is written and sent again after this.
+const RESEND: Duration = Duration::from_secs(1);
+/// How far the SRTCP index of a resumed stream jumps past what Redis holds
+/// (SRTCP indices are the relay's own choice: a margin costs nothing).
+const RTCP_JUMP: u32 = 1 << 16;
 
 /// Index fields of one call to write, and what runs once they are in Redis.
 type Writes = (Vec<(String, String)>, Vec<Then>);
@@ -39,9 +44,23 @@ pub(super) struct Res {
     rtcp_end: u32,
     /// The highest index at the last snapshot, and when.
     last: Option<(u64, Instant)>,
-    /// Indices reserved ahead: [`SPAN_SECONDS`] of the stream's rate, at
-    /// least [`MIN_SPAN`].
+    /// Indices reserved ahead: [`SPAN_SECONDS`] of the stream's peak rate
+    /// (decaying slowly, so that a burst after a quiet spell, a video key
+    /// frame, finds room), at least [`MIN_SPAN`].
     span: u64,
+    /// When its last write was queued (a packet waiting on a write already
+    /// queued does not queue another).
+    queued: Option<Instant>,
+}
+
+/// Most sending streams (SSRCs) of one side whose reservations are kept:
+/// a peer that keeps changing SSRC does not grow Redis without end.
+const MAX_SSRCS: usize = 16;
+
+impl Res {
+    fn new(key: String) -> Res {
+        Res { key, rtp: None, rtcp_end: 0, last: None, span: MIN_SPAN, queued: None }
+    }
 }
 
 /// The Redis side of the call table.
@@ -49,6 +68,8 @@ pub(super) struct Keeper {
     store: Store,
     res: HashMap<(CallKey, usize, usize, u32), Res>,
     rx_saved: Instant,
+    /// [`Store::recoveries`] when last seen.
+    recoveries: u64,
 }
 
 impl Keeper {
@@ -90,7 +111,7 @@ where
     /// Keeps the calls in `store` from now on, after resuming `loaded`.
     /// Returns how many calls were resumed and how many could not be.
     pub fn keep_in(&mut self, store: Store, loaded: Vec<Loaded>) -> (usize, usize) {
-        self.keep = Some(Keeper { store, res: HashMap::new(), rx_saved: Instant::now() });
+        self.keep = Some(Keeper { store, res: HashMap::new(), rx_saved: Instant::now(), recoveries: 0 });
         let (mut ok, mut failed) = (0, 0);
         for l in loaded {
             let id = l.record.id.clone();
@@ -152,6 +173,17 @@ where
         k.store.put_call(&record);
     }
 
+    /// The tag of a side's sending key for its worker (see
+    /// [`SideConfig::tx_key`]).
+    pub(super) fn key_tag(k: &Option<CryptoAttr>) -> u64 {
+        k.as_ref().map_or(0, |k| persist::key_tag(&persist::key_id(k)))
+    }
+
+    /// Whether the sending contexts of `call` use reserved indices only.
+    pub(super) fn reserving(&self, call_id: &str) -> bool {
+        self.keep.is_some() && self.calls.get(call_id).is_none_or(keepable)
+    }
+
     /// Forgets an ended call.
     pub(super) fn forget_call(&mut self, call_id: &str, key: CallKey) {
         if let Some(k) = self.keep.as_mut() {
@@ -182,6 +214,15 @@ where
     /// and the keys' use. A reservation reaches its worker only once Redis
     /// has it.
     pub fn keep_states(&mut self, states: Vec<SideState>) {
+        // Redis answered again after failures (perhaps restarted, empty):
+        // every record and every reservation in force is written again.
+        let recovered = self
+            .keep
+            .as_ref()
+            .is_some_and(|k| k.store.recoveries.load(std::sync::atomic::Ordering::Relaxed) != k.recoveries);
+        if recovered {
+            self.rewrite_all();
+        }
         let Some(k) = self.keep.as_mut() else { return };
         let now = Instant::now();
         let save_rx = now.duration_since(k.rx_saved) >= RX_EVERY;
@@ -192,10 +233,14 @@ where
         for st in states {
             let Some(call_id) = self.by_key.get(&st.call) else { continue };
             let Some(call) = self.calls.get(call_id) else { continue };
+            if !keepable(call) {
+                continue;
+            }
             let Some(Some(stream)) = call.streams.get(st.stream) else { continue };
             let Some(d) = stream.sides.get(st.side) else { continue };
             let (fields, then) = writes.entry(call_id.clone()).or_default();
-            if let Some(key) = d.relay_key.as_ref().map(|c| persist::key_id(&c.to_string())) {
+            if let Some(key) = d.relay_key.as_ref().map(persist::key_id) {
+                let tag = persist::key_tag(&key);
                 let mut ssrcs: Vec<(u32, Option<u64>, u32)> =
                     st.tx.iter().map(|s| (s.ssrc, s.rtp, s.rtcp.unwrap_or(0))).collect();
                 if let Some((ssrc, _, _)) = st.wanted {
@@ -205,52 +250,67 @@ where
                 }
                 for (ssrc, highest, rtcp_next) in ssrcs {
                     let wanted = st.wanted.filter(|w| w.0 == ssrc);
-                    let r = k.res.entry((st.call, st.stream, st.side, ssrc)).or_insert_with(|| Res {
-                        key: key.clone(),
-                        rtp: None,
-                        rtcp_end: 0,
-                        last: None,
-                        span: MIN_SPAN,
-                    });
+                    let id = (st.call, st.stream, st.side, ssrc);
+                    if !k.res.contains_key(&id)
+                        && k.res.keys().filter(|r| (r.0, r.1, r.2) == (st.call, st.stream, st.side)).count()
+                            >= MAX_SSRCS
+                    {
+                        continue;
+                    }
+                    let r = k.res.entry(id).or_insert_with(|| Res::new(key.clone()));
                     if r.key != key {
                         // A new key: its indices start over.
-                        *r = Res { key: key.clone(), rtp: None, rtcp_end: 0, last: None, span: MIN_SPAN };
+                        *r = Res::new(key.clone());
                     }
                     if let (Some((h0, t0)), Some(h)) = (r.last, highest) {
                         let dt = now.duration_since(t0).as_secs_f64();
                         if dt > 0.05 && h >= h0 {
-                            r.span = (((h - h0) as f64 / dt * SPAN_SECONDS) as u64 + 1).clamp(MIN_SPAN, MAX_SPAN);
+                            let rate = (((h - h0) as f64 / dt * SPAN_SECONDS) as u64 + 1).clamp(MIN_SPAN, MAX_SPAN);
+                            // The peak, decaying by a sixteenth a look.
+                            r.span = rate.max(r.span - r.span / 16).max(MIN_SPAN);
                         }
                     }
                     r.last = highest.map(|h| (h, now));
                     let want_rtp = wanted.filter(|w| !w.2).map(|w| w.1);
                     let want_rtcp = wanted.filter(|w| w.2).map(|w| w.1 as u32);
                     let base = highest.max(want_rtp);
-                    let mut raise = wanted.is_some();
+                    let mut grew = false;
                     if let Some(b) = base {
-                        if r.rtp.is_none_or(|res| b + r.span / 2 > res) {
-                            r.rtp = Some(r.rtp.unwrap_or(0).max(b + r.span));
-                            raise = true;
+                        if r.rtp.is_none_or(|res| b.saturating_add(r.span / 2) > res) {
+                            r.rtp = Some(r.rtp.unwrap_or(0).max(b.saturating_add(r.span)));
+                            grew = true;
                         }
                     }
                     let next = rtcp_next.max(want_rtcp.unwrap_or(0));
-                    if next + RTCP_SPAN / 2 > r.rtcp_end {
-                        r.rtcp_end = r.rtcp_end.max(next + RTCP_SPAN);
-                        raise = true;
+                    if next.saturating_add(RTCP_SPAN / 2) > r.rtcp_end {
+                        r.rtcp_end = r.rtcp_end.max(next.saturating_add(RTCP_SPAN));
+                        grew = true;
                     }
-                    if !raise {
+                    // A packet waited: send the reservation again (its worker
+                    // may not have it: a call moved), unless a write of it
+                    // is already on its way.
+                    let again = wanted.is_some() && r.queued.is_none_or(|q| now.duration_since(q) > RESEND);
+                    if !grew && !again {
                         continue;
                     }
-                    let rtp = r.rtp.unwrap_or(0);
-                    r.rtp = Some(rtp);
+                    r.queued = Some(now);
+                    let (rtp, end) = (r.rtp, r.rtcp_end);
                     fields.push((
                         persist::index_field(st.stream, st.side, true, &key, ssrc),
-                        persist::index_value(Some(rtp), Some(r.rtcp_end)),
+                        persist::index_value(rtp, Some(end)),
                     ));
                     let w = self.workers[call.worker].sender();
-                    let (c, i, s, end) = (st.call, st.stream, st.side, r.rtcp_end.saturating_sub(1));
+                    let (c, i, s) = (st.call, st.stream, st.side);
                     then.push(Box::new(move || {
-                        w.send(Cmd::Reserve { call: c, stream: i, side: s, ssrc, rtp, rtcp: end });
+                        w.send(Cmd::Reserve {
+                            call: c,
+                            stream: i,
+                            side: s,
+                            key: tag,
+                            ssrc,
+                            rtp,
+                            rtcp: end.saturating_sub(1),
+                        });
                     }));
                 }
                 if save_rx {
@@ -258,7 +318,7 @@ where
                 }
             }
             if save_rx {
-                if let Some(key) = d.endpoint_key.as_ref().map(|c| persist::key_id(&c.to_string())) {
+                if let Some(key) = d.endpoint_key.as_ref().map(persist::key_id) {
                     for s in &st.rx {
                         fields.push((
                             persist::index_field(st.stream, st.side, false, &key, s.ssrc),
@@ -274,6 +334,29 @@ where
                 k.store.put_fields(&id, fields, then);
             }
         }
+    }
+
+    /// Writes every kept call's record and every reservation in force again
+    /// (after Redis came back: it may have lost them).
+    fn rewrite_all(&mut self) {
+        let ids: Vec<String> = self.calls.keys().cloned().collect();
+        for id in &ids {
+            self.keep_call(id);
+        }
+        let Some(k) = self.keep.as_mut() else { return };
+        k.recoveries = k.store.recoveries.load(std::sync::atomic::Ordering::Relaxed);
+        let mut writes: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
+        for (&(call, stream, side, ssrc), r) in &k.res {
+            let Some(id) = self.by_key.get(&call) else { continue };
+            writes.entry(id.clone()).or_default().push((
+                persist::index_field(stream, side, true, &r.key, ssrc),
+                persist::index_value(r.rtp, Some(r.rtcp_end)),
+            ));
+        }
+        for (id, fields) in writes {
+            k.store.put_fields(&id, fields, Vec::new());
+        }
+        tracing::info!("redis: every kept call and reservation written again");
     }
 
     /// Puts a kept call back: the same ports, keys and peers; the contexts
@@ -298,22 +381,6 @@ where
                 e.1 = parse_uses(v);
             } else if let (Ok(ssrc), Some((rtp, rtcp))) = (u32::from_str_radix(last, 16), persist::parse_index(v)) {
                 e.0.push(srtp::StreamState { ssrc, tx, rtp, rtcp });
-            }
-        }
-        // The ports first: a call that cannot have them all is not resumed.
-        let mut pairs = Vec::new();
-        for (i, s) in r.streams.iter().enumerate() {
-            let Some(s) = s else { continue };
-            for (k, d) in s.sides.iter().enumerate() {
-                match self.ports.allocate_at(d.ip, d.port) {
-                    Ok(p) => pairs.push((i, k, p)),
-                    Err(e) => {
-                        for (_, _, p) in &pairs {
-                            self.ports.release(p.port);
-                        }
-                        return Err(format!("port {} on {}: {e}", d.port, d.ip));
-                    }
-                }
             }
         }
         let worker = self
@@ -361,10 +428,18 @@ where
                     let Some(c) = c else { return Ok(None) };
                     let mut ctx = context(c, self.engine.clone(), self.cfg.libsrtp_aes192_kdf)?;
                     ctx.set_reserving(tx);
-                    if let Some((streams, uses)) = states.get(&(i, k, tx, persist::key_id(&c.to_string()))) {
+                    if let Some((streams, uses)) = states.get(&(i, k, tx, persist::key_id(c))) {
                         ctx.resume_key_uses(uses);
                         for st in streams {
-                            ctx.resume(st).map_err(|e| format!("kept index: {e}"))?;
+                            let st = srtp::StreamState {
+                                rtcp: st.rtcp.map(|r| if tx { r.saturating_add(RTCP_JUMP) } else { r }),
+                                ..*st
+                            };
+                            // A stream the context has no room for cannot be
+                            // sent on, so its indices do not matter.
+                            if let Err(e) = ctx.resume(&st) {
+                                tracing::warn!(call_id = r.id, "kept index of SSRC {:08x} not resumed: {e}", st.ssrc);
+                            }
                         }
                     }
                     Ok(Some(ctx))
@@ -374,6 +449,8 @@ where
                     rtcp_mux: side.mux,
                     rx: Some(resumed(&side.endpoint_key, false)?),
                     tx: Some(resumed(&side.relay_key, true)?),
+                    tx_key: Self::key_tag(&side.relay_key),
+                    reserving: true,
                     handover: false,
                     transcode: None,
                     demux: false,
@@ -395,6 +472,23 @@ where
                 transcoding: None,
             }));
         }
+        // Its ports, once everything else is made: a call that cannot have them
+        // all is not resumed, and holds none.
+        let mut pairs = Vec::new();
+        for (i, s) in r.streams.iter().enumerate() {
+            let Some(s) = s else { continue };
+            for (k, d) in s.sides.iter().enumerate() {
+                match self.ports.allocate_at(d.ip, d.port) {
+                    Ok(p) => pairs.push((i, k, p)),
+                    Err(e) => {
+                        for (_, _, p) in &pairs {
+                            self.ports.release(p.port);
+                        }
+                        return Err(format!("port {} on {}: {e}", d.port, d.ip));
+                    }
+                }
+            }
+        }
         // The reservations kept are where the new ones start.
         if let Some(k) = self.keep.as_mut() {
             for ((i, side, tx, kid), (sts, _)) in &states {
@@ -402,16 +496,8 @@ where
                     continue;
                 }
                 for st in sts {
-                    k.res.insert(
-                        (key, *i, *side, st.ssrc),
-                        Res {
-                            key: kid.clone(),
-                            rtp: st.rtp,
-                            rtcp_end: st.rtcp.unwrap_or(0),
-                            last: None,
-                            span: MIN_SPAN,
-                        },
-                    );
+                    let rtcp_end = st.rtcp.unwrap_or(0).saturating_add(RTCP_JUMP);
+                    k.res.insert((key, *i, *side, st.ssrc), Res { rtp: st.rtp, rtcp_end, ..Res::new(kid.clone()) });
                 }
             }
         }
