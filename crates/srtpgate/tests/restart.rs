@@ -30,21 +30,51 @@ struct Redis {
 impl Redis {
     fn start() -> Option<Redis> {
         let port = std::net::TcpListener::bind((LO, 0)).ok()?.local_addr().ok()?.port();
-        let child = Command::new("redis-server")
+        let r = Redis { child: Redis::spawn(port)?, port };
+        r.ready().then_some(r)
+    }
+
+    /// A test's Redis, or `None` (said) where there is no `redis-server`;
+    /// under `CI`, where the test command installs it, its absence fails.
+    fn for_test() -> Option<Redis> {
+        let r = Redis::start();
+        if r.is_none() {
+            assert!(std::env::var_os("CI").is_none(), "redis-server is not installed or did not start");
+            println!("SKIPPED: redis-server is not installed or did not start (Debian package redis-server)");
+        }
+        r
+    }
+
+    /// `redis-server` on `port`, without disk.
+    fn spawn(port: u16) -> Option<Child> {
+        Command::new("redis-server")
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
-            .ok()?;
-        let r = Redis { child, port };
+            .ok()
+    }
+
+    /// Waits up to 5 s for `PONG`.
+    fn ready(&self) -> bool {
         let deadline = Instant::now() + Duration::from_secs(5);
         while Instant::now() < deadline {
-            if r.command(&["PING"]).is_some_and(|p| p.starts_with(b"+PONG")) {
-                return Some(r);
+            if self.command(&["PING"]).is_some_and(|p| p.starts_with(b"+PONG")) {
+                return true;
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        None
+        false
+    }
+
+    /// The relay's flags for this Redis, with a key file of `name`.
+    fn flags(&self, name: &str) -> [String; 4] {
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("restart-test");
+        std::fs::create_dir_all(&dir).expect("dir");
+        let key_file = dir.join(format!("{name}.key"));
+        std::fs::write(&key_file, "5f".repeat(32)).expect("key file");
+        let url = format!("redis://127.0.0.1:{}/0", self.port);
+        ["--redis".into(), url, "--redis-key-file".into(), key_file.to_string_lossy().to_string()]
     }
 
     /// One command, its raw RESP reply (read until the server pauses).
@@ -167,21 +197,12 @@ fn inline_keys(c: &CryptoAttr) -> Vec<String> {
 
 #[test]
 fn calls_resume_after_a_crash_without_reusing_keystream() {
-    let Some(redis) = Redis::start() else {
-        // The test command installs it: there, its absence is a failure.
-        assert!(std::env::var_os("CI").is_none(), "redis-server is not installed or did not start");
-        println!("SKIPPED: redis-server is not installed or did not start (Debian package redis-server)");
-        return;
-    };
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("restart-test");
-    std::fs::create_dir_all(&dir).expect("dir");
-    let key_file = dir.join("redis.key");
-    std::fs::write(&key_file, "5f".repeat(32)).expect("key file");
-    let url = format!("redis://127.0.0.1:{}/0", redis.port);
+    let Some(redis) = Redis::for_test() else { return };
     let ns = format!("test{}", std::process::id());
-    let key_path = key_file.to_string_lossy().to_string();
-    let mut d =
-        Daemon::start("restart", 0, &["--redis", &url, "--redis-key-file", &key_path, "--redis-namespace", &ns]);
+    let flags = redis.flags("restart");
+    let mut args: Vec<&str> = flags.iter().map(String::as_str).collect();
+    args.extend(["--redis-namespace", &ns]);
+    let mut d = Daemon::start("restart", 0, &args);
 
     // An SRTP↔SRTP call, and a plain-RTP caller with an SRTP callee.
     let c1 = srtp_call(&d, "kept-srtp", LO, true);
@@ -296,19 +317,9 @@ fn calls_resume_after_a_crash_without_reusing_keystream() {
 /// holds (counted as `not_reserved`); once Redis is back, the media goes on.
 #[test]
 fn media_waits_for_redis_rather_than_go_past_its_reservation() {
-    let Some(mut redis) = Redis::start() else {
-        // The test command installs it: there, its absence is a failure.
-        assert!(std::env::var_os("CI").is_none(), "redis-server is not installed or did not start");
-        println!("SKIPPED: redis-server is not installed or did not start (Debian package redis-server)");
-        return;
-    };
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("restart-test");
-    std::fs::create_dir_all(&dir).expect("dir");
-    let key_file = dir.join("redis-away.key");
-    std::fs::write(&key_file, "a7".repeat(32)).expect("key file");
-    let url = format!("redis://127.0.0.1:{}/0", redis.port);
-    let key_path = key_file.to_string_lossy().to_string();
-    let d = Daemon::start("redis-away", 1, &["--redis", &url, "--redis-key-file", &key_path]);
+    let Some(mut redis) = Redis::for_test() else { return };
+    let flags = redis.flags("redis-away");
+    let d = Daemon::start("redis-away", 1, &flags.iter().map(String::as_str).collect::<Vec<_>>());
     let c = srtp_call(&d, "away", LO, true);
     let stop = Arc::new(AtomicBool::new(false));
     let threads = [stream(c.a, Arc::default(), stop.clone()), stream(c.b, Arc::default(), stop.clone())];
@@ -323,18 +334,8 @@ fn media_waits_for_redis_rather_than_go_past_its_reservation() {
     let errors = common::metric(&d.metrics(), "redis_errors_total").unwrap_or(0.0);
     assert!(errors > 0.0, "no Redis error counted");
     // Redis back on its port (empty: it kept nothing on disk).
-    let port = redis.port;
-    redis.child = Command::new("redis-server")
-        .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("redis-server again");
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while !redis.command(&["PING"]).is_some_and(|p| p.starts_with(b"+PONG")) {
-        assert!(Instant::now() < deadline, "redis-server did not come back");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    redis.child = Redis::spawn(redis.port).expect("redis-server again");
+    assert!(redis.ready(), "redis-server did not come back");
     let back = Instant::now();
     std::thread::sleep(Duration::from_secs(4));
     stop.store(true, Ordering::SeqCst);

@@ -99,6 +99,36 @@ struct Side {
     mid_ext: Option<u8>,
 }
 
+impl Side {
+    /// A side on the relay's `ip` and `port`, nothing negotiated yet.
+    fn new(ip: IpAddr, port: u16, stats: Arc<LegStats>) -> Side {
+        Side {
+            ip,
+            port,
+            stats,
+            srtp: false,
+            offered: Vec::new(),
+            endpoint_key: None,
+            relay_keys: Vec::new(),
+            relay_key: None,
+            peer: None,
+            mux: false,
+            proto: String::new(),
+            dtls: false,
+            ice_on: false,
+            ice: None,
+            transport: PeerTransport::default(),
+            setup_offered: None,
+            dtls_pref: None,
+            bundle: None,
+            bundle_offered: false,
+            bundle_keyed: false,
+            pts: Vec::new(),
+            mid_ext: None,
+        }
+    }
+}
+
 #[derive(Clone)]
 struct Stream {
     media_type: String,
@@ -674,31 +704,7 @@ where
                     self.without_media -= 1;
                 }
                 let (so, sa) = (Arc::new(LegStats::default()), Arc::new(LegStats::default()));
-                let mk = |ip, port, stats| Side {
-                    ip,
-                    port,
-                    stats,
-                    srtp: false,
-                    offered: Vec::new(),
-                    endpoint_key: None,
-                    relay_keys: Vec::new(),
-                    relay_key: None,
-                    peer: None,
-                    mux: false,
-                    proto: String::new(),
-                    dtls: false,
-                    ice_on: false,
-                    ice: None,
-                    transport: PeerTransport::default(),
-                    setup_offered: None,
-                    dtls_pref: None,
-                    bundle: None,
-                    bundle_offered: false,
-                    bundle_keyed: false,
-                    pts: Vec::new(),
-                    mid_ext: None,
-                };
-                let mut sides = [mk(o_ip, po.port, so.clone()), mk(a_ip, pa.port, sa.clone())];
+                let mut sides = [Side::new(o_ip, po.port, so.clone()), Side::new(a_ip, pa.port, sa.clone())];
                 if o == 1 {
                     sides.swap(0, 1);
                 }

@@ -400,9 +400,6 @@ where
             let mut sides = Vec::with_capacity(2);
             for (k, d) in s.sides.iter().enumerate() {
                 let side = Side {
-                    ip: d.ip,
-                    port: d.port,
-                    stats: Arc::new(LegStats::default()),
                     srtp: d.srtp,
                     offered: parse_all(&d.offered)?,
                     endpoint_key: d.endpoint_key.as_ref().map(parse).transpose()?,
@@ -411,17 +408,8 @@ where
                     peer: d.peer,
                     mux: d.mux,
                     proto: d.proto.clone(),
-                    dtls: false,
-                    ice_on: false,
-                    ice: None,
-                    transport: PeerTransport::default(),
-                    setup_offered: None,
-                    dtls_pref: None,
-                    bundle: None,
-                    bundle_offered: false,
-                    bundle_keyed: false,
                     pts: d.pts.clone(),
-                    mid_ext: None,
+                    ..Side::new(d.ip, d.port, Arc::new(LegStats::default()))
                 };
                 side.stats.block.store(r.block[k], std::sync::atomic::Ordering::Relaxed);
                 let resumed = |c: &Option<CryptoAttr>, tx: bool| -> Result<Option<Context<E>>, String> {
