@@ -11,7 +11,7 @@ use srtpgate_sdp::crypto::CryptoAttr;
 use srtpgate_sdp::rand::rngs::OsRng;
 use srtpgate_sdp::Sdp;
 use std::io::{ErrorKind, Read, Write};
-use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpStream, UdpSocket};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -37,12 +37,13 @@ pub fn port_range(slot: u16) -> (u16, u16) {
     (base, base + RANGE - 1)
 }
 
-fn free_udp_port() -> u16 {
-    UdpSocket::bind((LO, 0)).expect("bind udp").local_addr().expect("addr").port()
-}
-
-fn free_tcp_port() -> u16 {
-    TcpListener::bind((LO, 0)).expect("bind tcp").local_addr().expect("addr").port()
+/// The NG (UDP) and HTTP (TCP) port of test slot `slot` at start attempt
+/// `attempt`: below the ephemeral range too. A port probed free in the
+/// ephemeral range could be taken, between the probe and the daemon's bind,
+/// by another test's endpoint, which would then get this test's pings.
+fn control_port(slot: u16, attempt: u16) -> u16 {
+    assert!(slot < 24 && attempt < 4, "slot {slot} attempt {attempt} out of range");
+    15_000 + ((std::process::id() % 5) as u16 * 4 + attempt) * 24 + slot
 }
 
 /// A running `srtpgate serve`.
@@ -110,12 +111,14 @@ impl Daemon {
         let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("relay-tests");
         std::fs::create_dir_all(&dir).expect("log dir");
         let log = dir.join(format!("{name}.log"));
-        // A port found free may be taken before the daemon binds it: retry.
+        // A port held by someone else makes the start fail: retry on others.
         for attempt in 0..4 {
             // In a namespace of its own the daemon's ports are free.
             let (ng, http) = match netns {
                 Some((_, host)) => (SocketAddr::new(host, 2223), SocketAddr::new(host, 8080)),
-                None => (SocketAddr::new(LO, free_udp_port()), SocketAddr::new(LO, free_tcp_port())),
+                None => {
+                    (SocketAddr::new(LO, control_port(slot, attempt)), SocketAddr::new(LO, control_port(slot, attempt)))
+                }
             };
             let mut args: Vec<String> =
                 vec!["serve".into(), "--listen-ng".into(), ng.to_string(), "--listen-http".into(), http.to_string()];
