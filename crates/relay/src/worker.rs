@@ -19,6 +19,7 @@ use crossbeam_channel::{Receiver, TryRecvError};
 use srtp::header::{RtcpHeader, RtpHeader};
 use srtp::{Context, Engine, Job, Kind, Op, Outcome, Prepared};
 use srtpgate_codec::transcode::Transcoder;
+use std::collections::HashMap;
 use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::Ordering::Relaxed;
@@ -329,6 +330,11 @@ where
     cmds: Receiver<Cmd<E>>,
     streams: Vec<Option<Stream<E>>>,
     free_slots: Vec<u32>,
+    /// The slots of each call's streams. Commands find their stream through
+    /// it: a scan of every slot costs a cache miss per stream (a stream is
+    /// large), and at thousands of calls coming and going that scan held
+    /// the packets of every other call for tens of milliseconds.
+    by_call: HashMap<CallKey, Vec<u32>>,
     pool: Pool,
     stats: Arc<WorkerStats>,
     /// What the backend delivered this round, before it becomes packets.
@@ -423,6 +429,7 @@ where
             cmds,
             streams: Vec::new(),
             free_slots: Vec::new(),
+            by_call: HashMap::new(),
             pool,
             stats,
             rx: Vec::with_capacity(MAX_LOOP_PACKETS),
@@ -473,9 +480,7 @@ where
                 }
             }
             Cmd::Configure { call, stream, side, config } => {
-                let found =
-                    self.streams.iter().position(|s| s.as_ref().is_some_and(|s| s.call == call && s.index == stream));
-                let Some(slot) = found else { return };
+                let Some(slot) = self.slot_of(call, stream) else { return };
                 let Some(Some(s)) = self.streams.get_mut(slot) else { return };
                 let Some(d) = s.sides.get_mut(side) else { return };
                 if let Some((rtp, rtcp)) = config.peer {
@@ -555,26 +560,20 @@ where
                 }
             }
             Cmd::RemoveCall { call } => {
-                for slot in 0..self.streams.len() {
-                    if self.streams[slot].as_ref().is_some_and(|s| s.call == call) {
-                        self.remove_slot(slot);
-                    }
+                for slot in self.by_call.get(&call).cloned().unwrap_or_default() {
+                    self.remove_slot(slot as usize);
                 }
             }
             Cmd::RemoveStream { call, stream } => {
-                if let Some(slot) =
-                    self.streams.iter().position(|s| s.as_ref().is_some_and(|s| s.call == call && s.index == stream))
-                {
+                if let Some(slot) = self.slot_of(call, stream) {
                     self.remove_slot(slot);
                     self.relink(call);
                 }
             }
             Cmd::MoveCall { call, to, done } => {
                 let mut moved = Vec::new();
-                for slot in 0..self.streams.len() {
-                    if self.streams[slot].as_ref().is_some_and(|s| s.call == call) {
-                        moved.extend(self.remove_slot(slot).map(Moved));
-                    }
+                for slot in self.by_call.get(&call).cloned().unwrap_or_default() {
+                    moved.extend(self.remove_slot(slot as usize).map(Moved));
                 }
                 let n = moved.len();
                 if n > 0 {
@@ -639,10 +638,11 @@ where
     /// transport they share (slots change when streams come, go or move).
     fn relink(&mut self, call: CallKey) {
         let mine: Vec<(usize, u32)> = self
-            .streams
-            .iter()
-            .enumerate()
-            .filter_map(|(slot, s)| s.as_ref().filter(|s| s.call == call).map(|s| (s.index, slot as u32)))
+            .by_call
+            .get(&call)
+            .into_iter()
+            .flatten()
+            .filter_map(|&slot| self.streams.get(slot as usize)?.as_ref().map(|s| (s.index, slot)))
             .collect();
         // The SSRCs learnt so far stay with their stream: (side, member).
         let mut learnt: Vec<(usize, Member)> = Vec::new();
@@ -669,9 +669,18 @@ where
         }
     }
 
+    /// The slot of a call's stream.
+    fn slot_of(&self, call: CallKey, stream: usize) -> Option<usize> {
+        self.by_call
+            .get(&call)?
+            .iter()
+            .map(|&slot| slot as usize)
+            .find(|&slot| self.streams.get(slot).is_some_and(|s| s.as_ref().is_some_and(|s| s.index == stream)))
+    }
+
     /// One side of a stream, with the stream's slot.
     fn side_mut(&mut self, call: CallKey, stream: usize, side: usize) -> Option<(usize, &mut Side<E>)> {
-        let slot = self.streams.iter().position(|s| s.as_ref().is_some_and(|s| s.call == call && s.index == stream))?;
+        let slot = self.slot_of(call, stream)?;
         let d = self.streams.get_mut(slot)?.as_mut()?.sides.get_mut(side)?;
         Some((slot, d))
     }
@@ -703,6 +712,7 @@ where
                 self.io.latch(token(slot, i, true), d.peer_rtcp);
             }
         }
+        self.by_call.entry(s.call).or_default().push(slot);
         self.streams[slot as usize] = Some(s);
         self.stats.legs.fetch_add(2, Relaxed);
         Ok(())
@@ -724,6 +734,12 @@ where
     fn remove_slot(&mut self, slot: usize) -> Option<Stream<E>> {
         let taken = self.streams[slot].take();
         if let Some(s) = &taken {
+            if let Some(slots) = self.by_call.get_mut(&s.call) {
+                slots.retain(|&x| x as usize != slot);
+                if slots.is_empty() {
+                    self.by_call.remove(&s.call);
+                }
+            }
             for (i, d) in s.sides.iter().enumerate() {
                 self.io.remove(token(slot as u32, i, false), d.rtp.as_raw_fd());
                 self.io.remove(token(slot as u32, i, true), d.rtcp.as_raw_fd());

@@ -155,6 +155,8 @@ pub struct LoadgenArgs {
 /// One sender/receiver pair with its two endpoint sockets.
 struct Group {
     ports: Vec<u16>,
+    /// The sockets' inodes (their kernel drop counts, /proc/net/udp).
+    inodes: Vec<u64>,
     /// With --webrtc: the browser on the caller socket.
     browser: Option<webrtc::Browser>,
     tx: Sender<TxMsg>,
@@ -176,11 +178,12 @@ impl Group {
         let socks: Vec<UdpSocket> = (0..2)
             .map(|_| {
                 let s = UdpSocket::bind(SocketAddr::new(args.local, 0)).map_err(|e| format!("endpoint socket: {e}"))?;
-                set_buffers(&s, 8 << 20);
+                set_buffers(&s, 64 << 20);
                 Ok(s)
             })
             .collect::<Result<_, String>>()?;
         let ports: Vec<u16> = socks.iter().map(|s| s.local_addr().map(|a| a.port()).unwrap_or(0)).collect();
+        let inodes = socks.iter().filter_map(socket_inode).collect();
         let (tx, tx_rx) = unbounded::<TxMsg>();
         let (rx, rx_rx) = unbounded::<RxLeg>();
         let send_socks: Vec<UdpSocket> =
@@ -211,7 +214,7 @@ impl Group {
             .name(format!("lg-recv-{g}"))
             .spawn(move || receiver(socks, rx_rx, legs, epoch, window, clocks, live, times, signals))
             .map_err(|e| e.to_string())?;
-        Ok(Group { ports, browser, tx, rx, sender, receiver })
+        Ok(Group { ports, inodes, browser, tx, rx, sender, receiver })
     }
 }
 
@@ -564,6 +567,7 @@ pub fn run_load(args: &LoadgenArgs) -> Result<serde_json::Value, String> {
     let (setups_before, measure_start) = (t.setups, Instant::now());
     let measure_end = measure_start + Duration::from_secs_f64(args.duration);
     let mut ending: Vec<(usize, Instant)> = Vec::new();
+    let mut is_ending = vec![false; slots.len()];
     let mut deletes = 0u64;
     let mut delete_errors = 0u64;
     let mut next_progress = Instant::now();
@@ -572,7 +576,8 @@ pub fn run_load(args: &LoadgenArgs) -> Result<serde_json::Value, String> {
         // Calls whose time is up stop sending, and are deleted and replaced
         // a little later (packets in flight still count).
         for (i, slot) in slots.iter_mut().enumerate() {
-            if slot.as_ref().is_some_and(|(_, end)| *end <= now) && !ending.iter().any(|(j, _)| *j == i) {
+            if slot.as_ref().is_some_and(|(_, end)| *end <= now) && !is_ending[i] {
+                is_ending[i] = true;
                 let g = &groups[i % threads];
                 let _ = g.tx.send(TxMsg::Remove(2 * (i / threads)));
                 let _ = g.tx.send(TxMsg::Remove(2 * (i / threads) + 1));
@@ -582,6 +587,7 @@ pub fn run_load(args: &LoadgenArgs) -> Result<serde_json::Value, String> {
         let due: Vec<usize> = ending.iter().filter(|(_, t)| *t <= now).map(|(i, _)| *i).collect();
         ending.retain(|(_, t)| *t > now);
         for i in due {
+            is_ending[i] = false;
             if let Some((id, _)) = slots[i].take() {
                 deletes += 1;
                 if !delete(&mut ng, &id) {
@@ -616,6 +622,8 @@ pub fn run_load(args: &LoadgenArgs) -> Result<serde_json::Value, String> {
     let relay_after = ng.call(&Value::dict().with("command", "statistics")).ok();
     let attempts_in_window = t.setups - setups_before;
     std::thread::sleep(Duration::from_secs_f64(args.drain));
+    // Before the threads stop and close the sockets.
+    let own_drops = socket_drops(&groups.iter().flat_map(|g| g.inodes.iter().copied()).collect::<Vec<_>>());
     window.stop.store(true, Relaxed);
     if let Some(pb) = progress {
         pb.finish_and_clear();
@@ -673,6 +681,7 @@ pub fn run_load(args: &LoadgenArgs) -> Result<serde_json::Value, String> {
         "duplicates": all.iter().map(|s| s.duplicates).sum::<u64>(),
         "reordered": all.iter().map(|s| s.reordered).sum::<u64>(),
         "auth_failures": rx.auth_failures,
+        "receive_buffer_drops": own_drops,
         "unknown_source": rx.unknown,
         "jitter_max_rtp_units": jitter.iter().max().copied().unwrap_or(0),
         "jitter_mean_rtp_units": if jitter.is_empty() { 0.0 } else { jitter.iter().sum::<u64>() as f64 / jitter.len() as f64 },
@@ -702,11 +711,58 @@ pub fn run_load(args: &LoadgenArgs) -> Result<serde_json::Value, String> {
     Ok(result)
 }
 
-/// Sets socket buffers (best effort: capped by net.core.[rw]mem_max).
+/// Sets socket buffers: past net.core.[rw]mem_max where the process may
+/// (SO_RCVBUFFORCE, CAP_NET_ADMIN), else best effort up to it. The load
+/// generator's two sockets a thread take every call's packets, so their
+/// receive buffer is what lets it ride out being descheduled.
 fn set_buffers(s: &UdpSocket, bytes: usize) {
-    let s = socket2::SockRef::from(s);
-    let _ = s.set_recv_buffer_size(bytes);
-    let _ = s.set_send_buffer_size(bytes);
+    let forced = |opt: libc::c_int| {
+        let v = bytes as libc::c_int;
+        // SAFETY: setsockopt on an open socket with a c_int value of the
+        // size given.
+        unsafe {
+            libc::setsockopt(
+                s.as_raw_fd(),
+                libc::SOL_SOCKET,
+                opt,
+                (&v as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            ) == 0
+        }
+    };
+    let r = socket2::SockRef::from(s);
+    if !forced(libc::SO_RCVBUFFORCE) {
+        let _ = r.set_recv_buffer_size(bytes);
+    }
+    if !forced(libc::SO_SNDBUFFORCE) {
+        let _ = r.set_send_buffer_size(bytes);
+    }
+}
+
+/// A socket's inode (its line in /proc/net/udp).
+fn socket_inode(s: &UdpSocket) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(format!("/proc/self/fd/{}", s.as_raw_fd())).ok().map(|m| m.ino())
+}
+
+/// Datagrams the kernel dropped on these sockets (their receive buffers were
+/// full): the `drops` column of /proc/net/udp and udp6, by inode.
+pub fn socket_drops(inodes: &[u64]) -> Option<u64> {
+    let mut total = None;
+    for file in ["/proc/net/udp", "/proc/net/udp6"] {
+        let Ok(text) = std::fs::read_to_string(file) else { continue };
+        for line in text.lines().skip(1) {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            // sl local rem st tx:rx tr:when retrnsmt uid timeout inode ref pointer drops
+            let (Some(ino), Some(drops)) = (f.get(9).and_then(|v| v.parse::<u64>().ok()), f.get(12)) else {
+                continue;
+            };
+            if inodes.contains(&ino) {
+                *total.get_or_insert(0) += drops.parse::<u64>().unwrap_or(0);
+            }
+        }
+    }
+    total
 }
 
 /// CPU seconds used so far by the process listening on the NG port (found
