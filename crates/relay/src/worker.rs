@@ -328,7 +328,10 @@ where
     /// (AF_XDP) is dropped first.
     io: Box<dyn Io>,
     cmds: Receiver<Cmd<E>>,
-    streams: Vec<Option<Stream<E>>>,
+    /// Boxed: a stream is tens of kilobytes, and a vector of them inline
+    /// moved all of them when it grew (tens of milliseconds at a few
+    /// hundred calls, with every packet of the worker waiting).
+    streams: Vec<Option<Box<Stream<E>>>>,
     free_slots: Vec<u32>,
     /// The slots of each call's streams. Commands find their stream through
     /// it: a scan of every slot costs a cache miss per stream (a stream is
@@ -713,7 +716,7 @@ where
             }
         }
         self.by_call.entry(s.call).or_default().push(slot);
-        self.streams[slot as usize] = Some(s);
+        self.streams[slot as usize] = Some(Box::new(s));
         self.stats.legs.fetch_add(2, Relaxed);
         Ok(())
     }
@@ -761,7 +764,7 @@ where
             false
         });
         self.free_slots.push(slot as u32);
-        taken
+        taken.map(|s| *s)
     }
 
     fn add_stream(&mut self, call: CallKey, index: usize, sides: [SideSockets; 2]) -> std::io::Result<()> {

@@ -66,11 +66,8 @@ fn host_receive_buffer_drops() -> u64 {
         _ => 0,
     };
     let v6 = std::fs::read_to_string("/proc/net/snmp6").unwrap_or_default();
-    let v6: u64 = v6
-        .lines()
-        .find_map(|l| l.strip_prefix("Udp6RcvbufErrors"))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(0);
+    let v6: u64 =
+        v6.lines().find_map(|l| l.strip_prefix("Udp6RcvbufErrors")).and_then(|v| v.trim().parse().ok()).unwrap_or(0);
     v4 + v6
 }
 
