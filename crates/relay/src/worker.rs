@@ -563,7 +563,7 @@ where
                 }
             }
             Cmd::RemoveCall { call } => {
-                for slot in self.by_call.get(&call).cloned().unwrap_or_default() {
+                for slot in self.by_call.remove(&call).unwrap_or_default() {
                     self.remove_slot(slot as usize);
                 }
             }
@@ -575,7 +575,7 @@ where
             }
             Cmd::MoveCall { call, to, done } => {
                 let mut moved = Vec::new();
-                for slot in self.by_call.get(&call).cloned().unwrap_or_default() {
+                for slot in self.by_call.remove(&call).unwrap_or_default() {
                     moved.extend(self.remove_slot(slot as usize).map(Moved));
                 }
                 let n = moved.len();
