@@ -18,7 +18,9 @@
 //!     SRTPGATE_CTL_PACKET_LOSS = 1, /* expected loss on the path to the receiver, percent 0..100 */
 //!     SRTPGATE_CTL_COMPLEXITY = 2,  /* encoder complexity, codec-specific (Opus 0..10) */
 //!     SRTPGATE_CTL_BITRATE = 3,     /* target bit rate, bit/s */
+//!     SRTPGATE_CTL_PLC = 4,         /* decoder concealment: SRTPGATE_PLC_* */
 //! };
+//! enum { SRTPGATE_PLC_CLASSIC = 0, SRTPGATE_PLC_NEURAL = 1 };
 //!
 //! typedef struct {
 //!     const char *name;          /* rtpmap encoding name, e.g. "G722" (NUL-terminated) */
@@ -55,8 +57,8 @@
 //! ```
 //!
 //! Rules:
-//! - The caller owns every buffer; the plugin allocates only in `create`,
-//!   never per frame. `state` is used by one thread at a time.
+//! - The caller owns every buffer; the plugin allocates only in `create`
+//!   and `control`, never per frame. `state` is used by one thread at a time.
 //! - `create` makes a state for `uses` (decoding, encoding or both: a
 //!   plugin need not allocate the half that is not used), with PCM at
 //!   `pcm_rate` (the descriptor's `pcm_rate`, or one of its `pcm_rates`);
@@ -69,7 +71,8 @@
 //! - `recover` rebuilds the lost audio just before `next` (the payload that
 //!   arrived after a loss) from the redundancy in it (Opus in-band FEC), or
 //!   conceals where `next` carries none; it returns the samples written.
-//! - `control` sets an encoder parameter (`SRTPGATE_CTL_*`); 0 on success,
+//! - `control` sets a parameter (`SRTPGATE_CTL_*`: the encoder's, or with
+//!   `SRTPGATE_CTL_PLC` the decoder's concealment); 0 on success,
 //!   [`ERR_UNSUPPORTED`] for a control the codec does not have.
 //! - A negative return is an error ([`ERR_INVALID`], [`ERR_SPACE`],
 //!   [`ERR_INTERNAL`], [`ERR_UNSUPPORTED`]); an error from decode, encode,
@@ -157,6 +160,15 @@ pub const CTL_PACKET_LOSS: u32 = 1;
 pub const CTL_COMPLEXITY: u32 = 2;
 /// Control: target bit rate, bit/s.
 pub const CTL_BITRATE: u32 = 3;
+/// Control of a decoder: how it conceals lost audio ([`PLC_CLASSIC`],
+/// [`PLC_NEURAL`]). A codec with one kind only answers [`ERR_UNSUPPORTED`].
+pub const CTL_PLC: u32 = 4;
+/// [`CTL_PLC`]: waveform repetition (G.711 Appendix I style) or the
+/// codec's own concealment.
+pub const PLC_CLASSIC: i32 = 0;
+/// [`CTL_PLC`]: a speech model predicts the lost audio (libopus's neural
+/// PLC), where the plugin has one.
+pub const PLC_NEURAL: i32 = 1;
 
 /// One codec a plugin offers.
 #[repr(C)]

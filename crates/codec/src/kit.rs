@@ -24,7 +24,8 @@ pub trait Codec: Send {
         let _ = next;
         self.conceal(pcm)
     }
-    /// Sets an encoder parameter ([`crate::abi::CTL_PACKET_LOSS`], …).
+    /// Sets a parameter ([`crate::abi::CTL_PACKET_LOSS`], …,
+    /// [`crate::abi::CTL_PLC`] for a decoder).
     fn control(&mut self, what: u32, value: i32) -> Result<(), i32> {
         let _ = (what, value);
         Err(ERR_UNSUPPORTED)

@@ -373,6 +373,12 @@ impl Transcoder {
         self.d.encoder.control(what, value)
     }
 
+    /// Sets a parameter of the input codec's decoder
+    /// ([`crate::abi::CTL_PLC`]); false when it has no such parameter.
+    pub fn control_decoder(&mut self, what: u32, value: i32) -> Result<bool, CodecError> {
+        self.d.decoder.control(what, value)
+    }
+
     /// Tells the output codec the loss the receiving endpoint reports
     /// (RTCP fraction lost, in 1/256), so that Opus sizes its in-band FEC
     /// for it; the codec is called only when the percentage changes.

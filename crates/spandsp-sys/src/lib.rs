@@ -91,6 +91,21 @@ extern "C" {
     pub fn dtmf_rx_get(s: *mut dtmf_rx_state_t, digits: *mut c_char, max: c_int) -> usize;
 }
 
+// Ours, in g722_state.c (compiled by build.rs against spandsp's private
+// header, so that they match the installed library's layout).
+extern "C" {
+    /// Makes `dst` a copy of `src`.
+    pub fn srtpgate_g722_decode_copy(dst: *mut g722_decode_state_t, src: *const g722_decode_state_t);
+    /// Sets the encoder's sub-band ADPCM state from the decoder's and its QMF
+    /// history from `hist` (the 24 samples of 16 kHz audio before what it
+    /// encodes next, oldest first).
+    pub fn srtpgate_g722_encode_from_decode(
+        e: *mut g722_encode_state_t,
+        d: *const g722_decode_state_t,
+        hist: *const i16,
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -118,6 +133,79 @@ mod tests {
             assert!((b / a - 1.0).abs() < 0.2, "energy {a} → {b}");
             g722_encode_free(e);
             g722_decode_free(d);
+        }
+    }
+
+    #[test]
+    fn a_decoder_fed_the_lost_audio_through_the_encoder_gets_back_in_step() {
+        // Packet 10 of 20 ms is lost. Decoder `skip` just goes on; `sync`
+        // has its state re-encoded from the audio of the lost packet (here
+        // the true audio, as decoded with nothing lost, aligned by the
+        // QMF's 24 samples), as the plugin does with its concealment. What
+        // each decodes after the loss is compared with the decoding of the
+        // whole stream.
+        // SAFETY: states made and freed here; buffers sized for the calls.
+        unsafe {
+            let n = 320 * 20;
+            let pcm: Vec<i16> = (0..n)
+                .map(|i| {
+                    let t = i as f64 / 16000.0;
+                    let f0 = 120.0 + 30.0 * (t * 3.0).sin();
+                    let x: f64 =
+                        (1..12).map(|h| (2.0 * std::f64::consts::PI * f0 * h as f64 * t).sin() / h as f64).sum();
+                    (6000.0 * x * (0.6 + 0.4 * (t * 7.0).sin())) as i16
+                })
+                .collect();
+            let e = g722_encode_init(std::ptr::null_mut(), 64000, 0);
+            let mut wire = vec![0u8; n / 2];
+            g722_encode(e, wire.as_mut_ptr(), pcm.as_ptr(), n as c_int);
+            let (all, skip, sync, scratch) = (
+                g722_decode_init(std::ptr::null_mut(), 64000, 0),
+                g722_decode_init(std::ptr::null_mut(), 64000, 0),
+                g722_decode_init(std::ptr::null_mut(), 64000, 0),
+                g722_decode_init(std::ptr::null_mut(), 64000, 0),
+            );
+            let mut out = [vec![0i16; n], vec![0i16; n], vec![0i16; n]];
+            for k in 0..20 {
+                let (p, s) = (&wire[k * 160..(k + 1) * 160], k * 320..(k + 1) * 320);
+                g722_decode(all, out[0][s.clone()].as_mut_ptr(), p.as_ptr(), 160);
+                if k == 10 {
+                    continue;
+                }
+                if k == 11 {
+                    // The lost 20 ms, re-encoded from `sync`'s state at the
+                    // loss. Analysis and synthesis QMF together delay the
+                    // audio by 22 samples, so the encoder is given the
+                    // output from 22 samples into the loss to 22 into the
+                    // next packet, with the 24 before that as its history.
+                    let truth = &out[0][320 * 10 - 2..320 * 11 + 22];
+                    srtpgate_g722_encode_from_decode(e, sync, truth.as_ptr());
+                    let mut codes = [0u8; 160];
+                    g722_encode(e, codes.as_mut_ptr(), truth[24..].as_ptr(), 320);
+                    srtpgate_g722_decode_copy(scratch, sync);
+                    let mut junk = [0i16; 320];
+                    g722_decode(scratch, junk.as_mut_ptr(), codes.as_ptr(), 160);
+                    srtpgate_g722_decode_copy(sync, scratch);
+                }
+                g722_decode(skip, out[1][s.clone()].as_mut_ptr(), p.as_ptr(), 160);
+                g722_decode(sync, out[2][s].as_mut_ptr(), p.as_ptr(), 160);
+            }
+            let err = |x: &[i16]| -> f64 {
+                (320 * 11..320 * 15).map(|i| (x[i] as f64 - out[0][i] as f64).powi(2)).sum::<f64>()
+            };
+            let sig: f64 = (320 * 11..320 * 15).map(|i| (out[0][i] as f64).powi(2)).sum();
+            let (e_skip, e_sync) = (err(&out[1]), err(&out[2]));
+            let db = |e: f64| 10.0 * (sig / e.max(1.0)).log10();
+            assert!(
+                db(e_sync) > 40.0 && db(e_skip) < 20.0,
+                "80 ms after the loss: SNR {:.1} dB re-synced, {:.1} dB not",
+                db(e_sync),
+                db(e_skip)
+            );
+            for s in [all, skip, sync, scratch] {
+                g722_decode_free(s);
+            }
+            g722_encode_free(e);
         }
     }
 }

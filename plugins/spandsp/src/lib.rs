@@ -12,15 +12,20 @@
 //!   from the least significant bit (spandsp's `G726_PACKING_RIGHT`; the
 //!   `AAL2-G726-*` variants packed MSB first are not offered).
 //!
-//! spandsp's concealer is tuned to 8 kHz; G.722 at 16 kHz PCM uses the
-//! relay's rate-aware one (`srtpgate_codec::plc`, the same algorithm with
-//! its spans in milliseconds).
+//! spandsp's concealer is tuned to 8 kHz; G.722 at 16 kHz PCM uses by
+//! default libopus's neural PLC with the ADPCM decoder put back in step
+//! after a loss (`wide`), or with `SRTPGATE_CTL_PLC` = classic the relay's
+//! rate-aware waveform repetition (`srtpgate_codec::plc`, the same
+//! algorithm as spandsp's with its spans in milliseconds).
+
+mod wide;
 
 use srtpgate_codec::abi::{self, pcm_rate_bit, CodecDesc, PluginTable, StaticCodecs};
 use srtpgate_codec::kit::{Codec, Setup};
 use srtpgate_codec::plc::Plc;
 use srtpgate_spandsp_sys as sys;
 use std::ffi::c_int;
+use wide::{Concealer, Neural};
 
 /// G.726 bit rates, in descriptor order after G.722.
 const G726_BITS: [u32; 4] = [2, 3, 4, 5];
@@ -79,8 +84,8 @@ struct SpanCodec {
     kind: Kind,
     /// spandsp's concealer (8 kHz), or null with `wide_plc`.
     plc: *mut sys::plc_state_t,
-    /// G.722 at 16 kHz: the relay's rate-aware concealer.
-    wide_plc: Option<Plc>,
+    /// G.722 at 16 kHz: its concealer (neural or classic).
+    wide_plc: Option<Concealer>,
 }
 
 // SAFETY: spandsp states are plain memory owned by this value, used by the
@@ -119,7 +124,12 @@ fn make(s: &Setup<'_>) -> Result<Box<dyn Codec>, i32> {
     // SAFETY: as above.
     let wide = matches!(kind, Kind::G722 { wide: true, .. });
     let plc = if s.decodes() && !wide { unsafe { sys::plc_init(null()) } } else { null() };
-    let wide_plc = (s.decodes() && wide).then(|| Plc::new(16000));
+    let wide_plc = if s.decodes() && wide {
+        // Neural by default; classic where its memory cannot be had.
+        Some(Neural::new().map_or_else(|| Concealer::Classic(Plc::new(16000)), Concealer::Neural))
+    } else {
+        None
+    };
     let c = SpanCodec { kind, plc, wide_plc };
     let (enc, dec) = c.halves();
     let ok = enc == s.encodes() && dec == s.decodes();
@@ -163,6 +173,10 @@ impl Codec for SpanCodec {
             return Err(abi::ERR_SPACE);
         }
         let len = as_int(input.len())?;
+        if let (Some(Concealer::Neural(p)), Kind::G722 { dec, .. }) = (self.wide_plc.as_mut(), &self.kind) {
+            // After a loss: the decoder back in step with the sender.
+            p.before_decode(*dec);
+        }
         // SAFETY: live states; `pcm` holds every sample the call can write.
         let n = unsafe {
             match self.kind {
@@ -173,8 +187,11 @@ impl Codec for SpanCodec {
         let n = usize::try_from(n).map_err(|_| abi::ERR_INTERNAL)?.min(pcm.len());
         // The concealer keeps the history it extrapolates from, and
         // smooths the step back from concealed to received audio.
-        if let Some(p) = self.wide_plc.as_mut() {
-            p.received(&mut pcm[..n]);
+        if let Some(c) = self.wide_plc.as_mut() {
+            match c {
+                Concealer::Neural(p) => p.received(&mut pcm[..n]),
+                Concealer::Classic(p) => p.received(&mut pcm[..n]),
+            }
         } else {
             // SAFETY: a live state; n samples of `pcm` are written.
             unsafe { sys::plc_rx(self.plc, pcm.as_mut_ptr(), n as c_int) };
@@ -205,18 +222,54 @@ impl Codec for SpanCodec {
         usize::try_from(n).map_err(|_| abi::ERR_INTERNAL)
     }
 
+    fn control(&mut self, what: u32, value: i32) -> Result<(), i32> {
+        match what {
+            abi::CTL_PLC => self.set_plc(value),
+            _ => Err(abi::ERR_UNSUPPORTED),
+        }
+    }
+
     fn conceal(&mut self, pcm: &mut [i16]) -> Result<usize, i32> {
         if !self.halves().1 {
             return Err(abi::ERR_INVALID);
         }
-        if let Some(p) = self.wide_plc.as_mut() {
-            p.conceal(pcm);
-            return Ok(pcm.len());
+        match (self.wide_plc.as_mut(), &self.kind) {
+            (Some(Concealer::Neural(p)), Kind::G722 { dec, .. }) => {
+                p.conceal(*dec, pcm);
+                return Ok(pcm.len());
+            }
+            (Some(Concealer::Classic(p)), _) => {
+                p.conceal(pcm);
+                return Ok(pcm.len());
+            }
+            _ => {}
         }
         let len = as_int(pcm.len())?;
         // SAFETY: a live state; `pcm` holds `len` samples.
         let n = unsafe { sys::plc_fillin(self.plc, pcm.as_mut_ptr(), len) };
         Ok(usize::try_from(n).map_err(|_| abi::ERR_INTERNAL)?.min(pcm.len()))
+    }
+}
+
+impl SpanCodec {
+    /// `SRTPGATE_CTL_PLC` on a 16 kHz G.722 decoder: the concealment kind,
+    /// switched between losses (a new one starts with an empty history).
+    fn set_plc(&mut self, value: i32) -> Result<(), i32> {
+        let Some(c) = self.wide_plc.as_mut() else {
+            return Err(abi::ERR_UNSUPPORTED);
+        };
+        match (value, &*c) {
+            (abi::PLC_NEURAL, Concealer::Neural(_)) | (abi::PLC_CLASSIC, Concealer::Classic(_)) => Ok(()),
+            (abi::PLC_NEURAL, Concealer::Classic(_)) => {
+                *c = Concealer::Neural(Neural::new().ok_or(abi::ERR_INTERNAL)?);
+                Ok(())
+            }
+            (abi::PLC_CLASSIC, Concealer::Neural(_)) => {
+                *c = Concealer::Classic(Plc::new(16000));
+                Ok(())
+            }
+            _ => Err(abi::ERR_INVALID),
+        }
     }
 }
 

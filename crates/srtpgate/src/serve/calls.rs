@@ -972,7 +972,7 @@ where
                         (None, None)
                     } else {
                         let (to_a, to_o) =
-                            transcoders(&leg, &codecs, self.cfg.codec_complexity, self.cfg.dtmf_delay_ms)
+                            transcoders(&leg, &codecs, self.cfg.codec_complexity, self.cfg.plc, self.cfg.dtmf_delay_ms)
                                 .map_err(|e| format!("media {i}: {e}"))?;
                         tracing::info!(
                             call_id,
@@ -1988,6 +1988,7 @@ fn transcoders(
     leg: &Leg,
     codecs: &Registry,
     complexity: Option<u8>,
+    plc: i32,
     dtmf_delay_ms: u32,
 ) -> Result<(Box<Transcoder>, Box<Transcoder>), CmdError> {
     let find = |f: &Format| codecs.find(&f.name, f.clock_rate, f.channels).ok_or_else(|| format!("no codec for {f}"));
@@ -2029,6 +2030,8 @@ fn transcoders(
                 // Codecs without the control ignore it.
                 t.control(abi::CTL_COMPLEXITY, c as i32).map_err(|e| e.to_string())?;
             }
+            // Likewise decoders with one kind of concealment.
+            t.control_decoder(abi::CTL_PLC, plc).map_err(|e| e.to_string())?;
             Ok::<_, CmdError>(t)
         };
     let (te_o, te_a) = (leg.dtmf.0.as_ref().map(|f| f.pt), leg.dtmf.1.as_ref().map(|f| f.pt));

@@ -50,6 +50,12 @@ pub struct ServeArgs {
     /// the plugin's default, 5, when unset). Lower carries more calls a core.
     #[arg(long = "codec-complexity", env = "SRTPGATE_CODEC_COMPLEXITY")]
     pub codec_complexity: Option<u8>,
+    /// How transcoding decoders conceal lost packets where a plugin offers
+    /// a choice (G.722 at 16 kHz): `neural` (the default: libopus's speech
+    /// model, ~0.6 ms of CPU a lost packet) or `classic` (the last pitch
+    /// period repeated and faded, ~10 µs).
+    #[arg(long = "plc", env = "SRTPGATE_PLC")]
+    pub plc: Option<String>,
     /// Delay line, ms, of a transcoded direction that turns in-band DTMF
     /// into RFC 4733 events (`codec-transcode-telephone-event`): the tone
     /// is muted from its first sample only when this is at least the
@@ -186,6 +192,7 @@ struct FileConfig {
     gpu_min_batch: Option<toml::Value>,
     codec_plugin_dir: Option<PathBuf>,
     codec_complexity: Option<u8>,
+    plc: Option<String>,
     dtmf_delay: Option<u32>,
     io: Option<String>,
     workers: Option<usize>,
@@ -278,6 +285,9 @@ pub struct Config {
     pub codec_plugin_dir: Option<PathBuf>,
     /// Encoder complexity (0–10), for codecs that have one.
     pub codec_complexity: Option<u8>,
+    /// Decoders' concealment where a plugin offers a choice
+    /// (`srtpgate_codec::abi::PLC_NEURAL` or `PLC_CLASSIC`).
+    pub plc: i32,
     /// Delay line of directions that detect DTMF, ms.
     pub dtmf_delay_ms: u32,
     /// I/O backend: sockets, uring, xdp or auto (resolved when the workers start).
@@ -443,6 +453,11 @@ impl Config {
         if let Some(c) = codec_complexity.filter(|&c| c > 10) {
             return Err(format!("codec_complexity: {c} is out of range (0–10)"));
         }
+        let plc = match args.plc.as_deref().or(file.plc.as_deref()).unwrap_or("neural") {
+            "neural" => srtpgate_codec::abi::PLC_NEURAL,
+            "classic" => srtpgate_codec::abi::PLC_CLASSIC,
+            other => return Err(format!("plc: {other:?} is not one of neural, classic")),
+        };
         let dtmf_delay_ms =
             args.dtmf_delay.or(file.dtmf_delay).unwrap_or(srtpgate_codec::transcode::DEFAULT_DTMF_DELAY_MS);
         if dtmf_delay_ms > srtpgate_codec::transcode::MAX_CONCEAL_MS {
@@ -571,6 +586,7 @@ impl Config {
             gpu_min_batch,
             codec_plugin_dir: args.codec_plugin_dir.clone().or(file.codec_plugin_dir),
             codec_complexity,
+            plc,
             dtmf_delay_ms,
             io,
             workers,
@@ -784,6 +800,10 @@ mod tests {
         assert!(!with_file("").expect("default").pin_workers);
         let e = with_file("workers = 2\ntranscode_workers = 2\n").expect_err("none left");
         assert!(e.contains("transcode_workers") && e.contains("none for pass-through"), "{e}");
+        assert_eq!(with_file("").expect("default").plc, srtpgate_codec::abi::PLC_NEURAL);
+        assert_eq!(with_file("plc = \"classic\"\n").expect("classic").plc, srtpgate_codec::abi::PLC_CLASSIC);
+        let e = with_file("plc = \"fancy\"\n").expect_err("unknown");
+        assert!(e.contains("plc") && e.contains("neural, classic"), "{e}");
         let e = with_file("codec_complexity = 11\n").expect_err("out of range");
         assert!(e.contains("codec_complexity"), "{e}");
         assert_eq!(with_file("gpu_min_batch = \"auto\"\n").expect("auto").gpu_min_batch, None);
