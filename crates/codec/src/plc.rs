@@ -22,6 +22,7 @@ const HOLD_MS: u32 = 10;
 const SILENT_MS: u32 = 60;
 
 /// The concealer of one stream.
+#[derive(Clone)]
 pub struct Plc {
     rate: u32,
     pitch_min: usize,

@@ -1,10 +1,12 @@
 //! Where 16 kHz G.722 loses quality across a lost packet, outside the relay:
 //! speech is G.722-encoded in 20 ms packets, the packets at the given
-//! indices are dropped, and the rest decoded six ways: the relay's
+//! indices are dropped, and the rest decoded six ways: the classic
 //! concealment (`plc`), silence, each of those with the decoder also fed the
 //! lost packet (`sync_*`: the ADPCM state as if nothing was lost), nothing
 //! lost (`none`), and the lost time cut out (`cut`, what rtpengine does);
-//! then through Opus at 16 kHz, directly and through a `Transcoder`.
+//! then through Opus at 16 kHz, directly and through a `Transcoder`, both
+//! with the plugin's G.722 decoder (its default: the neural concealment
+//! with the decoder re-synced). `g722_plc_lab` compares the concealments.
 //!
 //! ```sh
 //! cargo build --release --workspace

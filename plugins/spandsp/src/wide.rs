@@ -117,6 +117,9 @@ impl Neural {
     /// Fills `pcm` with concealment; `dec` is the decoder, whose state at the
     /// start of a loss the re-encoding starts from.
     pub(crate) fn conceal(&mut self, dec: *mut sys::g722_decode_state_t, pcm: &mut [i16]) {
+        if pcm.is_empty() {
+            return;
+        }
         if self.missing == 0 {
             self.start_resync(dec);
             match self.slot {

@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""16 kHz G.722 concealment variants outside the relay, scored with PESQ.
+
+Takes the loss patterns that `run.py` recorded (`lost_packets` of the
+G722<->opus callee) from its JSON results, decodes the same speech with
+each variant (`plugins/spandsp/examples/g722_plc_lab.rs`), G.722 alone and
+then Opus-coded at 16 kHz as the relay sends it, and prints wideband PESQ,
+the mean over the runs' seeds per loss level. Run from the repository root
+after `cargo build --release --workspace --examples`.
+
+    python3 bench/quality/lab.py docs/results/quality-g722-opus-neural-seed*-devbox-2026-11-25.json
+"""
+import argparse
+import collections
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from multiprocessing import Pool
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(__file__))
+from run import score as pesq_wb, speech  # noqa: E402  (the quality runs' speech and scoring)
+
+VARIANTS = [
+    "classic",
+    "classic:state=resync",
+    "neural:ola=5",
+    "neural:ola=5:state=resync",
+    "neural:ola=10:state=resync",
+    "neural:ola=10:state=sync",
+    "truth:state=resync",
+]
+
+
+def score(job):
+    ref_path, path = job
+    return path, pesq_wb(ref_path, path, 16000)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("results", nargs="+", help="run.py JSON files with a G722<->opus pair")
+    ap.add_argument("--variants", default=";".join(VARIANTS))
+    ap.add_argument("--example", default="target/release/examples/g722_plc_lab")
+    args = ap.parse_args()
+    tmp = tempfile.mkdtemp(prefix="srtpgate-g722-lab-")
+    patterns = []
+    for f in args.results:
+        d = json.load(open(f))
+        for r in d["results"] if isinstance(d, dict) else d:
+            if r.get("relay") == "srtpgate" and r.get("pair") == "G722<->opus" and r.get("loss_pct", 0) > 0:
+                lost = r["sides"]["callee"]["lost_packets"]
+                patterns.append((f"s{r['seed']}_{int(r['loss_pct'])}", lost))
+    if not patterns:
+        sys.exit("no G722<->opus run with loss in the files given")
+    with open(os.path.join(tmp, "patterns"), "w") as f:
+        for name, lost in patterns:
+            f.write(f"{name} {','.join(map(str, lost))}\n")
+    ref = speech(tmp)[16000]
+    out = os.path.join(tmp, "out")
+    os.makedirs(out)
+    subprocess.run([args.example, ref, out, os.path.join(tmp, "patterns"), args.variants, "opus"], check=True)
+    files = sorted(os.path.join(out, f) for f in os.listdir(out))
+    with Pool(os.cpu_count()) as p:
+        scores = p.map(score, [(ref, f) for f in files])
+    table = collections.defaultdict(list)
+    for path, s in scores:
+        parts = os.path.basename(path)[:-4].split("@")
+        chain = parts[2] if len(parts) > 2 else "g722"
+        loss = parts[1].split("_")[1]
+        table[(parts[0], loss, chain)].append(s)
+    losses = sorted({k[1] for k in table}, key=int)
+    cols = [(l, c) for l in losses for c in ("g722", "opus")]
+    print("| variant | " + " | ".join(f"{l} %, {'G.722' if c == 'g722' else '→ Opus'}" for l, c in cols) + " |")
+    print("|---|" + "---|" * len(cols))
+    for v in args.variants.split(";"):
+        row = [np.mean(table[(v, l, c)]) for l, c in cols]
+        print(f"| {v} | " + " | ".join(f"{x:.3f}" for x in row) + " |")
+
+
+if __name__ == "__main__":
+    main()
