@@ -296,3 +296,39 @@ fn wideband_g722_concealment_keeps_time_with_any_packet_and_loss_length() {
         assert!(s > 20.0, "plc {plc}: after the last loss SNR {s:.1} dB");
     }
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 64, ..Default::default() })]
+
+    /// Whatever arrives (payloads of any length and content, losses of any
+    /// length in any pieces, the concealment switched mid-stream), the 16 kHz
+    /// G.722 decoder answers every call with the samples asked for and never
+    /// fails (a panic inside the plugin would come back as an error).
+    #[test]
+    fn wideband_g722_takes_any_sequence_of_payloads_losses_and_switches(
+        events in proptest::collection::vec(
+            (0u8..8, proptest::collection::vec(proptest::prelude::any::<u8>(), 0..400), 0usize..700),
+            1..60,
+        )
+    ) {
+        let p = plugin();
+        let mut dec = instance(&p, "G722", None);
+        let mut pcm = [0i16; 1000];
+        for (what, payload, n) in events {
+            match what {
+                0..=3 => {
+                    let m = dec.decode(&payload, &mut pcm).expect("decode");
+                    proptest::prop_assert_eq!(m, 2 * payload.len());
+                }
+                4..=6 => {
+                    let m = dec.conceal(&mut pcm[..n]).expect("conceal");
+                    proptest::prop_assert_eq!(m, n);
+                }
+                _ => {
+                    let kind = if n % 2 == 0 { srtpgate_codec::abi::PLC_NEURAL } else { srtpgate_codec::abi::PLC_CLASSIC };
+                    proptest::prop_assert_eq!(dec.control(srtpgate_codec::abi::CTL_PLC, kind).ok(), Some(true));
+                }
+            }
+        }
+    }
+}
