@@ -25,6 +25,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from run import score as pesq_wb, speech  # noqa: E402  (the quality runs' speech and scoring)
 
 VARIANTS = [
+    "plugin",
     "classic",
     "classic:state=resync",
     "neural:ola=5",

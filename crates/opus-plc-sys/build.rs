@@ -51,6 +51,10 @@ fn main() {
             .opt_level(2)
             .warnings(false)
             .cargo_warnings(false);
+        if !x86 {
+            // Plain C elsewhere (the NEON variants are not vendored).
+            b.define("DISABLE_NEON", None);
+        }
         if x86 {
             for d in [
                 "CPU_INFO_BY_ASM",

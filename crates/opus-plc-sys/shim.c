@@ -26,3 +26,6 @@ void srtpgate_dplc_conceal(void *s, short *pcm) { lpcnet_plc_conceal((LPCNetPLCS
 void srtpgate_dplc_copy(void *dst, const void *src) { memcpy(dst, src, sizeof(LPCNetPLCState)); }
 
 size_t srtpgate_dplc_size(void) { return sizeof(LPCNetPLCState); }
+
+/* Samples of one frame at 16 kHz: what update and conceal take and give. */
+int srtpgate_dplc_frame(void) { return FRAME_SIZE; }

@@ -26,6 +26,7 @@ extern "C" {
     fn srtpgate_dplc_conceal(s: *mut c_void, pcm: *mut i16);
     fn srtpgate_dplc_copy(dst: *mut c_void, src: *const c_void);
     fn srtpgate_dplc_size() -> usize;
+    fn srtpgate_dplc_frame() -> i32;
 }
 
 /// One stream's concealer.
@@ -39,8 +40,12 @@ unsafe impl Send for NeuralPlc {}
 
 impl NeuralPlc {
     /// A concealer with an empty history, or None when the memory cannot be
-    /// had.
+    /// had (or the library's frame is not [`FRAME`]).
     pub fn new() -> Option<NeuralPlc> {
+        // SAFETY: a constant; the frame this wrapper's arrays are sized for.
+        if unsafe { srtpgate_dplc_frame() } != FRAME as i32 {
+            return None;
+        }
         // SAFETY: returns a fresh state or null.
         let s = unsafe { srtpgate_dplc_new() };
         (!s.is_null()).then_some(NeuralPlc { s })

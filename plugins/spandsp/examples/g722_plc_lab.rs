@@ -8,9 +8,11 @@
 //! ```
 //! PATTERNS: one line per loss pattern, `name lost,lost,…` (20 ms packet
 //! indices). A variant is `KIND[:ola=MS][:state=keep|resync|sync]`:
-//! KIND `classic` (`srtpgate_codec::plc`), `neural` (libopus's neural PLC)
-//! or `truth` (what a decoder that lost nothing plays: a perfect
-//! concealment); `ola` the neural one's cross-fade into the next packet;
+//! KIND `plugin` (the spandsp plugin's decoder as the relay runs it, its
+//! defaults: the shipped code; `state` and `ola` do not apply), `classic`
+//! (`srtpgate_codec::plc`), `neural` (libopus's neural PLC, re-implemented
+//! here for 20 ms packets to vary its parts) or `truth` (what a decoder
+//! that lost nothing plays: a perfect concealment); `ola` the neural one's cross-fade into the next packet;
 //! `state` what the ADPCM decoder does over the loss: `keep` (left
 //! as it was), `resync` (the concealment G.722-encoded into it, as the
 //! plugin does) or `sync` (the lost packet decoded into it: an oracle).
@@ -113,6 +115,23 @@ impl Concealer {
     }
 }
 
+/// Decodes `pay` through the spandsp plugin's 16 kHz G.722 decoder, the
+/// packets in `lost` concealed by it.
+fn run_plugin(sp: &std::sync::Arc<Plugin>, pay: &[[u8; 160]], lost: &[usize]) -> Vec<i16> {
+    let mut dec = sp.instance_for(0, None, Some(16000), abi::USE_DECODE).expect("decoder");
+    let mut y = Vec::new();
+    let mut pcm = [0i16; 320];
+    for (k, packet) in pay.iter().enumerate() {
+        let n = if lost.contains(&k) {
+            dec.conceal(&mut pcm).expect("conceal")
+        } else {
+            dec.decode(packet, &mut pcm).expect("decode")
+        };
+        y.extend_from_slice(&pcm[..n]);
+    }
+    y
+}
+
 /// Decodes `pay` with the packets in `lost` concealed as `v` says.
 fn run(v: &Variant, pay: &[[u8; 160]], lost: &[usize]) -> Vec<i16> {
     // SAFETY: states made and freed here; buffers sized for each call.
@@ -209,6 +228,8 @@ fn main() {
         .collect();
     let opus = a.get(5).is_some_and(|s| s == "opus");
     let op = Plugin::load(std::path::Path::new("target/release/libsrtpgate_plugin_opus.so")).expect("opus plugin");
+    let sp =
+        Plugin::load(std::path::Path::new("target/release/libsrtpgate_plugin_spandsp.so")).expect("spandsp plugin");
     let mut pay = Vec::new();
     // SAFETY: a state made and freed here; 320 samples in, 160 bytes out.
     unsafe {
@@ -223,7 +244,7 @@ fn main() {
     for name in a[4].split(';') {
         let v = parse(name);
         for (pattern, lost) in &patterns {
-            let y = run(&v, &pay, lost);
+            let y = if v.kind == "plugin" { run_plugin(&sp, &pay, lost) } else { run(&v, &pay, lost) };
             write(&hdr, &format!("{}/{name}@{pattern}.wav", a[2]), &y);
             if opus {
                 let mut enc =

@@ -173,9 +173,14 @@ impl Codec for SpanCodec {
             return Err(abi::ERR_SPACE);
         }
         let len = as_int(input.len())?;
+        if input.is_empty() {
+            // Nothing to play (an empty payload ends no loss).
+            return Ok(0);
+        }
         if let (Some(Concealer::Neural(p)), Kind::G722 { dec, .. }) = (self.wide_plc.as_mut(), &self.kind) {
             // After a loss: the decoder back in step with the sender.
-            p.before_decode(*dec);
+            // SAFETY: `dec` is this codec's live decoder (halves() checked).
+            unsafe { p.before_decode(*dec) };
         }
         // SAFETY: live states; `pcm` holds every sample the call can write.
         let n = unsafe {
@@ -235,7 +240,8 @@ impl Codec for SpanCodec {
         }
         match (self.wide_plc.as_mut(), &self.kind) {
             (Some(Concealer::Neural(p)), Kind::G722 { dec, .. }) => {
-                p.conceal(*dec, pcm);
+                // SAFETY: `dec` is this codec's live decoder (halves() checked).
+                unsafe { p.conceal(*dec, pcm) };
                 return Ok(pcm.len());
             }
             (Some(Concealer::Classic(p)), _) => {

@@ -20,6 +20,14 @@
 //!
 //! The neural PLC works on whole 10 ms frames; received and concealed
 //! audio of any length is kept on that grid here.
+//!
+//! The start of each loss costs ~0.6 ms of CPU (the model analyses the
+//! buffered history), and what is a loss is the sender's to say: a sender
+//! that leaves a gap of a few samples before every packet would make each
+//! packet cost that. So a stream has a budget of neural losses (a token
+//! bucket on the stream's own time: [`BUDGET_BURST`], one more every
+//! [`BUDGET_EVERY`] samples, i.e. 10 a second); a loss beyond it is
+//! concealed the classic way, as with `--plc classic`.
 
 use srtpgate_codec::plc::Plc;
 use srtpgate_opus_plc_sys::{NeuralPlc, FRAME};
@@ -34,6 +42,10 @@ const QMF_HIST: usize = 24;
 const OLA: usize = 80;
 /// Continuation needed at the end of a loss.
 const AHEAD: usize = if OLA > QMF_DELAY { OLA } else { QMF_DELAY };
+/// Neural losses a stream may have at once ...
+pub(crate) const BUDGET_BURST: u32 = 20;
+/// ... and one more each this many samples of its audio (100 ms).
+pub(crate) const BUDGET_EVERY: usize = 1600;
 
 /// How a wideband G.722 decoder conceals.
 pub(crate) enum Concealer {
@@ -76,6 +88,18 @@ pub(crate) struct Neural {
     /// Samples waiting to be re-encoded (an even number is encoded at once).
     pend: [i16; 2 * FRAME],
     pend_n: usize,
+    /// The decoder was put back in step for the current loss.
+    synced: bool,
+    /// Neural losses left, and samples towards the next one.
+    tokens: u32,
+    credit: usize,
+    /// The current loss is concealed the classic way (budget spent).
+    classic: bool,
+    /// The classic concealer, kept with the history it needs.
+    fallback: Plc,
+    /// Tests: audio played instead of the model's (the true lost audio).
+    #[cfg(test)]
+    script: Option<(Vec<i16>, usize)>,
 }
 
 // SAFETY: the spandsp states are owned by this value and used by the thread
@@ -110,27 +134,58 @@ impl Neural {
             lead_n: 0,
             pend: [0; 2 * FRAME],
             pend_n: 0,
+            synced: false,
+            tokens: BUDGET_BURST,
+            credit: 0,
+            classic: false,
+            fallback: Plc::new(16000),
+            #[cfg(test)]
+            script: None,
         });
         (!enc.is_null() && !shadow.is_null()).then_some(n)
     }
 
-    /// Fills `pcm` with concealment; `dec` is the decoder, whose state at the
-    /// start of a loss the re-encoding starts from.
-    pub(crate) fn conceal(&mut self, dec: *mut sys::g722_decode_state_t, pcm: &mut [i16]) {
+    /// Neural losses left.
+    #[cfg(test)]
+    fn budget(&self) -> u32 {
+        self.tokens
+    }
+
+    /// Fills `pcm` with concealment.
+    ///
+    /// # Safety
+    /// `dec` is the live 16 kHz G.722 decoder state this concealer belongs
+    /// to (the re-encoding starts from its state at the start of a loss).
+    pub(crate) unsafe fn conceal(&mut self, dec: *mut sys::g722_decode_state_t, pcm: &mut [i16]) {
         if pcm.is_empty() {
             return;
         }
+        self.earn(pcm.len());
         if self.missing == 0 {
-            self.start_resync(dec);
-            match self.slot {
-                // The loss starts mid-slot: the slot is concealed whole (its
-                // received part leaves the model's history).
-                Slot::Received if self.pos > 0 => {
-                    self.plc.conceal(&mut self.conc);
+            self.synced = false;
+            self.classic = self.tokens == 0;
+            if !self.classic {
+                self.tokens -= 1;
+                // SAFETY: the caller's.
+                unsafe { self.start_resync(dec) };
+                match self.slot {
+                    // The loss starts mid-slot: the slot is concealed whole
+                    // (its received part leaves the model's history).
+                    Slot::Received if self.pos > 0 => {
+                        self.plc.conceal(&mut self.conc);
+                    }
+                    _ => {}
                 }
-                _ => {}
+                self.slot = Slot::Concealed;
             }
-            self.slot = Slot::Concealed;
+        }
+        self.missing += pcm.len();
+        if self.classic {
+            // The classic concealment, kept in the model's history as if
+            // received (so that the grid goes on).
+            self.fallback.conceal(pcm);
+            self.keep(pcm);
+            return;
         }
         let mut at = 0;
         while at < pcm.len() {
@@ -142,17 +197,25 @@ impl Neural {
             self.pos = (self.pos + n) % FRAME;
             at += n;
         }
-        self.missing += pcm.len();
+        #[cfg(test)]
+        if let Some((truth, k)) = self.script.as_mut() {
+            pcm.copy_from_slice(&truth[*k..*k + pcm.len()]);
+            *k += pcm.len();
+        }
         self.reencode(pcm);
     }
 
-    /// Before the first packet after a loss is decoded into `dec`: the
-    /// concealment's continuation is made (for the cross-fade and the end of
-    /// the re-encoding) and the decoder is put back in step.
-    pub(crate) fn before_decode(&mut self, dec: *mut sys::g722_decode_state_t) {
-        if self.missing == 0 {
+    /// Before the first packet after a loss is decoded: the concealment's
+    /// continuation is made (for the cross-fade and the end of the
+    /// re-encoding) and the decoder is put back in step (once a loss).
+    ///
+    /// # Safety
+    /// As [`Neural::conceal`].
+    pub(crate) unsafe fn before_decode(&mut self, dec: *mut sys::g722_decode_state_t) {
+        if self.missing == 0 || self.classic || self.synced {
             return;
         }
+        self.synced = true;
         let look = &mut self.look;
         look.copy_from(&self.plc);
         let mut got = 0;
@@ -168,14 +231,31 @@ impl Neural {
             self.ahead[got..got + n].copy_from_slice(&f[..n]);
             got += n;
         }
+        #[cfg(test)]
+        if let Some((truth, k)) = self.script.as_ref() {
+            self.ahead.copy_from_slice(&truth[*k..*k + AHEAD]);
+        }
         let ahead = self.ahead;
-        self.finish_resync(dec, &ahead[..QMF_DELAY]);
+        // SAFETY: the caller's.
+        unsafe { self.finish_resync(dec, &ahead[..QMF_DELAY]) };
+    }
+
+    /// Stream time towards the next neural loss.
+    fn earn(&mut self, samples: usize) {
+        self.credit += samples;
+        while self.credit >= BUDGET_EVERY {
+            self.credit -= BUDGET_EVERY;
+            self.tokens = (self.tokens + 1).min(BUDGET_BURST);
+        }
     }
 
     /// At the start of a loss: the shadow decoder starts from `dec`, the
     /// re-encoder's QMF history from the last samples played.
-    fn start_resync(&mut self, dec: *mut sys::g722_decode_state_t) {
-        // SAFETY: live states of the same kind.
+    ///
+    /// # Safety
+    /// `dec` is a live G.722 decoder state.
+    unsafe fn start_resync(&mut self, dec: *mut sys::g722_decode_state_t) {
+        // SAFETY: `dec` per the caller, `shadow` ours: live states of a kind.
         unsafe { sys::srtpgate_g722_decode_copy(self.shadow, dec) };
         self.lead[..QMF_HIST - QMF_DELAY].copy_from_slice(&self.last[QMF_DELAY..]);
         self.lead_n = QMF_HIST - QMF_DELAY;
@@ -183,19 +263,30 @@ impl Neural {
     }
 
     /// At the end of a loss: the first QMF_DELAY samples past it complete
-    /// the re-encoding, and the decoder takes the shadow's state (unless the
-    /// loss was too short to start it).
-    fn finish_resync(&mut self, dec: *mut sys::g722_decode_state_t, past: &[i16]) {
+    /// the re-encoding, and the decoder takes the shadow's state.
+    ///
+    /// # Safety
+    /// `dec` is a live G.722 decoder state.
+    unsafe fn finish_resync(&mut self, dec: *mut sys::g722_decode_state_t, past: &[i16]) {
         self.reencode(past);
-        if self.lead_n == QMF_HIST {
-            // SAFETY: live states of the same kind.
-            unsafe { sys::srtpgate_g722_decode_copy(dec, self.shadow) };
-        }
+        // SAFETY: `dec` per the caller, `shadow` ours: live states of a kind.
+        unsafe { sys::srtpgate_g722_decode_copy(dec, self.shadow) };
     }
 
     /// Takes decoded audio: the first audio after a loss is cross-faded from
     /// the concealment's continuation; whole slots go to the model's history.
     pub(crate) fn received(&mut self, pcm: &mut [i16]) {
+        if pcm.is_empty() {
+            return;
+        }
+        self.earn(pcm.len());
+        if self.missing > 0 && self.classic {
+            // The classic concealer blends its continuation in.
+            self.fallback.received(pcm);
+            self.missing = 0;
+            self.keep(pcm);
+            return;
+        }
         if self.missing > 0 {
             let n = OLA.min(pcm.len());
             for (i, x) in pcm[..n].iter_mut().enumerate() {
@@ -205,6 +296,13 @@ impl Neural {
             self.missing = 0;
             self.slot = if self.pos == 0 { Slot::Received } else { Slot::Rest };
         }
+        self.fallback.received(pcm);
+        self.keep(pcm);
+    }
+
+    /// Played audio into the grid (whole received slots to the model's
+    /// history) and the re-encoder's history.
+    fn keep(&mut self, pcm: &[i16]) {
         let mut at = 0;
         while at < pcm.len() {
             let n = (FRAME - self.pos).min(pcm.len() - at);
@@ -349,5 +447,90 @@ mod tests {
                 sys::g722_decode_free(d);
             }
         }
+    }
+
+    /// `n` packets of 20 ms of `x`, G.722-coded, and what a decoder that
+    /// loses none of them plays.
+    fn coded(x: &[i16]) -> (Vec<u8>, Vec<i16>) {
+        // SAFETY: states made and freed here; buffers sized for the calls.
+        unsafe {
+            let e = sys::g722_encode_init(std::ptr::null_mut(), 64000, 0);
+            let mut wire = vec![0u8; x.len() / 2];
+            sys::g722_encode(e, wire.as_mut_ptr(), x.as_ptr(), x.len() as i32);
+            sys::g722_encode_free(e);
+            let d = sys::g722_decode_init(std::ptr::null_mut(), 64000, 0);
+            let mut all = vec![0i16; x.len()];
+            sys::g722_decode(d, all.as_mut_ptr(), wire.as_ptr(), wire.len() as i32);
+            sys::g722_decode_free(d);
+            (wire, all)
+        }
+    }
+
+    #[test]
+    fn the_plugin_path_with_the_true_audio_plays_what_nothing_lost_plays() {
+        // conceal (in two pieces), before_decode and received as the plugin
+        // calls them, with the true lost audio in place of the model's: the
+        // re-sync (offsets, history, continuation) must put the decoder
+        // exactly back in step, and the cross-fade then changes nothing.
+        let (wire, all) = coded(&vowel(320 * 16));
+        let mut n = Neural::new().expect("state");
+        n.script = Some((all.clone(), 320 * 10));
+        let mut out = Vec::new();
+        // SAFETY: a decoder made and freed here; buffers sized for the calls.
+        unsafe {
+            let d = sys::g722_decode_init(std::ptr::null_mut(), 64000, 0);
+            let mut pcm = [0i16; 320];
+            for k in 0..16 {
+                if k == 10 {
+                    n.conceal(d, &mut pcm[..100]);
+                    n.conceal(d, &mut pcm[100..]);
+                } else {
+                    n.before_decode(d);
+                    sys::g722_decode(d, pcm.as_mut_ptr(), wire[k * 160..].as_ptr(), 160);
+                    n.received(&mut pcm);
+                }
+                out.extend_from_slice(&pcm);
+            }
+            sys::g722_decode_free(d);
+        }
+        let r = 320 * 10..320 * 14;
+        let s: f64 = r.clone().map(|i| (all[i] as f64).powi(2)).sum();
+        let e: f64 = r.map(|i| (all[i] as f64 - out[i] as f64).powi(2)).sum();
+        let snr = 10.0 * (s / e.max(1.0)).log10();
+        assert!(snr > 40.0, "the loss and 60 ms after it: SNR {snr:.1} dB");
+    }
+
+    #[test]
+    fn a_sender_that_makes_every_packet_a_loss_gets_the_classic_concealment_beyond_its_budget() {
+        // A gap of 2 samples before each 20 ms packet: 20 neural losses at
+        // once, then one each 100 ms of the stream's audio; the others are
+        // concealed the classic way, and every call still gives the samples
+        // asked for. Two seconds without loss fill the budget again.
+        let (wire, _) = coded(&vowel(320 * 200));
+        let mut n = Neural::new().expect("state");
+        let (mut neural, mut classic) = (0, 0);
+        // SAFETY: a decoder made and freed here; buffers sized for the calls.
+        unsafe {
+            let d = sys::g722_decode_init(std::ptr::null_mut(), 64000, 0);
+            let mut pcm = [0i16; 322];
+            for k in 0..200 {
+                if k < 100 {
+                    n.conceal(d, &mut pcm[..2]);
+                    if n.classic {
+                        classic += 1;
+                    } else {
+                        neural += 1;
+                    }
+                }
+                n.before_decode(d);
+                sys::g722_decode(d, pcm.as_mut_ptr(), wire[k * 160..].as_ptr(), 160);
+                n.received(&mut pcm[..320]);
+            }
+            sys::g722_decode_free(d);
+        }
+        // 100 losses over 100 × 20 ms: 20 at once and one each 100 ms (~20).
+        assert!((38..=42).contains(&neural), "{neural} neural, {classic} classic");
+        assert_eq!(neural + classic, 100);
+        assert_eq!(n.budget(), BUDGET_BURST, "2 s without loss fill it again");
     }
 }

@@ -2030,8 +2030,11 @@ fn transcoders(
                 // Codecs without the control ignore it.
                 t.control(abi::CTL_COMPLEXITY, c as i32).map_err(|e| e.to_string())?;
             }
-            // Likewise decoders with one kind of concealment.
-            t.control_decoder(abi::CTL_PLC, plc).map_err(|e| e.to_string())?;
+            // Likewise decoders with one kind of concealment; a decoder that
+            // cannot switch keeps its own (the call goes on).
+            if let Err(e) = t.control_decoder(abi::CTL_PLC, plc) {
+                tracing::warn!("decoder concealment not set: {e}");
+            }
             Ok::<_, CmdError>(t)
         };
     let (te_o, te_a) = (leg.dtmf.0.as_ref().map(|f| f.pt), leg.dtmf.1.as_ref().map(|f| f.pt));

@@ -52,8 +52,9 @@ pub struct ServeArgs {
     pub codec_complexity: Option<u8>,
     /// How transcoding decoders conceal lost packets where a plugin offers
     /// a choice (G.722 at 16 kHz): `neural` (the default: libopus's speech
-    /// model, ~0.6 ms of CPU a lost packet) or `classic` (the last pitch
-    /// period repeated and faded, ~10 µs).
+    /// model, ~0.6 ms of CPU a lost packet, at most 10 such losses a second
+    /// of a stream) or `classic` (the last pitch period repeated and faded,
+    /// ~40 µs).
     #[arg(long = "plc", env = "SRTPGATE_PLC")]
     pub plc: Option<String>,
     /// Delay line, ms, of a transcoded direction that turns in-band DTMF
