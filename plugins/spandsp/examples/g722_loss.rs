@@ -18,23 +18,11 @@
 use srtpgate_codec::plc::Plc;
 use srtpgate_spandsp_sys as sys;
 
-fn read(p: &str) -> Vec<i16> {
-    let b = std::fs::read(p).unwrap();
-    b[44..].chunks(2).map(|c| i16::from_le_bytes([c[0], c[1]])).collect()
-}
-fn write(p: &str, x: &[i16]) {
-    let mut h = std::fs::read(std::env::args().nth(1).unwrap()).unwrap()[..44].to_vec();
-    let n = (x.len() * 2) as u32;
-    h[40..44].copy_from_slice(&n.to_le_bytes());
-    h[4..8].copy_from_slice(&(n + 36).to_le_bytes());
-    for s in x {
-        h.extend(s.to_le_bytes());
-    }
-    std::fs::write(p, h).unwrap();
-}
+mod wav;
 
 fn main() {
-    let src = read(&std::env::args().nth(1).unwrap());
+    let (hdr, src) = wav::read(&std::env::args().nth(1).unwrap());
+    let write = |p: &str, x: &[i16]| wav::write(&hdr, p, x);
     let out = std::env::args().nth(2).unwrap();
     let lost: Vec<usize> = std::env::args().nth(3).unwrap().split(',').map(|x| x.parse().unwrap()).collect();
     let frames = src.len() / 320;

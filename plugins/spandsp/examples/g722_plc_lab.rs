@@ -28,21 +28,8 @@ use srtpgate_spandsp_sys as sys;
 /// Samples by which G.722's analysis and synthesis QMF delay audio.
 const QMF_DELAY: usize = 22;
 
-fn read(p: &str) -> Vec<i16> {
-    let b = std::fs::read(p).expect("wav");
-    b[44..].chunks(2).map(|c| i16::from_le_bytes([c[0], c[1]])).collect()
-}
-
-fn write(hdr: &[u8], p: &str, x: &[i16]) {
-    let mut h = hdr.to_vec();
-    let n = (x.len() * 2) as u32;
-    h[40..44].copy_from_slice(&n.to_le_bytes());
-    h[4..8].copy_from_slice(&(n + 36).to_le_bytes());
-    for s in x {
-        h.extend(s.to_le_bytes());
-    }
-    std::fs::write(p, h).expect("write");
-}
+mod wav;
+use wav::write;
 
 struct Variant {
     kind: String,
@@ -218,8 +205,7 @@ fn main() {
         eprintln!("usage: g722_plc_lab SPEECH16K.wav OUTDIR PATTERNS VARIANTS [opus]");
         std::process::exit(2);
     }
-    let src = read(&a[1]);
-    let hdr = std::fs::read(&a[1]).expect("wav")[..44].to_vec();
+    let (hdr, src) = wav::read(&a[1]);
     let patterns: Vec<(String, Vec<usize>)> = std::fs::read_to_string(&a[3])
         .expect("patterns")
         .lines()
