@@ -9,6 +9,11 @@ the mean over the runs' seeds per loss level. Run from the repository root
 after `cargo build --release --workspace --examples`.
 
     python3 bench/quality/lab.py docs/results/quality-g722-opus-neural-seed*-devbox-2026-11-25.json
+
+With `--direction opus` it does the same for the other direction's losses
+(the Opus endpoint's packets) with `examples/opus_loss.rs`: Opus decoded at
+16 kHz with FEC, libopus's concealment, or the neural one (no G.722 or Opus
+stage after it).
 """
 import argparse
 import collections
@@ -45,15 +50,23 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("results", nargs="+", help="run.py JSON files with a G722<->opus pair")
     ap.add_argument("--variants", default=";".join(VARIANTS))
-    ap.add_argument("--example", default="target/release/examples/g722_plc_lab")
+    ap.add_argument("--example", help="the example binary (default: by --direction)")
+    ap.add_argument("--direction", choices=["g722", "opus"], default="g722",
+                    help="g722: G.722 -> Opus losses, g722_plc_lab; opus: Opus -> G.722 losses, opus_loss")
     args = ap.parse_args()
+    opus = args.direction == "opus"
+    if opus and args.variants == ";".join(VARIANTS):
+        args.variants = "fec;plc;neural"
+    args.example = args.example or f"target/release/examples/{'opus_loss' if opus else 'g722_plc_lab'}"
     tmp = tempfile.mkdtemp(prefix="srtpgate-g722-lab-")
     patterns = []
     for f in args.results:
         d = json.load(open(f))
         for r in d["results"] if isinstance(d, dict) else d:
             if r.get("relay") == "srtpgate" and r.get("pair") == "G722<->opus" and r.get("loss_pct", 0) > 0:
-                lost = r["sides"]["callee"]["lost_packets"]
+                # What the callee lost came from the G.722 caller; what the
+                # caller lost, from the Opus callee.
+                lost = r["sides"]["caller" if opus else "callee"]["lost_packets"]
                 patterns.append((f"s{r['seed']}_{int(r['loss_pct'])}", lost))
     if not patterns:
         sys.exit("no G722<->opus run with loss in the files given")
@@ -63,7 +76,8 @@ def main():
     ref = speech(tmp)[16000]
     out = os.path.join(tmp, "out")
     os.makedirs(out)
-    subprocess.run([args.example, ref, out, os.path.join(tmp, "patterns"), args.variants, "opus"], check=True)
+    cmd = [args.example, ref, out, os.path.join(tmp, "patterns"), args.variants]
+    subprocess.run(cmd if opus else cmd + ["opus"], check=True)
     files = sorted(os.path.join(out, f) for f in os.listdir(out))
     with Pool(os.cpu_count()) as p:
         scores = p.map(score, [(ref, f) for f in files])
@@ -74,8 +88,9 @@ def main():
         loss = parts[1].split("_")[1]
         table[(parts[0], loss, chain)].append(s)
     losses = sorted({k[1] for k in table}, key=int)
-    cols = [(l, c) for l in losses for c in ("g722", "opus")]
-    print("| variant | " + " | ".join(f"{l} %, {'G.722' if c == 'g722' else '→ Opus'}" for l, c in cols) + " |")
+    cols = [(l, c) for l in losses for c in (("g722",) if opus else ("g722", "opus"))]
+    label = {"g722": "Opus at 16 kHz" if opus else "G.722", "opus": "→ Opus"}
+    print("| variant | " + " | ".join(f"{l} %, {label[c]}" for l, c in cols) + " |")
     print("|---|" + "---|" * len(cols))
     for v in args.variants.split(";"):
         row = [np.mean(table[(v, l, c)]) for l, c in cols]
