@@ -1,5 +1,6 @@
-//! libopus's neural packet loss concealment for 16 kHz speech that was not
-//! decoded by Opus (G.722 here): the LPCNet PLC model predicts the lost
+//! libopus's neural packet loss concealment for 16 kHz speech, for the
+//! codecs that do not have it (G.722, and Opus through the system's libopus
+//! 1.3, which predates it): the LPCNet PLC model predicts the lost
 //! frames' features from the history and the FARGAN vocoder synthesises
 //! them, continuing the waveform. Built from the libopus 1.6.1 sources in
 //! `opus/` (BSD-3-Clause, `opus/COPYING`), weights compiled in.
@@ -13,8 +14,14 @@
 //! copy of each 10 ms frame; the first 10 ms of a loss run the analysis of
 //! the buffered history (~0.5 ms), each further 10 ms ~60 µs. The state is
 //! ~68 kB, allocated once.
+//!
+//! [`stream::Stream`] is the part the codecs share: a stream's audio on the
+//! model's grid, losses of any length, the cross-fade after a loss and a
+//! budget of neural losses.
 
 use std::ffi::c_void;
+
+pub mod stream;
 
 /// Samples in one frame: 10 ms at 16 kHz.
 pub const FRAME: usize = 160;

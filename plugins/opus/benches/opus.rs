@@ -1,7 +1,9 @@
 //! Opus per 20 ms frame at 8 kHz PCM (what the relay runs beside G.711):
 //! libopus called directly (the reference), the same through the plugin ABI
 //! (`Instance`, the loaded `.so`), and one packet through a transcoder each
-//! way (PCMA → Opus, Opus → PCMA), at complexity 5 (the default) and 10.
+//! way (PCMA → Opus, Opus → PCMA), at complexity 5 (the default) and 10;
+//! and at 16 kHz (beside G.722) what a lost packet costs with the neural
+//! concealment and with libopus's.
 //!
 //! `cargo bench -p srtpgate-plugin-opus`
 
@@ -135,6 +137,50 @@ fn benches(c: &mut Criterion) {
         });
         g.finish();
     }
+    // A lost packet on a 16 kHz decoder (beside G.722): ten packets of a
+    // 20 ms voice, the tenth lost, by each concealment (no FEC sent).
+    let mut g = c.benchmark_group("opus_16k_loss");
+    let voice: Vec<i16> = (0..320 * 10)
+        .map(|i| {
+            let t = i as f64 / 16000.0;
+            let x: f64 = (1..20).map(|h| (2.0 * std::f64::consts::PI * 130.0 * h as f64 * t).sin() / h as f64).sum();
+            (5000.0 * x) as i16
+        })
+        .collect();
+    let packets: Vec<Vec<u8>> = {
+        let mut enc = plugin.instance_for(0, None, Some(16000), abi::USE_ENCODE).expect("encoder");
+        let mut wire = [0u8; 1500];
+        voice
+            .chunks(320)
+            .map(|f| {
+                let n = enc.encode(f, &mut wire).expect("encode");
+                wire[..n].to_vec()
+            })
+            .collect()
+    };
+    for (name, plc) in [
+        ("opus_16k_10_decoded", None),
+        ("opus_16k_9_decoded_1_concealed_neural", Some(abi::PLC_NEURAL)),
+        ("opus_16k_9_decoded_1_concealed_libopus", Some(abi::PLC_CLASSIC)),
+    ] {
+        g.bench_function(name, |b| {
+            let mut dec = plugin.instance_for(0, None, Some(16000), abi::USE_DECODE).expect("decoder");
+            if let Some(v) = plc {
+                dec.control(abi::CTL_PLC, v).expect("plc");
+            }
+            let mut pcm = [0i16; 960];
+            b.iter(|| {
+                for (k, p) in packets.iter().enumerate() {
+                    if k == 9 && plc.is_some() {
+                        black_box(dec.conceal(&mut pcm[..320]).expect("conceal"));
+                    } else {
+                        black_box(dec.decode(black_box(p), &mut pcm).expect("decode"));
+                    }
+                }
+            });
+        });
+    }
+    g.finish();
 }
 
 criterion_group!(group, benches);

@@ -134,3 +134,143 @@ fn in_band_fec_rebuilds_a_lost_packet_better_than_concealment() {
     let (e_plc, e_fec) = (err(&a[span.clone()], &b[span.clone()]), err(&a[span.clone()], &c[span]));
     assert!(e_fec < e_plc / 2.0, "FEC error {e_fec:.0} vs concealment {e_plc:.0}");
 }
+
+/// Opus packets of 20 ms at 16 kHz, with in-band FEC or without.
+fn packets_16k(x: &[i16], fec: bool) -> Vec<Vec<u8>> {
+    let p = plugin();
+    let fmtp = if fec { "useinbandfec=1" } else { "useinbandfec=0" };
+    let mut enc = p.instance_for(0, Some(fmtp), Some(16000), abi::USE_ENCODE).expect("encoder");
+    enc.control(abi::CTL_PACKET_LOSS, 20).expect("loss");
+    enc.control(abi::CTL_BITRATE, 32000).expect("bitrate");
+    let mut wire = [0u8; 1500];
+    x.chunks_exact(320)
+        .map(|f| {
+            let n = enc.encode(f, &mut wire).expect("encode");
+            wire[..n].to_vec()
+        })
+        .collect()
+}
+
+#[test]
+fn a_16_khz_decoder_conceals_with_the_speech_model_by_default_and_with_libopus_on_request() {
+    // The neural concealment fills any length of lost time, at the level
+    // of the voice; libopus's fills whole 2.5 ms only (the host pads the
+    // rest). Narrowband decoders have one kind, and refuse the control.
+    let p = plugin();
+    let x = voice(320 * 12, 16000);
+    let packets = packets_16k(&x, false);
+    let mut neural = p.instance_for(0, None, Some(16000), abi::USE_DECODE).expect("decoder");
+    let mut classic = p.instance_for(0, None, Some(16000), abi::USE_DECODE).expect("decoder");
+    assert!(classic.control(abi::CTL_PLC, abi::PLC_CLASSIC).expect("classic"));
+    let mut out = [0i16; 960];
+    for pk in &packets[..10] {
+        neural.decode(pk, &mut out).expect("decode");
+        classic.decode(pk, &mut out).expect("decode");
+    }
+    let mut lost = [0i16; 330];
+    assert_eq!(neural.conceal(&mut lost).expect("conceal"), 330);
+    let rms = |v: &[i16]| (v.iter().map(|&s| (s as f64).powi(2)).sum::<f64>() / v.len() as f64).sqrt();
+    let (r, h) = (rms(&lost), rms(&x[320 * 9..320 * 10]));
+    assert!(r > 0.3 * h && r < 2.0 * h, "concealment rms {r:.0} against the voice's {h:.0}");
+    assert_eq!(classic.conceal(&mut lost).expect("conceal"), 320);
+    // Both go on decoding (the neural one cross-fades into the packet).
+    assert_eq!(neural.decode(&packets[11], &mut out).expect("decode"), 320);
+    assert_eq!(classic.decode(&packets[11], &mut out).expect("decode"), 320);
+    // Back to neural, and refusals.
+    assert!(classic.control(abi::CTL_PLC, abi::PLC_NEURAL).expect("neural"));
+    assert_eq!(classic.conceal(&mut lost).expect("conceal"), 330);
+    assert!(neural.control(abi::CTL_PLC, 7).is_err(), "an unknown kind is an error");
+    let mut narrow = p.instance_for(0, None, Some(8000), abi::USE_DECODE).expect("decoder");
+    assert!(!narrow.control(abi::CTL_PLC, abi::PLC_NEURAL).expect("one kind only"));
+    let mut enc = p.instance_for(0, None, Some(16000), abi::USE_ENCODE).expect("encoder");
+    assert!(!enc.control(abi::CTL_PLC, abi::PLC_NEURAL).expect("no decoder"));
+}
+
+#[test]
+fn at_16_khz_fec_rebuilds_the_last_lost_frame_only_where_the_packet_carries_it() {
+    // Two decoders see the same packets and lose the same one; one
+    // conceals it, the other is given the next packet to recover from.
+    // Where that packet has no FEC (libopus leaves it out of some), the
+    // recovery is the same (neural) concealment, sample for sample; where
+    // it has FEC, the lost 20 ms are rebuilt, nearer what a decoder that
+    // lost nothing plays.
+    let p = plugin();
+    let x = voice(320 * 20, 16000);
+    for fec in [false, true] {
+        let packets = packets_16k(&x, fec);
+        let dec = || p.instance_for(0, None, Some(16000), abi::USE_DECODE).expect("decoder");
+        let mut all = dec();
+        let mut out = [0i16; 960];
+        let mut clean = Vec::new();
+        for pk in &packets {
+            let n = all.decode(pk, &mut out).expect("decode");
+            clean.extend_from_slice(&out[..n]);
+        }
+        let mut rebuilt = 0;
+        for lost in 4..19 {
+            let (mut a, mut b) = (dec(), dec());
+            for pk in &packets[..lost] {
+                a.decode(pk, &mut out).expect("decode");
+                b.decode(pk, &mut out).expect("decode");
+            }
+            let (mut ca, mut cb) = ([0i16; 320], [0i16; 320]);
+            assert_eq!(a.conceal(&mut ca).expect("conceal"), 320);
+            assert_eq!(b.recover(&packets[lost + 1], &mut cb).expect("recover"), 320);
+            if ca != cb {
+                let truth = &clean[320 * lost..320 * (lost + 1)];
+                let (ea, eb) = (err(truth, &ca), err(truth, &cb));
+                assert!(eb < ea / 2.0, "loss at {lost}: FEC error {eb:.0} against concealment {ea:.0}");
+                rebuilt += 1;
+            }
+            assert_eq!(b.decode(&packets[lost + 1], &mut out).expect("decode"), 320);
+        }
+        if fec {
+            assert!(rebuilt >= 4, "{rebuilt} of 15 losses rebuilt from FEC");
+        } else {
+            assert_eq!(rebuilt, 0, "no FEC sent, none used");
+        }
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 64, ..Default::default() })]
+
+    /// A 16 kHz decoder given any bytes as packets, losses of any length
+    /// (recovered from any bytes or concealed) and concealment switches,
+    /// in any order: errors for malformed packets, the samples asked for
+    /// from every concealment, never a crash.
+    #[test]
+    fn a_16_khz_decoder_takes_any_sequence_of_packets_losses_and_switches(
+        events in proptest::collection::vec(
+            (0u8..10, proptest::collection::vec(proptest::prelude::any::<u8>(), 0..300), 0usize..1000),
+            1..60,
+        )
+    ) {
+        let p = plugin();
+        let x = voice(320 * 8, 16000);
+        let good = packets_16k(&x, true);
+        let mut dec = p.instance_for(0, None, Some(16000), abi::USE_DECODE).expect("decoder");
+        let mut pcm = [0i16; 5760];
+        for (k, (what, bytes, n)) in events.into_iter().enumerate() {
+            let payload = if what % 2 == 0 { &good[k % good.len()][..] } else { &bytes[..] };
+            match what {
+                0..=3 => {
+                    let _ = dec.decode(payload, &mut pcm);
+                }
+                4..=5 => {
+                    let m = dec.conceal(&mut pcm[..n]).expect("conceal");
+                    proptest::prop_assert!(m <= n && n - m < 40, "{m} of {n}");
+                }
+                6..=7 => {
+                    if let Ok(m) = dec.recover(payload, &mut pcm[..n]) {
+                        proptest::prop_assert!(m <= n && n - m < 40, "{m} of {n}");
+                    }
+                }
+                _ => {
+                    let kind = if n % 2 == 0 { abi::PLC_NEURAL } else { abi::PLC_CLASSIC };
+                    proptest::prop_assert_eq!(dec.control(abi::CTL_PLC, kind).ok(), Some(true));
+                }
+            }
+        }
+    }
+}

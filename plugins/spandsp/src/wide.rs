@@ -18,34 +18,21 @@
 //! that as its QMF history (with the true lost audio this gets the decoder
 //! exactly back in step: `srtpgate-spandsp-sys`'s test).
 //!
-//! The neural PLC works on whole 10 ms frames; received and concealed
-//! audio of any length is kept on that grid here.
-//!
-//! The start of each loss costs ~0.6 ms of CPU (the model analyses the
-//! buffered history), and what is a loss is the sender's to say: a sender
-//! that leaves a gap of a few samples before every packet would make each
-//! packet cost that. So a stream has a budget of neural losses (a token
-//! bucket on the stream's own time: [`BUDGET_BURST`], one more every
-//! [`BUDGET_EVERY`] samples, i.e. 10 a second); a loss beyond it is
-//! concealed the classic way, as with `--plc classic`.
+//! The grid, the cross-fade after a loss and the budget of neural losses
+//! (beyond it, the classic concealment) are `srtpgate_opus_plc_sys::stream`,
+//! shared with the Opus plugin.
 
 use srtpgate_codec::plc::Plc;
-use srtpgate_opus_plc_sys::{NeuralPlc, FRAME};
+use srtpgate_opus_plc_sys::stream::{Loss, Stream, OLA};
 use srtpgate_spandsp_sys as sys;
 
 /// Samples by which G.722's analysis and synthesis QMF delay audio.
 const QMF_DELAY: usize = 22;
 /// Samples of the encoder's QMF history.
 const QMF_HIST: usize = 24;
-/// Cross-fade from the concealment into the first audio after a loss
-/// (5 ms).
-const OLA: usize = 80;
-/// Continuation needed at the end of a loss.
-const AHEAD: usize = if OLA > QMF_DELAY { OLA } else { QMF_DELAY };
-/// Neural losses a stream may have at once ...
-pub(crate) const BUDGET_BURST: u32 = 20;
-/// ... and one more each this many samples of its audio (100 ms).
-pub(crate) const BUDGET_EVERY: usize = 1600;
+const _: () = assert!(QMF_DELAY <= OLA, "the continuation covers the QMF delay");
+/// Samples the re-encoder takes at once.
+const PEND: usize = 320;
 
 /// How a wideband G.722 decoder conceals.
 pub(crate) enum Concealer {
@@ -53,30 +40,8 @@ pub(crate) enum Concealer {
     Neural(Box<Neural>),
 }
 
-/// Where the current 10 ms slot of the grid stands.
-#[derive(Clone, Copy, PartialEq, Debug)]
-enum Slot {
-    /// Received audio is being collected into `frame`.
-    Received,
-    /// `conc` holds the slot's concealment.
-    Concealed,
-    /// The slot was concealed and then audio came in its middle: the model
-    /// already has the slot, so the rest is played but not kept.
-    Rest,
-}
-
 pub(crate) struct Neural {
-    plc: NeuralPlc,
-    /// A copy of `plc` to look ahead with at the end of a loss.
-    look: NeuralPlc,
-    frame: [i16; FRAME],
-    conc: [i16; FRAME],
-    pos: usize,
-    slot: Slot,
-    /// Samples concealed in the current loss (0: none).
-    missing: usize,
-    /// The concealment's continuation past the loss.
-    ahead: [i16; AHEAD],
+    s: Stream,
     /// The last QMF_HIST samples played (oldest first).
     last: [i16; QMF_HIST],
     /// ADPCM re-sync: an encoder and a shadow decoder.
@@ -86,16 +51,10 @@ pub(crate) struct Neural {
     lead: [i16; QMF_HIST],
     lead_n: usize,
     /// Samples waiting to be re-encoded (an even number is encoded at once).
-    pend: [i16; 2 * FRAME],
+    pend: [i16; PEND],
     pend_n: usize,
-    /// The decoder was put back in step for the current loss.
-    synced: bool,
-    /// Neural losses left, and samples towards the next one.
-    tokens: u32,
-    credit: usize,
-    /// The current loss is concealed the classic way (budget spent).
-    classic: bool,
-    /// The classic concealer, kept with the history it needs.
+    /// The classic concealer (beyond the budget), kept with the history it
+    /// needs.
     fallback: Plc,
     /// Tests: audio played instead of the model's (the true lost audio).
     #[cfg(test)]
@@ -109,7 +68,7 @@ unsafe impl Send for Neural {}
 impl Neural {
     /// The neural concealer with its re-sync states, or None without memory.
     pub(crate) fn new() -> Option<Box<Neural>> {
-        let (plc, look) = (NeuralPlc::new()?, NeuralPlc::new()?);
+        let s = Stream::new()?;
         // SAFETY: spandsp allocates the states (NULL argument); checked below
         // and freed by Drop.
         let (enc, shadow) = unsafe {
@@ -119,36 +78,19 @@ impl Neural {
             )
         };
         let n = Box::new(Neural {
-            plc,
-            look,
-            frame: [0; FRAME],
-            conc: [0; FRAME],
-            pos: 0,
-            slot: Slot::Received,
-            missing: 0,
-            ahead: [0; AHEAD],
+            s,
             last: [0; QMF_HIST],
             enc,
             shadow,
             lead: [0; QMF_HIST],
             lead_n: 0,
-            pend: [0; 2 * FRAME],
+            pend: [0; PEND],
             pend_n: 0,
-            synced: false,
-            tokens: BUDGET_BURST,
-            credit: 0,
-            classic: false,
             fallback: Plc::new(16000),
             #[cfg(test)]
             script: None,
         });
         (!enc.is_null() && !shadow.is_null()).then_some(n)
-    }
-
-    /// Neural losses left.
-    #[cfg(test)]
-    fn budget(&self) -> u32 {
-        self.tokens
     }
 
     /// Fills `pcm` with concealment.
@@ -157,96 +99,48 @@ impl Neural {
     /// `dec` is the live 16 kHz G.722 decoder state this concealer belongs
     /// to (the re-encoding starts from its state at the start of a loss).
     pub(crate) unsafe fn conceal(&mut self, dec: *mut sys::g722_decode_state_t, pcm: &mut [i16]) {
-        if pcm.is_empty() {
-            return;
-        }
-        self.earn(pcm.len());
-        if self.missing == 0 {
-            self.synced = false;
-            self.classic = self.tokens == 0;
-            if !self.classic {
-                self.tokens -= 1;
-                // SAFETY: the caller's.
-                unsafe { self.start_resync(dec) };
-                match self.slot {
-                    // The loss starts mid-slot: the slot is concealed whole
-                    // (its received part leaves the model's history).
-                    Slot::Received if self.pos > 0 => {
-                        self.plc.conceal(&mut self.conc);
-                    }
-                    _ => {}
+        let first = self.s.loss().is_none();
+        match self.s.conceal(pcm) {
+            None => {}
+            Some(Loss::Classic) => {
+                // The classic concealment, kept in the model's history as
+                // if received (so that the grid goes on).
+                self.fallback.conceal(pcm);
+                self.keep(pcm);
+            }
+            Some(Loss::Neural) => {
+                if first {
+                    // SAFETY: the caller's.
+                    unsafe { self.start_resync(dec) };
                 }
-                self.slot = Slot::Concealed;
+                #[cfg(test)]
+                if let Some((truth, k)) = self.script.as_mut() {
+                    pcm.copy_from_slice(&truth[*k..*k + pcm.len()]);
+                    *k += pcm.len();
+                }
+                self.reencode(pcm);
             }
         }
-        self.missing += pcm.len();
-        if self.classic {
-            // The classic concealment, kept in the model's history as if
-            // received (so that the grid goes on).
-            self.fallback.conceal(pcm);
-            self.keep(pcm);
-            return;
-        }
-        let mut at = 0;
-        while at < pcm.len() {
-            if self.pos == 0 {
-                self.plc.conceal(&mut self.conc);
-            }
-            let n = (FRAME - self.pos).min(pcm.len() - at);
-            pcm[at..at + n].copy_from_slice(&self.conc[self.pos..self.pos + n]);
-            self.pos = (self.pos + n) % FRAME;
-            at += n;
-        }
-        #[cfg(test)]
-        if let Some((truth, k)) = self.script.as_mut() {
-            pcm.copy_from_slice(&truth[*k..*k + pcm.len()]);
-            *k += pcm.len();
-        }
-        self.reencode(pcm);
     }
 
     /// Before the first packet after a loss is decoded: the concealment's
-    /// continuation is made (for the cross-fade and the end of the
-    /// re-encoding) and the decoder is put back in step (once a loss).
+    /// continuation completes the re-encoding and the decoder is put back
+    /// in step (once a loss).
     ///
     /// # Safety
     /// As [`Neural::conceal`].
     pub(crate) unsafe fn before_decode(&mut self, dec: *mut sys::g722_decode_state_t) {
-        if self.missing == 0 || self.classic || self.synced {
+        let Some(ahead) = self.s.continuation() else {
             return;
-        }
-        self.synced = true;
-        let look = &mut self.look;
-        look.copy_from(&self.plc);
-        let mut got = 0;
-        if self.pos > 0 {
-            let n = (FRAME - self.pos).min(AHEAD);
-            self.ahead[..n].copy_from_slice(&self.conc[self.pos..self.pos + n]);
-            got = n;
-        }
-        let mut f = [0i16; FRAME];
-        while got < AHEAD {
-            look.conceal(&mut f);
-            let n = (AHEAD - got).min(FRAME);
-            self.ahead[got..got + n].copy_from_slice(&f[..n]);
-            got += n;
-        }
+        };
         #[cfg(test)]
         if let Some((truth, k)) = self.script.as_ref() {
-            self.ahead.copy_from_slice(&truth[*k..*k + AHEAD]);
+            ahead.copy_from_slice(&truth[*k..*k + OLA]);
         }
-        let ahead = self.ahead;
+        let mut past = [0i16; QMF_DELAY];
+        past.copy_from_slice(&ahead[..QMF_DELAY]);
         // SAFETY: the caller's.
-        unsafe { self.finish_resync(dec, &ahead[..QMF_DELAY]) };
-    }
-
-    /// Stream time towards the next neural loss.
-    fn earn(&mut self, samples: usize) {
-        self.credit += samples;
-        while self.credit >= BUDGET_EVERY {
-            self.credit -= BUDGET_EVERY;
-            self.tokens = (self.tokens + 1).min(BUDGET_BURST);
-        }
+        unsafe { self.finish_resync(dec, &past) };
     }
 
     /// At the start of a loss: the shadow decoder starts from `dec`, the
@@ -273,52 +167,19 @@ impl Neural {
         unsafe { sys::srtpgate_g722_decode_copy(dec, self.shadow) };
     }
 
-    /// Takes decoded audio: the first audio after a loss is cross-faded from
-    /// the concealment's continuation; whole slots go to the model's history.
+    /// Takes decoded audio: the first audio after a neural loss is
+    /// cross-faded from the concealment's continuation, after a classic
+    /// one blended by the classic concealer; then kept.
     pub(crate) fn received(&mut self, pcm: &mut [i16]) {
-        if pcm.is_empty() {
-            return;
-        }
-        self.earn(pcm.len());
-        if self.missing > 0 && self.classic {
-            // The classic concealer blends its continuation in.
-            self.fallback.received(pcm);
-            self.missing = 0;
-            self.keep(pcm);
-            return;
-        }
-        if self.missing > 0 {
-            let n = OLA.min(pcm.len());
-            for (i, x) in pcm[..n].iter_mut().enumerate() {
-                let w = (i + 1) as f32 / (n + 1) as f32;
-                *x = (self.ahead[i] as f32 * (1.0 - w) + *x as f32 * w).round() as i16;
-            }
-            self.missing = 0;
-            self.slot = if self.pos == 0 { Slot::Received } else { Slot::Rest };
-        }
+        self.s.arrived(pcm);
         self.fallback.received(pcm);
         self.keep(pcm);
     }
 
-    /// Played audio into the grid (whole received slots to the model's
-    /// history) and the re-encoder's history.
+    /// Played audio onto the model's grid and into the re-encoder's
+    /// history.
     fn keep(&mut self, pcm: &[i16]) {
-        let mut at = 0;
-        while at < pcm.len() {
-            let n = (FRAME - self.pos).min(pcm.len() - at);
-            if self.slot == Slot::Received {
-                self.frame[self.pos..self.pos + n].copy_from_slice(&pcm[at..at + n]);
-            }
-            self.pos += n;
-            at += n;
-            if self.pos == FRAME {
-                if self.slot == Slot::Received {
-                    self.plc.update(&self.frame);
-                }
-                self.pos = 0;
-                self.slot = Slot::Received;
-            }
-        }
+        self.s.keep(pcm);
         self.keep_last(pcm);
     }
 
@@ -351,8 +212,8 @@ impl Neural {
             x = &x[n..];
             let even = self.pend_n & !1;
             if even > 0 {
-                let mut codes = [0u8; FRAME];
-                let mut out = [0i16; 2 * FRAME];
+                let mut codes = [0u8; PEND / 2];
+                let mut out = [0i16; PEND];
                 // SAFETY: live states; `even` samples in, even/2 bytes out,
                 // decoded back to `even` samples.
                 unsafe {
@@ -383,6 +244,7 @@ impl Drop for Neural {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use srtpgate_opus_plc_sys::stream::BUDGET_BURST;
 
     /// A voiced 16 kHz signal whose pitch and level move.
     fn vowel(n: usize) -> Vec<i16> {
@@ -516,7 +378,7 @@ mod tests {
             for k in 0..200 {
                 if k < 100 {
                     n.conceal(d, &mut pcm[..2]);
-                    if n.classic {
+                    if n.s.loss() == Some(Loss::Classic) {
                         classic += 1;
                     } else {
                         neural += 1;
@@ -531,6 +393,6 @@ mod tests {
         // 100 losses over 100 × 20 ms: 20 at once and one each 100 ms (~20).
         assert!((38..=42).contains(&neural), "{neural} neural, {classic} classic");
         assert_eq!(neural + classic, 100);
-        assert_eq!(n.budget(), BUDGET_BURST, "2 s without loss fill it again");
+        assert_eq!(n.s.budget(), BUDGET_BURST, "2 s without loss fill it again");
     }
 }
