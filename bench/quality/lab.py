@@ -12,7 +12,8 @@ after `cargo build --release --workspace --examples`.
 
 With `--direction opus` it does the same for the other direction's losses
 (the Opus endpoint's packets) with `examples/opus_loss.rs`: Opus decoded at
-16 kHz with FEC, libopus's concealment, or the neural one (no G.722 or Opus
+16 kHz by the plugin as shipped, or without libopus's models with FEC,
+libopus's classic concealment, or srtpgate's neural one (no G.722 or Opus
 stage after it).
 """
 import argparse
@@ -56,7 +57,7 @@ def main():
     args = ap.parse_args()
     opus = args.direction == "opus"
     if opus and args.variants == ";".join(VARIANTS):
-        args.variants = "fec;plc;neural"
+        args.variants = "plugin;fec;plc;neural"
     args.example = args.example or f"target/release/examples/{'opus_loss' if opus else 'g722_plc_lab'}"
     tmp = tempfile.mkdtemp(prefix="srtpgate-g722-lab-")
     patterns = []

@@ -1,15 +1,19 @@
 //! Opus at 16 kHz under loss, outside the relay: the speech Opus-coded as
 //! the quality harness's endpoint codes it (`useinbandfec=1`, 5 % loss
 //! set), the packets in each pattern dropped, and the rest decoded at 16
-//! kHz three ways: `fec` (what the relay does: in-band FEC of the next
-//! packet for the last lost frame, libopus's concealment before it), `plc`
-//! (libopus's concealment only) and `neural` (libopus's neural PLC from
-//! `srtpgate-opus-plc-sys` in place of the concealment, the Opus decoder
-//! still run through its own to keep its state, 5 ms cross-fade into the
-//! next packet). `bench/quality/lab.py --direction opus` runs and scores it.
+//! kHz four ways: `plugin` (what the relay does, the plugin's decoder as
+//! shipped: LACE and libopus's deep concealment, in-band FEC of the next
+//! packet for the last lost frame), and on the plugin's decoder set to
+//! `SRTPGATE_PLC_CLASSIC` (libopus without its models, as Debian's 1.3
+//! decodes): `fec` (FEC and libopus's classic concealment), `plc` (the
+//! classic concealment only) and `neural` (libopus's neural PLC from
+//! `srtpgate-opus-plc-sys`, as G.722 uses it, in place of the concealment,
+//! the Opus decoder still run through its own to keep its state, 5 ms
+//! cross-fade into the next packet). `bench/quality/lab.py --direction
+//! opus` runs and scores it.
 //!
 //! ```sh
-//! cargo run --release -p srtpgate-plugin-spandsp --example opus_loss -- speech16k.wav OUTDIR PATTERNS 'fec;plc;neural'
+//! cargo run --release -p srtpgate-plugin-spandsp --example opus_loss -- speech16k.wav OUTDIR PATTERNS 'plugin;fec;plc;neural'
 //! ```
 //! Writes OUTDIR/VARIANT@PATTERN.wav. Run from the repository root (the Opus
 //! plugin is loaded from `target/release/`).
@@ -48,6 +52,9 @@ fn main() {
     for v in a[4].split(';') {
         for (name, lost) in &patterns {
             let mut dec = op.instance_for(0, None, Some(16000), abi::USE_DECODE).expect("decoder");
+            if v != "plugin" {
+                dec.control(abi::CTL_PLC, abi::PLC_CLASSIC).expect("classic");
+            }
             let (mut model, mut look) = (NeuralPlc::new().expect("state"), NeuralPlc::new().expect("state"));
             let mut y: Vec<i16> = Vec::new();
             let mut gap = 0usize;
@@ -60,7 +67,7 @@ fn main() {
                 if gap > 0 {
                     let mut fill = vec![0i16; 320 * gap];
                     let n = match v {
-                        "fec" => dec.recover(p, &mut fill).expect("recover"),
+                        "plugin" | "fec" => dec.recover(p, &mut fill).expect("recover"),
                         "plc" => dec.conceal(&mut fill).expect("conceal"),
                         "neural" => {
                             let mut state_only = vec![0i16; 320 * gap];
