@@ -1,6 +1,5 @@
-//! libopus's neural packet loss concealment for 16 kHz speech, for the
-//! codecs that do not have it (G.722, and Opus through the system's libopus
-//! 1.3, which predates it): the LPCNet PLC model predicts the lost
+//! libopus's neural packet loss concealment for 16 kHz speech that was not
+//! decoded by Opus (G.722 here): the LPCNet PLC model predicts the lost
 //! frames' features from the history and the FARGAN vocoder synthesises
 //! them, continuing the waveform. Built from the libopus 1.6.1 sources in
 //! `opus/` (BSD-3-Clause, `opus/COPYING`), weights compiled in.

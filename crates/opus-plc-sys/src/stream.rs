@@ -2,9 +2,9 @@
 //! the stream's audio kept on the model's 10 ms grid, lost time of any
 //! length filled from the model, a 5 ms cross-fade from the concealment's
 //! continuation into the first audio after a loss, and a budget of neural
-//! losses. Shared by the codecs that conceal with it (G.722 and Opus at
-//! 16 kHz), which add what is their own (G.722 puts its ADPCM decoder back
-//! in step, Opus keeps its decoder's state running).
+//! losses: what a codec's concealment with the model needs besides what
+//! is the codec's own (G.722 adds putting its ADPCM decoder back in step;
+//! `plugins/spandsp/src/wide.rs`).
 //!
 //! The start of each loss costs ~0.6 ms of CPU (the model analyses the
 //! buffered history), and what is a loss is the sender's to say: a sender

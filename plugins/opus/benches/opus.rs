@@ -2,8 +2,9 @@
 //! libopus called directly (the reference), the same through the plugin ABI
 //! (`Instance`, the loaded `.so`), and one packet through a transcoder each
 //! way (PCMA → Opus, Opus → PCMA), at complexity 5 (the default) and 10;
-//! and at 16 kHz (beside G.722) what a lost packet costs with the neural
-//! concealment and with libopus's.
+//! and at 16 kHz (beside G.722) what decoding and a lost packet cost with
+//! libopus's models (the default: LACE, deep concealment) and without
+//! (`SRTPGATE_PLC_CLASSIC`).
 //!
 //! `cargo bench -p srtpgate-plugin-opus`
 
@@ -137,8 +138,8 @@ fn benches(c: &mut Criterion) {
         });
         g.finish();
     }
-    // A lost packet on a 16 kHz decoder (beside G.722): ten packets of a
-    // 20 ms voice, the tenth lost, by each concealment (no FEC sent).
+    // A 16 kHz decoder (beside G.722): ten packets of a 20 ms voice, with
+    // and without libopus's models, and the tenth lost (no FEC sent).
     let mut g = c.benchmark_group("opus_16k_loss");
     let voice: Vec<i16> = (0..320 * 10)
         .map(|i| {
@@ -158,10 +159,11 @@ fn benches(c: &mut Criterion) {
             })
             .collect()
     };
-    for (name, plc) in [
-        ("opus_16k_10_decoded", None),
-        ("opus_16k_9_decoded_1_concealed_neural", Some(abi::PLC_NEURAL)),
-        ("opus_16k_9_decoded_1_concealed_libopus", Some(abi::PLC_CLASSIC)),
+    for (name, plc, lose) in [
+        ("opus_16k_10_decoded_models", None, false),
+        ("opus_16k_10_decoded_classic", Some(abi::PLC_CLASSIC), false),
+        ("opus_16k_9_decoded_1_concealed_models", Some(abi::PLC_NEURAL), true),
+        ("opus_16k_9_decoded_1_concealed_classic", Some(abi::PLC_CLASSIC), true),
     ] {
         g.bench_function(name, |b| {
             let mut dec = plugin.instance_for(0, None, Some(16000), abi::USE_DECODE).expect("decoder");
@@ -171,7 +173,7 @@ fn benches(c: &mut Criterion) {
             let mut pcm = [0i16; 960];
             b.iter(|| {
                 for (k, p) in packets.iter().enumerate() {
-                    if k == 9 && plc.is_some() {
+                    if k == 9 && lose {
                         black_box(dec.conceal(&mut pcm[..320]).expect("conceal"));
                     } else {
                         black_box(dec.decode(black_box(p), &mut pcm).expect("decode"));

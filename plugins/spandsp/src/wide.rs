@@ -19,8 +19,7 @@
 //! exactly back in step: `srtpgate-spandsp-sys`'s test).
 //!
 //! The grid, the cross-fade after a loss and the budget of neural losses
-//! (beyond it, the classic concealment) are `srtpgate_opus_plc_sys::stream`,
-//! shared with the Opus plugin.
+//! (beyond it, the classic concealment) are `srtpgate_opus_plc_sys::stream`.
 
 use srtpgate_codec::plc::Plc;
 use srtpgate_opus_plc_sys::stream::{Loss, Stream, OLA};
