@@ -161,7 +161,9 @@ pub const CTL_COMPLEXITY: u32 = 2;
 /// Control: target bit rate, bit/s.
 pub const CTL_BITRATE: u32 = 3;
 /// Control of a decoder: how it conceals lost audio ([`PLC_CLASSIC`],
-/// [`PLC_NEURAL`]). A codec with one kind only answers [`ERR_UNSUPPORTED`].
+/// [`PLC_NEURAL`]), and with it whether speech models run on received
+/// audio too (Opus: LACE). A codec with one kind only answers
+/// [`ERR_UNSUPPORTED`].
 pub const CTL_PLC: u32 = 4;
 /// [`CTL_PLC`]: waveform repetition (G.711 Appendix I style) or the
 /// codec's own concealment.

@@ -21,6 +21,50 @@ const HOLD_MS: u32 = 10;
 /// Silence after this much loss, ms.
 const SILENT_MS: u32 = 60;
 
+/// A stream's budget of costly (model-based) concealments: a token bucket
+/// on the stream's own time. What is a loss is the sender's to say (a gap
+/// of a few samples in its timestamps is one), and a concealment by a
+/// speech model costs ~0.6 ms at the start of each loss, so a sender that
+/// leaves a tiny gap before every packet would make every packet cost that;
+/// beyond the budget a codec conceals the cheap way.
+#[derive(Clone, Debug)]
+pub struct LossBudget {
+    tokens: u32,
+    burst: u32,
+    credit: usize,
+    every: usize,
+}
+
+impl LossBudget {
+    /// `burst` losses at once, and one more each `every` samples of the
+    /// stream (at least one sample).
+    pub fn new(burst: u32, every: usize) -> LossBudget {
+        LossBudget { tokens: burst, burst, credit: 0, every: every.max(1) }
+    }
+
+    /// Samples of the stream (received or concealed) have passed.
+    pub fn earn(&mut self, samples: usize) {
+        self.credit += samples;
+        while self.credit >= self.every {
+            self.credit -= self.every;
+            self.tokens = (self.tokens + 1).min(self.burst);
+        }
+    }
+
+    /// A loss starts: true (and one token used) if it may be concealed the
+    /// costly way.
+    pub fn take(&mut self) -> bool {
+        let ok = self.tokens > 0;
+        self.tokens -= ok as u32;
+        ok
+    }
+
+    /// Losses left now.
+    pub fn left(&self) -> u32 {
+        self.tokens
+    }
+}
+
 /// The concealer of one stream.
 #[derive(Clone)]
 pub struct Plc {
@@ -180,6 +224,19 @@ mod tests {
             let s = snr(&truth, &lost);
             assert!(s > 10.0, "{rate} Hz, f0 {f0}: SNR {s:.1} dB");
         }
+    }
+
+    #[test]
+    fn the_loss_budget_gives_a_burst_then_one_per_period() {
+        let mut b = LossBudget::new(3, 100);
+        assert!(b.take() && b.take() && b.take());
+        assert!(!b.take(), "the burst is spent");
+        b.earn(99);
+        assert!(!b.take());
+        b.earn(1);
+        assert!(b.take(), "one more after 100 samples");
+        b.earn(10_000);
+        assert_eq!(b.left(), 3, "never more than the burst");
     }
 
     #[test]

@@ -21,6 +21,7 @@
 //!   codec's own smoothing, then [`Stream::keep`]).
 
 use crate::{NeuralPlc, FRAME};
+use srtpgate_codec::plc::LossBudget;
 
 /// Cross-fade from the concealment into the first audio after a loss
 /// (5 ms), and the length of the continuation made for it.
@@ -65,9 +66,8 @@ pub struct Stream {
     /// The concealment's continuation past the loss, once made.
     ahead: [i16; OLA],
     ahead_made: bool,
-    /// Neural losses left, and samples towards the next one.
-    tokens: u32,
-    credit: usize,
+    /// Neural losses left.
+    budget: LossBudget,
     /// The current loss is the codec's classic concealment.
     classic: bool,
 }
@@ -85,15 +85,14 @@ impl Stream {
             missing: 0,
             ahead: [0; OLA],
             ahead_made: false,
-            tokens: BUDGET_BURST,
-            credit: 0,
+            budget: LossBudget::new(BUDGET_BURST, BUDGET_EVERY),
             classic: false,
         })
     }
 
     /// Neural losses left.
     pub fn budget(&self) -> u32 {
-        self.tokens
+        self.budget.left()
     }
 
     /// The kind of the loss under way, if one is.
@@ -109,12 +108,11 @@ impl Stream {
         if pcm.is_empty() {
             return None;
         }
-        self.earn(pcm.len());
+        self.budget.earn(pcm.len());
         if self.missing == 0 {
             self.ahead_made = false;
-            self.classic = self.tokens == 0;
+            self.classic = !self.budget.take();
             if !self.classic {
-                self.tokens -= 1;
                 if self.slot == Slot::Received && self.pos > 0 {
                     // The loss starts mid-slot: the slot is concealed whole
                     // (its received part leaves the model's history).
@@ -182,7 +180,7 @@ impl Stream {
         if pcm.is_empty() {
             return None;
         }
-        self.earn(pcm.len());
+        self.budget.earn(pcm.len());
         let ended = self.loss()?;
         if ended == Loss::Neural {
             self.continuation();
@@ -218,15 +216,6 @@ impl Stream {
             }
         }
     }
-
-    /// Stream time towards the next neural loss.
-    fn earn(&mut self, samples: usize) {
-        self.credit += samples;
-        while self.credit >= BUDGET_EVERY {
-            self.credit -= BUDGET_EVERY;
-            self.tokens = (self.tokens + 1).min(BUDGET_BURST);
-        }
-    }
 }
 
 #[cfg(test)]
@@ -248,10 +237,11 @@ mod tests {
         // 20 ms packets with a gap of 7 samples before each: every packet
         // ends a loss. The first BUDGET_BURST losses are neural (filled),
         // then about one each 100 ms; the rest are left to the codec.
-        let x = vowel(320 * 120);
+        let x = vowel(320 * 121);
         let mut s = Stream::new().expect("state");
+        s.received(&mut x[..320].to_vec());
         let (mut neural, mut classic) = (0, 0);
-        for p in x.chunks(320) {
+        for p in x[320..].chunks(320) {
             let mut gap = [0i16; 7];
             match s.conceal(&mut gap) {
                 Some(Loss::Neural) => {

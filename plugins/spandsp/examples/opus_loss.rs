@@ -4,8 +4,7 @@
 //! kHz four ways: `plugin` (what the relay does, the plugin's decoder as
 //! shipped: LACE and libopus's deep concealment, in-band FEC of the next
 //! packet for the last lost frame), and on the plugin's decoder set to
-//! `SRTPGATE_PLC_CLASSIC` (libopus without its models, as Debian's 1.3
-//! decodes): `fec` (FEC and libopus's classic concealment), `plc` (the
+//! `SRTPGATE_PLC_CLASSIC` (libopus 1.6.1 without its models): `fec` (FEC and libopus's classic concealment), `plc` (the
 //! classic concealment only) and `neural` (libopus's neural PLC from
 //! `srtpgate-opus-plc-sys`, as G.722 uses it, in place of the concealment,
 //! the Opus decoder still run through its own to keep its state, 5 ms

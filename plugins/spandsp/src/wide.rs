@@ -170,6 +170,9 @@ impl Neural {
     /// cross-faded from the concealment's continuation, after a classic
     /// one blended by the classic concealer; then kept.
     pub(crate) fn received(&mut self, pcm: &mut [i16]) {
+        if pcm.is_empty() {
+            return;
+        }
         self.s.arrived(pcm);
         self.fallback.received(pcm);
         self.keep(pcm);

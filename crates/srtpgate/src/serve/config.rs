@@ -51,10 +51,11 @@ pub struct ServeArgs {
     #[arg(long = "codec-complexity", env = "SRTPGATE_CODEC_COMPLEXITY")]
     pub codec_complexity: Option<u8>,
     /// How transcoding decoders conceal lost packets where a plugin offers
-    /// a choice (G.722 at 16 kHz): `neural` (the default: libopus's speech
-    /// model, ~0.6 ms of CPU a lost packet, at most 10 such losses a second
-    /// of a stream) or `classic` (the last pitch period repeated and faded,
-    /// ~40 µs).
+    /// a choice (G.722 at 16 kHz, Opus): `neural` (the default: libopus's
+    /// speech model, ~0.6 ms of CPU a lost packet, at most 10 such losses a
+    /// second of a stream; Opus decoders also clean up wideband frames with
+    /// LACE) or `classic` (G.722: the last pitch period repeated and faded,
+    /// ~40 µs; Opus: libopus without its models).
     #[arg(long = "plc", env = "SRTPGATE_PLC")]
     pub plc: Option<String>,
     /// Delay line, ms, of a transcoded direction that turns in-band DTMF
