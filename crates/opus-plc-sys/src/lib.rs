@@ -93,10 +93,10 @@ impl Drop for NeuralPlc {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn voiced(n: usize, from: usize) -> Vec<i16> {
+    pub(crate) fn voiced(n: usize, from: usize) -> Vec<i16> {
         // A 140 Hz vowel-like tone with harmonics, at 16 kHz.
         (from..from + n)
             .map(|i| {

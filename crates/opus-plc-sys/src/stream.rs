@@ -221,15 +221,10 @@ impl Stream {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tests::voiced;
 
     fn vowel(n: usize) -> Vec<i16> {
-        (0..n)
-            .map(|i| {
-                let t = i as f64 / 16000.0;
-                let x: f64 = (1..8).map(|h| (2.0 * std::f64::consts::PI * 140.0 * h as f64 * t).sin() / h as f64).sum();
-                (5000.0 * x) as i16
-            })
-            .collect()
+        voiced(n, 0)
     }
 
     #[test]

@@ -31,12 +31,7 @@ fn main() {
         std::process::exit(2);
     }
     let (hdr, src) = wav::read(&a[1]);
-    let patterns: Vec<(String, Vec<usize>)> = std::fs::read_to_string(&a[3])
-        .expect("patterns")
-        .lines()
-        .filter_map(|l| l.split_once(' '))
-        .map(|(n, v)| (n.to_string(), v.split(',').filter_map(|x| x.trim().parse().ok()).collect()))
-        .collect();
+    let patterns = wav::patterns(&a[3]);
     let op = Plugin::load(std::path::Path::new("target/release/libsrtpgate_plugin_opus.so")).expect("opus plugin");
     let mut enc = op.instance_for(0, Some("useinbandfec=1"), Some(16000), abi::USE_ENCODE).expect("encoder");
     enc.control(abi::CTL_PACKET_LOSS, 5).expect("packet loss");

@@ -1,4 +1,5 @@
-//! The examples' WAV files: 16-bit mono PCM with a 44-byte header.
+//! The examples' input and output files: WAV (16-bit mono PCM with a
+//! 44-byte header) and the loss patterns `bench/quality/lab.py` writes.
 
 /// The header and the samples of the WAV file at `p`.
 pub fn read(p: &str) -> (Vec<u8>, Vec<i16>) {
@@ -19,4 +20,16 @@ pub fn write(hdr: &[u8], p: &str, x: &[i16]) {
         h.extend(s.to_le_bytes());
     }
     std::fs::write(p, h).unwrap_or_else(|e| panic!("{p}: {e}"));
+}
+
+/// The loss patterns in `p`: one a line, a name, a space and the lost
+/// packets' indexes separated by commas.
+#[allow(dead_code)] // g722_loss reads no patterns
+pub fn patterns(p: &str) -> Vec<(String, Vec<usize>)> {
+    std::fs::read_to_string(p)
+        .unwrap_or_else(|e| panic!("{p}: {e}"))
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .map(|(n, v)| (n.to_string(), v.split(',').filter_map(|x| x.trim().parse().ok()).collect()))
+        .collect()
 }
