@@ -6,9 +6,9 @@
 //! libopus's neural decoder features (1.5): the deep packet loss
 //! concealment (a speech model predicts lost frames, a vocoder renders
 //! them, inside the SILK decoder) and OSCE's LACE (a model that cleans up
-//! decoded low-rate SILK speech). On 16 kHz speech at the ~19 kbit/s the
-//! quality runs' endpoints send, they raise wideband PESQ by 0.24 at 1 %
-//! loss and 0.37 at 5 % (docs/BENCHMARKS.md).
+//! decoded low-rate SILK speech). On 16 kHz speech sent at 19 kbit/s
+//! (libopus's default at that rate) they raised wideband PESQ by 0.24 at
+//! 1 % loss and 0.37 at 5 % (docs/BENCHMARKS.md).
 //!
 //! - **PCM rate**: the RTP clock is always 48000, but libopus codes PCM at
 //!   8, 12, 16, 24 or 48 kHz natively. A state is created at the rate of the
@@ -29,11 +29,12 @@
 //!   (libopus conceals where the packet has none), so a single loss costs
 //!   no holding and little quality.
 //! - **Encoder**: VoIP application, voice signal; in-band FEC on when the
-//!   receiver's fmtp says `useinbandfec=1`; `maxaveragebitrate` caps the
-//!   bit rate; `usedtx=1` enables DTX; `SRTPGATE_CTL_PACKET_LOSS` sets the
-//!   expected loss (what FEC is sized for), `SRTPGATE_CTL_COMPLEXITY` and
-//!   `SRTPGATE_CTL_BITRATE` the rest. Default complexity: 5 (set by the
-//!   relay's `opus_complexity`, see docs/OPERATIONS.md).
+//!   receiver's fmtp says `useinbandfec=1`; 32 kbit/s
+//!   ([`DEFAULT_BITRATE`]) unless `SRTPGATE_CTL_BITRATE` sets another,
+//!   never more than the receiver's `maxaveragebitrate`; `usedtx=1`
+//!   enables DTX; `SRTPGATE_CTL_PACKET_LOSS` sets the expected loss (what
+//!   FEC is sized for). Complexity 5 unless `SRTPGATE_CTL_COMPLEXITY` sets
+//!   another (the relay's `codec_complexity`, see docs/OPERATIONS.md).
 
 use opusic_sys as sys;
 use srtpgate_codec::abi::{self, pcm_rate_bit, CodecDesc, PluginTable, StaticCodecs};
@@ -41,6 +42,13 @@ use srtpgate_codec::kit::{Codec, Setup};
 use srtpgate_codec::plc::LossBudget;
 use std::ffi::c_int;
 
+/// Bit rate when the relay sets none (`codec-set`/`codec-transcode` with a
+/// bit rate, `SRTPGATE_CTL_BITRATE`): 32 kbit/s, as rtpengine's Opus
+/// encoder and browsers' WebRTC. libopus's own default depends on the PCM
+/// rate (11 kbit/s at 8 kHz, 19 kbit/s at 16 kHz), and at 19 kbit/s the
+/// Opus stage costs G.722's wideband speech ~0.07 PESQ (docs/BENCHMARKS.md).
+/// The receiver's `maxaveragebitrate` lowers it.
+pub const DEFAULT_BITRATE: i32 = 32_000;
 /// Complexity when the relay sets none.
 pub const DEFAULT_COMPLEXITY: i32 = 5;
 /// A decoder's complexity: 5 and up turn the deep concealment on, 6 adds
@@ -86,6 +94,8 @@ struct Opus {
     in_loss: bool,
     /// ... without the models, the budget being spent.
     cheap: bool,
+    /// The receiver's `maxaveragebitrate`: no bit rate set exceeds it.
+    max_bitrate: i32,
 }
 
 // SAFETY: libopus states are plain memory owned by this value, used by the
@@ -108,6 +118,7 @@ fn make(s: &Setup<'_>) -> Result<Box<dyn Codec>, i32> {
         budget: LossBudget::new(BUDGET_BURST, rate as usize / 10),
         in_loss: false,
         cheap: false,
+        max_bitrate: 510_000,
     };
     let mut err: c_int = 0;
     if s.decodes() {
@@ -129,9 +140,11 @@ fn make(s: &Setup<'_>) -> Result<Box<dyn Codec>, i32> {
         o.ctl(sys::OPUS_SET_COMPLEXITY_REQUEST, DEFAULT_COMPLEXITY)?;
         o.ctl(sys::OPUS_SET_INBAND_FEC_REQUEST, flag("useinbandfec") as i32)?;
         o.ctl(sys::OPUS_SET_DTX_REQUEST, flag("usedtx") as i32)?;
+        // The receiver's maxaveragebitrate (RFC 7587) is a cap.
         if let Some(max) = s.fmtp_param("maxaveragebitrate").and_then(|v| v.parse::<i32>().ok()) {
-            o.ctl(sys::OPUS_SET_BITRATE_REQUEST, max.clamp(6000, 510_000))?;
+            o.max_bitrate = max.clamp(6000, 510_000);
         }
+        o.ctl(sys::OPUS_SET_BITRATE_REQUEST, DEFAULT_BITRATE.min(o.max_bitrate))?;
     }
     Ok(Box::new(o))
 }
@@ -290,7 +303,7 @@ impl Codec for Opus {
         match what {
             abi::CTL_PACKET_LOSS => self.ctl(sys::OPUS_SET_PACKET_LOSS_PERC_REQUEST, value.clamp(0, 100)),
             abi::CTL_COMPLEXITY => self.ctl(sys::OPUS_SET_COMPLEXITY_REQUEST, value.clamp(0, 10)),
-            abi::CTL_BITRATE => self.ctl(sys::OPUS_SET_BITRATE_REQUEST, value.clamp(6000, 510_000)),
+            abi::CTL_BITRATE => self.ctl(sys::OPUS_SET_BITRATE_REQUEST, value.clamp(6000, self.max_bitrate)),
             abi::CTL_PLC => {
                 let models = match value {
                     abi::PLC_NEURAL => true,
@@ -345,6 +358,7 @@ mod tests {
                 budget: LossBudget::new(BUDGET_BURST, 1600),
                 in_loss: false,
                 cheap: false,
+                max_bitrate: 510_000,
             }
         };
         o.dec_ctl(sys::OPUS_SET_COMPLEXITY_REQUEST, DECODER_COMPLEXITY).expect("complexity");

@@ -277,3 +277,42 @@ proptest::proptest! {
         }
     }
 }
+
+/// Mean bit rate of two seconds of voice encoded at `rate` (VBR: this
+/// simple signal takes less than the target).
+fn bit_rate(c: &mut Instance, rate: u32) -> f64 {
+    let frame = rate as usize / 50;
+    let x = voice(frame * 100, rate);
+    let mut wire = [0u8; 1500];
+    let bytes: usize = x.chunks_exact(frame).map(|f| c.encode(f, &mut wire).expect("encode")).sum();
+    bytes as f64 * 8.0 / 2.0
+}
+
+#[test]
+fn encoders_send_32_kbit_unless_the_receiver_or_the_relay_asks_for_less() {
+    let p = plugin();
+    let enc = |fmtp, rate, bitrate: Option<i32>| {
+        let mut c = p.instance_for(0, fmtp, Some(rate), abi::USE_ENCODE).expect("encoder");
+        if let Some(b) = bitrate {
+            c.control(abi::CTL_BITRATE, b).expect("bitrate");
+        }
+        bit_rate(&mut c, rate)
+    };
+    for rate in [8000, 16000] {
+        let default = enc(None, rate, None);
+        let set32 = enc(None, rate, Some(32000));
+        // libopus alone would aim at 11 (8 kHz) or 19 kbit/s (16 kHz).
+        let auto = enc(None, rate, Some(60 * rate as i32 / (rate as i32 / 50) + rate as i32));
+        let capped = enc(Some("maxaveragebitrate=16000"), rate, None);
+        // A higher maximum does not raise it, and a rate the relay sets
+        // stays under the receiver's maximum.
+        let high = enc(Some("maxaveragebitrate=96000"), rate, None);
+        let over = enc(Some("maxaveragebitrate=16000"), rate, Some(48000));
+        eprintln!("{rate} Hz: default {default:.0}, 32000 {set32:.0}, libopus's {auto:.0}, max 16000 {capped:.0}, max 96000 {high:.0} bit/s");
+        assert!((default - set32).abs() < 0.02 * set32, "{rate} Hz: default {default:.0}, 32 kbit/s {set32:.0}");
+        assert!(default > 1.2 * auto, "{rate} Hz: default {default:.0}, libopus's {auto:.0}");
+        assert!(capped < 0.8 * default, "{rate} Hz: capped at 16000: {capped:.0} bit/s");
+        assert!((high - default).abs() < 0.02 * default, "{rate} Hz: {high:.0} against {default:.0} bit/s");
+        assert!((over - capped).abs() < 0.02 * capped, "{rate} Hz: 48000 under a 16000 maximum: {over:.0} bit/s");
+    }
+}

@@ -2000,47 +2000,54 @@ fn transcoders(
         p.instance_for(*i, fmtp.as_deref(), Some(rate), uses).map_err(|e| e.to_string())
     };
     // One direction: decode `from` (its own fmtp), encode `to` (with the
-    // fmtp `set` chose); DTMF from the sender's telephone-event `te.0` to
+    // fmtp and bit rate `set` chose); DTMF from the sender's telephone-event `te.0` to
     // the receiver's `te.1`: passed, detected in the audio, or played.
-    let direction =
-        |from: (&Format, &_), to: (&Format, &_), fmtp: &Option<String>, ptime, te: (Option<u8>, Option<u8>)| {
-            let detect = match (te, codecs.dtmf_detector()) {
-                ((None, Some(out_pt)), Some(p)) => Some(Detect {
-                    detector: srtpgate_codec::dtmf::Detector::new(p, rate).map_err(|e| e.to_string())?,
-                    out_pt,
-                    delay_ms: dtmf_delay_ms,
-                }),
-                ((None, Some(_)), None) => {
-                    tracing::warn!("no DTMF detector loaded (the spandsp plugin has one): in-band tones pass as audio");
-                    None
-                }
-                _ => None,
-            };
-            let mut t = Transcoder::new(Direction {
-                decoder: instance(from.1, &from.0.fmtp, abi::USE_DECODE)?,
-                in_pt: from.0.pt,
-                encoder: instance(to.1, fmtp, abi::USE_ENCODE)?,
-                out_pt: to.0.pt,
-                out_ptime: ptime,
-                dtmf: te.0.zip(te.1),
-                detect,
-                tones_from: if te.1.is_none() { te.0 } else { None },
-            })?;
-            if let Some(c) = complexity {
-                // Codecs without the control ignore it.
-                t.control(abi::CTL_COMPLEXITY, c as i32).map_err(|e| e.to_string())?;
+    let direction = |from: (&Format, &_),
+                     to: (&Format, &_),
+                     fmtp: &Option<String>,
+                     bitrate: Option<u32>,
+                     ptime,
+                     te: (Option<u8>, Option<u8>)| {
+        let detect = match (te, codecs.dtmf_detector()) {
+            ((None, Some(out_pt)), Some(p)) => Some(Detect {
+                detector: srtpgate_codec::dtmf::Detector::new(p, rate).map_err(|e| e.to_string())?,
+                out_pt,
+                delay_ms: dtmf_delay_ms,
+            }),
+            ((None, Some(_)), None) => {
+                tracing::warn!("no DTMF detector loaded (the spandsp plugin has one): in-band tones pass as audio");
+                None
             }
-            // Likewise decoders with one kind of concealment; a decoder that
-            // cannot switch keeps its own (the call goes on).
-            if let Err(e) = t.control_decoder(abi::CTL_PLC, plc) {
-                tracing::warn!("decoder concealment not set: {e}");
-            }
-            Ok::<_, CmdError>(t)
+            _ => None,
         };
+        let mut t = Transcoder::new(Direction {
+            decoder: instance(from.1, &from.0.fmtp, abi::USE_DECODE)?,
+            in_pt: from.0.pt,
+            encoder: instance(to.1, fmtp, abi::USE_ENCODE)?,
+            out_pt: to.0.pt,
+            out_ptime: ptime,
+            dtmf: te.0.zip(te.1),
+            detect,
+            tones_from: if te.1.is_none() { te.0 } else { None },
+        })?;
+        // Codecs without these controls ignore them.
+        if let Some(c) = complexity {
+            t.control(abi::CTL_COMPLEXITY, c as i32).map_err(|e| e.to_string())?;
+        }
+        if let Some(b) = bitrate {
+            t.control(abi::CTL_BITRATE, b.min(i32::MAX as u32) as i32).map_err(|e| e.to_string())?;
+        }
+        // Likewise decoders with one kind of concealment; a decoder that
+        // cannot switch keeps its own (the call goes on).
+        if let Err(e) = t.control_decoder(abi::CTL_PLC, plc) {
+            tracing::warn!("decoder concealment not set: {e}");
+        }
+        Ok::<_, CmdError>(t)
+    };
     let (te_o, te_a) = (leg.dtmf.0.as_ref().map(|f| f.pt), leg.dtmf.1.as_ref().map(|f| f.pt));
     let (o, n) = ((&leg.offerer, &a), (&leg.answerer, &b));
-    let to_answerer = direction(o, n, &leg.fmtp.1, leg.ptime.0, (te_o, te_a))?;
-    let to_offerer = direction(n, o, &leg.fmtp.0, leg.ptime.1, (te_a, te_o))?;
+    let to_answerer = direction(o, n, &leg.fmtp.1, leg.bitrate.1, leg.ptime.0, (te_o, te_a))?;
+    let to_offerer = direction(n, o, &leg.fmtp.0, leg.bitrate.0, leg.ptime.1, (te_a, te_o))?;
     Ok((Box::new(to_answerer), Box::new(to_offerer)))
 }
 

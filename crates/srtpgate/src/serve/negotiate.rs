@@ -22,6 +22,8 @@ pub struct Spec {
     pub clock: Option<u32>,
     /// Channels, if given.
     pub channels: Option<u32>,
+    /// Bit rate (bit/s) of the relay's encoder, if given (fourth field).
+    pub bitrate: Option<u32>,
     /// Packet time (ms), if given (fifth field).
     pub ptime: Option<u32>,
     /// fmtp, if given (sixth field).
@@ -44,10 +46,10 @@ impl Spec {
         };
         let clock = num(it.next()).ok()?;
         let channels = num(it.next()).ok()?;
-        let _bitrate = num(it.next()).ok()?;
+        let bitrate = num(it.next()).ok()?.filter(|&b| b > 0);
         let ptime = num(it.next()).ok()?;
         let fmtp = it.next().map(str::trim).filter(|f| !f.is_empty() && !f.contains(['\r', '\n', '\0']));
-        Some(Spec { name: name.to_string(), clock, channels, ptime, fmtp: fmtp.map(str::to_string) })
+        Some(Spec { name: name.to_string(), clock, channels, bitrate, ptime, fmtp: fmtp.map(str::to_string) })
     }
 
     /// `all` or `full`.
@@ -87,6 +89,8 @@ pub struct Offered {
     pub ptime_to_offerer: Option<u32>,
     /// `set` options: parameters for the codecs the relay encodes.
     pub set: Vec<Spec>,
+    /// `set`, then `transcode` options that give a bit rate.
+    pub bitrates: Vec<Spec>,
     /// The request asked for codec handling (otherwise the answer passes
     /// unchanged).
     pub engaged: bool,
@@ -160,6 +164,7 @@ pub fn offer(
         name: f.name.clone(),
         clock: Some(f.clock_rate),
         channels: Some(f.channels),
+        bitrate: None,
         ptime: None,
         fmtp: f.fmtp.clone(),
     }));
@@ -226,6 +231,9 @@ pub fn offer(
         ptime_to_answerer: ptime.0,
         ptime_to_offerer: ptime.1,
         set: specs(&ops.set),
+        // `transcode` may give the encoder's bit rate too (rtpengine:
+        // `codec-transcode-opus/48000/2/24000`); `set` comes first.
+        bitrates: specs(&ops.set).into_iter().chain(transcode).filter(|s| s.bitrate.is_some()).collect(),
         engaged,
         unsupported,
         dtmf_transcode,
@@ -283,6 +291,9 @@ pub struct Leg {
     pub ptime: (Option<u32>, Option<u32>),
     /// fmtp for the encoders (offerer side, answerer side).
     pub fmtp: (Option<String>, Option<String>),
+    /// Bit rate for the encoders (offerer side, answerer side), where
+    /// `set` or `transcode` gave one.
+    pub bitrate: (Option<u32>, Option<u32>),
 }
 
 /// What an answer decides.
@@ -347,8 +358,10 @@ pub fn answer(o: &Offered, answer: &[Format], registry: &Registry) -> Result<Pla
     let fmtp_for = |f: &Format| {
         o.set.iter().find(|s| s.matches(f) && s.fmtp.is_some()).and_then(|s| s.fmtp.clone()).or_else(|| f.fmtp.clone())
     };
+    let bitrate_for = |f: &Format| o.bitrates.iter().find(|s| s.matches(f)).and_then(|s| s.bitrate);
     let leg = Leg {
         fmtp: (fmtp_for(&a), fmtp_for(b)),
+        bitrate: (bitrate_for(&a), bitrate_for(b)),
         offerer: a,
         answerer: b.clone(),
         dtmf,
@@ -392,6 +405,9 @@ mod tests {
     fn spec_parsing() {
         let s = Spec::parse("opus/48000/2/32000/20/useinbandfec=1").unwrap();
         assert_eq!((s.name.as_str(), s.clock, s.channels, s.ptime), ("opus", Some(48000), Some(2), Some(20)));
+        assert_eq!(s.bitrate, Some(32000));
+        assert_eq!(Spec::parse("opus/48000/2/0").unwrap().bitrate, None);
+        assert!(Spec::parse("opus/48000/2/fast").is_none());
         assert_eq!(s.fmtp.as_deref(), Some("useinbandfec=1"));
         assert!(Spec::parse("PCMU/eight").is_none());
         assert!(Spec::parse("").is_none());
@@ -447,6 +463,25 @@ mod tests {
         let (out, o) = offer(&pcmu_te(), &ops("transcode", &["AMR-WB", "PCMA"]), false, (None, None), &[], &r).unwrap();
         assert_eq!(names(&out), ["0:PCMU", "101:telephone-event", "8:PCMA"]);
         assert_eq!(o.unsupported, ["AMR-WB"]);
+    }
+
+    #[test]
+    fn a_bit_rate_from_transcode_or_set_reaches_the_encoder_set_first() {
+        let r = Registry::new();
+        let (_, o) =
+            offer(&pcmu_te(), &ops("transcode", &["PCMA/8000/1/48000"]), false, (None, None), &[], &r).unwrap();
+        let Plan::Transcode { leg, .. } = answer(&o, &[f(8, "PCMA", 8000)], &r).unwrap() else { panic!() };
+        // The encoder towards the answerer (PCMA) gets it; towards the offerer none.
+        assert_eq!(leg.bitrate, (None, Some(48000)));
+        let mut m = ops("transcode", &["PCMA/8000/1/48000"]);
+        m.set = vec!["PCMA/8000/1/56000".into(), "PCMU//1/40000".into()];
+        let (_, o) = offer(&pcmu_te(), &m, false, (None, None), &[], &r).unwrap();
+        let Plan::Transcode { leg, .. } = answer(&o, &[f(8, "PCMA", 8000)], &r).unwrap() else { panic!() };
+        assert_eq!(leg.bitrate, (Some(40000), Some(56000)));
+        // Without one, the codec's own.
+        let (_, o) = offer(&pcmu_te(), &ops("transcode", &["PCMA"]), false, (None, None), &[], &r).unwrap();
+        let Plan::Transcode { leg, .. } = answer(&o, &[f(8, "PCMA", 8000)], &r).unwrap() else { panic!() };
+        assert_eq!(leg.bitrate, (None, None));
     }
 
     #[test]
