@@ -441,14 +441,19 @@ fn tone_at(rate: u32, hz: f64, at: usize, n: usize) -> Vec<i16> {
 /// `codec-mask-PCMA`; the caller and callee exchange a tone both ways,
 /// each checks what it decodes. Returns the daemon, the endpoints and the
 /// callee's codec for more.
-fn plugin_call(name: &str, slot: u16, codec: &str, pt: u8, clock: u32, lines: &[String]) {
-    let Some(dir) = plugin_dir(name) else { return };
+/// A PCMA caller and a callee of `codec` (`spec` after `codec-transcode-`:
+/// the codec, with parameters after slashes) bridged by the relay, audio
+/// checked both ways; returns the mean payload bytes of the 40 packets the
+/// relay encoded for the callee (None when the plugins are not built).
+fn plugin_call(name: &str, slot: u16, spec: &str, pt: u8, clock: u32, lines: &[String]) -> Option<f64> {
+    let codec = spec.split('/').next().expect("name");
+    let dir = plugin_dir(name)?;
     let d = Daemon::start(name, slot, &["--codec-plugin-dir", dir.to_str().expect("path")]);
     let mut a = Endpoint::new(LO);
     let mut b = Endpoint::new(LO);
     let id = format!("{name}-call");
     let a_key = key(1, Suite::AES_CM_128_HMAC_SHA1_80);
-    let transcode = format!("codec-transcode-{codec}");
+    let transcode = format!("codec-transcode-{spec}");
     let flags = Value::from(vec![transcode.as_str(), "codec-mask-PCMA"]);
     let r = d.request(&offer(&id, "alice", &sdp_with(&a, std::slice::from_ref(&a_key), "8", 101)).with("flags", flags));
     let o = reply_sdp(&r);
@@ -480,8 +485,10 @@ fn plugin_call(name: &str, slot: u16, codec: &str, pt: u8, clock: u32, lines: &[
     talk(&mut a, 8, 1000.0, 100, 0, 40, 20, &[]);
     let mut heard = Vec::new();
     let mut buf = vec![0i16; 8000];
+    let mut bytes = 0;
     for k in 0..40u32 {
         let p = b.recv_rtp(&format!("{codec} packet {k}"));
+        bytes += p.len() - 12;
         let h = head(&p);
         assert_eq!((h.pt, h.ts), (pt, 5000 + step * k), "{codec} packet {k}: payload type and timestamp");
         let n = phone.decode(&p[12..], &mut buf).expect("the callee decodes");
@@ -549,6 +556,7 @@ fn plugin_call(name: &str, slot: u16, codec: &str, pt: u8, clock: u32, lines: &[
     }
     d.delete(&id);
     let _ = std::fs::remove_dir_all(&dir);
+    Some(bytes as f64 / 40.0)
 }
 
 /// PCMA ↔ G.722 through the spandsp plugin: G.722 runs at 8 kHz PCM beside
@@ -563,7 +571,13 @@ fn pcma_caller_and_g722_callee() {
 #[test]
 fn pcma_caller_and_opus_callee() {
     let lines = ["a=rtpmap:111 opus/48000/2".to_string(), "a=fmtp:111 useinbandfec=1".to_string()];
-    plugin_call("transcode-opus", 8, "OPUS", 111, 48000, &lines);
+    let Some(default) = plugin_call("transcode-opus", 8, "OPUS", 111, 48000, &lines) else { return };
+    // A bit rate after the codec in the NG option (as rtpengine takes it)
+    // reaches the relay's encoder: 8 kbit/s is 20 bytes a 20 ms packet
+    // (VBR: a little more on this tone), the default 32 kbit/s more.
+    let low = plugin_call("transcode-opus-8k", 12, "OPUS/48000/2/8000", 111, 48000, &lines).expect("built");
+    eprintln!("Opus to the callee: {default:.1} bytes a packet by default, {low:.1} at 8 kbit/s");
+    assert!(low < 30.0 && default > 1.5 * low, "{default:.1} bytes by default, {low:.1} at 8 kbit/s");
 }
 
 /// PCMA ↔ G.729, with the callee's `annexb=no` honoured (rtpengine users
