@@ -49,6 +49,8 @@ use std::ffi::c_int;
 /// Opus stage costs G.722's wideband speech ~0.07 PESQ (docs/BENCHMARKS.md).
 /// The receiver's `maxaveragebitrate` lowers it.
 pub const DEFAULT_BITRATE: i32 = 32_000;
+/// The bit rates libopus takes.
+const BITRATES: std::ops::RangeInclusive<i32> = 6_000..=510_000;
 /// Complexity when the relay sets none.
 pub const DEFAULT_COMPLEXITY: i32 = 5;
 /// A decoder's complexity: 5 and up turn the deep concealment on, 6 adds
@@ -118,7 +120,7 @@ fn make(s: &Setup<'_>) -> Result<Box<dyn Codec>, i32> {
         budget: LossBudget::new(BUDGET_BURST, rate as usize / 10),
         in_loss: false,
         cheap: false,
-        max_bitrate: 510_000,
+        max_bitrate: *BITRATES.end(),
     };
     let mut err: c_int = 0;
     if s.decodes() {
@@ -142,7 +144,7 @@ fn make(s: &Setup<'_>) -> Result<Box<dyn Codec>, i32> {
         o.ctl(sys::OPUS_SET_DTX_REQUEST, flag("usedtx") as i32)?;
         // The receiver's maxaveragebitrate (RFC 7587) is a cap.
         if let Some(max) = s.fmtp_param("maxaveragebitrate").and_then(|v| v.parse::<i32>().ok()) {
-            o.max_bitrate = max.clamp(6000, 510_000);
+            o.max_bitrate = max.clamp(*BITRATES.start(), *BITRATES.end());
         }
         o.ctl(sys::OPUS_SET_BITRATE_REQUEST, DEFAULT_BITRATE.min(o.max_bitrate))?;
     }
@@ -303,7 +305,9 @@ impl Codec for Opus {
         match what {
             abi::CTL_PACKET_LOSS => self.ctl(sys::OPUS_SET_PACKET_LOSS_PERC_REQUEST, value.clamp(0, 100)),
             abi::CTL_COMPLEXITY => self.ctl(sys::OPUS_SET_COMPLEXITY_REQUEST, value.clamp(0, 10)),
-            abi::CTL_BITRATE => self.ctl(sys::OPUS_SET_BITRATE_REQUEST, value.clamp(6000, self.max_bitrate)),
+            abi::CTL_BITRATE => {
+                self.ctl(sys::OPUS_SET_BITRATE_REQUEST, value.clamp(*BITRATES.start(), self.max_bitrate))
+            }
             abi::CTL_PLC => {
                 let models = match value {
                     abi::PLC_NEURAL => true,
@@ -358,7 +362,7 @@ mod tests {
                 budget: LossBudget::new(BUDGET_BURST, 1600),
                 in_loss: false,
                 cheap: false,
-                max_bitrate: 510_000,
+                max_bitrate: *BITRATES.end(),
             }
         };
         o.dec_ctl(sys::OPUS_SET_COMPLEXITY_REQUEST, DECODER_COMPLEXITY).expect("complexity");

@@ -2000,7 +2000,7 @@ fn transcoders(
         p.instance_for(*i, fmtp.as_deref(), Some(rate), uses).map_err(|e| e.to_string())
     };
     // One direction: decode `from` (its own fmtp), encode `to` (with the
-    // fmtp and bit rate `set` chose); DTMF from the sender's telephone-event `te.0` to
+    // fmtp `set` chose and the bit rate of `set`/`transcode`); DTMF from the sender's telephone-event `te.0` to
     // the receiver's `te.1`: passed, detected in the audio, or played.
     let direction = |from: (&Format, &_),
                      to: (&Format, &_),

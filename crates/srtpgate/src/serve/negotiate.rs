@@ -89,8 +89,9 @@ pub struct Offered {
     pub ptime_to_offerer: Option<u32>,
     /// `set` options: parameters for the codecs the relay encodes.
     pub set: Vec<Spec>,
-    /// `set`, then `transcode` options that give a bit rate.
-    pub bitrates: Vec<Spec>,
+    /// `transcode` options that give a bit rate (after `set`'s, see
+    /// [`Offered::bitrate_for`]).
+    pub transcode_bitrates: Vec<Spec>,
     /// The request asked for codec handling (otherwise the answer passes
     /// unchanged).
     pub engaged: bool,
@@ -100,6 +101,14 @@ pub struct Offered {
     /// `transcode-telephone-event`: DTMF is converted between a leg that
     /// sends RFC 4733 events and one that sends tones in the audio.
     pub dtmf_transcode: bool,
+}
+
+impl Offered {
+    /// The bit rate the options give the relay's encoder of `f`: `set`'s,
+    /// else `transcode`'s.
+    pub fn bitrate_for(&self, f: &Format) -> Option<u32> {
+        self.set.iter().chain(&self.transcode_bitrates).filter(|s| s.matches(f)).find_map(|s| s.bitrate)
+    }
 }
 
 /// Whether a request asks for any codec handling.
@@ -232,8 +241,8 @@ pub fn offer(
         ptime_to_offerer: ptime.1,
         set: specs(&ops.set),
         // `transcode` may give the encoder's bit rate too (rtpengine:
-        // `codec-transcode-opus/48000/2/24000`); `set` comes first.
-        bitrates: specs(&ops.set).into_iter().chain(transcode).filter(|s| s.bitrate.is_some()).collect(),
+        // `codec-transcode-opus/48000/2/24000`).
+        transcode_bitrates: transcode.into_iter().filter(|s| s.bitrate.is_some()).collect(),
         engaged,
         unsupported,
         dtmf_transcode,
@@ -358,10 +367,9 @@ pub fn answer(o: &Offered, answer: &[Format], registry: &Registry) -> Result<Pla
     let fmtp_for = |f: &Format| {
         o.set.iter().find(|s| s.matches(f) && s.fmtp.is_some()).and_then(|s| s.fmtp.clone()).or_else(|| f.fmtp.clone())
     };
-    let bitrate_for = |f: &Format| o.bitrates.iter().find(|s| s.matches(f)).and_then(|s| s.bitrate);
     let leg = Leg {
         fmtp: (fmtp_for(&a), fmtp_for(b)),
-        bitrate: (bitrate_for(&a), bitrate_for(b)),
+        bitrate: (o.bitrate_for(&a), o.bitrate_for(b)),
         offerer: a,
         answerer: b.clone(),
         dtmf,
