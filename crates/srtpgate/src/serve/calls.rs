@@ -172,6 +172,9 @@ pub struct Totals {
     pub calls_created: u64,
     /// Offers refused.
     pub offers_refused: u64,
+    /// Codec options of offers ignored as malformed (each named in the
+    /// reply's warning).
+    pub codec_options_ignored: u64,
     /// Calls ended by `delete`.
     pub calls_deleted: u64,
     /// Calls ended by the media timeout.
@@ -758,6 +761,13 @@ where
             for name in &codec_plan.unsupported {
                 let w = format!("codec '{name}' cannot be transcoded (no codec or plugin for it): left out");
                 if !self.notes.contains(&w) {
+                    self.notes.push(w);
+                }
+            }
+            for opt in &codec_plan.malformed {
+                let w = format!("codec option '{opt}' is not name/clock/channels/bitrate/ptime/fmtp: ignored");
+                if !self.notes.contains(&w) {
+                    self.totals.codec_options_ignored += 1;
                     self.notes.push(w);
                 }
             }

@@ -201,6 +201,12 @@ where
         &one(shared.ng_malformed.load(Relaxed) as f64),
     );
     metric(
+        "ng_codec_options_ignored_total",
+        "counter",
+        "Codec options of offers ignored as malformed (named in the reply's warning).",
+        &one(t.codec_options_ignored as f64),
+    );
+    metric(
         "calls_ended_total",
         "counter",
         "Calls ended, by cause.",

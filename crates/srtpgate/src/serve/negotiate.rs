@@ -69,8 +69,18 @@ impl Spec {
     }
 }
 
-fn specs(list: &[String]) -> Vec<Spec> {
-    list.iter().filter_map(|s| Spec::parse(s)).collect()
+/// The options of `list` that parse; the others go to `bad` (once each),
+/// for the reply's warning.
+fn specs(list: &[String], bad: &mut Vec<String>) -> Vec<Spec> {
+    let mut out = Vec::with_capacity(list.len());
+    for s in list {
+        match Spec::parse(s) {
+            Some(x) => out.push(x),
+            None if !bad.contains(s) => bad.push(s.clone()),
+            None => {}
+        }
+    }
+    out
 }
 
 /// What an offer left for its answer, kept with the stream.
@@ -98,6 +108,9 @@ pub struct Offered {
     /// Codecs named by `transcode` that no codec or plugin provides: left
     /// out (as rtpengine does), for the reply's warning.
     pub unsupported: Vec<String>,
+    /// Codec options that are not `name/clock/channels/bitrate/ptime/fmtp`
+    /// (a number where a number goes): ignored, for the reply's warning.
+    pub malformed: Vec<String>,
     /// `transcode-telephone-event`: DTMF is converted between a leg that
     /// sends RFC 4733 events and one that sends tones in the audio.
     pub dtmf_transcode: bool,
@@ -133,10 +146,13 @@ pub fn offer(
     implicit: &[Format],
     registry: &Registry,
 ) -> Result<(Vec<Format>, Offered), String> {
-    let strip = specs(&ops.strip);
-    let mask: Vec<Spec> = specs(&ops.mask).into_iter().chain(specs(&ops.consume)).collect();
-    let keep: Vec<Spec> = specs(&ops.except).into_iter().chain(specs(&ops.offer)).collect();
-    let transcode = specs(&ops.transcode);
+    let mut malformed = Vec::new();
+    let bad = &mut malformed;
+    let strip = specs(&ops.strip, bad);
+    let mask: Vec<Spec> = specs(&ops.mask, bad).into_iter().chain(specs(&ops.consume, bad)).collect();
+    let keep: Vec<Spec> = specs(&ops.except, bad).into_iter().chain(specs(&ops.offer, bad)).collect();
+    let transcode = specs(&ops.transcode, bad);
+    let set = specs(&ops.set, bad);
     let mut engaged = engaged(ops, always, ptime.0, ptime.1) || !implicit.is_empty();
     let strip_all = strip.iter().any(Spec::is_all);
     let mask_all = mask.iter().any(Spec::is_all);
@@ -158,7 +174,7 @@ pub fn offer(
     }
     // `offer`: these first, in the order given.
     let mut front = Vec::new();
-    for s in specs(&ops.offer) {
+    for s in specs(&ops.offer, &mut Vec::new()) {
         while let Some(i) = out.iter().position(|f| s.matches(f)) {
             front.push(out.remove(i));
         }
@@ -231,7 +247,7 @@ pub fn offer(
     if !out.iter().any(Format::is_codec) && formats.iter().any(Format::is_codec) {
         // rtpengine: stripping every codec leaves the list unchanged.
         return offer(formats, &CodecOps::default(), always, ptime, implicit, registry)
-            .map(|(_, o)| (formats.to_vec(), o));
+            .map(|(_, o)| (formats.to_vec(), Offered { malformed, ..o }));
     }
     let offered = Offered {
         from_offerer,
@@ -239,12 +255,13 @@ pub fn offer(
         always,
         ptime_to_answerer: ptime.0,
         ptime_to_offerer: ptime.1,
-        set: specs(&ops.set),
+        set,
         // `transcode` may give the encoder's bit rate too (rtpengine:
         // `codec-transcode-opus/48000/2/24000`).
         transcode_bitrates: transcode.into_iter().filter(|s| s.bitrate.is_some()).collect(),
         engaged,
         unsupported,
+        malformed,
         dtmf_transcode,
     };
     Ok((out, offered))
@@ -471,6 +488,22 @@ mod tests {
         let (out, o) = offer(&pcmu_te(), &ops("transcode", &["AMR-WB", "PCMA"]), false, (None, None), &[], &r).unwrap();
         assert_eq!(names(&out), ["0:PCMU", "101:telephone-event", "8:PCMA"]);
         assert_eq!(o.unsupported, ["AMR-WB"]);
+    }
+
+    #[test]
+    fn malformed_codec_options_are_named_for_the_warning_and_the_rest_apply() {
+        let r = Registry::new();
+        let mut m = ops("transcode", &["PCMA/8000/1/fast", "PCMA"]);
+        m.set = vec!["PCMA/8000/1/fast".into(), "PCMA/eight".into()];
+        m.strip = vec!["".into()];
+        let (out, o) = offer(&pcmu_te(), &m, false, (None, None), &[], &r).unwrap();
+        assert_eq!(names(&out), ["0:PCMU", "101:telephone-event", "8:PCMA"]);
+        assert_eq!(o.malformed, ["", "PCMA/8000/1/fast", "PCMA/eight"]);
+        // Also when stripping everything leaves the offer as it was.
+        let (_, o) = offer(&pcmu_te(), &ops("strip", &["all", "PCMU/x"]), false, (None, None), &[], &r).unwrap();
+        assert_eq!(o.malformed, ["PCMU/x"]);
+        let (_, o) = offer(&pcmu_te(), &ops("transcode", &["PCMA"]), false, (None, None), &[], &r).unwrap();
+        assert!(o.malformed.is_empty());
     }
 
     #[test]

@@ -396,3 +396,20 @@ fn cached_replies_expire() {
     assert_eq!(s.ng_retransmits.load(std::sync::atomic::Ordering::Relaxed), 1);
     assert_eq!(cache.len(), 1);
 }
+
+/// A malformed codec option (a word where a number goes) is ignored with a
+/// warning naming it and a counter; the call and the other options go on.
+#[test]
+fn malformed_codec_options_are_ignored_with_a_warning_and_counted() {
+    let (s, mut cache) = server(43_700, ServeArgs::default());
+    let flags = Value::from(vec!["codec-transcode-PCMA/8000/1/fast", "codec-transcode-PCMA"]);
+    let v = ask(&s, &mut cache, from(1), "m1", &offer("malformed", "a", &sdp(1, 40_000, 0)).with("flags", flags));
+    assert_eq!(result(&v), "ok", "{}", reason(&v));
+    let w = v.get("warning").and_then(Value::as_str).unwrap_or("");
+    assert!(w.contains("codec option 'PCMA/8000/1/fast' is not name/clock/channels/bitrate/ptime/fmtp"), "{w}");
+    let sdp_out = v.get("sdp").and_then(Value::as_str).unwrap_or("");
+    assert!(sdp_out.contains("a=rtpmap:8 PCMA/8000"), "the well-formed option applies:\n{sdp_out}");
+    assert_eq!(s.calls.lock().expect("lock").totals.codec_options_ignored, 1);
+    let page = super::http::render(&s);
+    assert!(page.contains("srtpgate_ng_codec_options_ignored_total 1\n"), "{page}");
+}
