@@ -153,6 +153,9 @@ pub fn offer(
     let keep: Vec<Spec> = specs(&ops.except, bad).into_iter().chain(specs(&ops.offer, bad)).collect();
     let transcode = specs(&ops.transcode, bad);
     let set = specs(&ops.set, bad);
+    // `accept` leaves the codec in the offer, so it changes nothing here;
+    // parsed so that a malformed one is named too.
+    specs(&ops.accept, bad);
     let mut engaged = engaged(ops, always, ptime.0, ptime.1) || !implicit.is_empty();
     let strip_all = strip.iter().any(Spec::is_all);
     let mask_all = mask.iter().any(Spec::is_all);
@@ -591,5 +594,29 @@ mod tests {
         assert!(o.engaged);
         let Plan::Transcode { to_offerer, .. } = answer(&o, &[f(0, "PCMU", 8000)], &r).unwrap() else { panic!() };
         assert_eq!(names(&to_offerer), ["8:PCMA"]);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 256, ..Default::default() })]
+
+        /// Any strings as codec options (the NG layer passes them as sent):
+        /// the offer never panics, and each option either parses or is
+        /// named in `malformed`, once.
+        #[test]
+        fn any_codec_options_parse_or_are_named(
+            opts in proptest::collection::vec("[A-Za-z0-9/=; .-]{0,24}|(PCM[AU]|opus|G722)(/[0-9a-z]{0,6}){0,6}", 0..6),
+            which in 0usize..8,
+        ) {
+            let r = Registry::new();
+            let mut m = CodecOps::default();
+            let lists = [&mut m.strip, &mut m.offer, &mut m.except, &mut m.transcode, &mut m.mask, &mut m.accept, &mut m.consume, &mut m.set];
+            *lists.into_iter().nth(which).expect("list") = opts.clone();
+            if let Ok((_, o)) = offer(&pcmu_te(), &m, false, (None, None), &[], &r) {
+                for x in &opts {
+                    let named = o.malformed.iter().filter(|b| *b == x).count();
+                    proptest::prop_assert_eq!(named, usize::from(Spec::parse(x).is_none()), "{:?}", x);
+                }
+            }
+        }
     }
 }
