@@ -6,7 +6,9 @@ G722<->opus callee) from its JSON results, decodes the same speech with
 each variant (`plugins/spandsp/examples/g722_plc_lab.rs`), G.722 alone and
 then Opus-coded at 16 kHz as the relay sends it, and prints wideband PESQ,
 the mean over the runs' seeds per loss level. Run from the repository root
-after `cargo build --release --workspace --examples`.
+after `cargo build --release --workspace && cargo build --release --workspace
+--examples` (the first puts the plugins' `.so` files where the examples load
+them; building the examples alone can leave an older copy there).
 
     python3 bench/quality/lab.py docs/results/quality-g722-opus-neural-seed*-devbox-2026-11-25.json
 
@@ -32,6 +34,7 @@ from run import score as pesq_wb, speech  # noqa: E402  (the quality runs' speec
 
 VARIANTS = [
     "plugin",
+    "plugin:state=nolook",
     "classic",
     "classic:state=resync",
     "neural:ola=5",

@@ -29,3 +29,28 @@ size_t srtpgate_dplc_size(void) { return sizeof(LPCNetPLCState); }
 
 /* Samples of one frame at 16 kHz: what update and conceal take and give. */
 int srtpgate_dplc_frame(void) { return FRAME_SIZE; }
+
+/* Features for the frames the model would otherwise predict, in the order
+ * it predicts them (libopus's DRED path); NULL lets it predict that one. */
+void srtpgate_dplc_fec_add(void *s, const float *features) { lpcnet_plc_fec_add((LPCNetPLCState *)s, features); }
+
+void srtpgate_dplc_fec_clear(void *s) { lpcnet_plc_fec_clear((LPCNetPLCState *)s); }
+
+/* The features the last concealed frame was made from. */
+void srtpgate_dplc_features(const void *s, float *out) {
+    memcpy(out, ((const LPCNetPLCState *)s)->features, NB_FEATURES * sizeof(float));
+}
+
+/* One more frame through the state's feature analysis (which a loss's
+ * start runs over the history): its features, as the model sees audio. */
+void srtpgate_dplc_analyse(void *s, const short *pcm, float *out) {
+    LPCNetPLCState *st = (LPCNetPLCState *)s;
+    float f[NB_TOTAL_FEATURES];
+    lpcnet_compute_single_frame_features(&st->enc, pcm, f, st->arch);
+    memcpy(out, f, NB_FEATURES * sizeof(float));
+}
+
+int srtpgate_dplc_nb_features(void) { return NB_FEATURES; }
+
+/* The state's feature analysis started afresh. */
+void srtpgate_dplc_analysis_reset(void *s) { lpcnet_encoder_init(&((LPCNetPLCState *)s)->enc); }

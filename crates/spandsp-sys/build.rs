@@ -4,7 +4,7 @@ fn main() {
         Ok(lib) => lib,
         Err(e) => panic!("spandsp not found ({e}): install Debian's libspandsp-dev (scripts/deps.sh does)"),
     };
-    // Two G.722 state operations against spandsp's private layout
+    // G.722 state operations against spandsp's private layout
     // (g722_state.c): compiled here so that they match the installed headers.
     let mut b = cc::Build::new();
     b.file("g722_state.c").warnings(false).cargo_warnings(false);

@@ -1,4 +1,4 @@
-/* Two operations on G.722 states that spandsp's API does not offer, done
+/* Operations on G.722 states that spandsp's API does not offer, done
  * here against its private layout (<spandsp/private/g722.h>, shipped by
  * libspandsp-dev for this use) so that they always match the installed
  * library. */
@@ -32,4 +32,10 @@ void srtpgate_g722_encode_from_decode(g722_encode_state_t *e, const g722_decode_
     e->in_bits = 0;
     e->out_buffer = 0;
     e->out_bits = 0;
+}
+
+/* An encoder state made a copy of another. */
+void srtpgate_g722_encode_copy(g722_encode_state_t *dst, const g722_encode_state_t *src)
+{
+    memcpy(dst, src, sizeof(*dst));
 }

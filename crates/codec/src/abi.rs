@@ -33,7 +33,8 @@
 //!     uint32_t max_frame_bytes;  /* largest encoded frame */
 //!     int32_t  static_pt;        /* static RTP payload type, or -1 */
 //!     const char *fmtp;          /* a=fmtp parameters it offers, or NULL */
-//!     uint32_t flags;            /* SRTPGATE_CODEC_FEC: recover() decodes in-band redundancy */
+//!     uint32_t flags;            /* SRTPGATE_CODEC_FEC: recover() decodes in-band redundancy;
+//!                                   SRTPGATE_CODEC_LOOKAHEAD: recover() conceals knowing next */
 //! } srtpgate_codec_desc;
 //!
 //! typedef struct {
@@ -71,6 +72,10 @@
 //! - `recover` rebuilds the lost audio just before `next` (the payload that
 //!   arrived after a loss) from the redundancy in it (Opus in-band FEC), or
 //!   conceals where `next` carries none; it returns the samples written.
+//!   With `SRTPGATE_CODEC_LOOKAHEAD` instead, `recover` conceals the lost
+//!   audio with `next` in view (where the speech goes after the gap); the
+//!   host calls it for the last packet's worth of a gap either way, and
+//!   counts only what an FEC codec rebuilds as recovered.
 //! - `control` sets a parameter (`SRTPGATE_CTL_*`: the encoder's, or with
 //!   `SRTPGATE_CTL_PLC` the decoder's concealment); 0 on success,
 //!   [`ERR_UNSUPPORTED`] for a control the codec does not have.
@@ -201,8 +206,12 @@ pub struct CodecDesc {
 }
 
 /// Descriptor flag: `recover` decodes in-band redundancy (FEC) of the next
-/// packet; without it the host conceals instead of calling `recover`.
+/// packet; without it (or [`CODEC_LOOKAHEAD`]) the host conceals instead of
+/// calling `recover`.
 pub const CODEC_FEC: u32 = 1;
+/// Descriptor flag: `recover` conceals the lost audio knowing the next
+/// packet (no redundancy: what it writes is concealment, not recovered).
+pub const CODEC_LOOKAHEAD: u32 = 2;
 
 /// `create`: a state for codec `codec` with the peer's `fmtp` (may be null),
 /// PCM at `pcm_rate`, for `uses` ([`USE_DECODE`], [`USE_ENCODE`]); null and

@@ -415,6 +415,12 @@ impl Instance {
     /// Whether the codec can rebuild lost audio from the next packet (its
     /// descriptor says FEC and it has `recover`).
     pub fn can_recover(&self) -> bool {
+        self.plugin.table.recover.is_some() && self.info().flags & (abi::CODEC_FEC | abi::CODEC_LOOKAHEAD) != 0
+    }
+
+    /// Whether what `recover` writes is rebuilt from redundancy (FEC), not
+    /// concealment made knowing the next packet.
+    pub fn recovers_redundancy(&self) -> bool {
         self.plugin.table.recover.is_some() && self.info().flags & abi::CODEC_FEC != 0
     }
 

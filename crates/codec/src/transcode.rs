@@ -729,7 +729,7 @@ impl Transcoder {
             if matches!(how, Fill::Conceal | Fill::Recover(_)) {
                 self.counts.concealed_samples += k as u64;
             }
-            if matches!(how, Fill::Recover(_)) && k == left {
+            if matches!(how, Fill::Recover(_)) && k == left && self.d.decoder.recovers_redundancy() {
                 self.counts.recovered_samples += w as u64;
             }
             left -= k;

@@ -11,8 +11,9 @@
 //!
 //! Cost (measured on the development machine): keeping the history is a
 //! copy of each 10 ms frame; the first 10 ms of a loss run the analysis of
-//! the buffered history (~0.5 ms), each further 10 ms ~60 µs. The state is
-//! ~68 kB, allocated once.
+//! the buffered history (~0.5 ms), each further 10 ms ~60 µs; looking ahead
+//! at the packet after a loss ([`stream::Stream::preview`]) adds ~1 ms to
+//! the loss. The state is ~68 kB, allocated once.
 //!
 //! [`stream::Stream`] is the part the codecs share: a stream's audio on the
 //! model's grid, losses of any length, the cross-fade after a loss and a
@@ -33,7 +34,22 @@ extern "C" {
     fn srtpgate_dplc_copy(dst: *mut c_void, src: *const c_void);
     fn srtpgate_dplc_size() -> usize;
     fn srtpgate_dplc_frame() -> i32;
+    fn srtpgate_dplc_fec_add(s: *mut c_void, features: *const f32);
+    fn srtpgate_dplc_fec_clear(s: *mut c_void);
+    fn srtpgate_dplc_features(s: *const c_void, out: *mut f32);
+    fn srtpgate_dplc_analyse(s: *mut c_void, pcm: *const i16, out: *mut f32);
+    fn srtpgate_dplc_nb_features() -> i32;
+    fn srtpgate_dplc_analysis_reset(s: *mut c_void);
 }
+
+/// Features of one 10 ms frame as the model sees it (libopus's
+/// NB_FEATURES: 18 cepstral coefficients, then the pitch and the pitch
+/// correlation).
+pub const FEATURES: usize = 20;
+/// Where the pitch is among the features ...
+pub const PITCH: usize = 18;
+/// ... and the pitch correlation (voicing).
+pub const VOICING: usize = 19;
 
 /// One stream's concealer.
 pub struct NeuralPlc {
@@ -49,7 +65,8 @@ impl NeuralPlc {
     /// had (or the library's frame is not [`FRAME`]).
     pub fn new() -> Option<NeuralPlc> {
         // SAFETY: a constant; the frame this wrapper's arrays are sized for.
-        if unsafe { srtpgate_dplc_frame() } != FRAME as i32 {
+        if unsafe { srtpgate_dplc_frame() } != FRAME as i32 || unsafe { srtpgate_dplc_nb_features() } != FEATURES as i32
+        {
             return None;
         }
         // SAFETY: returns a fresh state or null.
@@ -75,6 +92,49 @@ impl NeuralPlc {
     pub fn conceal(&mut self, out: &mut [i16; FRAME]) {
         // SAFETY: a live state and room for FRAME samples.
         unsafe { srtpgate_dplc_conceal(self.s, out.as_mut_ptr()) }
+    }
+
+    /// Features for the next frame the model would otherwise predict (in
+    /// the order it predicts them; None: let it predict that one). The
+    /// model runs two frames ahead of the audio: the first concealed frame
+    /// of a loss is made from the third features it predicts (the first
+    /// two continue the history), each later one from one more.
+    pub fn fec_add(&mut self, features: Option<&[f32; FEATURES]>) {
+        let p = features.map_or(std::ptr::null(), |f| f.as_ptr());
+        // SAFETY: a live state; `p` null or FEATURES floats (copied).
+        unsafe { srtpgate_dplc_fec_add(self.s, p) }
+    }
+
+    /// The features the last concealed frame was made from (what the model
+    /// predicted or was given, 2 frames ahead of the audio).
+    pub fn features(&self) -> [f32; FEATURES] {
+        let mut out = [0f32; FEATURES];
+        // SAFETY: a live state, FEATURES floats out.
+        unsafe { srtpgate_dplc_features(self.s, out.as_mut_ptr()) };
+        out
+    }
+
+    /// Runs one more frame through the state's feature analysis (where a
+    /// loss's start left it: after the history) and answers its features.
+    /// For a copy that looks ahead: the analysis then no longer follows the
+    /// history.
+    pub fn analyse(&mut self, frame: &[i16; FRAME]) -> [f32; FEATURES] {
+        let mut out = [0f32; FEATURES];
+        // SAFETY: a live state, FRAME samples in, FEATURES floats out.
+        unsafe { srtpgate_dplc_analyse(self.s, frame.as_ptr(), out.as_mut_ptr()) };
+        out
+    }
+
+    /// Starts the state's feature analysis afresh.
+    pub fn analysis_reset(&mut self) {
+        // SAFETY: a live state.
+        unsafe { srtpgate_dplc_analysis_reset(self.s) }
+    }
+
+    /// Forgets features given and not used.
+    pub fn fec_clear(&mut self) {
+        // SAFETY: a live state.
+        unsafe { srtpgate_dplc_fec_clear(self.s) }
     }
 
     /// Makes this state a copy of `other` (to look ahead without changing

@@ -7,7 +7,9 @@
 //! `plugins/spandsp/src/wide.rs`).
 //!
 //! The start of each loss costs ~0.6 ms of CPU (the model analyses the
-//! buffered history), and what is a loss is the sender's to say: a sender
+//! buffered history), ~1.8 ms with the look-ahead (a preview, a fresh
+//! analysis of ~12 frames, then the concealment), and what is a loss is the
+//! sender's to say: a sender
 //! that leaves a gap of a few samples before every packet would make each
 //! packet cost that. So a stream has a budget of neural losses (a token
 //! bucket on the stream's own time: [`BUDGET_BURST`], one more every
@@ -18,14 +20,27 @@
 //! - lost time: [`Stream::conceal`]; where it answers [`Loss::Classic`],
 //!   the codec fills the audio itself and passes it to [`Stream::keep`];
 //! - received audio: [`Stream::received`] (or [`Stream::arrived`], the
-//!   codec's own smoothing, then [`Stream::keep`]).
+//!   codec's own smoothing, then [`Stream::keep`]);
+//! - where the packet after a loss is there before the loss's last part
+//!   is concealed (a relay fills a gap when that packet arrives):
+//!   [`Stream::preview`] that part, decode the packet as it will be
+//!   decoded after it, [`Stream::expect`] its audio, then
+//!   [`Stream::conceal`] the part (the look-ahead: the model is told the
+//!   pitch after the gap).
 
-use crate::{NeuralPlc, FRAME};
+use crate::{NeuralPlc, FEATURES, FRAME, PITCH, VOICING};
 use srtpgate_codec::plc::LossBudget;
 
 /// Cross-fade from the concealment into the first audio after a loss
 /// (5 ms), and the length of the continuation made for it.
 pub const OLA: usize = 80;
+/// Longest lost time looked ahead across (40 ms; longer losses conceal
+/// without it).
+pub const LOOK_MAX: usize = 4 * FRAME;
+/// Frames played last (received or concealed) that the look-ahead's
+/// analysis starts from (80 ms).
+const PLAYED: usize = 8;
+
 /// Neural losses a stream may have at once ...
 pub const BUDGET_BURST: u32 = 20;
 /// ... and one more each this many samples of its audio (100 ms).
@@ -70,6 +85,13 @@ pub struct Stream {
     budget: LossBudget,
     /// The current loss is the codec's classic concealment.
     classic: bool,
+    /// The last frames played on the grid (a ring; `played_n` in all).
+    played: [[i16; FRAME]; PLAYED],
+    played_n: usize,
+    /// A preview's frames, and the model's features for the two frames
+    /// after it (where the preview saw them).
+    preview_frames: usize,
+    pred: [Option<[f32; FEATURES]>; 2],
 }
 
 impl Stream {
@@ -87,6 +109,10 @@ impl Stream {
             ahead_made: false,
             budget: LossBudget::new(BUDGET_BURST, BUDGET_EVERY),
             classic: false,
+            played: [[0; FRAME]; PLAYED],
+            played_n: 0,
+            preview_frames: 0,
+            pred: [None; 2],
         })
     }
 
@@ -129,6 +155,7 @@ impl Stream {
         while at < pcm.len() {
             if self.pos == 0 {
                 self.plc.conceal(&mut self.conc);
+                self.play(self.conc);
             }
             let n = (FRAME - self.pos).min(pcm.len() - at);
             pcm[at..at + n].copy_from_slice(&self.conc[self.pos..self.pos + n]);
@@ -136,6 +163,96 @@ impl Stream {
             at += n;
         }
         Some(Loss::Neural)
+    }
+
+    /// Look-ahead, step 1: when the packet after a loss has come, before
+    /// the loss's last `gap` samples are concealed. Fills `out` (`gap`
+    /// samples and more) with what the model would play from here without
+    /// the look-ahead, on a copy (the stream is unchanged), so that the
+    /// codec can decode the packet after the gap as it will be decoded.
+    /// None where there is no look-ahead: the loss would not be neural
+    /// (the budget), or the gap is not whole frames on the model's grid
+    /// (then nothing is filled), or it is longer than [`LOOK_MAX`].
+    pub fn preview(&mut self, gap: usize, out: &mut [i16]) -> Option<()> {
+        self.preview_frames = 0;
+        let starts = self.missing == 0;
+        if gap == 0 || gap % FRAME != 0 || gap > LOOK_MAX || out.len() < gap || self.pos != 0 {
+            return None;
+        }
+        if (starts && self.budget.left() == 0) || (!starts && self.classic) {
+            return None;
+        }
+        if starts && self.slot != Slot::Received {
+            return None;
+        }
+        self.look.copy_from(&self.plc);
+        let n = gap / FRAME;
+        self.preview_frames = n;
+        self.pred = [None; 2];
+        let mut f = [0i16; FRAME];
+        let mut at = 0;
+        for r in 0..out.len().div_ceil(FRAME) {
+            self.look.conceal(&mut f);
+            // The frame made at call r is made from the features of frame
+            // r + 2: those of the frames after the gap come at n-2 and n-1.
+            if r + 2 >= n && r < n {
+                self.pred[r + 2 - n] = Some(self.look.features());
+            }
+            let k = (out.len() - at).min(FRAME);
+            out[at..at + k].copy_from_slice(&f[..k]);
+            at += k;
+        }
+        Some(())
+    }
+
+    /// Look-ahead, step 2: `gap` as [`Stream::preview`] filled it and
+    /// `next`, the audio of the packet after it (its first two frames are
+    /// used). A fresh feature analysis runs over the last 80 ms played,
+    /// the gap and `next`, and the gap's last two frames are made knowing
+    /// where the pitch goes: from the features the model would have
+    /// predicted for the two frames after the gap, with their pitch and
+    /// voicing taken from `next`'s. (The pitch is what the audio after a
+    /// loss tells reliably; its spectral envelope is off while the codec's
+    /// decoder is not yet back in step, so the model keeps its own:
+    /// BENCHMARKS.) Then [`Stream::conceal`] the gap as usual. Without a
+    /// preview just before, nothing changes.
+    pub fn expect(&mut self, gap: &[i16], next: &[i16]) {
+        let n = self.preview_frames;
+        if n == 0 || gap.len() != n * FRAME {
+            return;
+        }
+        self.preview_frames = 0;
+        // A fresh analysis over the last frames played, then the gap as
+        // previewed: what the model would have seen had nothing been lost.
+        // (The model's own analysis runs only at a loss's start, over a
+        // history with holes; started afresh it tells the pitch after the
+        // gap better: BENCHMARKS.)
+        self.look.analysis_reset();
+        for k in self.played_n.saturating_sub(PLAYED)..self.played_n {
+            let f = self.played[k % PLAYED];
+            self.look.analyse(&f);
+        }
+        for f in gap.chunks_exact(FRAME) {
+            self.look.analyse(f.try_into().expect("whole frames"));
+        }
+        let mut given: [Option<[f32; FEATURES]>; 2] = [None; 2];
+        for (j, f) in next.chunks_exact(FRAME).take(2).enumerate() {
+            let seen = self.look.analyse(f.try_into().expect("a frame"));
+            given[j] = self.pred[j].map(|mut p| {
+                p[PITCH] = seen[PITCH];
+                p[VOICING] = seen[VOICING];
+                p
+            });
+        }
+        // The model's predictions from here until the gap's last frame: two
+        // more at a loss's start, then one a frame; the last two are for the
+        // frames after the gap.
+        let calls = n + if self.missing == 0 { 2 } else { 0 };
+        self.plc.fec_clear();
+        for c in 0..calls {
+            let j = (c + 2).checked_sub(calls);
+            self.plc.fec_add(j.and_then(|j| given[j].as_ref()));
+        }
     }
 
     /// The concealment's continuation past a neural loss ([`OLA`] samples,
@@ -190,9 +307,17 @@ impl Stream {
                 *x = (self.ahead[i] as f32 * (1.0 - w) + *x as f32 * w).round() as i16;
             }
             self.slot = if self.pos == 0 { Slot::Received } else { Slot::Rest };
+            self.plc.fec_clear();
         }
         self.missing = 0;
+        self.preview_frames = 0;
         Some(ended)
+    }
+
+    /// A frame played on the grid, for the look-ahead's analysis.
+    fn play(&mut self, frame: [i16; FRAME]) {
+        self.played[self.played_n % PLAYED] = frame;
+        self.played_n += 1;
     }
 
     /// Audio played outside a neural loss (received, or the classic
@@ -210,6 +335,7 @@ impl Stream {
             if self.pos == FRAME {
                 if self.slot == Slot::Received {
                     self.plc.update(&self.frame);
+                    self.play(self.frame);
                 }
                 self.pos = 0;
                 self.slot = Slot::Received;
@@ -282,5 +408,101 @@ mod tests {
         let mut more = x[160 * 22..160 * 23].to_vec();
         assert_eq!(s.received(&mut more), None);
         assert_eq!(more, x[160 * 22..160 * 23]);
+    }
+
+    /// Feeds `s` received 10 ms frames of `x` from frame `from` to `to`.
+    fn feed(s: &mut Stream, x: &[i16], from: usize, to: usize) {
+        for k in from..to {
+            let mut f = x[k * FRAME..(k + 1) * FRAME].to_vec();
+            s.received(&mut f);
+        }
+    }
+
+    #[test]
+    fn a_preview_changes_nothing() {
+        // What the stream conceals after a preview (not followed by expect)
+        // is what it conceals without one, and the preview is that.
+        let x = vowel(FRAME * 30);
+        let (mut a, mut b) = (Stream::new().expect("state"), Stream::new().expect("state"));
+        feed(&mut a, &x, 0, 20);
+        feed(&mut b, &x, 0, 20);
+        let mut seen = [0i16; 2 * FRAME + 22];
+        assert_eq!(b.preview(2 * FRAME, &mut seen), Some(()));
+        let (mut ya, mut yb) = ([0i16; 2 * FRAME], [0i16; 2 * FRAME]);
+        a.conceal(&mut ya);
+        b.conceal(&mut yb);
+        assert_eq!(ya, yb);
+        assert_eq!(seen[..2 * FRAME], ya);
+        // Gaps off the grid, or too long, are not looked ahead across.
+        let mut c = Stream::new().expect("state");
+        feed(&mut c, &x, 0, 20);
+        assert_eq!(c.preview(FRAME + 7, &mut seen), None);
+        assert_eq!(c.preview(LOOK_MAX + FRAME, &mut [0; LOOK_MAX + FRAME]), None);
+        c.keep(&x[20 * FRAME..20 * FRAME + 7]);
+        assert_eq!(c.preview(FRAME, &mut seen), None, "mid-frame");
+    }
+
+    /// Features of two frames.
+    type Two = [[f32; FEATURES]; 2];
+
+    /// Conceals `gap` frames after 20 received ones, the last `look` of
+    /// them (after `before` concealed without) looked ahead with `next`:
+    /// the features the last two concealed frames were made from, and the
+    /// model's own for them (from a preview), and `next`'s as analysed.
+    fn looked(gap: usize, before: usize, next: &[i16]) -> (Two, Two, Two) {
+        let x = vowel(FRAME * 30);
+        let mut s = Stream::new().expect("state");
+        feed(&mut s, &x, 0, 20);
+        let mut f = [0i16; FRAME];
+        for _ in 0..before {
+            s.conceal(&mut f);
+        }
+        let look = gap - before;
+        let mut seen = vec![0i16; look * FRAME + 22];
+        assert_eq!(s.preview(look * FRAME, &mut seen), Some(()));
+        let pred = [s.pred[0].expect("seen"), s.pred[1].expect("seen")];
+        // What the analysis makes of `next` after the frames played and the
+        // gap, independently of the stream.
+        let mut a = NeuralPlc::new().expect("state");
+        a.analysis_reset();
+        let played: Vec<i16> =
+            (s.played_n.saturating_sub(PLAYED)..s.played_n).flat_map(|k| s.played[k % PLAYED]).collect();
+        for fr in played.chunks(FRAME).chain(seen[..look * FRAME].chunks(FRAME)) {
+            a.analyse(fr.try_into().expect("frame"));
+        }
+        let an =
+            [a.analyse(next[..FRAME].try_into().expect("frame")), a.analyse(next[FRAME..].try_into().expect("frame"))];
+        s.expect(&seen[..look * FRAME], next);
+        let mut made = [[0f32; FEATURES]; 2];
+        for k in 0..look {
+            s.conceal(&mut f);
+            if k + 2 >= look {
+                made[k + 2 - look] = s.plc.features();
+            }
+        }
+        (made, pred, an)
+    }
+
+    #[test]
+    fn the_gap_s_last_frames_are_made_with_the_pitch_of_the_audio_after_it() {
+        // A loss of 20 ms (at its start) and the second half of one of 40 ms:
+        // the two frames before the audio comes back are made from the
+        // model's own features with the pitch and voicing of the next
+        // packet's two frames (the model runs two frames ahead of the
+        // audio), so FARGAN is steered towards where the speech goes.
+        let next = crate::tests::voiced(2 * FRAME, 0)
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| ((v as f64) * (i as f64 * 0.37).sin()) as i16)
+            .collect::<Vec<_>>();
+        for (gap, before) in [(2, 0), (4, 2), (3, 0)] {
+            let (made, pred, an) = looked(gap, before, &next);
+            for j in 0..2 {
+                assert_eq!(made[j][PITCH], an[j][PITCH], "gap {gap}: frame {j}'s pitch is the next audio's");
+                assert_eq!(made[j][VOICING], an[j][VOICING]);
+                assert_eq!(made[j][..PITCH], pred[j][..PITCH], "gap {gap}: the envelope the model's");
+            }
+            assert_ne!(an[0][PITCH], pred[0][PITCH], "the test tells the two apart");
+        }
     }
 }

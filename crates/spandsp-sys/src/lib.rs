@@ -104,6 +104,8 @@ extern "C" {
         d: *const g722_decode_state_t,
         hist: *const i16,
     );
+    /// Makes `dst` a copy of `src`.
+    pub fn srtpgate_g722_encode_copy(dst: *mut g722_encode_state_t, src: *const g722_encode_state_t);
 }
 
 #[cfg(test)]

@@ -9,7 +9,9 @@
 //! PATTERNS: one line per loss pattern, `name lost,lost,…` (20 ms packet
 //! indices). A variant is `KIND[:ola=MS][:state=keep|resync|sync]`:
 //! KIND `plugin` (the spandsp plugin's decoder as the relay runs it, its
-//! defaults: the shipped code; `state` and `ola` do not apply), `classic`
+//! defaults: the shipped code, looking ahead at the packet after a gap;
+//! `plugin:state=nolook` conceals without looking ahead, as before; `ola`
+//! does not apply), `classic`
 //! (`srtpgate_codec::plc`), `neural` (libopus's neural PLC, re-implemented
 //! here for 20 ms packets to vary its parts) or `truth` (what a decoder
 //! that lost nothing plays: a perfect concealment); `ola` the neural one's cross-fade into the next packet;
@@ -103,17 +105,34 @@ impl Concealer {
 }
 
 /// Decodes `pay` through the spandsp plugin's 16 kHz G.722 decoder, the
-/// packets in `lost` concealed by it.
-fn run_plugin(sp: &std::sync::Arc<Plugin>, pay: &[[u8; 160]], lost: &[usize]) -> Vec<i16> {
+/// packets in `lost` concealed by it as the relay conceals them: when the
+/// packet after a gap arrives, `conceal` for all but the gap's last packet
+/// and `recover` (which looks ahead at the next packet) for that one; with
+/// `look` false, `conceal` for all (the plugin before the look-ahead).
+fn run_plugin(sp: &std::sync::Arc<Plugin>, pay: &[[u8; 160]], lost: &[usize], look: bool) -> Vec<i16> {
     let mut dec = sp.instance_for(0, None, Some(16000), abi::USE_DECODE).expect("decoder");
     let mut y = Vec::new();
     let mut pcm = [0i16; 320];
+    let mut gap = 0;
     for (k, packet) in pay.iter().enumerate() {
-        let n = if lost.contains(&k) {
-            dec.conceal(&mut pcm).expect("conceal")
-        } else {
-            dec.decode(packet, &mut pcm).expect("decode")
-        };
+        if lost.contains(&k) {
+            gap += 1;
+            continue;
+        }
+        for g in 0..gap {
+            let n = if look && g + 1 == gap {
+                dec.recover(packet, &mut pcm).expect("recover")
+            } else {
+                dec.conceal(&mut pcm).expect("conceal")
+            };
+            y.extend_from_slice(&pcm[..n]);
+        }
+        gap = 0;
+        let n = dec.decode(packet, &mut pcm).expect("decode");
+        y.extend_from_slice(&pcm[..n]);
+    }
+    for _ in 0..gap {
+        let n = dec.conceal(&mut pcm).expect("conceal");
         y.extend_from_slice(&pcm[..n]);
     }
     y
@@ -225,7 +244,10 @@ fn main() {
     for name in a[4].split(';') {
         let v = parse(name);
         for (pattern, lost) in &patterns {
-            let y = if v.kind == "plugin" { run_plugin(&sp, &pay, lost) } else { run(&v, &pay, lost) };
+            let y = match v.kind.as_str() {
+                "plugin" => run_plugin(&sp, &pay, lost, v.state != "nolook"),
+                _ => run(&v, &pay, lost),
+            };
             write(&hdr, &format!("{}/{name}@{pattern}.wav", a[2]), &y);
             if opus {
                 let mut enc =

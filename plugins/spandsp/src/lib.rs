@@ -58,7 +58,9 @@ static CODECS: StaticCodecs<5> = StaticCodecs([
         max_frame_bytes: 1600,
         static_pt: 9,
         fmtp: std::ptr::null(),
-        flags: 0,
+        // At 16 kHz the neural concealment looks ahead at the packet after
+        // a loss (recover); elsewhere recover conceals.
+        flags: abi::CODEC_LOOKAHEAD,
     },
     g726(c"G726-16", 2),
     g726(c"G726-24", 3),
@@ -232,6 +234,19 @@ impl Codec for SpanCodec {
             abi::CTL_PLC => self.set_plc(value),
             _ => Err(abi::ERR_UNSUPPORTED),
         }
+    }
+
+    fn recover(&mut self, next: &[u8], pcm: &mut [i16]) -> Result<usize, i32> {
+        if !self.halves().1 {
+            return Err(abi::ERR_INVALID);
+        }
+        if let (Some(Concealer::Neural(p)), Kind::G722 { dec, .. }) = (self.wide_plc.as_mut(), &self.kind) {
+            // The neural concealment looks ahead at `next`.
+            // SAFETY: `dec` is this codec's live decoder (halves() checked).
+            unsafe { p.recover(*dec, next, pcm) };
+            return Ok(pcm.len());
+        }
+        self.conceal(pcm)
     }
 
     fn conceal(&mut self, pcm: &mut [i16]) -> Result<usize, i32> {

@@ -18,11 +18,20 @@
 //! that as its QMF history (with the true lost audio this gets the decoder
 //! exactly back in step: `srtpgate-spandsp-sys`'s test).
 //!
+//! The relay conceals a loss when the packet after it arrives, so the
+//! concealment can know where the speech goes: [`Neural::recover`] decodes
+//! that packet as it will be decoded (on a copy of the re-sync, from the
+//! concealment the model would play) and lets the model make the end of the
+//! gap knowing the pitch there (`Stream::preview` and `Stream::expect`).
+//! The plugin says so with `SRTPGATE_CODEC_LOOKAHEAD`; nothing waits for it,
+//! the packet is there already.
+//!
 //! The grid, the cross-fade after a loss and the budget of neural losses
 //! (beyond it, the classic concealment) are `srtpgate_opus_plc_sys::stream`.
 
 use srtpgate_codec::plc::Plc;
-use srtpgate_opus_plc_sys::stream::{Loss, Stream, OLA};
+use srtpgate_opus_plc_sys::stream::{Loss, Stream, LOOK_MAX, OLA};
+use srtpgate_opus_plc_sys::FRAME;
 use srtpgate_spandsp_sys as sys;
 
 /// Samples by which G.722's analysis and synthesis QMF delay audio.
@@ -43,7 +52,22 @@ pub(crate) struct Neural {
     s: Stream,
     /// The last QMF_HIST samples played (oldest first).
     last: [i16; QMF_HIST],
-    /// ADPCM re-sync: an encoder and a shadow decoder.
+    /// The ADPCM re-sync of the current loss ...
+    rs: Resync,
+    /// ... and a copy of it to decode the packet after a loss with before
+    /// the loss is concealed.
+    peek: Resync,
+    /// The classic concealer (beyond the budget), kept with the history it
+    /// needs.
+    fallback: Plc,
+    /// Tests: audio played instead of the model's (the true lost audio).
+    #[cfg(test)]
+    script: Option<(Vec<i16>, usize)>,
+}
+
+/// ADPCM re-sync: an encoder and a shadow decoder that the concealment is
+/// G.722-coded through.
+struct Resync {
     enc: *mut sys::g722_encode_state_t,
     shadow: *mut sys::g722_decode_state_t,
     /// The re-encoder's QMF history being collected, `lead_n` valid.
@@ -52,12 +76,6 @@ pub(crate) struct Neural {
     /// Samples waiting to be re-encoded (an even number is encoded at once).
     pend: [i16; PEND],
     pend_n: usize,
-    /// The classic concealer (beyond the budget), kept with the history it
-    /// needs.
-    fallback: Plc,
-    /// Tests: audio played instead of the model's (the true lost audio).
-    #[cfg(test)]
-    script: Option<(Vec<i16>, usize)>,
 }
 
 // SAFETY: the spandsp states are owned by this value and used by the thread
@@ -67,29 +85,16 @@ unsafe impl Send for Neural {}
 impl Neural {
     /// The neural concealer with its re-sync states, or None without memory.
     pub(crate) fn new() -> Option<Box<Neural>> {
-        let s = Stream::new()?;
-        // SAFETY: spandsp allocates the states (NULL argument); checked below
-        // and freed by Drop.
-        let (enc, shadow) = unsafe {
-            (
-                sys::g722_encode_init(std::ptr::null_mut(), 64000, 0),
-                sys::g722_decode_init(std::ptr::null_mut(), 64000, 0),
-            )
-        };
         let n = Box::new(Neural {
-            s,
+            s: Stream::new()?,
             last: [0; QMF_HIST],
-            enc,
-            shadow,
-            lead: [0; QMF_HIST],
-            lead_n: 0,
-            pend: [0; PEND],
-            pend_n: 0,
+            rs: Resync::new()?,
+            peek: Resync::new()?,
             fallback: Plc::new(16000),
             #[cfg(test)]
             script: None,
         });
-        (!enc.is_null() && !shadow.is_null()).then_some(n)
+        Some(n)
     }
 
     /// Fills `pcm` with concealment.
@@ -110,16 +115,55 @@ impl Neural {
             Some(Loss::Neural) => {
                 if first {
                     // SAFETY: the caller's.
-                    unsafe { self.start_resync(dec) };
+                    unsafe { self.rs.start(dec, &self.last) };
                 }
                 #[cfg(test)]
                 if let Some((truth, k)) = self.script.as_mut() {
                     pcm.copy_from_slice(&truth[*k..*k + pcm.len()]);
                     *k += pcm.len();
                 }
-                self.reencode(pcm);
+                self.rs.reencode(pcm);
             }
         }
+    }
+
+    /// Fills `pcm` with concealment for the lost audio just before `next`
+    /// (the payload that arrived after the loss), made knowing `next`: it
+    /// is decoded on a copy of the re-sync, as [`Neural::before_decode`]
+    /// will decode it after the concealment the model would play, and the
+    /// model then makes the end of the gap knowing the pitch there. Where
+    /// the stream cannot look ahead (see `Stream::preview`), the usual
+    /// concealment.
+    ///
+    /// # Safety
+    /// As [`Neural::conceal`].
+    pub(crate) unsafe fn recover(&mut self, dec: *mut sys::g722_decode_state_t, next: &[u8], pcm: &mut [i16]) {
+        let gap = pcm.len();
+        let mut ahead = [0i16; LOOK_MAX + QMF_DELAY];
+        #[cfg(not(test))]
+        let scripted = false;
+        #[cfg(test)]
+        let scripted = self.script.is_some();
+        if gap <= LOOK_MAX && !scripted && self.s.preview(gap, &mut ahead[..gap + QMF_DELAY]).is_some() {
+            let ahead = &ahead[..gap + QMF_DELAY];
+            if self.s.loss().is_none() {
+                // SAFETY: the caller's.
+                unsafe { self.peek.start(dec, &self.last) };
+            } else {
+                self.peek.copy_from(&self.rs);
+            }
+            self.peek.reencode(ahead);
+            // The packet after the gap (its first 20 ms: two of the model's
+            // frames), decoded as it will be.
+            let mut y = [0i16; 2 * FRAME];
+            let bytes = next.len().min(FRAME);
+            // SAFETY: a live state; `bytes` bytes decode to 2 * bytes samples.
+            let n = unsafe { sys::g722_decode(self.peek.shadow, y.as_mut_ptr(), next.as_ptr(), bytes as i32) };
+            let n = usize::try_from(n).unwrap_or(0).min(y.len());
+            self.s.expect(&ahead[..gap], &y[..n]);
+        }
+        // SAFETY: the caller's.
+        unsafe { self.conceal(dec, pcm) };
     }
 
     /// Before the first packet after a loss is decoded: the concealment's
@@ -138,32 +182,9 @@ impl Neural {
         }
         let mut past = [0i16; QMF_DELAY];
         past.copy_from_slice(&ahead[..QMF_DELAY]);
-        // SAFETY: the caller's.
-        unsafe { self.finish_resync(dec, &past) };
-    }
-
-    /// At the start of a loss: the shadow decoder starts from `dec`, the
-    /// re-encoder's QMF history from the last samples played.
-    ///
-    /// # Safety
-    /// `dec` is a live G.722 decoder state.
-    unsafe fn start_resync(&mut self, dec: *mut sys::g722_decode_state_t) {
+        self.rs.reencode(&past);
         // SAFETY: `dec` per the caller, `shadow` ours: live states of a kind.
-        unsafe { sys::srtpgate_g722_decode_copy(self.shadow, dec) };
-        self.lead[..QMF_HIST - QMF_DELAY].copy_from_slice(&self.last[QMF_DELAY..]);
-        self.lead_n = QMF_HIST - QMF_DELAY;
-        self.pend_n = 0;
-    }
-
-    /// At the end of a loss: the first QMF_DELAY samples past it complete
-    /// the re-encoding, and the decoder takes the shadow's state.
-    ///
-    /// # Safety
-    /// `dec` is a live G.722 decoder state.
-    unsafe fn finish_resync(&mut self, dec: *mut sys::g722_decode_state_t, past: &[i16]) {
-        self.reencode(past);
-        // SAFETY: `dec` per the caller, `shadow` ours: live states of a kind.
-        unsafe { sys::srtpgate_g722_decode_copy(dec, self.shadow) };
+        unsafe { sys::srtpgate_g722_decode_copy(dec, self.rs.shadow) };
     }
 
     /// Takes decoded audio: the first audio after a neural loss is
@@ -182,20 +203,68 @@ impl Neural {
     /// history.
     fn keep(&mut self, pcm: &[i16]) {
         self.s.keep(pcm);
-        self.keep_last(pcm);
+        keep_last(&mut self.last, pcm);
+    }
+}
+
+/// Keeps the last QMF_HIST samples of what was played in `last`.
+fn keep_last(last: &mut [i16; QMF_HIST], pcm: &[i16]) {
+    if pcm.len() >= QMF_HIST {
+        last.copy_from_slice(&pcm[pcm.len() - QMF_HIST..]);
+    } else {
+        last.copy_within(pcm.len().., 0);
+        last[QMF_HIST - pcm.len()..].copy_from_slice(pcm);
+    }
+}
+
+impl Resync {
+    /// The states (spandsp allocates them), or None without memory.
+    fn new() -> Option<Resync> {
+        // SAFETY: spandsp allocates the states (NULL argument); checked below
+        // and freed by Drop.
+        let r = unsafe {
+            Resync {
+                enc: sys::g722_encode_init(std::ptr::null_mut(), 64000, 0),
+                shadow: sys::g722_decode_init(std::ptr::null_mut(), 64000, 0),
+                lead: [0; QMF_HIST],
+                lead_n: 0,
+                pend: [0; PEND],
+                pend_n: 0,
+            }
+        };
+        (!r.enc.is_null() && !r.shadow.is_null()).then_some(r)
     }
 
-    fn keep_last(&mut self, pcm: &[i16]) {
-        if pcm.len() >= QMF_HIST {
-            self.last.copy_from_slice(&pcm[pcm.len() - QMF_HIST..]);
-        } else {
-            self.last.copy_within(pcm.len().., 0);
-            self.last[QMF_HIST - pcm.len()..].copy_from_slice(pcm);
+    /// At the start of a loss: the shadow decoder starts from `dec`, the
+    /// re-encoder's QMF history from `last` (the last samples played).
+    ///
+    /// # Safety
+    /// `dec` is a live G.722 decoder state.
+    unsafe fn start(&mut self, dec: *mut sys::g722_decode_state_t, last: &[i16; QMF_HIST]) {
+        // SAFETY: `dec` per the caller, `shadow` ours: live states of a kind.
+        unsafe { sys::srtpgate_g722_decode_copy(self.shadow, dec) };
+        self.lead[..QMF_HIST - QMF_DELAY].copy_from_slice(&last[QMF_DELAY..]);
+        self.lead_n = QMF_HIST - QMF_DELAY;
+        self.pend_n = 0;
+    }
+
+    /// Makes this a copy of `o` (states and buffers).
+    fn copy_from(&mut self, o: &Resync) {
+        // SAFETY: live states of a kind, ours.
+        unsafe {
+            sys::srtpgate_g722_encode_copy(self.enc, o.enc);
+            sys::srtpgate_g722_decode_copy(self.shadow, o.shadow);
         }
+        self.lead = o.lead;
+        self.lead_n = o.lead_n;
+        self.pend = o.pend;
+        self.pend_n = o.pend_n;
     }
 
     /// Feeds concealment to the re-encoder: the first samples complete its
     /// QMF history, the rest are G.722-encoded and decoded into the shadow.
+    /// At the end of a loss, the first QMF_DELAY samples past it complete
+    /// the re-encoding, and the shadow is the decoder's state in step.
     fn reencode(&mut self, mut x: &[i16]) {
         if self.lead_n < QMF_HIST {
             let n = (QMF_HIST - self.lead_n).min(x.len());
@@ -229,7 +298,7 @@ impl Neural {
     }
 }
 
-impl Drop for Neural {
+impl Drop for Resync {
     fn drop(&mut self) {
         // SAFETY: made by new(), freed once (null ones skipped).
         unsafe {
@@ -282,19 +351,20 @@ mod tests {
                 let (p, r) = (wire[k * 160..].as_ptr(), k * 320..(k + 1) * 320);
                 sys::g722_decode(all, out[0][r.clone()].as_mut_ptr(), p, 160);
                 if k == 10 {
-                    n.start_resync(synced);
+                    n.rs.start(synced, &n.last);
                     for piece in out[0][r.clone()].chunks(77) {
-                        n.reencode(piece);
+                        n.rs.reencode(piece);
                     }
                     continue;
                 }
                 if k == 11 {
                     let past: Vec<i16> = out[0][r.start..r.start + QMF_DELAY].to_vec();
-                    n.finish_resync(synced, &past);
+                    n.rs.reencode(&past);
+                    sys::srtpgate_g722_decode_copy(synced, n.rs.shadow);
                 }
                 sys::g722_decode(kept, out[1][r.clone()].as_mut_ptr(), p, 160);
                 sys::g722_decode(synced, out[2][r.clone()].as_mut_ptr(), p, 160);
-                n.keep_last(&out[2][r]);
+                keep_last(&mut n.last, &out[2][r]);
             }
             let after = 320 * 11..320 * 14;
             let snr = |y: &[i16]| {

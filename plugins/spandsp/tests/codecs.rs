@@ -281,10 +281,16 @@ fn wideband_g722_concealment_keeps_time_with_any_packet_and_loss_length() {
             let m = a.decode(pk, &mut pcm).expect("decode");
             ya.extend_from_slice(&pcm[..m]);
             if lost.contains(&k) {
-                // In two uneven pieces.
+                // In two uneven pieces; where the packet after it has
+                // come, the second as the relay fills it (recover, looking
+                // ahead at that packet).
                 let first = n / 3 + 1;
                 assert_eq!(b.conceal(&mut pcm[..first]).expect("conceal"), first);
-                assert_eq!(b.conceal(&mut pcm[first..n]).expect("conceal"), n - first);
+                let m = match packets.get(k + 1).filter(|_| !lost.contains(&(k + 1))) {
+                    Some(next) => b.recover(next, &mut pcm[first..n]).expect("recover"),
+                    None => b.conceal(&mut pcm[first..n]).expect("conceal"),
+                };
+                assert_eq!(m, n - first);
             } else {
                 assert_eq!(b.decode(pk, &mut pcm).expect("decode"), n);
             }
@@ -301,7 +307,8 @@ proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig { cases: 64, ..Default::default() })]
 
     /// Whatever arrives (payloads of any length and content, losses of any
-    /// length in any pieces, the concealment switched mid-stream), the 16 kHz
+    /// length in any pieces, concealed or filled looking ahead at any
+    /// payload, the concealment switched mid-stream), the 16 kHz
     /// G.722 decoder answers every call with the samples asked for and never
     /// fails (a panic inside the plugin would come back as an error).
     #[test]
@@ -320,8 +327,13 @@ proptest::proptest! {
                     let m = dec.decode(&payload, &mut pcm).expect("decode");
                     proptest::prop_assert_eq!(m, 2 * payload.len());
                 }
-                4..=6 => {
+                4..=5 => {
                     let m = dec.conceal(&mut pcm[..n]).expect("conceal");
+                    proptest::prop_assert_eq!(m, n);
+                }
+                6 => {
+                    // The payload as the packet after a loss.
+                    let m = dec.recover(&payload, &mut pcm[..n]).expect("recover");
                     proptest::prop_assert_eq!(m, n);
                 }
                 _ => {
@@ -331,4 +343,79 @@ proptest::proptest! {
             }
         }
     }
+}
+
+#[test]
+fn wideband_g722_fills_a_loss_looking_ahead_at_the_next_packet_as_the_relay_calls_it() {
+    // The relay conceals a loss when the packet after it comes, and calls
+    // `recover` with that packet for the gap's last packet: G.722 at 16 kHz
+    // says it looks ahead (not FEC), so the transcoder counts the gap as
+    // concealed and nothing as recovered. The concealment made knowing the
+    // next packet differs from the one made without it, plays at about the
+    // level before the loss, and the decoder still comes back in step.
+    let p = plugin();
+    let g = instance(&p, "G722", None);
+    assert!(g.can_recover() && !g.recovers_redundancy());
+    assert_ne!(g.info().flags & srtpgate_codec::abi::CODEC_LOOKAHEAD, 0);
+    let x = vowel(320 * 40, 0);
+    let packets = g722_packets(&p, &x, 320);
+    let all = decode_with_loss(&p, &packets, &[], 320, None);
+    let blind = decode_with_loss(&p, &packets, &[25], 320, None);
+    let mut t = Transcoder::new(Direction {
+        decoder: instance(&p, "G722", None),
+        in_pt: 9,
+        encoder: instance(&p, "G722", None),
+        out_pt: 9,
+        out_ptime: None,
+        dtmf: None,
+        detect: None,
+        tones_from: None,
+    })
+    .expect("transcoder");
+    let mut phone = instance(&p, "G722", None);
+    let mut heard = Vec::new();
+    let mut pcm = [0i16; 2000];
+    for (k, b) in packets.iter().enumerate() {
+        if k == 25 {
+            continue;
+        }
+        let mut pkt = vec![0x80, 9, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4];
+        pkt[2..4].copy_from_slice(&(k as u16).to_be_bytes());
+        pkt[4..8].copy_from_slice(&(160 * k as u32).to_be_bytes());
+        pkt.extend_from_slice(b);
+        t.push(&pkt).expect("push");
+        let out: Vec<Vec<u8>> = t.outputs().map(<[u8]>::to_vec).collect();
+        assert_eq!(out.len(), if k == 26 { 2 } else { 1 }, "the gap and the packet leave when it comes");
+        for o in out {
+            let n = phone.decode(&o[12..], &mut pcm).expect("phone decodes");
+            heard.extend_from_slice(&pcm[..n]);
+        }
+    }
+    let c = t.counts();
+    assert_eq!((c.concealed_samples, c.recovered_samples), (320, 0));
+    // What the relay decoded, straight (the phone's G.722 round trip aside):
+    // the direct decode with recover.
+    let mut dec = instance(&p, "G722", None);
+    let mut looked = Vec::new();
+    for (k, b) in packets.iter().enumerate() {
+        if k == 25 {
+            continue;
+        }
+        if k == 26 {
+            let n = dec.recover(b, &mut pcm[..320]).expect("recover");
+            looked.extend_from_slice(&pcm[..n]);
+        }
+        let n = dec.decode(b, &mut pcm).expect("decode");
+        looked.extend_from_slice(&pcm[..n]);
+    }
+    assert_eq!(looked.len(), all.len());
+    assert_eq!(looked[..320 * 25], all[..320 * 25], "nothing changes before the loss");
+    assert_ne!(looked[320 * 25..320 * 26], blind[320 * 25..320 * 26], "the next packet was looked at");
+    let level = |v: &[i16]| (v.iter().map(|&s| (s as f64).powi(2)).sum::<f64>() / v.len() as f64).sqrt();
+    let (l_gap, l_before) = (level(&looked[320 * 25..320 * 26]), level(&all[320 * 24..320 * 25]));
+    assert!(l_gap > 0.3 * l_before && l_gap < 2.0 * l_before, "concealment level {l_gap:.0} against {l_before:.0}");
+    let later = 320 * 30..320 * 40;
+    let s = snr(&all[later.clone()], &looked[later.clone()]);
+    assert!(s > 25.0, "100-300 ms after the loss SNR {s:.1} dB");
+    assert_eq!(heard.len(), all.len(), "the phone heard every 20 ms, the gap included");
 }
