@@ -40,6 +40,9 @@ extern "C" {
     fn srtpgate_dplc_analyse(s: *mut c_void, pcm: *const i16, out: *mut f32);
     fn srtpgate_dplc_nb_features() -> i32;
     fn srtpgate_dplc_analysis_reset(s: *mut c_void);
+    fn srtpgate_dplc_starts(s: *const c_void) -> i32;
+    fn srtpgate_dplc_lost_frames(s: *const c_void) -> i32;
+    fn srtpgate_dplc_set_lost_frames(s: *mut c_void, n: i32);
 }
 
 /// Features of one 10 ms frame as the model sees it (libopus's
@@ -95,10 +98,12 @@ impl NeuralPlc {
     }
 
     /// Features for the next frame the model would otherwise predict (in
-    /// the order it predicts them; None: let it predict that one). The
-    /// model runs two frames ahead of the audio: the first concealed frame
-    /// of a loss is made from the third features it predicts (the first
-    /// two continue the history), each later one from one more.
+    /// the order it predicts them). None lets it predict one frame, but
+    /// holds no place: every None counts before any features given are
+    /// used, so Nones go first. The model runs two frames ahead of the
+    /// audio: the first concealed frame of a loss is made from the third
+    /// features it predicts (the first two continue the history; see
+    /// [`NeuralPlc::starts`]), each later one from one more.
     pub fn fec_add(&mut self, features: Option<&[f32; FEATURES]>) {
         let p = features.map_or(std::ptr::null(), |f| f.as_ptr());
         // SAFETY: a live state; `p` null or FEATURES floats (copied).
@@ -123,6 +128,28 @@ impl NeuralPlc {
         // SAFETY: a live state, FRAME samples in, FEATURES floats out.
         unsafe { srtpgate_dplc_analyse(self.s, frame.as_ptr(), out.as_mut_ptr()) };
         out
+    }
+
+    /// Whether the next [`NeuralPlc::conceal`] starts a loss for the model
+    /// (audio was given since the last one): it then predicts two more
+    /// features before the first frame it makes.
+    pub fn starts(&self) -> bool {
+        // SAFETY: a live state.
+        unsafe { srtpgate_dplc_starts(self.s) != 0 }
+    }
+
+    /// The model's count of lost frames in the current loss (its fade
+    /// follows it; frames made from given features count too).
+    pub fn lost_frames(&self) -> u32 {
+        // SAFETY: a live state.
+        unsafe { srtpgate_dplc_lost_frames(self.s) }.max(0) as u32
+    }
+
+    /// Sets the model's count of lost frames (0: the next concealed frame is
+    /// made at full level).
+    pub fn set_lost_frames(&mut self, n: u32) {
+        // SAFETY: a live state.
+        unsafe { srtpgate_dplc_set_lost_frames(self.s, n.min(1000) as i32) }
     }
 
     /// Starts the state's feature analysis afresh.

@@ -92,6 +92,11 @@ pub struct Stream {
     /// after it (where the preview saw them).
     preview_frames: usize,
     pred: [Option<[f32; FEATURES]>; 2],
+    /// Samples of lost time the features queued by expect are for (0:
+    /// none queued).
+    queued: usize,
+    /// The current loss's end was looked ahead across.
+    looked: bool,
 }
 
 impl Stream {
@@ -113,6 +118,8 @@ impl Stream {
             played_n: 0,
             preview_frames: 0,
             pred: [None; 2],
+            queued: 0,
+            looked: false,
         })
     }
 
@@ -134,6 +141,8 @@ impl Stream {
         if pcm.is_empty() {
             return None;
         }
+        // A preview not followed by expect is forgotten.
+        self.preview_frames = 0;
         self.budget.earn(pcm.len());
         if self.missing == 0 {
             self.ahead_made = false;
@@ -149,6 +158,7 @@ impl Stream {
         }
         self.missing += pcm.len();
         if self.classic {
+            self.drop_look();
             return Some(Loss::Classic);
         }
         let mut at = 0;
@@ -161,6 +171,11 @@ impl Stream {
             pcm[at..at + n].copy_from_slice(&self.conc[self.pos..self.pos + n]);
             self.pos = (self.pos + n) % FRAME;
             at += n;
+        }
+        // A look-ahead is for the lost time it previewed only.
+        self.queued = self.queued.saturating_sub(pcm.len());
+        if self.queued == 0 {
+            self.drop_look();
         }
         Some(Loss::Neural)
     }
@@ -245,13 +260,29 @@ impl Stream {
             });
         }
         // The model's predictions from here until the gap's last frame: two
-        // more at a loss's start, then one a frame; the last two are for the
-        // frames after the gap.
-        let calls = n + if self.missing == 0 { 2 } else { 0 };
+        // more where a loss starts for it, then one a frame; the last two are
+        // for the frames after the gap. Predictions to let be go first (a
+        // None holds no place), so the queue ends at the last features given.
+        let calls = n + if self.plc.starts() { 2 } else { 0 };
         self.plc.fec_clear();
-        for c in 0..calls {
+        let Some(last) = (0..calls).rev().find(|&c| (c + 2).checked_sub(calls).is_some_and(|j| given[j].is_some()))
+        else {
+            return;
+        };
+        for c in 0..=last {
             let j = (c + 2).checked_sub(calls);
             self.plc.fec_add(j.and_then(|j| given[j].as_ref()));
+        }
+        self.queued = n * FRAME;
+        self.looked = true;
+    }
+
+    /// Forgets a preview and any features queued from it.
+    fn drop_look(&mut self) {
+        self.preview_frames = 0;
+        if self.queued > 0 {
+            self.plc.fec_clear();
+            self.queued = 0;
         }
     }
 
@@ -266,6 +297,13 @@ impl Stream {
         }
         self.ahead_made = true;
         self.look.copy_from(&self.plc);
+        if self.looked {
+            // The gap's end was made knowing where the audio goes: what
+            // continues it into that audio is not faded as a guess is (the
+            // model's count of lost frames starts again; measured: +0.015
+            // PESQ at 5 % loss, BENCHMARKS).
+            self.look.set_lost_frames(0);
+        }
         let mut got = 0;
         if self.pos > 0 {
             let n = (FRAME - self.pos).min(OLA);
@@ -298,7 +336,10 @@ impl Stream {
             return None;
         }
         self.budget.earn(pcm.len());
-        let ended = self.loss()?;
+        self.drop_look();
+        let ended = self.loss();
+        self.looked &= ended.is_some();
+        let ended = ended?;
         if ended == Loss::Neural {
             self.continuation();
             let n = OLA.min(pcm.len());
@@ -307,10 +348,9 @@ impl Stream {
                 *x = (self.ahead[i] as f32 * (1.0 - w) + *x as f32 * w).round() as i16;
             }
             self.slot = if self.pos == 0 { Slot::Received } else { Slot::Rest };
-            self.plc.fec_clear();
         }
         self.missing = 0;
-        self.preview_frames = 0;
+        self.looked = false;
         Some(ended)
     }
 
@@ -442,25 +482,31 @@ mod tests {
         assert_eq!(c.preview(FRAME, &mut seen), None, "mid-frame");
     }
 
-    /// Features of two frames.
-    type Two = [[f32; FEATURES]; 2];
+    /// Features of two frames (where there are some).
+    type Two = [Option<[f32; FEATURES]>; 2];
 
-    /// Conceals `gap` frames after 20 received ones, the last `look` of
-    /// them (after `before` concealed without) looked ahead with `next`:
-    /// the features the last two concealed frames were made from, and the
-    /// model's own for them (from a preview), and `next`'s as analysed.
-    fn looked(gap: usize, before: usize, next: &[i16]) -> (Two, Two, Two) {
+    /// A stream after 20 received frames of a vowel and `before` samples
+    /// concealed; `tail` more samples received first, if any.
+    fn stream_at(before: usize, tail: usize) -> Stream {
         let x = vowel(FRAME * 30);
         let mut s = Stream::new().expect("state");
         feed(&mut s, &x, 0, 20);
-        let mut f = [0i16; FRAME];
-        for _ in 0..before {
-            s.conceal(&mut f);
+        let mut f = vec![0i16; before];
+        s.conceal(&mut f);
+        if tail > 0 {
+            s.received(&mut x[20 * FRAME..20 * FRAME + tail].to_vec());
         }
-        let look = gap - before;
+        s
+    }
+
+    /// Looks ahead across `look` frames of lost time with `next` and
+    /// conceals them: the features the frames that end the gap were made
+    /// from (the last two), the model's own for them (from the preview),
+    /// and `next`'s as the look-ahead's analysis sees them.
+    fn looked(s: &mut Stream, look: usize, next: &[i16]) -> (Two, Two, Two) {
         let mut seen = vec![0i16; look * FRAME + 22];
         assert_eq!(s.preview(look * FRAME, &mut seen), Some(()));
-        let pred = [s.pred[0].expect("seen"), s.pred[1].expect("seen")];
+        let pred = s.pred;
         // What the analysis makes of `next` after the frames played and the
         // gap, independently of the stream.
         let mut a = NeuralPlc::new().expect("state");
@@ -470,39 +516,110 @@ mod tests {
         for fr in played.chunks(FRAME).chain(seen[..look * FRAME].chunks(FRAME)) {
             a.analyse(fr.try_into().expect("frame"));
         }
-        let an =
-            [a.analyse(next[..FRAME].try_into().expect("frame")), a.analyse(next[FRAME..].try_into().expect("frame"))];
+        let mut an: Two = [None; 2];
+        for (j, fr) in next.chunks_exact(FRAME).take(2).enumerate() {
+            an[j] = Some(a.analyse(fr.try_into().expect("frame")));
+        }
         s.expect(&seen[..look * FRAME], next);
-        let mut made = [[0f32; FEATURES]; 2];
+        let mut made: Two = [None; 2];
+        let mut f = [0i16; FRAME];
         for k in 0..look {
             s.conceal(&mut f);
             if k + 2 >= look {
-                made[k + 2 - look] = s.plc.features();
+                made[k + 2 - look] = Some(s.plc.features());
             }
         }
         (made, pred, an)
     }
 
-    #[test]
-    fn the_gap_s_last_frames_are_made_with_the_pitch_of_the_audio_after_it() {
-        // A loss of 20 ms (at its start) and the second half of one of 40 ms:
-        // the two frames before the audio comes back are made from the
-        // model's own features with the pitch and voicing of the next
-        // packet's two frames (the model runs two frames ahead of the
-        // audio), so FARGAN is steered towards where the speech goes.
-        let next = crate::tests::voiced(2 * FRAME, 0)
+    /// A next packet's audio (a vowel with a tremolo, not the history's).
+    fn next_audio() -> Vec<i16> {
+        crate::tests::voiced(2 * FRAME, 0)
             .iter()
             .enumerate()
             .map(|(i, &v)| ((v as f64) * (i as f64 * 0.37).sin()) as i16)
-            .collect::<Vec<_>>();
-        for (gap, before) in [(2, 0), (4, 2), (3, 0)] {
-            let (made, pred, an) = looked(gap, before, &next);
+            .collect()
+    }
+
+    #[test]
+    fn the_gap_s_last_frames_are_made_with_the_pitch_of_the_audio_after_it() {
+        // Losses of 10, 20 and 30 ms at their start, the second half of one
+        // of 40 ms, and one that starts right after a loss that ended
+        // mid-frame (where the model does not see a loss start): the two
+        // frames before the audio comes back are made from the model's own
+        // features with the pitch and voicing of the next packet's two
+        // frames (the model runs two frames ahead of the audio).
+        let next = next_audio();
+        for (name, mut s, look) in [
+            ("10 ms", stream_at(0, 0), 1),
+            ("20 ms", stream_at(0, 0), 2),
+            ("30 ms", stream_at(0, 0), 3),
+            ("last 20 of 40 ms", stream_at(2 * FRAME, 0), 2),
+            ("after a loss that ended mid-frame", stream_at(FRAME + 60, FRAME - 60), 2),
+        ] {
+            let (made, pred, an) = looked(&mut s, look, &next);
             for j in 0..2 {
-                assert_eq!(made[j][PITCH], an[j][PITCH], "gap {gap}: frame {j}'s pitch is the next audio's");
-                assert_eq!(made[j][VOICING], an[j][VOICING]);
-                assert_eq!(made[j][..PITCH], pred[j][..PITCH], "gap {gap}: the envelope the model's");
+                let (Some(m), Some(p), Some(a)) = (made[j], pred[j], an[j]) else {
+                    assert!(look == 1 && j == 0, "{name}: frame {j} seen");
+                    continue;
+                };
+                assert_eq!(m[PITCH], a[PITCH], "{name}: frame {j}'s pitch is the next audio's");
+                assert_eq!(m[VOICING], a[VOICING], "{name}");
+                assert_eq!(m[..PITCH], p[..PITCH], "{name}: frame {j}'s envelope is the model's");
+                assert_ne!(a[PITCH], p[PITCH], "{name}: the test tells the two apart");
             }
-            assert_ne!(an[0][PITCH], pred[0][PITCH], "the test tells the two apart");
         }
+    }
+
+    #[test]
+    fn a_next_packet_of_one_frame_steers_only_the_frame_it_can() {
+        // 10 ms after a 20 ms gap: the frame before the last is made with its
+        // pitch, the last from the model's prediction; nothing is left
+        // queued for the cross-fade's continuation, the model counts both
+        // frames as lost, and the continuation starts at full level.
+        let next = next_audio();
+        let mut s = stream_at(0, 0);
+        let (made, pred, an) = looked(&mut s, 2, &next[..FRAME]);
+        assert_eq!(made[0].expect("made")[PITCH], an[0].expect("seen")[PITCH]);
+        assert!(an[1].is_none() && pred[1].is_some());
+        // Nothing queued is left: a copy that forgets its queue continues
+        // exactly as the stream's model does.
+        let (mut c1, mut c2) = (NeuralPlc::new().expect("state"), NeuralPlc::new().expect("state"));
+        c1.copy_from(&s.plc);
+        c2.copy_from(&s.plc);
+        c2.fec_clear();
+        let (mut f1, mut f2) = ([0i16; FRAME], [0i16; FRAME]);
+        c1.conceal(&mut f1);
+        c2.conceal(&mut f2);
+        assert_eq!(f1, f2);
+        // And the model's fade goes on as without the look-ahead.
+        let mut alone = stream_at(0, 0);
+        let mut f = [0i16; 2 * FRAME];
+        alone.conceal(&mut f);
+        assert_eq!(s.plc.lost_frames(), 2);
+        assert_eq!(s.plc.lost_frames(), alone.plc.lost_frames());
+        // What continues a looked-ahead gap into the next audio is made at a
+        // loss's first level; without the look-ahead it fades on.
+        assert!(s.continuation().is_some() && alone.continuation().is_some());
+        assert_eq!((s.look.lost_frames(), alone.look.lost_frames()), (1, 3));
+    }
+
+    #[test]
+    fn features_queued_for_one_concealment_never_reach_a_later_loss() {
+        // A preview and its features, then audio instead of the concealment:
+        // the next loss conceals exactly as a stream that never looked ahead.
+        let next = next_audio();
+        let x = vowel(FRAME * 30);
+        let (mut a, mut b) = (stream_at(0, 0), stream_at(0, 0));
+        let mut seen = [0i16; 2 * FRAME + 22];
+        b.preview(2 * FRAME, &mut seen).expect("preview");
+        b.expect(&seen[..2 * FRAME], &next);
+        for s in [&mut a, &mut b] {
+            s.received(&mut x[22 * FRAME..23 * FRAME].to_vec());
+        }
+        let (mut ya, mut yb) = ([0i16; 2 * FRAME], [0i16; 2 * FRAME]);
+        a.conceal(&mut ya);
+        b.conceal(&mut yb);
+        assert_eq!(ya, yb);
     }
 }

@@ -129,10 +129,12 @@ impl Neural {
 
     /// Fills `pcm` with concealment for the lost audio just before `next`
     /// (the payload that arrived after the loss), made knowing `next`: it
-    /// is decoded on a copy of the re-sync, as [`Neural::before_decode`]
-    /// will decode it after the concealment the model would play, and the
-    /// model then makes the end of the gap knowing the pitch there. Where
-    /// the stream cannot look ahead (see `Stream::preview`), the usual
+    /// is decoded on a copy of the re-sync after the concealment the model
+    /// would play without the look-ahead (close to how
+    /// [`Neural::before_decode`] will decode it: only the gap's last frames
+    /// change), and the model then makes the end of the gap knowing the
+    /// pitch there. Where the stream cannot look ahead (see
+    /// `Stream::preview`) or `next` is too short to tell, the usual
     /// concealment.
     ///
     /// # Safety
@@ -144,7 +146,12 @@ impl Neural {
         let scripted = false;
         #[cfg(test)]
         let scripted = self.script.is_some();
-        if gap <= LOOK_MAX && !scripted && self.s.preview(gap, &mut ahead[..gap + QMF_DELAY]).is_some() {
+        // The model is told about the two frames after the gap: the last
+        // gap frame needs the second, the one before it the first (so a
+        // one-frame gap needs `next` of 20 ms).
+        let next_frames = 2 * next.len().min(FRAME) / FRAME;
+        let useful = next_frames >= 2 || (next_frames == 1 && gap >= 2 * FRAME);
+        if useful && gap <= LOOK_MAX && !scripted && self.s.preview(gap, &mut ahead[..gap + QMF_DELAY]).is_some() {
             let ahead = &ahead[..gap + QMF_DELAY];
             if self.s.loss().is_none() {
                 // SAFETY: the caller's.
