@@ -184,7 +184,8 @@ impl Stream {
     /// the loss's last `gap` samples are concealed. Fills `out` (`gap`
     /// samples and more) with what the model would play from here without
     /// the look-ahead, on a copy (the stream is unchanged), so that the
-    /// codec can decode the packet after the gap as it will be decoded.
+    /// codec can decode the packet after the gap close to how it will be
+    /// decoded (only the gap's last frames then change).
     /// None where there is no look-ahead: the loss would not be neural
     /// (the budget), or the gap is not whole frames on the model's grid
     /// (then nothing is filled), or it is longer than [`LOOK_MAX`].
