@@ -26,7 +26,12 @@ fn packet(args: &[&str], input: &str) -> (bool, String, String) {
         .stderr(Stdio::piped())
         .spawn()
         .expect("run srtpgate packet");
-    child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("write stdin");
+    // A command that refuses its arguments (`--engine gpu` without a GPU)
+    // exits without reading: its stdin may be closed before this writes.
+    match child.stdin.take().expect("stdin").write_all(input.as_bytes()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+        r => r.expect("write stdin"),
+    }
     let out = child.wait_with_output().expect("srtpgate packet");
     (out.status.success(), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
 }
