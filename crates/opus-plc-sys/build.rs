@@ -11,7 +11,6 @@ fn main() {
         "dnn/fargan.c",
         "dnn/fargan_data.c",
         "dnn/lpcnet_enc.c",
-        "dnn/lpcnet_plc.c",
         "dnn/lpcnet_tables.c",
         "dnn/nnet.c",
         "dnn/nnet_default.c",
@@ -72,6 +71,7 @@ fn main() {
         b
     };
     let mut main = build();
+    // shim.c compiles dnn/lpcnet_plc.c within itself (its static helpers).
     main.file("shim.c");
     for f in base.iter().chain(if x86 { &x86_base[..] } else { &[] }) {
         main.file(format!("opus/{f}"));

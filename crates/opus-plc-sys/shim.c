@@ -1,9 +1,13 @@
 /* The few entry points of libopus's neural PLC that srtpgate calls, with
- * the state's size known here (it is private to libopus). */
+ * the state's size known here (it is private to libopus). libopus's
+ * lpcnet_plc.c is compiled as part of this file (build.rs leaves it out of
+ * its own list) so that srtpgate_dplc_begin can call its static helpers;
+ * the vendored file itself stays unchanged. */
 #include <stdlib.h>
 #include <string.h>
 #include "lpcnet.h"
 #include "lpcnet_private.h"
+#include "lpcnet_plc.c"
 
 void *srtpgate_dplc_new(void) {
     LPCNetPLCState *s = malloc(sizeof *s);
@@ -28,6 +32,43 @@ void srtpgate_dplc_conceal(void *s, short *pcm) {
     int lost = st->blend ? st->loss_count : 0;
     lpcnet_plc_conceal(st, pcm);
     st->loss_count = lost + 1;
+}
+
+/* The model's analysis of the history that a loss's first conceal starts
+ * with (lpcnet_plc_conceal's first block up to its first prediction, the
+ * same steps in the same order), run now: the conceal that follows finds
+ * every frame analysed and goes on exactly as it would have (the same state,
+ * the same samples). So a look-ahead that copies the state after this runs
+ * the analysis once a loss, not once in the copy and again in the stream.
+ * Nothing where a loss is under way (the analysis ran at its start). */
+void srtpgate_dplc_begin(void *s) {
+    LPCNetPLCState *st = (LPCNetPLCState *)s;
+    int i, count = 0;
+    if (st->blend != 0) return;
+    st->plc_net = st->plc_bak[0];
+    while (st->analysis_pos + FRAME_SIZE <= PLC_BUF_SIZE) {
+        float x[FRAME_SIZE];
+        float plc_features[2*NB_BANDS+NB_FEATURES+1];
+        for (i = 0; i < FRAME_SIZE; i++) x[i] = 32768.f*st->pcm[st->analysis_pos+i];
+        burg_cepstral_analysis(plc_features, x);
+        lpcnet_compute_single_frame_features_float(&st->enc, x, st->features, st->arch);
+        if ((!st->analysis_gap || count > 0) && st->analysis_pos >= st->predict_pos) {
+            queue_features(st, st->features);
+            OPUS_COPY(&plc_features[2*NB_BANDS], st->features, NB_FEATURES);
+            plc_features[2*NB_BANDS+NB_FEATURES] = 1;
+            st->plc_bak[0] = st->plc_bak[1];
+            st->plc_bak[1] = st->plc_net;
+            compute_plc_pred(st, st->features, plc_features);
+        }
+        st->analysis_pos += FRAME_SIZE;
+        count++;
+    }
+    /* lpcnet_plc_conceal starts its block again with plc_net = plc_bak[0]
+     * (and its loop then has nothing left to do); plc_bak[0] is set anew
+     * right after that, before it is read. */
+    st->plc_bak[0] = st->plc_net;
+    /* Frames received before the conceal continue the analysed history. */
+    if (count > 0) st->analysis_gap = 0;
 }
 
 /* The state holds no pointer into itself (its model's pointers are to the

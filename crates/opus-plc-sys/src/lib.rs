@@ -31,6 +31,7 @@ extern "C" {
     fn srtpgate_dplc_free(s: *mut c_void);
     fn srtpgate_dplc_update(s: *mut c_void, pcm: *mut i16);
     fn srtpgate_dplc_conceal(s: *mut c_void, pcm: *mut i16);
+    fn srtpgate_dplc_begin(s: *mut c_void);
     fn srtpgate_dplc_copy(dst: *mut c_void, src: *const c_void);
     fn srtpgate_dplc_size() -> usize;
     fn srtpgate_dplc_frame() -> i32;
@@ -95,6 +96,16 @@ impl NeuralPlc {
     pub fn conceal(&mut self, out: &mut [i16; FRAME]) {
         // SAFETY: a live state and room for FRAME samples.
         unsafe { srtpgate_dplc_conceal(self.s, out.as_mut_ptr()) }
+    }
+
+    /// Runs now the analysis of the history that the next
+    /// [`NeuralPlc::conceal`] would start a loss with (where it starts one):
+    /// that conceal then makes the same samples, and a copy taken after
+    /// this (to look ahead) does not repeat the analysis. Frames received
+    /// in between continue the analysed history.
+    pub fn begin(&mut self) {
+        // SAFETY: a live state.
+        unsafe { srtpgate_dplc_begin(self.s) }
     }
 
     /// Features for the next frame the model would otherwise predict (in
@@ -219,5 +230,55 @@ pub(crate) mod tests {
         // Its first samples join the last received one without a jump.
         let last = *x.last().unwrap() as i32;
         assert!((a[0] as i32 - last).abs() < 3000, "{} after {last}", a[0]);
+    }
+
+    #[test]
+    fn begin_runs_a_loss_s_analysis_early_and_changes_no_sample() {
+        // Two states with the same history; one runs the analysis before
+        // each loss (twice: a second begin does nothing), the other leaves
+        // it to conceal. Every concealed sample is the same: after a long
+        // history (the analysis starts with a gap), after a short one, and
+        // with features given after begin (as the look-ahead gives them).
+        let (mut p, mut q) = (NeuralPlc::new().expect("state"), NeuralPlc::new().expect("state"));
+        let x = voiced(FRAME * 60, 0);
+        let feed = |p: &mut NeuralPlc, q: &mut NeuralPlc, from: usize, to: usize| {
+            for f in x[from * FRAME..to * FRAME].chunks(FRAME) {
+                p.update(f.try_into().unwrap());
+                q.update(f.try_into().unwrap());
+            }
+        };
+        let lose = |p: &mut NeuralPlc, q: &mut NeuralPlc, frames: usize, given: Option<[f32; FEATURES]>| {
+            q.begin();
+            q.begin();
+            assert!(q.starts(), "begin does not start the loss");
+            if let Some(g) = given {
+                for s in [&mut *p, &mut *q] {
+                    s.fec_add(None);
+                    s.fec_add(Some(&g));
+                }
+            }
+            for _ in 0..frames {
+                let (mut a, mut b) = ([0i16; FRAME], [0i16; FRAME]);
+                p.conceal(&mut a);
+                q.conceal(&mut b);
+                assert_eq!(a, b);
+                assert!(rms(&a) > 100.0, "voice is concealed");
+            }
+            assert_eq!(p.features(), q.features());
+        };
+        feed(&mut p, &mut q, 0, 40);
+        lose(&mut p, &mut q, 3, None);
+        feed(&mut p, &mut q, 43, 48);
+        lose(&mut p, &mut q, 2, None);
+        feed(&mut p, &mut q, 50, 55);
+        let mut g = p.features();
+        g[PITCH] += 0.1;
+        lose(&mut p, &mut q, 2, Some(g));
+        // And the states go on alike after the losses.
+        feed(&mut p, &mut q, 57, 60);
+        let (mut a, mut b) = ([0i16; FRAME], [0i16; FRAME]);
+        p.conceal(&mut a);
+        q.conceal(&mut b);
+        assert_eq!(a, b);
     }
 }

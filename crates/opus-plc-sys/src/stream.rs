@@ -183,9 +183,12 @@ impl Stream {
     /// Look-ahead, step 1: when the packet after a loss has come, before
     /// the loss's last `gap` samples are concealed. Fills `out` (`gap`
     /// samples and more) with what the model would play from here without
-    /// the look-ahead, on a copy (the stream is unchanged), so that the
-    /// codec can decode the packet after the gap close to how it will be
-    /// decoded (only the gap's last frames then change).
+    /// the look-ahead, on a copy, so that the codec can decode the packet
+    /// after the gap close to how it will be decoded (only the gap's last
+    /// frames then change). The stream itself only runs the model's
+    /// analysis of its history, which the concealment would start with:
+    /// what it conceals next is unchanged, and the analysis runs once a
+    /// loss instead of in the copy and again in the stream.
     /// None where there is no look-ahead: the loss would not be neural
     /// (the budget), or the gap is not whole frames on the model's grid
     /// (then nothing is filled), or it is longer than [`LOOK_MAX`].
@@ -201,6 +204,9 @@ impl Stream {
         if starts && self.slot != Slot::Received {
             return None;
         }
+        // The loss's analysis of the history runs on the stream, once: the
+        // copy and the concealment that follows both go on from it.
+        self.plc.begin();
         self.look.copy_from(&self.plc);
         let n = gap / FRAME;
         self.preview_frames = n;
@@ -608,11 +614,15 @@ mod tests {
     #[test]
     fn features_queued_for_one_concealment_never_reach_a_later_loss() {
         // A preview and its features, then audio instead of the concealment:
-        // the next loss conceals exactly as a stream that never looked ahead.
+        // the next loss conceals exactly as a stream whose preview was not
+        // followed by expect (the preview ran the model's analysis of the
+        // history early, which a later loss goes on from; the features
+        // queued leave nothing).
         let next = next_audio();
         let x = vowel(FRAME * 30);
         let (mut a, mut b) = (stream_at(0, 0), stream_at(0, 0));
         let mut seen = [0i16; 2 * FRAME + 22];
+        a.preview(2 * FRAME, &mut seen).expect("preview");
         b.preview(2 * FRAME, &mut seen).expect("preview");
         b.expect(&seen[..2 * FRAME], &next);
         for s in [&mut a, &mut b] {
