@@ -30,7 +30,7 @@ from multiprocessing import Pool
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
-from run import score as pesq_wb, speech  # noqa: E402  (the quality runs' speech and scoring)
+from run import read, score as pesq_wb, speech, write  # noqa: E402  (the quality runs' speech and scoring)
 
 VARIANTS = [
     "plugin",
@@ -50,6 +50,49 @@ def score(job):
     return path, pesq_wb(ref_path, path, 16000)
 
 
+def fix_one(job):
+    """PESQ of `variant` with one loss's audio (the gap and AFTER samples
+    past it) taken from the lossless decode."""
+    ref_path, deg, truth, lo, hi, path = job
+    _, y = read(deg)
+    _, t = read(truth)
+    z = y.copy()
+    hi = min(hi, len(z), len(t))
+    z[lo:hi] = t[lo:hi]
+    write(path, 16000, z)
+    return pesq_wb(ref_path, path, 16000)
+
+
+def attribute(args, ref, out, patterns):
+    """The losses that cost the first variant most, per 5 % pattern."""
+    variant = args.variants.split(";")[0]
+    _, x = read(ref)
+    x = x.astype(np.float64)
+    level = lambda a, b: 20 * np.log10(np.sqrt(np.mean(x[max(a, 0):b] ** 2)) + 1)
+    after = 2240  # 140 ms: the ADPCM decoder's output is off that long after a loss
+    for name, lost in patterns:
+        if not name.endswith("_5"):
+            continue
+        deg, truth = os.path.join(out, f"{variant}@{name}.wav"), os.path.join(out, f"truth:state=resync@{name}.wav")
+        gaps, lost = [], sorted(set(lost))
+        for k in lost:
+            if k - 1 not in lost:
+                gaps.append([k, k + 1])
+            else:
+                gaps[-1][1] = k + 1
+        # Up to the next loss, so that no loss is credited with another's.
+        ends = [min(b * 320 + after, n[0] * 320) for (a, b), n in zip(gaps, gaps[1:] + [[1 << 30]])]
+        jobs = [(ref, deg, truth, a * 320, e, os.path.join(out, f"fix-{name}-{a}.wav")) for (a, b), e in zip(gaps, ends)]
+        with Pool(os.cpu_count()) as p:
+            gains = p.map(fix_one, jobs)
+        base = pesq_wb(ref, deg, 16000)
+        print(f"{name}: {variant} {base:.3f}")
+        for g, (a, b) in sorted(zip(gains, gaps), key=lambda q: -q[0])[: args.attribute]:
+            print(f"  packets {a}-{b - 1}: {g - base:+.3f} if concealed perfectly; speech level before "
+                  f"{level(a * 320 - 640, a * 320):.0f} dB, in the gap {level(a * 320, b * 320):.0f}, "
+                  f"after {level(b * 320, b * 320 + 640):.0f}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("results", nargs="+", help="run.py JSON files with a G722<->opus pair")
@@ -57,7 +100,13 @@ def main():
     ap.add_argument("--example", help="the example binary (default: by --direction)")
     ap.add_argument("--direction", choices=["g722", "opus"], default="g722",
                     help="g722: G.722 -> Opus losses, g722_plc_lab; opus: Opus -> G.722 losses, opus_loss")
+    ap.add_argument("--attribute", type=int, metavar="N",
+                    help="instead of the table: for each 5 %% pattern, the N losses whose audio costs the first "
+                         "variant most (G.722 alone; its gap and the 140 ms after it, up to the next loss, replaced "
+                         "by what a decoder that lost nothing plays), with the speech's level before, in and after the gap")
     args = ap.parse_args()
+    if args.attribute:
+        args.variants = args.variants.split(";")[0] + ";truth:state=resync"
     opus = args.direction == "opus"
     if opus and args.variants == ";".join(VARIANTS):
         args.variants = "plugin;fec;plc;neural"
@@ -82,6 +131,8 @@ def main():
     os.makedirs(out)
     cmd = [args.example, ref, out, os.path.join(tmp, "patterns"), args.variants]
     subprocess.run(cmd if opus else cmd + ["opus"], check=True)
+    if args.attribute:
+        return attribute(args, ref, out, patterns)
     files = sorted(os.path.join(out, f) for f in os.listdir(out))
     with Pool(os.cpu_count()) as p:
         scores = p.map(score, [(ref, f) for f in files])
