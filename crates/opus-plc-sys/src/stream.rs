@@ -7,9 +7,9 @@
 //! `plugins/spandsp/src/wide.rs`).
 //!
 //! The start of each loss costs ~0.6 ms of CPU (the model analyses the
-//! buffered history), ~1.8 ms with the look-ahead (a preview, a fresh
-//! analysis of ~12 frames, then the concealment), and what is a loss is the
-//! sender's to say: a sender
+//! buffered history), ~1.0 ms with the look-ahead (that analysis once, a
+//! preview of the gap, a fresh analysis of ~12 frames, then the
+//! concealment), and what is a loss is the sender's to say: a sender
 //! that leaves a gap of a few samples before every packet would make each
 //! packet cost that. So a stream has a budget of neural losses (a token
 //! bucket on the stream's own time: [`BUDGET_BURST`], one more every
