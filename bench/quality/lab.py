@@ -51,8 +51,8 @@ def score(job):
 
 
 def fix_one(job):
-    """PESQ of `variant` with one loss's audio (the gap and AFTER samples
-    past it) taken from the lossless decode."""
+    """PESQ of a variant's audio with samples lo..hi (one loss's gap and
+    what follows it) taken from the lossless decode."""
     ref_path, deg, truth, lo, hi, path = job
     _, y = read(deg)
     _, t = read(truth)
@@ -106,6 +106,8 @@ def main():
                          "by what a decoder that lost nothing plays), with the speech's level before, in and after the gap")
     args = ap.parse_args()
     if args.attribute:
+        if args.direction != "g722":
+            ap.error("--attribute needs the lossless decode of g722_plc_lab (--direction g722)")
         args.variants = args.variants.split(";")[0] + ";truth:state=resync"
     opus = args.direction == "opus"
     if opus and args.variants == ";".join(VARIANTS):
