@@ -1292,7 +1292,17 @@ where
                 if unprotect { s.sides[p.side as usize].rx.as_mut() } else { s.sides[1 - p.side as usize].tx.as_mut() };
             let Some(ctx) = ctx else { continue };
             let out: &[u8] = if p.in_b { p.b.as_deref().unwrap_or(&[]) } else { &p.a };
-            match ctx.commit(&prep, outcome, out) {
+            let committed = match ctx.commit(&prep, outcome, out) {
+                // A resumed stream's kept rollover counter may be one behind
+                // the sender's (Context::resume_rx): the packet, still as
+                // received in `a`, is tried once under the next one.
+                Err(srtp::Error::AuthFailed) if unprotect && prep.next_roc_possible() => match p.b.as_mut() {
+                    Some(b) => ctx.retry_next_roc(&prep, &p.a[..p.len], b),
+                    None => Err(srtp::Error::AuthFailed),
+                },
+                r => r,
+            };
+            match committed {
                 Ok(len) => p.len = len,
                 Err(e) => p.dropped = Some(Drop::of(&e)),
             }

@@ -115,6 +115,15 @@ pub struct Prepared {
     tag_start: usize,
     tag_len: usize,
     out_len: usize,
+    /// Receive side, resumed stream not yet confirmed: if the packet fails
+    /// to authenticate, the next rollover counter is worth a try
+    /// ([`Context::retry_next_roc`]).
+    next_roc: bool,
+    /// Receive side, resumed stream not yet confirmed: under the estimated
+    /// index the packet was old, so it was taken under the next rollover
+    /// counter; if it fails there, it counts as the replay it most likely
+    /// is (as it would have without the second rollover).
+    old_under_estimate: bool,
 }
 
 impl Prepared {
@@ -137,6 +146,11 @@ impl Prepared {
     /// Protect or unprotect.
     pub fn op(&self) -> Op {
         self.op
+    }
+    /// Whether a failed tag check of this packet is worth a second try
+    /// under the next rollover counter ([`Context::retry_next_roc`]).
+    pub fn next_roc_possible(&self) -> bool {
+        self.next_roc
     }
 }
 
@@ -179,6 +193,10 @@ struct Stream<K> {
     rtp_limit: u64,
     /// Send side: SRTCP indices from this one on are not reserved.
     rtcp_limit: u32,
+    /// Receive side: the rollover counter was resumed ([`Context::resume`])
+    /// and no packet has authenticated since, so it may be one behind the
+    /// sender's ([`Context::resume_rx`]).
+    roc_unconfirmed: bool,
     /// kdr ≠ 0 only: session keys of the two latest derivation intervals,
     /// slots 0–1 for SRTP and 2–3 for SRTCP. Boxed: most sessions use kdr 0
     /// and the stream entry stays small (it is touched by every packet).
@@ -195,6 +213,7 @@ impl<K> Stream<K> {
             rtcp_window: rx.then(|| ReplayWindow::new(window)),
             rtp_limit: u64::MAX,
             rtcp_limit: u32::MAX,
+            roc_unconfirmed: false,
             kdr: None,
         }
     }
@@ -312,6 +331,8 @@ pub struct Context<E: Engine> {
     gen: u64,
     /// The send side uses only reserved indices ([`Context::reserve`]).
     reserving: bool,
+    /// The receive side was resumed after a restart ([`Context::resume_rx`]).
+    rx_resumed: bool,
 }
 
 fn xor_into(dst: &mut [u8], src: &[u8]) {
@@ -385,6 +406,7 @@ impl<E: Engine> Context<E> {
             scratch: Default::default(),
             gen: 0,
             reserving: false,
+            rx_resumed: false,
         })
     }
 
@@ -542,12 +564,61 @@ impl<E: Engine> Context<E> {
                 s.rtp_limit = st.rtp.map_or(0, |h| h.saturating_add(1));
                 s.rtcp_limit = next;
             }
-        } else if let Some(h) = st.rtcp {
-            if s.rtcp_window.as_ref().and_then(|w| w.highest()).is_none_or(|old| u64::from(h) > old) {
-                s.rtcp_window = Some(ReplayWindow::seen_up_to(window, u64::from(h)));
+        } else {
+            s.roc_unconfirmed = true;
+            if let Some(h) = st.rtcp {
+                if s.rtcp_window.as_ref().and_then(|w| w.highest()).is_none_or(|old| u64::from(h) > old) {
+                    s.rtcp_window = Some(ReplayWindow::seen_up_to(window, u64::from(h)));
+                }
             }
         }
         Ok(())
+    }
+
+    /// Takes the receive side as resumed after a restart, before its kept
+    /// streams are [`resume`](Self::resume)d. What was kept of a stream may
+    /// be older than the sender's last sequence-number wrap (it is written
+    /// when the rollover counter changes, and a crash can fall between the
+    /// two), and a stream younger than the first write was not kept at all
+    /// and starts at rollover 0: either way the index estimate is one
+    /// rollover short and every packet of the stream would fail. So until
+    /// a packet of a stream authenticates, a packet that does not is tried
+    /// once more under the next rollover counter
+    /// ([`retry_next_roc`](Self::retry_next_roc)), and a packet the window
+    /// refuses under the estimate is taken under the next one. RFC 3711
+    /// §3.3.1 leaves the estimate to the receiver; this one costs a second
+    /// tag check on packets that fail, and nothing is accepted that does
+    /// not authenticate under its index and pass the replay window (which
+    /// starts from what was kept).
+    pub fn resume_rx(&mut self) {
+        self.rx_resumed = true;
+    }
+
+    /// Unprotects `pkt` (an SRTP packet whose [`Prepared`] `failed` did not
+    /// authenticate) again under the next rollover counter, the three steps
+    /// at once, into `out`; see [`resume_rx`](Self::resume_rx). Returns
+    /// [`Error::AuthFailed`] where no second try applies
+    /// ([`Prepared::next_roc_possible`]). A rare path (a resumed stream's
+    /// first packets), so it runs a batch of its own.
+    pub fn retry_next_roc(&mut self, failed: &Prepared, pkt: &[u8], out: &mut [u8]) -> Result<usize, Error> {
+        if !failed.next_roc || failed.kind != Kind::Rtp || failed.op != Op::Unprotect {
+            return Err(Error::AuthFailed);
+        }
+        let index = failed.index + (1 << 16);
+        if index > MAX_SRTP_INDEX {
+            return Err(Error::AuthFailed);
+        }
+        if pkt.len() > out.len() {
+            return Err(Error::BufferTooSmall(pkt.len()));
+        }
+        let p = self.prepare_rtp_unprotect_at(pkt, Some(index))?;
+        out[..pkt.len()].copy_from_slice(pkt);
+        let outcome = {
+            let mut job = [self.job(&p, out)?];
+            self.engine.transform(&mut job);
+            job[0].outcome
+        };
+        self.commit(&p, outcome, out)
     }
 
     /// Step 1: checks `pkt`, copies it into `out` and returns what
@@ -653,6 +724,7 @@ impl<E: Engine> Context<E> {
     pub fn commit(&mut self, p: &Prepared, outcome: Outcome, out: &[u8]) -> Result<usize, Error> {
         match outcome {
             Outcome::Done => {}
+            Outcome::AuthFailed if p.old_under_estimate => return Err(Error::Replayed),
             Outcome::AuthFailed => return Err(Error::AuthFailed),
             Outcome::Pending => return Err(Error::InvalidPolicy("commit before transform".into())),
         }
@@ -696,6 +768,7 @@ impl<E: Engine> Context<E> {
                 if p.op == Op::Unprotect {
                     // Protection counted its use at prepare.
                     self.keys[p.key].srtp_packets += 1;
+                    s.roc_unconfirmed = false;
                 }
             }
             Kind::Rtcp => {
@@ -739,7 +812,10 @@ impl<E: Engine> Context<E> {
             self.engine.transform(&mut job);
             job[0].outcome
         };
-        self.commit(&p, outcome, out)
+        match self.commit(&p, outcome, out) {
+            Err(Error::AuthFailed) if p.next_roc => self.retry_next_roc(&p, pkt, out),
+            r => r,
+        }
     }
 
     /// The master key to protect the next packet with, its use counted
@@ -910,10 +986,18 @@ impl<E: Engine> Context<E> {
             tag_start: if aead { n } else { n + self.mki_len },
             tag_len,
             out_len: n + tag_len + self.mki_len,
+            next_roc: false,
+            old_under_estimate: false,
         })
     }
 
     fn prepare_rtp_unprotect(&mut self, pkt: &[u8]) -> Result<Prepared, Error> {
+        self.prepare_rtp_unprotect_at(pkt, None)
+    }
+
+    /// Prepares an SRTP packet for unprotection, at the estimated index or,
+    /// for a second try ([`Context::retry_next_roc`]), at `at`.
+    fn prepare_rtp_unprotect_at(&mut self, pkt: &[u8], at: Option<u64>) -> Result<Prepared, Error> {
         let tag_len = self.suite.srtp_tag_len();
         let trailer = tag_len + self.mki_len;
         if pkt.len() < 12 + trailer {
@@ -923,18 +1007,39 @@ impl<E: Engine> Context<E> {
         let hdr = RtpHeader::parse(&pkt[..n])?;
         let key = self.mki_key(pkt, Kind::Rtp)?;
         let slot = self.rx.slot_of(hdr.ssrc);
+        // A second try is worth it only where a tag tells the two apart.
+        let may_retry = at.is_none() && tag_len > 0;
         // A stream may exist with no SRTP packet yet (its SRTCP came first, as
         // from a phone on hold): then the index starts like a new stream's.
-        let index = match slot.map(|i| self.rx.at(i)).and_then(|s| Some((s, s.rtp_highest?))) {
+        let stream = slot.map(|i| self.rx.at(i));
+        let (index, next_roc, old_under_estimate) = match stream.and_then(|s| Some((s, s.rtp_highest?))) {
             Some((s, h)) => {
-                let index = estimate(roc_of(h), h as u16, hdr.seq).ok_or(Error::Replayed)?;
-                if s.rtp_window.as_ref().is_some_and(|w| w.check(index) == ReplayCheck::Replayed) {
-                    return Err(Error::Replayed);
+                let replayed = |i: u64| s.rtp_window.as_ref().is_some_and(|w| w.check(i) == ReplayCheck::Replayed);
+                let estimated = match at {
+                    Some(i) => i,
+                    None => estimate(roc_of(h), h as u16, hdr.seq).ok_or(Error::Replayed)?,
+                };
+                match (replayed(estimated), s.roc_unconfirmed && may_retry) {
+                    (false, unconfirmed) => (estimated, unconfirmed, false),
+                    // What was kept may be a rollover behind: under the
+                    // estimate the packet is old, under the next rollover
+                    // it may be new (and must authenticate there).
+                    (true, true) if !replayed(estimated + (1 << 16)) => (estimated + (1 << 16), false, true),
+                    (true, _) => return Err(Error::Replayed),
                 }
-                index
             }
-            None => ((self.preset_roc.get(&hdr.ssrc).copied().unwrap_or(0) as u64) << 16) | hdr.seq as u64,
+            None => match at {
+                Some(i) => (i, false, false),
+                None => (
+                    ((self.preset_roc.get(&hdr.ssrc).copied().unwrap_or(0) as u64) << 16) | hdr.seq as u64,
+                    may_retry && self.rx_resumed,
+                    false,
+                ),
+            },
         };
+        if index > MAX_SRTP_INDEX {
+            return Err(Error::Replayed);
+        }
         self.check_lifetime(key, Kind::Rtp)?;
         let keys = self.key_ref(Kind::Rtp, false, hdr.ssrc, key, index)?;
         let iv = self.rtp_iv(&keys, &hdr, pkt, index)?;
@@ -955,6 +1060,8 @@ impl<E: Engine> Context<E> {
             tag_start: if aead { n } else { n + self.mki_len },
             tag_len,
             out_len: n,
+            next_roc,
+            old_under_estimate,
         })
     }
 
@@ -1007,6 +1114,8 @@ impl<E: Engine> Context<E> {
             tag_start: if aead { n } else { n + 4 + self.mki_len },
             tag_len,
             out_len: n + self.trailer_len(Kind::Rtcp),
+            next_roc: false,
+            old_under_estimate: false,
         })
     }
 
@@ -1049,6 +1158,8 @@ impl<E: Engine> Context<E> {
             tag_start: if aead { n } else { n + 4 + self.mki_len },
             tag_len,
             out_len: n,
+            next_roc: false,
+            old_under_estimate: false,
         })
     }
 

@@ -301,3 +301,141 @@ fn a_restarted_context_keeps_its_keys_lifetime_use() {
     }
     assert_eq!(b.protect_rtp(&rtp(100, 100), &mut out), Err(Error::KeyExpired));
 }
+
+/// What a relay's receive side kept before it crashed: nothing (the stream
+/// was younger than the first write), or a state from before the sender's
+/// last sequence-number wrap (the crash fell between the wrap and the
+/// write).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Kept {
+    Nothing,
+    Before(u64),
+}
+
+/// A sender starts at `start_seq`; the receiver crashes after packet
+/// `crash_at` and resumes from `kept`. Every packet after the restart
+/// opens, once the receive side is taken as resumed
+/// ([`Context::resume_rx`]); replays of what was kept are refused, and a
+/// forged packet changes nothing.
+fn receiver_resumes_behind_a_wrap<E: Engine + Clone>(engine: E, start_seq: u16, crash_at: u64, kept: Kept) {
+    let what = format!("start {start_seq}, crash after {crash_at}, kept {kept:?}");
+    let mut tx = Context::new(policy(None), engine.clone()).unwrap();
+    let mut rx = Context::new(policy(None), engine.clone()).unwrap();
+    let mut wires = Vec::new();
+    let (mut plain, mut out) = (vec![0u8; 400], vec![0u8; 400]);
+    let mut state = Vec::new();
+    for n in 0..crash_at + 300 {
+        let p = rtp(start_seq.wrapping_add(n as u16), n);
+        let len = tx.protect_rtp(&p, &mut out).unwrap();
+        wires.push(out[..len].to_vec());
+        if Kept::Before(n) == kept {
+            state = rx.streams_state();
+        }
+        if n == crash_at {
+            rx = Context::new(policy(None), engine.clone()).unwrap();
+            rx.resume_rx();
+            for st in &state {
+                rx.resume(st).unwrap();
+            }
+            if let Kept::Before(k) = kept {
+                // What was kept (up to the packet before `k`) comes again:
+                // refused.
+                for old in k.saturating_sub(50)..k {
+                    let got = rx.unprotect_rtp(&wires[old as usize], &mut plain);
+                    assert!(got.is_err(), "{what}: old packet {old} accepted");
+                }
+            }
+            // A forged packet (a good one with its tag broken) is refused
+            // under both rollover counters and moves nothing (where it is
+            // old under the kept state, it counts as a replay).
+            let mut forged = wires[n as usize].clone();
+            let at = forged.len() - 1;
+            forged[at] ^= 1;
+            let got = rx.unprotect_rtp(&forged, &mut plain);
+            assert!(matches!(got, Err(Error::AuthFailed | Error::Replayed)), "{what}: forged packet: {got:?}");
+        }
+        if n + 1 < crash_at || n >= crash_at {
+            let got = rx.unprotect_rtp(&out[..len], &mut plain).unwrap_or_else(|e| panic!("{what}: packet {n}: {e}"));
+            assert_eq!(&plain[..got], &p[..], "{what}");
+        }
+    }
+    let last = u64::from(start_seq) + crash_at + 299;
+    assert_eq!(rx.roc(SSRC, false), Some((last >> 16) as u32), "{what}");
+    // Confirmed: a replay of the first packets after the restart is refused.
+    let got = rx.unprotect_rtp(&wires[crash_at as usize], &mut plain);
+    assert_eq!(got, Err(Error::Replayed), "{what}");
+}
+
+#[test]
+fn a_receiver_resumed_from_before_the_last_wrap_takes_the_next_rollover() {
+    let near_wrap = 0u16.wrapping_sub(100);
+    for engine in [0, 1] {
+        let run = |start, crash, kept| match engine {
+            0 => receiver_resumes_behind_a_wrap(CpuEngine::new(), start, crash, kept),
+            _ => receiver_resumes_behind_a_wrap(PortableEngine::new(), start, crash, kept),
+        };
+        // Nothing kept: the stream wrapped 50 packets before the crash.
+        run(near_wrap, 150, Kept::Nothing);
+        // Nothing kept, no wrap: rollover 0 as ever.
+        run(1000, 150, Kept::Nothing);
+        // Kept at sequence 65 500 (the estimate bridges the wrap by itself).
+        run(near_wrap, 150, Kept::Before(64));
+        // Kept at sequence 30 000, the stream then ran past 2^16 + 29 000:
+        // the estimate under the kept state is an old index.
+        run(30_000 - 500, 65_000, Kept::Before(500));
+        // Kept at sequence 20 000, now past the wrap at 19 000.
+        run(19_000, 60_000, Kept::Before(1000));
+    }
+}
+
+/// A receive side not taken as resumed does not try the next rollover
+/// counter: a stream it meets after the sender's wrap does not open (the
+/// case [`Context::resume_rx`] is for).
+#[test]
+fn without_resume_rx_a_stream_met_after_its_wrap_does_not_open() {
+    let mut tx = Context::new(policy(None), CpuEngine::new()).unwrap();
+    let mut rx = Context::new(policy(None), CpuEngine::new()).unwrap();
+    let (mut plain, mut out) = (vec![0u8; 400], vec![0u8; 400]);
+    let mut last = Err(Error::AuthFailed);
+    for n in 0..200u64 {
+        let len = tx.protect_rtp(&rtp(0u16.wrapping_sub(100).wrapping_add(n as u16), n), &mut out).unwrap();
+        if n >= 150 {
+            last = rx.unprotect_rtp(&out[..len], &mut plain);
+            assert_eq!(last, Err(Error::AuthFailed), "packet {n}");
+        }
+    }
+    assert!(last.is_err());
+}
+
+/// The batch path: a prepared packet that fails says whether the next
+/// rollover is worth a try, and [`Context::retry_next_roc`] opens it.
+#[test]
+fn the_batch_path_retries_under_the_next_rollover() {
+    let mut tx = Context::new(policy(None), CpuEngine::new()).unwrap();
+    let mut rx = Context::new(policy(None), CpuEngine::new()).unwrap();
+    rx.resume_rx();
+    let mut out = vec![0u8; 400];
+    let mut wire = Vec::new();
+    for n in 0..110u64 {
+        let len = tx.protect_rtp(&rtp(0u16.wrapping_sub(100).wrapping_add(n as u16), n), &mut out).unwrap();
+        wire = out[..len].to_vec();
+    }
+    let mut buf = vec![0u8; 400];
+    let p = rx.prepare(srtp::Kind::Rtp, srtp::Op::Unprotect, &wire, &mut buf).unwrap();
+    assert!(p.next_roc_possible());
+    let outcome = {
+        let mut job = [rx.job(&p, &mut buf).unwrap()];
+        rx.engine().transform(&mut job);
+        job[0].outcome
+    };
+    assert_eq!(rx.commit(&p, outcome, &buf), Err(Error::AuthFailed));
+    let n = rx.retry_next_roc(&p, &wire, &mut buf).unwrap();
+    assert_eq!(u16::from_be_bytes([buf[2], buf[3]]), 9);
+    assert_eq!(n, 12 + 160);
+    assert_eq!(rx.roc(SSRC, false), Some(1));
+    // Confirmed now: the next packet is not offered a second try.
+    let len = tx.protect_rtp(&rtp(10, 110), &mut out).unwrap();
+    let p = rx.prepare(srtp::Kind::Rtp, srtp::Op::Unprotect, &out[..len], &mut buf).unwrap();
+    assert!(!p.next_roc_possible());
+    assert_eq!(rx.retry_next_roc(&p, &out[..len], &mut buf), Err(Error::AuthFailed));
+}

@@ -112,13 +112,33 @@ type Got = Vec<(Instant, Vec<u8>)>;
 /// What one endpoint sent (RTP only): when, and the bytes on the wire.
 type Sent = Arc<Mutex<Vec<(Instant, Vec<u8>)>>>;
 
+/// Packets a second of [`stream`].
+const RATE: u32 = 50;
+
 /// Sends RTP (50 a second, an RTCP report every 25) and records what comes
 /// back, until `stop`. Returns the endpoint and what it received.
-fn stream(mut e: Endpoint, sent: Sent, stop: Arc<AtomicBool>) -> JoinHandle<(Endpoint, Got)> {
+fn stream(e: Endpoint, sent: Sent, stop: Arc<AtomicBool>) -> JoinHandle<(Endpoint, Got)> {
+    stream_wrapping(e, sent, stop, None)
+}
+
+/// [`stream`], starting at the sequence number that makes it cross its
+/// wrap at `wrap` (the packet sent then, or the first after it, carries
+/// sequence number 0).
+fn stream_wrapping(
+    mut e: Endpoint,
+    sent: Sent,
+    stop: Arc<AtomicBool>,
+    wrap: Option<Instant>,
+) -> JoinHandle<(Endpoint, Got)> {
     std::thread::spawn(move || {
         let mut got = Vec::new();
         let mut next = Instant::now();
         let mut n = 0u64;
+        let period = Duration::from_secs(1) / RATE;
+        if let Some(t) = wrap {
+            let ahead = (t.saturating_duration_since(next).as_micros() / period.as_micros()) as u16;
+            e.skip(0u16.wrapping_sub(ahead).wrapping_sub(e.next_seq()));
+        }
         while !stop.load(Ordering::SeqCst) {
             let now = Instant::now();
             if now >= next {
@@ -131,7 +151,7 @@ fn stream(mut e: Endpoint, sent: Sent, stop: Arc<AtomicBool>) -> JoinHandle<(End
                     e.send_rtcp();
                 }
                 n += 1;
-                next += Duration::from_millis(20);
+                next += period;
                 continue;
             }
             if let Some((wire, _)) = common::recv_within(&e.rtp, next.saturating_duration_since(now)) {
@@ -352,4 +372,108 @@ fn media_waits_for_redis_rather_than_go_past_its_reservation() {
         assert_eq!(during, 0, "side {i}: media went on past the reservation while Redis was away");
         assert!(after >= 40, "side {i}: media did not come back with Redis ({after} packets in a second)");
     }
+}
+
+/// The relay (since its start) refused no packet of the calls `ids` as
+/// failing authentication: a receiving stream resumed a rollover behind
+/// its sender would refuse every one. (Packets the relay received but may
+/// not send on under an index it reserved before the failover are
+/// `replayed`: they are not refused by authentication.)
+fn none_failed_authentication(d: &Daemon, ids: &[&str]) {
+    for id in ids {
+        let q = d.query(id);
+        for tag in [format!("{id}-a"), format!("{id}-b")] {
+            let failed = common::drops(&q, &tag, "auth_failed");
+            assert_eq!(
+                failed,
+                0,
+                "{tag}: packets failed authentication: {}",
+                common::show(common::stream_stats(&q, &tag))
+            );
+        }
+    }
+}
+
+/// Calls whose streams wrapped a second and 20 ms before the relay was
+/// killed resume, after a restart and when a second process takes over.
+/// The receive side's index is written when its rollover counter changes
+/// (the first call); the second call's receiving streams are taken out of
+/// Redis before the relay starts again, as if the crash had come before
+/// their first write: they resume at rollover 0, a rollover behind their
+/// senders, and take the next one on their first packet.
+#[test]
+fn calls_that_wrapped_just_before_a_crash_resume() {
+    let Some(redis) = Redis::for_test() else { return };
+    let ns = format!("wrap{}", std::process::id());
+    let flags = redis.flags("wrap");
+    let mut args: Vec<&str> = flags.iter().map(String::as_str).collect();
+    args.extend(["--redis-namespace", &ns]);
+    let mut d = Daemon::start("wrap", 2, &args);
+    let stop = Arc::new(AtomicBool::new(false));
+    let before = [Duration::from_secs(1), Duration::from_millis(20)];
+    let mut ids = Vec::new();
+    let mut threads = Vec::new();
+    let mut failovers = Vec::new();
+    // Two calls whose streams (both ways) wrap `before` a crash 3 s from
+    // now; then the restart, two more calls, and another process takes
+    // over 3 s later (the first calls go on through it).
+    for round in 0..2 {
+        let crash = Instant::now() + Duration::from_secs(3);
+        for (k, b) in before.iter().enumerate() {
+            let id = format!("wrap-{round}-{k}");
+            let c = srtp_call(&d, &id, LO, true);
+            threads.push(stream_wrapping(c.a, Arc::default(), stop.clone(), Some(crash - *b)));
+            threads.push(stream_wrapping(c.b, Arc::default(), stop.clone(), Some(crash - *b)));
+            ids.push(id);
+        }
+        std::thread::sleep(crash.saturating_duration_since(Instant::now()));
+        d.stop_with(libc::SIGKILL);
+        failovers.push(Instant::now());
+        let unkept = &ids[ids.len() - 1];
+        let idx = format!("{ns}:idx:{unkept}");
+        let fields = redis.command(&["HKEYS", &idx]).expect("HKEYS");
+        let fields = String::from_utf8_lossy(&fields);
+        let rx: Vec<&str> = fields.lines().filter(|f| f.contains(".r.") && !f.ends_with(".uses")).collect();
+        assert_eq!(rx.len(), 2, "{unkept}: receiving streams kept: {fields}");
+        for f in rx {
+            redis.command(&["HDEL", &idx, f]).expect("HDEL");
+        }
+        if round == 0 {
+            d.start_again();
+        } else {
+            d = Daemon::start("wrap-takeover", 2, &args);
+        }
+        std::thread::sleep(Duration::from_secs(3));
+        let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+        none_failed_authentication(&d, &ids);
+    }
+    stop.store(true, Ordering::SeqCst);
+    let ends: Vec<(Endpoint, Got)> = threads.into_iter().map(|t| t.join().expect("endpoint")).collect();
+    for (i, (mut e, got)) in ends.into_iter().enumerate() {
+        let what = format!("{} {}", ids[i / 2], ["caller", "callee"][i % 2]);
+        // Everything received opens under one receiving context, none twice.
+        let (rtp, _, _) = check_received(&what, false, &mut e, &got, failovers[0]);
+        // The failovers each call went through.
+        let through = if i < 4 { &failovers[..] } else { &failovers[1..] };
+        for (k, &at) in through.iter().enumerate() {
+            let after = |from: Duration, to: Duration| got.iter().filter(move |w| w.0 > at + from && w.0 < at + to);
+            let first = after(Duration::from_millis(5), Duration::MAX / 4).next().map(|w| w.0.duration_since(at));
+            let first = first.unwrap_or_else(|| panic!("{what}: nothing after failover {k}"));
+            let second = after(Duration::from_secs(1), Duration::from_secs(2)).count();
+            println!("{what}: failover {k}: first packet {first:?} after it, {second} in its second second; {rtp} RTP in all");
+            assert!(first < Duration::from_secs(1), "{what}: media came back {first:?} after failover {k}");
+            assert!(second >= 40, "{what}: {second} packets in the second second after failover {k}");
+        }
+        // The stream it received did cross the wrap.
+        let ssrc = peer_ssrc(&got);
+        let roc = e.rx_roc(ssrc).unwrap_or(0);
+        assert_eq!(roc, 1, "{what}: the stream received has rollover counter {roc}");
+    }
+}
+
+/// The SSRC of the RTP that `e` received (its peer's).
+fn peer_ssrc(got: &Got) -> u32 {
+    // The SSRC is in the clear in SRTP.
+    let wire = &got.iter().rev().find(|(_, w)| w.len() > 12 && !(200..=204).contains(&w[1])).expect("RTP received").1;
+    u32::from_be_bytes(wire[8..12].try_into().expect("4"))
 }

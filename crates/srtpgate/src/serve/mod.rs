@@ -204,23 +204,32 @@ where
     loop {
         std::thread::sleep(EVERY);
         let Some(shared) = shared.upgrade() else { return };
-        let replies = match shared.calls.lock() {
-            Ok(c) => c.snapshot(),
-            Err(_) => return,
-        };
-        let deadline = Instant::now() + Duration::from_millis(500);
-        let mut states = Vec::new();
-        for r in replies {
-            if let Ok(s) = r.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
-                states.extend(s);
-            }
-        }
+        let Some(states) = worker_states(&shared) else { return };
         if let Ok(mut c) = shared.calls.lock() {
             c.keep_states(states);
         } else {
             return;
         };
     }
+}
+
+/// Where every worker's contexts stand (kept calls only), asked without
+/// holding the call table while the workers answer; `None` when the table
+/// is poisoned.
+fn worker_states<E>(shared: &Shared<E>) -> Option<Vec<crate::relay::worker::SideState>>
+where
+    E: Engine + Clone + 'static,
+    E::Keys: 'static,
+{
+    let replies = shared.calls.lock().ok()?.snapshot();
+    let deadline = Instant::now() + Duration::from_millis(500);
+    let mut states = Vec::new();
+    for r in replies {
+        if let Ok(s) = r.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            states.extend(s);
+        }
+    }
+    Some(states)
 }
 
 /// The state the NG and HTTP tasks share.
@@ -390,6 +399,17 @@ where
             }
         }
     });
+    // A clean stop writes where every kept stream stands, the receiving
+    // ones included (they are otherwise written every few seconds), so that
+    // the next start resumes them exactly.
+    if shared.calls.lock().is_ok_and(|c| c.keeping()) {
+        let states = worker_states(&shared).unwrap_or_default();
+        if let Ok(mut c) = shared.calls.lock() {
+            if !c.flush_states(states, Duration::from_secs(2)) {
+                tracing::warn!("redis: the streams' last state was not written within 2 s");
+            }
+        }
+    }
     // Stop the media: end every call, then stop the workers.
     if let Ok(mut c) = shared.calls.lock() {
         c.clear();

@@ -293,6 +293,19 @@ impl Store {
         self.send(Write::Fields { id: id.to_string(), fields, then });
     }
 
+    /// Waits up to `within` for every write queued so far to reach Redis
+    /// (a clean stop). Returns whether they did.
+    pub fn written(&self, within: Duration) -> bool {
+        let deadline = std::time::Instant::now() + within;
+        while self.pending.load(Relaxed) > 0 {
+            if std::time::Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        true
+    }
+
     fn send(&self, w: Write) {
         self.pending.fetch_add(1, Relaxed);
         let _ = self.tx.send(w);

@@ -398,13 +398,13 @@ impl Daemon {
     /// Stops the daemon with `signal` (SIGTERM: a clean stop), waits for it
     /// to exit, and starts it again as [`Daemon::crash_and_restart`] does.
     pub fn restart_after(&mut self, signal: i32) -> Instant {
-        // SAFETY: a signal to the daemon's own pid.
-        unsafe { libc::kill(self.child.id() as i32, signal) };
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while self.child.try_wait().expect("wait").is_none() {
-            assert!(Instant::now() < deadline, "{}: the daemon did not stop on signal {signal}", self.name);
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        self.stop_with(signal);
+        self.start_again()
+    }
+
+    /// Starts the stopped daemon again with the same command line (its log
+    /// goes on in the same file); returns when it answers `ping`.
+    pub fn start_again(&mut self) -> Instant {
         let logf = std::fs::OpenOptions::new().append(true).open(&self.log).expect("log file");
         let started = Instant::now();
         self.child = Command::new(env!("CARGO_BIN_EXE_srtpgate"))
@@ -416,6 +416,20 @@ impl Daemon {
             .expect("restart srtpgate serve");
         assert!(self.wait_ready(), "{}: the restarted daemon did not answer: {}", self.name, self.log_tail());
         started
+    }
+}
+
+impl Daemon {
+    /// Sends `signal` to the daemon (SIGKILL: a crash) and waits for it to
+    /// exit.
+    pub fn stop_with(&mut self, signal: i32) {
+        // SAFETY: a signal to the daemon's own pid.
+        unsafe { libc::kill(self.child.id() as i32, signal) };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while self.child.try_wait().expect("wait").is_none() {
+            assert!(Instant::now() < deadline, "{}: the daemon did not stop on signal {signal}", self.name);
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 }
 
@@ -776,6 +790,11 @@ impl Endpoint {
     /// Skips `n` sequence numbers (packets "lost" before the relay).
     pub fn skip(&mut self, n: u16) {
         self.seq = self.seq.wrapping_add(n);
+    }
+
+    /// The sequence number of the next RTP packet.
+    pub fn next_seq(&self) -> u16 {
+        self.seq.wrapping_add(1)
     }
 
     /// Sends an RTP packet with a payload naming `tag` and the sequence

@@ -17,7 +17,10 @@ const SPAN_SECONDS: f64 = 0.75;
 const MAX_SPAN: u64 = 1 << 14;
 /// SRTCP indices reserved ahead.
 const RTCP_SPAN: u32 = 16;
-/// How often the receiving streams' indices and the keys' use are written.
+/// How often the receiving streams' indices and the keys' use are written
+/// (a receiving stream is also written when it first appears and whenever
+/// its rollover counter changes, so that a restart resumes it at most one
+/// rollover behind; `srtp::Context::resume_rx` bridges that one).
 const RX_EVERY: Duration = Duration::from_secs(5);
 /// A reservation a packet waits for is written and sent again after this.
 const RESEND: Duration = Duration::from_secs(1);
@@ -56,6 +59,9 @@ pub(super) struct Res {
 /// Most sending streams (SSRCs) of one side whose reservations are kept:
 /// a peer that keeps changing SSRC does not grow Redis without end.
 const MAX_SSRCS: usize = 16;
+/// Most receiving streams whose last written rollover counter is
+/// remembered; beyond it, new streams wait for the periodic write.
+const MAX_RX_STREAMS: usize = 1 << 20;
 
 impl Res {
     fn new(key: String) -> Res {
@@ -67,6 +73,8 @@ impl Res {
 pub(super) struct Keeper {
     store: Store,
     res: HashMap<(CallKey, usize, usize, u32), Res>,
+    /// The rollover counter last written of each receiving stream.
+    rx_roc: HashMap<(CallKey, usize, usize, u32), u32>,
     rx_saved: Instant,
     /// [`Store::recoveries`] when last seen.
     recoveries: u64,
@@ -111,7 +119,13 @@ where
     /// Keeps the calls in `store` from now on, after resuming `loaded`.
     /// Returns how many calls were resumed and how many could not be.
     pub fn keep_in(&mut self, store: Store, loaded: Vec<Loaded>) -> (usize, usize) {
-        self.keep = Some(Keeper { store, res: HashMap::new(), rx_saved: Instant::now(), recoveries: 0 });
+        self.keep = Some(Keeper {
+            store,
+            res: HashMap::new(),
+            rx_roc: HashMap::new(),
+            rx_saved: Instant::now(),
+            recoveries: 0,
+        });
         let (mut ok, mut failed) = (0, 0);
         for l in loaded {
             let id = l.record.id.clone();
@@ -189,6 +203,7 @@ where
         if let Some(k) = self.keep.as_mut() {
             k.store.delete(call_id);
             k.res.retain(|r, _| r.0 != key);
+            k.rx_roc.retain(|r, _| r.0 != key);
         }
     }
 
@@ -317,14 +332,26 @@ where
                     fields.push((persist::uses_field(st.stream, st.side, true, &key), uses_value(&st.tx_uses)));
                 }
             }
-            if save_rx {
-                if let Some(key) = d.endpoint_key.as_ref().map(persist::key_id) {
-                    for s in &st.rx {
-                        fields.push((
-                            persist::index_field(st.stream, st.side, false, &key, s.ssrc),
-                            persist::index_value(s.rtp, s.rtcp),
-                        ));
+            if let Some(key) = d.endpoint_key.as_ref().map(persist::key_id) {
+                for s in &st.rx {
+                    // A stream's first index, and each new rollover counter,
+                    // at once; the rest every RX_EVERY.
+                    let id = (st.call, st.stream, st.side, s.ssrc);
+                    let roc = s.rtp.map(|i| (i >> 16) as u32);
+                    let known = k.rx_roc.get(&id).copied();
+                    let room = known.is_some() || k.rx_roc.len() < MAX_RX_STREAMS;
+                    let changed = roc.is_some() && roc != known && room;
+                    if changed {
+                        k.rx_roc.extend(roc.map(|r| (id, r)));
+                    } else if !save_rx {
+                        continue;
                     }
+                    fields.push((
+                        persist::index_field(st.stream, st.side, false, &key, s.ssrc),
+                        persist::index_value(s.rtp, s.rtcp),
+                    ));
+                }
+                if save_rx {
                     fields.push((persist::uses_field(st.stream, st.side, false, &key), uses_value(&st.rx_uses)));
                 }
             }
@@ -334,6 +361,16 @@ where
                 k.store.put_fields(&id, fields, then);
             }
         }
+    }
+
+    /// A clean stop: writes where every stream stands now (`states`, from
+    /// [`snapshot`](Self::snapshot)), receiving streams included, and waits
+    /// up to `within` for Redis to have it. Returns whether it did.
+    pub fn flush_states(&mut self, states: Vec<SideState>, within: Duration) -> bool {
+        let Some(k) = self.keep.as_mut() else { return true };
+        k.rx_saved = Instant::now().checked_sub(RX_EVERY).unwrap_or(k.rx_saved);
+        self.keep_states(states);
+        self.keep.as_ref().is_none_or(|k| k.store.written(within))
     }
 
     /// Writes every kept call's record and every reservation in force again
@@ -416,6 +453,11 @@ where
                     let Some(c) = c else { return Ok(None) };
                     let mut ctx = context(c, self.engine.clone(), self.cfg.libsrtp_aes192_kdf)?;
                     ctx.set_reserving(tx);
+                    if !tx {
+                        // What was kept of a stream it receives may be a
+                        // rollover behind its sender, or missing.
+                        ctx.resume_rx();
+                    }
                     if let Some((streams, uses)) = states.get(&(i, k, tx, persist::key_id(c))) {
                         ctx.resume_key_uses(uses);
                         for st in streams {
