@@ -29,8 +29,11 @@
 //! Statuses: **implemented** — parsed into a [`Request`] field; **silent** —
 //! accepted, no effect, no warning; **ignored** — accepted, no effect, a
 //! warning in [`Request::warnings`] (the daemon logs it and returns it in the
-//! reply's `warning`); **error** — the request is refused with the given
-//! `error-reason`.
+//! reply's `warning`) and, for a key, its name in [`Request::ignored_keys`]
+//! (the daemon counts it); **error** — the request is refused with the given
+//! `error-reason`. *Implemented* means parsed: whether the daemon acts on a
+//! field is the daemon's business, and where it does not, it adds a warning
+//! of its own (docs/OPERATIONS.md lists them).
 //!
 //! ## Commands (`command`)
 //!
@@ -60,7 +63,7 @@
 //! | `sdp` | implemented | [`Request::sdp`] (UTF-8) |
 //! | `transport-protocol`, `transport protocol` | implemented | [`Request::transport_protocol`]: `RTP/AVP`, `RTP/SAVP`, `RTP/AVPF`, `RTP/SAVPF`, `UDP/TLS/RTP/SAVP`, `UDP/TLS/RTP/SAVPF`; anything else (`accept`, …) is error `unsupported transport-protocol 'X'` |
 //! | `replace` | implemented | [`Request::replace`] (see below); unknown item: error `unknown replace option 'X'` |
-//! | `direction` | implemented | [`Request::direction`]: exactly two interface names |
+//! | `direction` | implemented | [`Request::direction`]: one or two interface names (one names the first side only); more is error `key 'direction' must be a list of one or two interface names` |
 //! | `from-interface`, `to-interface` | implemented | one side of [`Request::direction`] |
 //! | `ICE` | implemented | [`Request::ice`]: `remove`, `force`, `default`, `force-relay`, `optional`; else error `unknown ICE option 'X'` |
 //! | `rtcp-mux` | implemented | [`Request::rtcp_mux`]: `offer`, `require`, `demux`, `accept`, `reject`; else error `unknown rtcp-mux option 'X'` |
@@ -72,17 +75,18 @@
 //! | `media-address`, `media address` | implemented | [`Request::media_address`]: must be an IP address |
 //! | `address family`, `address-family` | implemented | [`Request::address_family`]: `IP4` or `IP6` |
 //! | `delete-delay`, `delete delay` | implemented | [`Request::delete_delay`] |
+//! | `ptime`, `ptime-reverse` (`reverse ptime`) | implemented | [`Request::ptime`], [`Request::ptime_reverse`]: 1–1000 ms, else error |
 //! | `label`, `from-label` | implemented | [`Request::label`] |
 //! | `limit` | implemented | [`Request::limit`] (> 0) |
 //! | `offset` | implemented (srtpgate extension) | [`Request::offset`] (≥ 0): where a `list` page starts |
-//! | `codec` | implemented (collected) | [`Request::codec`]: `strip`, `offer`, `except`, `ignore` collected for the daemon; `transcode`, `mask`, `accept`, `consume`, `set` collected and warned (no transcoding); unknown operation warned |
+//! | `codec` | implemented (collected) | [`Request::codec`]: `strip`, `offer`, `except`, `ignore`, `transcode`, `mask`, `accept`, `consume`, `set` collected for the daemon (which applies them and transcodes where needed); an unknown operation is warned (`unknown codec operation 'X' ignored`) |
 //! | `DTLS` | implemented | [`Request::dtls`]: `off`/`no`/`disable(d)` (also [`Request::dtls_off`]), `passive`, `active`; else error |
 //! | `DTLS-reverse` | implemented | [`Request::dtls_reverse`]: `passive`, `active` (`off`: none); else error |
-//! | `supports` | implemented | `load limit` sets [`Request::supports_load_limit`]; others warned |
-//! | `rtpp-flags`, `rtpp_flags` | implemented | the flag string rtpengine parses itself (Kamailio 5.8+): bare tokens are flags, `key=value` / `key=[a b]` / `key=[k=v …]` are keys as above |
+//! | `supports` | implemented | `load limit` sets [`Request::supports_load_limit`]; others warned (`optional feature 'X' not supported`) |
+//! | `rtpp-flags`, `rtpp_flags` | implemented | the flag string rtpengine parses itself (Kamailio 5.8+): bare tokens are flags, `key=value` / `key=[a b]` / `key=[k=v …]` are keys as above; as in rtpengine, `direction=X` and a bare `internal`/`external` name one side each (the first `from-interface`, the second `to-interface`, a third is warned) |
 //! | `sip-message-type`, `SIP code`, `sip-response-code`, `instance` | silent | informational |
-//! | `address`, `alias-key`, `all`, `audio player`, `blob`, `BUNDLE`, `code`/`digit`, `db-id`, `delay-buffer`, `drop-traffic`, `DTLS-fingerprint`, `DTMF-delay`, `DTMF-log-dest`, `DTMF-security`, `DTMF-security-trigger(-end)`, `duration`, `endpoint-learning`, `extmap`, `file`, `frequency`/`frequencies`, `from-tags`, `generate RTCP`, `ICE-lite`, `interface`, `inbound-peer`/`outbound-peer`/`peer`, `media`, `media echo`, `metadata`, `moh`, `output-destination` (and recording file/dir/pattern spellings), `recording-media-slot(s)…`, `passthrough`, `pause`, `ptime`, `ptime-reverse`, `repacketize`, `repeat-times`, `repeat-duration`, `sdp-attr`, `sdp-media-remove`, `set-label`, `start-pos`, `T.38`, `T38-version`, `template`, `to-label`, `to-call-id`, `TOS`, `trigger`, `trigger-end`, `trigger-end-time`, `trigger-end-digits`, `volume`, `vsc-…`, `xmlrpc-callback` | ignored | warning `key 'X' ignored: not supported by srtpgate` |
-//! | any other key | ignored | warning `unknown key 'X' ignored` (forward compatibility) |
+//! | `address`, `alias-key`, `all`, `audio player`, `blob`, `BUNDLE`, `code`/`digit`, `db-id`, `delay-buffer`, `drop-traffic`, `DTLS-fingerprint`, `DTMF-delay`, `DTMF-log-dest`, `DTMF-security`, `DTMF-security-trigger(-end)`, `duration`, `endpoint-learning`, `extmap`, `file`, `frequency`/`frequencies`, `from-tags`, `generate RTCP`, `ICE-lite`, `interface`, `inbound-peer`/`outbound-peer`/`peer`, `media`, `media echo`, `metadata`, `moh`, `output-destination` (and recording file/dir/pattern spellings), `recording-media-slot(s)…`, `passthrough`, `pause`, `repacketize`, `repeat-times`, `repeat-duration`, `sdp-attr`, `sdp-media-remove`, `set-label`, `start-pos`, `T.38`, `T38-version`, `template`, `to-label`, `to-call-id`, `TOS`, `trigger`, `trigger-end`, `trigger-end-time`, `trigger-end-digits`, `volume`, `vsc-…`, `xmlrpc-callback` | ignored | warning `key 'X' ignored: not supported by srtpgate`; [`Request::ignored_keys`] has the key's normalized name |
+//! | any other key | ignored | warning `unknown key 'X' ignored` (forward compatibility); [`Request::ignored_keys`] has `other` |
 //!
 //! ## `replace` items (also `replace-X` flags)
 //!
@@ -127,6 +131,7 @@
 //! | `NAT wait`, `pierce NAT` | implemented | [`Flags::nat_wait`], [`Flags::pierce_nat`] |
 //! | `reject ICE`, `ICE reject`, `trickle ICE` | implemented | [`Flags::reject_ice`], [`Flags::trickle_ice`] |
 //! | `single codec` | implemented | [`Flags::single_codec`] |
+//! | `always transcode`, `always transcoding`, `force transcoding` | implemented | [`Flags::always_transcode`] |
 //! | `all`, `provisional`, `new branch` | implemented | [`Flags::all`], [`Flags::provisional`], [`Flags::new_branch`] |
 //! | `record call` | implemented + warning | [`Request::record_call`] = `Some(true)` |
 //! | `pad crypto` | implemented | [`Sdes::Pad`] |
@@ -134,12 +139,11 @@
 //! | `OSRTP-X` | implemented | [`Request::osrtp`]; unknown X: error `unknown flag` |
 //! | `replace-X` | implemented | [`Request::replace`]; unknown X: error `unknown flag` |
 //! | `rtcp-mux-X` | implemented | [`Request::rtcp_mux`]; unknown X: error `unknown flag` |
-//! | `codec-strip-X`, `codec-offer-X`, `codec-except-X`, `codec-ignore-X` | implemented (collected) | [`Request::codec`] |
-//! | `codec-transcode-X`, `transcode-X`, `codec-mask-X`, `codec-accept-X`, `codec-consume-X`, `codec-set-X` | ignored | collected in [`Request::codec`], warning (no transcoding) |
+//! | `codec-strip-X`, `codec-offer-X`, `codec-except-X`, `codec-ignore-X`, `codec-transcode-X`, `transcode-X`, `codec-mask-X`, `codec-accept-X`, `codec-consume-X`, `codec-set-X` | implemented (collected) | [`Request::codec`], as the `codec` key's operations |
 //! | `BUNDLE-X` (`accept`, `offer`, `reject`; `require` taken as `offer`, `strict` as `accept`, with a warning) | implemented | [`Request::bundle`]; other X: error `unknown flag` |
 //! | `endpoint-learning-X` (`off`, `immediate`, `delayed`, `heuristic`) | ignored | warning; other X: error `unknown flag` |
 //! | `from-tags-X`, `sdp-attr-add-X`, `sdp-attr-remove-X`, `sdp-attr-substitute-X`, `T38-X`, `T.38-X` | ignored | warning |
-//! | `allow asymmetric codecs`, `allow no codec media` (`allow empty codec media`), `allow transcoding`, `force transcoding`, `always transcode`, `asymmetric codecs`, `symmetric codecs`, `reorder codecs`, `audio player`/`player`, `no player`/`no audio player`, `bidirectional`, `block DTMF`, `block egress`, `block short` (`block shorts`, `block short packets`), `detect DTMF`, `discard recording`, `early media`, `egress`, `exclude recording`, `skip recording db` (`…database`), `generate RTCP`, `inactive`, `inject DTMF`, `mirror RTCP`/`RTCP mirror`, `mix`/`mixed`, `passthrough`, `no passthrough`, `no tls id`, `no jitter buffer`, `no redis update`, `recording VSC`, `recording announcement`, `recrypt`, `SIPREC`, `static codec(s)`, `reuse codecs`/`no codec renegotiation` | ignored | warning `flag 'X' ignored: not supported by srtpgate` |
+//! | `allow asymmetric codecs`, `allow no codec media` (`allow empty codec media`), `allow transcoding`, `asymmetric codecs`, `symmetric codecs`, `reorder codecs`, `audio player`/`player`, `no player`/`no audio player`, `bidirectional`, `block DTMF`, `block egress`, `block short` (`block shorts`, `block short packets`), `detect DTMF`, `discard recording`, `early media`, `egress`, `exclude recording`, `skip recording db` (`…database`), `generate RTCP`, `inactive`, `inject DTMF`, `mirror RTCP`/`RTCP mirror`, `mix`/`mixed`, `passthrough`, `no passthrough`, `no tls id`, `no jitter buffer`, `no redis update`, `recording VSC`, `recording announcement`, `recrypt`, `SIPREC`, `static codec(s)`, `reuse codecs`/`no codec renegotiation` | ignored | warning `flag 'X' ignored: not supported by srtpgate` |
 //! | anything else | error | `unknown flag 'X'` |
 
 #![forbid(unsafe_code)]

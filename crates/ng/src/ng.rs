@@ -350,6 +350,20 @@ pub enum Osrtp {
     Accept,
 }
 
+impl Osrtp {
+    /// The item as rtpengine's documentation spells it (`offer-RFC` is
+    /// [`Osrtp::Offer`], spelt `offer`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Osrtp::Offer => "offer",
+            Osrtp::OfferLegacy => "offer-legacy",
+            Osrtp::AcceptRfc => "accept-RFC",
+            Osrtp::AcceptLegacy => "accept-legacy",
+            Osrtp::Accept => "accept",
+        }
+    }
+}
+
 /// Codec manipulations: the `codec` dictionary and `codec-…` flags, as
 /// given (codec specifications such as `opus/48000/2`); the daemon applies
 /// them to the SDP and decides where to transcode.
@@ -462,7 +476,11 @@ pub struct Request {
     pub transport_protocol: Option<TransportProtocol>,
     /// `replace` and `replace-…` flags.
     pub replace: Replace,
-    /// `direction`, or `from-interface`/`to-interface` (a missing side is "").
+    /// `direction`, or `from-interface`/`to-interface` (a missing side is
+    /// ""): the logical interfaces of the sender of this message and of its
+    /// receiver. In `rtpp-flags`, `direction=X` (and a bare `internal` or
+    /// `external`) names the first side, a second one the other side, as
+    /// rtpengine parses them.
     pub direction: Option<(String, String)>,
     /// `ICE`.
     pub ice: Option<Ice>,
@@ -514,6 +532,13 @@ pub struct Request {
     pub warnings: Vec<String>,
     /// Warnings past [`MAX_WARNINGS`], counted only.
     pub warnings_left_out: usize,
+    /// The keys behind the parser's warnings about keys, each once: the
+    /// normalized name of a key srtpgate knows and ignores (`tos`,
+    /// `record-call`, `supports` for a feature it lacks, `codec` for an
+    /// unknown operation, `direction` for a third `direction=` in
+    /// `rtpp-flags`), `other` for a key it does not know. A bounded set of
+    /// names, for counting.
+    pub ignored_keys: Vec<&'static str>,
     /// The whole request dictionary.
     pub raw: Value,
 }
@@ -553,6 +578,7 @@ impl Request {
             flags: Flags::default(),
             warnings: Vec::new(),
             warnings_left_out: 0,
+            ignored_keys: Vec::new(),
             raw,
         }
     }
@@ -560,6 +586,14 @@ impl Request {
     /// The warnings joined for the reply's `warning` key, `None` if none.
     pub fn warning(&self) -> Option<String> {
         warning_text(&self.warnings, self.warnings_left_out)
+    }
+
+    /// Notes a key the parser accepts and ignores (its warning is given
+    /// separately).
+    fn ignore_key(&mut self, key: &'static str) {
+        if !self.ignored_keys.contains(&key) {
+            self.ignored_keys.push(key);
+        }
     }
 
     fn warn(&mut self, w: String) {
@@ -714,7 +748,10 @@ pub fn parse_request(body: &[u8]) -> Result<Request, NgError> {
     for (k, v) in sorted.iter().filter(|(k, _)| !skip.contains(k)) {
         match std::str::from_utf8(k) {
             Ok(name) => apply_key(&mut req, name, v, false)?,
-            Err(_) => req.warn(format!("unknown key '{}' ignored", clip(&String::from_utf8_lossy(k)))),
+            Err(_) => {
+                req.ignore_key("other");
+                req.warn(format!("unknown key '{}' ignored", clip(&String::from_utf8_lossy(k))));
+            }
         }
     }
     req.raw = raw;
@@ -942,9 +979,14 @@ fn apply_key(req: &mut Request, name: &str, v: &Value, nested: bool) -> Result<(
             req.offset = Some(n);
         }
         "direction" => {
-            let list = strings(name, v)?;
-            let [a, b] = <[String; 2]>::try_from(list).map_err(|_| wrong(name, "a list of two interface names"))?;
-            req.direction = Some((a, b));
+            // rtpengine takes one name as the first side's alone (Kamailio
+            // sends one when a script has a single `direction=`).
+            let mut list = strings(name, v)?.into_iter();
+            match (list.next(), list.next(), list.next()) {
+                (None, ..) => {}
+                (Some(a), b, None) => req.direction = Some((a, b.unwrap_or_default())),
+                _ => return Err(wrong(name, "a list of one or two interface names")),
+            }
         }
         "from-interface" => req.direction.get_or_insert_with(Default::default).0 = string(name, v)?,
         "to-interface" => req.direction.get_or_insert_with(Default::default).1 = string(name, v)?,
@@ -1010,6 +1052,7 @@ fn apply_key(req: &mut Request, name: &str, v: &Value, nested: bool) -> Result<(
                 if normalize(&item) == "load-limit" {
                     req.supports_load_limit = true;
                 } else {
+                    req.ignore_key("supports");
                     req.warn(format!("optional feature '{}' not supported", clip(&item)));
                 }
             }
@@ -1035,8 +1078,16 @@ fn apply_key(req: &mut Request, name: &str, v: &Value, nested: bool) -> Result<(
             rtpp_flags(req, &string(name, v)?)?;
         }
         k if SILENT_KEYS.contains(&k) => {}
-        k if IGNORED_KEYS.contains(&k) => req.warn(format!("key '{}' ignored: not supported by srtpgate", clip(name))),
-        _ => req.warn(format!("unknown key '{}' ignored", clip(name))),
+        k => match IGNORED_KEYS.iter().find(|&&i| i == k) {
+            Some(&known) => {
+                req.ignore_key(known);
+                req.warn(format!("key '{}' ignored: not supported by srtpgate", clip(name)));
+            }
+            None => {
+                req.ignore_key("other");
+                req.warn(format!("unknown key '{}' ignored", clip(name)));
+            }
+        },
     }
     Ok(())
 }
@@ -1072,6 +1123,7 @@ fn received_from(name: &str, v: &Value) -> Result<(String, String), NgError> {
 fn set_record_call(req: &mut Request, on: bool) {
     req.record_call = Some(on);
     if on {
+        req.ignore_key("record-call");
         req.warn("call recording is not supported: 'record call' ignored".into());
     }
 }
@@ -1208,6 +1260,7 @@ fn codec_op(req: &mut Request, op: &str, item: &str) {
         "consume" => &mut c.consume,
         "set" => &mut c.set,
         _ => {
+            req.ignore_key("codec");
             req.warn(format!("unknown codec operation '{}' ignored", clip(op)));
             return;
         }
@@ -1425,8 +1478,29 @@ fn apply_flag(req: &mut Request, s: &str) -> Result<(), NgError> {
 /// Parses an `rtpp-flags` string (rtpengine parses the module's flag string
 /// itself): space-separated tokens; `key=value` sets a top-level key,
 /// `key=[a b]` a list (`[k=v …]` a dictionary), a bare token is a flag.
+///
+/// As in rtpengine, `direction=X` with a single name, or a bare `internal`
+/// or `external`, names one side: the first such token `from-interface`, the
+/// second `to-interface`; a third is ignored with a warning.
 fn rtpp_flags(req: &mut Request, s: &str) -> Result<(), NgError> {
+    const SIDES: [&str; 2] = ["from-interface", "to-interface"];
+    let mut sides = SIDES.iter();
     for token in tokens(s)? {
+        let side_name = match token.split_once('=') {
+            None if matches!(normalize(token).as_str(), "internal" | "external") => Some(token),
+            Some((key, value)) if normalize(key) == "direction" && !value.starts_with('[') => Some(value),
+            _ => None,
+        };
+        if let Some(interface) = side_name {
+            match sides.next() {
+                Some(side) => apply_key(req, side, &Value::from(interface), true)?,
+                None => {
+                    req.ignore_key("direction");
+                    req.warn(format!("'{}' in rtpp-flags ignored: both interfaces are already named", clip(token)));
+                }
+            }
+            continue;
+        }
         match token.split_once('=') {
             None => apply_flag(req, token)?,
             Some((key, value)) => {

@@ -287,7 +287,10 @@ fn unknown_commands_and_flags() {
         "invalid value 'IP6' for 'received-from'"
     );
     assert_eq!(err(&base().with("address family", "IP5")), "invalid value 'IP5' for 'address family'");
-    assert_eq!(err(&base().with("direction", list(&["a"]))), "key 'direction' must be a list of two interface names");
+    assert_eq!(
+        err(&base().with("direction", list(&["a", "b", "c"]))),
+        "key 'direction' must be a list of one or two interface names"
+    );
     assert_eq!(err(&base().with("delete-delay", "soon")), "key 'delete-delay' must be an integer");
     assert_eq!(err(&base().with("flags", Value::Int(1))), "key 'flags' must be a list of strings");
     assert_eq!(err(&base().with("call id", "other")), "duplicate key 'call-id'");
@@ -327,6 +330,79 @@ fn ignored_things_warn() {
         ]
     );
     assert_eq!(r.record_call, Some(true));
+    // Keys (not flags) behind those warnings, for the daemon's counter.
+    assert_eq!(r.ignored_keys, vec!["record-call", "other"]);
+}
+
+/// Each key the parser ignores is named once in `ignored_keys`, by its
+/// normalized name from the parser's table; unknown keys as `other`.
+#[test]
+fn ignored_keys_are_named_once() {
+    let r = parse(
+        &base()
+            .with("TOS", 184i64)
+            .with("t.38", "decode")
+            .with("frobnicate", "1")
+            .with("wibble", "2")
+            .with("record call", "yes")
+            .with("supports", list(&["load limit", "teleportation"]))
+            .with("codec", Value::dict().with("frobnicate", list(&["PCMA"])))
+            .with("sip-message-type", "sip_request"),
+    )
+    .unwrap();
+    // In the order the keys are processed (sorted by their bytes: "TOS" first).
+    assert_eq!(r.ignored_keys, vec!["tos", "codec", "other", "record-call", "supports", "t.38"]);
+    assert!(r.supports_load_limit);
+    // Keys that are parsed into fields are not in the list: the daemon
+    // decides whether it acts on them.
+    let r = parse(
+        &base()
+            .with("direction", list(&["priv", "pub"]))
+            .with("OSRTP", list(&["accept"]))
+            .with("delete-delay", 30i64)
+            .with("supports", list(&["load limit"])),
+    )
+    .unwrap();
+    assert!(r.ignored_keys.is_empty() && r.warnings.is_empty(), "{:?} {:?}", r.ignored_keys, r.warnings);
+}
+
+/// `direction` as rtpengine reads it: one name is the first side's; in
+/// `rtpp-flags`, each `direction=X` (or bare `internal`/`external`) names
+/// the next side, and a third is ignored with a warning.
+#[test]
+fn direction_forms() {
+    let r = parse(&base().with("direction", list(&["pub"]))).unwrap();
+    assert_eq!(r.direction, Some(("pub".into(), String::new())));
+    let r = parse(&base().with("direction", list(&[]))).unwrap();
+    assert_eq!(r.direction, None);
+    let r = parse(&base().with("direction", list(&["priv"])).with("to-interface", "pub")).unwrap();
+    assert_eq!(r.direction, Some(("priv".into(), "pub".into())));
+    let r = parse(&base().with("to-interface", "pub")).unwrap();
+    assert_eq!(r.direction, Some((String::new(), "pub".into())));
+
+    let rtpp = |flags: &str| parse(&base().with("rtpp-flags", flags)).unwrap();
+    assert_eq!(rtpp("direction=priv direction=pub").direction, Some(("priv".into(), "pub".into())));
+    assert_eq!(rtpp("direction=priv").direction, Some(("priv".into(), String::new())));
+    assert_eq!(rtpp("internal external").direction, Some(("internal".into(), "external".into())));
+    assert_eq!(rtpp("direction=[priv pub]").direction, Some(("priv".into(), "pub".into())));
+    // Kamailio 5.6's `direction=internal direction=internal`, as rtpp-flags.
+    let r = rtpp("trust-address direction=internal direction=internal");
+    assert_eq!(r.direction, Some(("internal".into(), "internal".into())));
+    assert!(r.flags.trust_address && r.warnings.is_empty(), "{:?}", r.warnings);
+    let r = rtpp("direction=a direction=b direction=c");
+    assert_eq!(r.direction, Some(("a".into(), "b".into())));
+    assert_eq!(r.warnings, vec!["'direction=c' in rtpp-flags ignored: both interfaces are already named"]);
+    assert_eq!(r.ignored_keys, vec!["direction"]);
+    // Outside rtpp-flags, `internal` is no flag rtpengine knows.
+    assert_eq!(err(&base().with("flags", list(&["internal"]))), "unknown flag 'internal'");
+}
+
+#[test]
+fn osrtp_items_are_named_as_documented() {
+    let r = parse(&base().with("OSRTP", list(&["offer-RFC", "offer-legacy", "accept-rfc", "Accept-Legacy", "accept"])))
+        .unwrap();
+    let names: Vec<&str> = r.osrtp.iter().map(|o| o.name()).collect();
+    assert_eq!(names, ["offer", "offer-legacy", "accept-RFC", "accept-legacy", "accept"]);
 }
 
 #[test]

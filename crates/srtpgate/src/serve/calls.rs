@@ -11,6 +11,7 @@
 //! `s` is unprotected with `s`'s endpoint key and protected with the relay's
 //! key for the other side, so each endpoint only ever holds its own keys.
 
+mod ignored;
 mod keep;
 
 use super::config::Config;
@@ -175,6 +176,10 @@ pub struct Totals {
     /// Codec options of offers ignored as malformed (each named in the
     /// reply's warning).
     pub codec_options_ignored: u64,
+    /// Requests answered with a key accepted but not acted on (named in the
+    /// reply's warning), by key: a bounded set of names (the parser's table
+    /// of keys, `other`, and those `ignored::ignored_keys` names).
+    pub keys_ignored: BTreeMap<&'static str, u64>,
     /// Calls ended by `delete`.
     pub calls_deleted: u64,
     /// Calls ended by the media timeout.
@@ -211,6 +216,10 @@ pub struct Calls<E: Engine> {
     /// Warnings of the request being handled beyond the parser's (codecs
     /// that cannot be transcoded), for its reply.
     notes: Vec<String>,
+    /// The request being handled was refused by a limit on new calls (the
+    /// session limit, a drain): with `supports: [load limit]` its reply is
+    /// `result: load limit`, which sends the module to its next relay.
+    load_limited: bool,
     /// Counters.
     pub totals: Totals,
     /// When the relay started.
@@ -289,6 +298,7 @@ where
             workers,
             codecs: Arc::new(codecs),
             notes: Vec::new(),
+            load_limited: false,
             calls: BTreeMap::new(),
             without_media: 0,
             next_key: 1,
@@ -392,6 +402,7 @@ where
     pub fn handle(&mut self, req: &Request) -> Value {
         *self.totals.commands.entry(req.command.name()).or_default() += 1;
         self.notes.clear();
+        self.load_limited = false;
         let r = self.check_lengths(req).and_then(|()| match req.command {
             Command::Ping => Ok(Value::dict().with("result", "pong")),
             Command::Offer => self.offer(req),
@@ -408,8 +419,19 @@ where
                         self.keep_call(id);
                     }
                 }
-                let mut warnings = req.warnings.clone();
-                warnings.extend(inert_options(req));
+                // A reply that warns already (`delete` of an unknown call)
+                // keeps its warning, first.
+                let mut warnings: Vec<String> =
+                    v.get("warning").and_then(Value::as_str).map(str::to_owned).into_iter().collect();
+                warnings.extend(req.warnings.iter().cloned());
+                for key in &req.ignored_keys {
+                    *self.totals.keys_ignored.entry(key).or_default() += 1;
+                }
+                for (key, w) in ignored::ignored_keys(req) {
+                    *self.totals.keys_ignored.entry(key).or_default() += 1;
+                    warnings.push(w);
+                }
+                warnings.extend(ignored::inert_flags(req));
                 warnings.append(&mut self.notes);
                 if let Some(w) = srtpgate_ng::warning_text(&warnings, req.warnings_left_out) {
                     tracing::warn!(command = req.command.name(), "{w}");
@@ -427,6 +449,11 @@ where
                     call_id = req.call_id.as_deref().unwrap_or(""),
                     "refused: {e}"
                 );
+                if self.load_limited && req.supports_load_limit {
+                    // rtpengine's `load limit` extension: the module tries
+                    // its next relay instead of failing the call.
+                    return Value::dict().with("result", "load limit").with("message", e.as_str());
+                }
                 srtpgate_ng::error(&e)
             }
         }
@@ -469,9 +496,11 @@ where
         let saved = self.calls.get(&call_id).map(|c| (c.streams.clone(), c.tags.clone(), c.offerer));
         if new {
             if self.draining {
+                self.load_limited = true;
                 return Err("draining: this relay takes no new calls".into());
             }
             if self.calls.len() >= self.cfg.max_sessions {
+                self.load_limited = true;
                 return Err(format!("session limit reached ({} calls)", self.cfg.max_sessions));
             }
             let key = self.next_key;
@@ -1918,37 +1947,6 @@ fn sip_source(req: &Request) -> Option<IpAddr> {
         return None;
     }
     req.received_from.as_ref().and_then(|(_, a)| a.parse().ok())
-}
-
-/// Options the parser knows that this relay does not act on (beyond what it
-/// does anyway: symmetric RTP with latching, addresses from the SDP, no
-/// change to direction attributes), each as a warning for the reply.
-fn inert_options(req: &Request) -> Vec<String> {
-    let f = &req.flags;
-    let named = [
-        (f.asymmetric, "asymmetric"),
-        (f.loop_protect, "loop-protect"),
-        (f.strip_extmap, "strip-extmap"),
-        (f.fragment, "fragment"),
-        (f.reset, "reset"),
-        (f.nat_wait, "NAT-wait"),
-        (f.pierce_nat, "pierce-NAT"),
-        (f.trickle_ice, "trickle-ICE"),
-        (f.single_codec, "single-codec"),
-        (f.unidirectional, "unidirectional"),
-    ];
-    let mut w: Vec<String> =
-        named.iter().filter(|(on, _)| *on).map(|(_, n)| format!("flag '{n}' has no effect in srtpgate")).collect();
-    if !req.codec.ignore.is_empty() {
-        w.push("codec 'ignore' has no effect in srtpgate".into());
-    }
-    if matches!(req.ice, Some(Ice::ForceRelay | Ice::Optional)) {
-        w.push("ICE: srtpgate is ICE-lite with one host candidate (force-relay and optional act as force)".into());
-    }
-    if req.media_address.is_some() {
-        w.push("key 'media-address' has no effect in srtpgate".into());
-    }
-    w
 }
 
 /// Whether the relay runs ICE-lite towards the side that receives this

@@ -206,6 +206,13 @@ where
         "Codec options of offers ignored as malformed (named in the reply's warning).",
         &one(t.codec_options_ignored as f64),
     );
+    let keys: Vec<_> = t.keys_ignored.iter().map(|(k, v)| (format!("{{key=\"{k}\"}}"), *v as f64)).collect();
+    metric(
+        "ng_keys_ignored_total",
+        "counter",
+        "NG requests answered with a key accepted but not acted on (named in the reply's warning), by key.",
+        &keys,
+    );
     metric(
         "calls_ended_total",
         "counter",

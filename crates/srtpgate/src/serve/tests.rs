@@ -413,3 +413,145 @@ fn malformed_codec_options_are_ignored_with_a_warning_and_counted() {
     let page = super::http::render(&s);
     assert!(page.contains("srtpgate_ng_codec_options_ignored_total 1\n"), "{page}");
 }
+
+fn warning(v: &Value) -> &str {
+    v.get("warning").and_then(Value::as_str).unwrap_or("")
+}
+
+/// A key accepted but not acted on is named in the reply's warning, with
+/// what the relay does instead, and counted by key; absent, or with a value
+/// that asks for what the relay does anyway, it gives neither.
+#[test]
+fn ignored_keys_are_warned_and_counted() {
+    let (s, mut cache) = server(43_600, ServeArgs::default());
+    let list = |items: &[&str]| Value::from(items.to_vec());
+    // What Kamailio sends with every request, and values that ask for the
+    // default: no warning, nothing counted.
+    let quiet = offer("quiet", "a", &sdp(1, 40_000, 0))
+        .with("supports", list(&["load limit"]))
+        .with("delete delay", 0i64)
+        .with("delete-delay", "0")
+        .with("direction", list(&["default", "default"]));
+    let v = ask(&s, &mut cache, from(1), "q1", &quiet);
+    assert_eq!(result(&v), "ok", "{}", reason(&v));
+    assert!(v.get("warning").is_none(), "{}", warning(&v));
+    let v = ask(&s, &mut cache, from(1), "q2", &offer("quiet2", "a", &sdp(1, 40_010, 0)));
+    assert!(v.get("warning").is_none(), "{}", warning(&v));
+    assert!(s.calls.lock().expect("lock").totals.keys_ignored.is_empty());
+
+    let cases: [(&str, &str, Value, &str); 6] = [
+        (
+            "direction",
+            "direction",
+            list(&["priv", "pub"]),
+            "direction=[priv pub] ignored: srtpgate has no named interfaces; media addresses are picked by \
+             address family alone",
+        ),
+        (
+            "from-interface",
+            "direction",
+            Value::from("priv"),
+            "from-interface=priv ignored: srtpgate has no named interfaces; media addresses are picked by \
+             address family alone",
+        ),
+        (
+            "to-interface",
+            "direction",
+            Value::from("pub"),
+            "to-interface=pub ignored: srtpgate has no named interfaces; media addresses are picked by address \
+             family alone",
+        ),
+        (
+            "OSRTP",
+            "osrtp",
+            list(&["accept"]),
+            "OSRTP=[accept] ignored: opportunistic SRTP is not supported: a=crypto lines of RTP/AVP m-lines are \
+             dropped and none are added to them, so those legs carry plain RTP; legacy best-effort SRTP (each \
+             m-line twice, RTP/AVP and RTP/SAVP) is neither written nor merged",
+        ),
+        (
+            "flags",
+            "osrtp",
+            list(&["OSRTP-offer"]),
+            "OSRTP=[offer] ignored: opportunistic SRTP is not supported: a=crypto lines of RTP/AVP m-lines are \
+             dropped and none are added to them, so those legs carry plain RTP",
+        ),
+        ("delete-delay", "delete-delay", Value::from(30i64), "delete-delay=30 ignored: srtpgate deletes calls at once"),
+    ];
+    for (i, (key, label, value, text)) in cases.iter().enumerate() {
+        let before = s.calls.lock().expect("lock").totals.keys_ignored.get(label).copied().unwrap_or(0);
+        let body = offer(&format!("ignored-{i}"), "a", &sdp(1, 40_020 + 10 * i as u16, 0)).with(key, value.clone());
+        let v = ask(&s, &mut cache, from(1), &format!("i{i}"), &body);
+        assert_eq!(result(&v), "ok", "{key}: {}", reason(&v));
+        assert_eq!(warning(&v), *text, "{key}");
+        let after = s.calls.lock().expect("lock").totals.keys_ignored.get(label).copied().unwrap_or(0);
+        assert_eq!(after, before + 1, "{key}");
+    }
+    let page = super::http::render(&s);
+    assert!(page.contains("srtpgate_ng_keys_ignored_total{key=\"direction\"} 3\n"), "{page}");
+    assert!(page.contains("srtpgate_ng_keys_ignored_total{key=\"osrtp\"} 2\n"), "{page}");
+    assert!(page.contains("srtpgate_ng_keys_ignored_total{key=\"delete-delay\"} 1\n"), "{page}");
+
+    // On delete: the call goes at once, and the warning says so; for an
+    // unknown call its own warning stays first.
+    let del = |id: &str| Value::dict().with("command", "delete").with("call-id", id).with("delete-delay", 5i64);
+    let v = ask(&s, &mut cache, from(1), "d1", &del("quiet"));
+    assert_eq!(result(&v), "ok", "{}", reason(&v));
+    assert_eq!(warning(&v), "delete-delay=5 ignored: srtpgate deletes calls at once");
+    let q = ask(&s, &mut cache, from(1), "d1q", &Value::dict().with("command", "query").with("call-id", "quiet"));
+    assert_eq!(reason(&q), "Unknown call-id 'quiet'", "the call is deleted at once");
+    let v = ask(&s, &mut cache, from(1), "d2", &del("quiet"));
+    assert_eq!(
+        warning(&v),
+        "call 'quiet' not found (already deleted?); delete-delay=5 ignored: srtpgate deletes calls at once"
+    );
+    let v = ask(&s, &mut cache, from(1), "d3", &del("quiet").with("delete-delay", 0i64));
+    assert_eq!(warning(&v), "call 'quiet' not found (already deleted?)");
+
+    // The parser's ignored keys are counted by name as well.
+    let v = ask(&s, &mut cache, from(1), "p1", &Value::dict().with("command", "ping").with("TOS", 184i64));
+    assert_eq!(warning(&v), "key 'TOS' ignored: not supported by srtpgate");
+    let page = super::http::render(&s);
+    assert!(page.contains("srtpgate_ng_keys_ignored_total{key=\"tos\"} 1\n"), "{page}");
+    assert!(page.contains("srtpgate_ng_keys_ignored_total{key=\"delete-delay\"} 3\n"), "{page}");
+}
+
+/// `supports: [load limit]` (Kamailio's module sends it with every
+/// request): an offer refused by the session limit or a drain is answered
+/// `result: load limit`, which sends the module to its next relay; without
+/// it, the same offer is an error.
+#[test]
+fn load_limit_is_answered_when_supported() {
+    let (s, mut cache) = server(43_800, ServeArgs { max_sessions: Some(1), ..Default::default() });
+    let supports = Value::from(vec!["load limit"]);
+    let v = ask(&s, &mut cache, from(1), "l1", &offer("first", "a", &sdp(1, 40_000, 0)));
+    assert_eq!(result(&v), "ok", "{}", reason(&v));
+    let v = ask(&s, &mut cache, from(1), "l2", &offer("second", "a", &sdp(1, 40_010, 0)));
+    assert_eq!(result(&v), "error");
+    assert_eq!(reason(&v), "session limit reached (1 calls)");
+    let v = ask(
+        &s,
+        &mut cache,
+        from(1),
+        "l3",
+        &offer("second", "a", &sdp(1, 40_010, 0)).with("supports", supports.clone()),
+    );
+    assert_eq!(result(&v), "load limit");
+    assert_eq!(v.get("message").and_then(Value::as_str), Some("session limit reached (1 calls)"));
+    // The call that exists takes re-offers, with or without the key.
+    let v =
+        ask(&s, &mut cache, from(1), "l4", &offer("first", "a", &sdp(1, 40_000, 0)).with("supports", supports.clone()));
+    assert_eq!(result(&v), "ok", "{}", reason(&v));
+    // Other refusals stay errors.
+    let v = ask(&s, &mut cache, from(1), "l5", &offer("first", "b", "bogus").with("supports", supports.clone()));
+    assert_eq!(result(&v), "error");
+    {
+        let mut c = s.calls.lock().expect("lock");
+        assert_eq!(c.totals.offers_refused, 3);
+        c.set_draining(true);
+    }
+    let v = ask(&s, &mut cache, from(1), "l6", &offer("third", "a", &sdp(1, 40_020, 0)).with("supports", supports));
+    assert_eq!(result(&v), "load limit");
+    assert_eq!(v.get("message").and_then(Value::as_str), Some("draining: this relay takes no new calls"));
+    check_counts(&s);
+}
