@@ -21,12 +21,12 @@ echo "== relay integration tests again on the sockets backend (every backend run
 SRTPGATE_IO=sockets cargo test --release -p srtpgate --test relay
 
 echo "== RFC vector files, recomputed independently (Python cryptography)"
-.venv/bin/python tests/vectors/check.py | tail -n 1
+.venv/bin/python tests/vectors/check.py -q   # -q: the failures, each with what differs, and the summary line
 
 echo "== interop with libsrtp (both directions)"
 cargo build --release -p srtpgate --quiet
 SRTPGATE_BIN="$PWD/target/release/srtpgate" SRTP_TOOL="$PWD/bench/libsrtp/srtp-tool" \
-  .venv/bin/python -m pytest tests/interop -q
+  .venv/bin/python -m pytest tests/interop -q -rs
 
 echo "== end to end: two SIP phones call through Kamailio's rtpengine module and srtpgate serve (SRTP both legs)"
 SRTPGATE_BIN="$PWD/target/release/srtpgate" .venv/bin/python -m pytest tests/e2e -q -rs
@@ -40,7 +40,9 @@ echo "== management page: TypeScript check, and the committed build (ui/dist) is
 git diff --exit-code --stat -- ui/dist || { echo "ui/dist is not what ui/src builds: run (cd ui && npm run build) and commit"; exit 1; }
 
 echo "== Grafana dashboard: every metric it queries is one the relay writes"
-python3 examples/grafana/check_metrics.py | tail -n 1
+# Its summary line on success; all of its output, with the FAIL lines, on failure.
+metrics_out=$(python3 examples/grafana/check_metrics.py 2>&1) || { printf '%s\n' "$metrics_out"; exit 1; }
+tail -n 1 <<<"$metrics_out"
 
 echo "== management page in Debian's chromium (Playwright), against srtpgate serve under loadgen"
 SRTPGATE_BIN="$PWD/target/release/srtpgate" .venv/bin/python -m pytest tests/ui -q -rs

@@ -1,4 +1,4 @@
-//! `srtpgate`: the SRTP gateway's command-line entry point.
+//! `srtpgate`: the command-line entry point of the SRTP media relay and its tools.
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -16,9 +16,10 @@ mod serve;
 /// The data plane (its own crate).
 use srtpgate_relay as relay;
 
-/// SRTP media gateway tools.
+/// The command line. `about` takes the package description from
+/// Cargo.toml, so `--help` and the package say the same.
 #[derive(Parser, Debug)]
-#[command(name = "srtpgate", version, about)]
+#[command(name = "srtpgate", version, about, long_about = None)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

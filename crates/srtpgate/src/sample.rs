@@ -343,19 +343,29 @@ pub fn run(args: SampleArgs) -> Result<(), String> {
         w.finish()?;
     }
 
-    for d in &dirs {
-        println!("a=crypto:1 {} {}", suite.name(), inline_key(suite, &d.key_material));
-    }
+    // The keys are the command's output: alone on stdout, so that
+    // `srtpgate sample x.pcap > keys.txt` (or `| tee`) holds exactly the two
+    // a=crypto lines. The description is for a person and goes to stderr
+    // (unbuffered), all of it before the keys: on a terminal, where both
+    // streams meet, the text then comes out in this order, and the keys end
+    // the output, next to the prompt, where they are easy to copy.
     eprintln!("wrote {}: {} packets, {} s, {suite}", args.out.display(), events.len(), args.seconds);
-    for (d, which) in dirs.iter().zip(["first", "second"]) {
-        eprintln!(
-            "  {}: {} -> {}, ssrc 0x{:08x}, key on the {which} a=crypto line",
-            d.name, d.src.addr, d.dst.addr, d.ssrc
-        );
-    }
     if let Some(p) = &args.plain {
         eprintln!("wrote {} (the same call unencrypted)", p.display());
     }
+    for (d, which) in dirs.iter().zip(["first", "second"]) {
+        eprintln!(
+            "  {}: {} -> {}, ssrc 0x{:08x}, key on the {which} a=crypto line on stdout",
+            d.name, d.src.addr, d.dst.addr, d.ssrc
+        );
+    }
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    for d in &dirs {
+        writeln!(stdout, "a=crypto:1 {} {}", suite.name(), inline_key(suite, &d.key_material))
+            .map_err(|e| format!("stdout: {e}"))?;
+    }
+    stdout.flush().map_err(|e| format!("stdout: {e}"))?;
     Ok(())
 }
 

@@ -83,3 +83,25 @@ fn sweep_in_a_rig_that_cannot_be_built_says_so() {
     sweep(&dir.join("absent.sh"), &["absent.sh"]);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A relay that exits before it answers ping (here: its NG port is taken)
+/// stops the sweep at once with the relay's exit status, long before the
+/// start timeout a GPU relay needs.
+#[test]
+fn sweep_stops_when_its_relay_exits_before_answering() {
+    // The first configuration's NG port (9 000); a relay of someone else's
+    // there might answer the ping, so without it the test says so and passes.
+    let Ok(_taken) = std::net::UdpSocket::bind("127.0.0.1:9000") else {
+        eprintln!("SKIP: 127.0.0.1:9000 is in use: the relay's failure cannot be arranged");
+        return;
+    };
+    let out = std::env::temp_dir().join(format!("srtpgate-sweep-exit-{}", std::process::id()));
+    let started = std::time::Instant::now();
+    let args = ["loadgen", "sweep", "--configs", "srtpgate:cpu:1", "--counts", "2", "--duration", "1"];
+    refused(
+        &[&args[..], &["--relay-start-timeout", "100", "--out", out.to_str().expect("path")]].concat(),
+        &["listen-ng 127.0.0.1:9000", "srtpgate cpu, 1 worker exited (exit status: 2)", "before it answered ping"],
+    );
+    assert!(started.elapsed().as_secs() < 60, "the sweep waited {:?} for a relay that had exited", started.elapsed());
+    let _ = std::fs::remove_dir_all(&out);
+}

@@ -698,17 +698,24 @@ pub fn run_load(args: &LoadgenArgs) -> Result<serde_json::Value, String> {
     });
     if !args.quiet {
         eprintln!(
-            "loadgen: {} calls, {:.0} packets/s, loss {:.4} %, delay p50 {:?} µs p99 {:?} µs max {} µs{}",
+            "loadgen: {} calls, {:.0} packets/s, loss {:.4} %, delay p50 {} p99 {} max {}{}",
             calls_up,
             sent_total as f64 / secs,
             loss * 100.0,
-            q(0.5),
-            q(0.99),
-            rx.delays.max_us(),
+            micros(q(0.5)),
+            micros(q(0.99)),
+            // With no packet received there is no delay: not 0 µs.
+            micros((rx.delays.count() > 0).then(|| rx.delays.max_us())),
             relay_cpu.map(|c| format!(", relay CPU {:.0} %", c * 100.0)).unwrap_or_default()
         );
     }
     Ok(result)
+}
+
+/// A delay for a summary line: `110 µs`, or `n/a` when no packet was
+/// measured (a run in which nothing came back has no quantiles).
+pub(crate) fn micros(us: Option<u64>) -> String {
+    us.map_or_else(|| "n/a".to_string(), |us| format!("{us} µs"))
 }
 
 /// Sets socket buffers: past net.core.[rw]mem_max where the process may
@@ -1332,6 +1339,12 @@ fn receiver(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn delays_print_as_values_not_options() {
+        assert_eq!(micros(Some(110)), "110 µs");
+        assert_eq!(micros(None), "n/a");
+    }
 
     #[test]
     fn wheel_spreads_every_leg_once_per_period() {

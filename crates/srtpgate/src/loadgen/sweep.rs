@@ -65,6 +65,11 @@ pub struct SweepArgs {
     /// Show the progress line of each run.
     #[arg(long)]
     pub progress: bool,
+    /// Seconds a started relay has to answer its first NG ping. Generous:
+    /// `srtpgate serve --engine gpu` compiles its kernels and calibrates
+    /// before it listens, 10 s and more on a fresh GPU machine.
+    #[arg(long, default_value_t = 120.0, value_name = "SECONDS")]
+    pub relay_start_timeout: f64,
     /// The callers' codec: real encoded audio (see `loadgen --codec`).
     #[arg(long)]
     pub codec: Option<String>,
@@ -287,7 +292,7 @@ fn start(spec: &RelaySpec, args: &SweepArgs, port_base: u16) -> Result<Relay, St
         }
     };
     let (port_min, port_max) = ("10000".to_string(), "65000".to_string());
-    let relay = match spec {
+    let mut relay = match spec {
         RelaySpec::Ng(_) => Relay { child: None, rtpengine_stop: None, ng },
         RelaySpec::Srtpgate { engine, workers, busy, io } => {
             let exe = std::env::current_exe().map_err(|e| e.to_string())?;
@@ -359,19 +364,69 @@ fn start(spec: &RelaySpec, args: &SweepArgs, port_base: u16) -> Result<Relay, St
             Relay { child: None, rtpengine_stop: Some((stop, ng.port())), ng }
         }
     };
-    // Wait for ping → pong.
+    wait_for_ping(spec, &mut relay, args.relay_start_timeout)?;
+    Ok(relay)
+}
+
+/// Waits until the relay answers an NG ping, for up to `timeout_s` seconds;
+/// fails at once when a relay started here exits meanwhile (its own stderr
+/// has said why), so a relay that cannot start is not waited for in vain.
+fn wait_for_ping(spec: &RelaySpec, relay: &mut Relay, timeout_s: f64) -> Result<(), String> {
     let mut ng_client = NgClient::new(relay.ng)?;
-    let deadline = Instant::now() + Duration::from_secs(20);
+    let started = Instant::now();
+    let timeout = Duration::try_from_secs_f64(timeout_s)
+        .map_err(|_| format!("--relay-start-timeout {timeout_s}: not a number of seconds"))?;
+    let mut said = false;
     loop {
         if let Ok(v) = ng_client.call(&Value::dict().with("command", "ping")) {
             if v.get("result").and_then(Value::as_str) == Some("pong") {
-                return Ok(relay);
+                if said {
+                    eprintln!("{} answered ping after {:.1} s", spec.name(), started.elapsed().as_secs_f64());
+                }
+                return Ok(());
             }
         }
-        if Instant::now() > deadline {
-            return Err(format!("{} does not answer ping on {}", spec.name(), relay.ng));
+        if let Some(child) = relay.child.as_mut() {
+            match child.try_wait() {
+                Ok(None) => {}
+                Ok(Some(status)) => {
+                    // Reaped: Relay's drop must not signal a pid that may
+                    // since belong to another process.
+                    relay.child = None;
+                    return Err(format!(
+                        "{} exited ({status}) after {:.1} s, before it answered ping on {}",
+                        spec.name(),
+                        started.elapsed().as_secs_f64(),
+                        relay.ng
+                    ));
+                }
+                Err(e) => return Err(format!("{}: cannot check the relay process: {e}", spec.name())),
+            }
+        }
+        if started.elapsed() >= timeout {
+            return Err(format!(
+                "{} does not answer ping on {} after {:.0} s (a slower start needs --relay-start-timeout)",
+                spec.name(),
+                relay.ng,
+                started.elapsed().as_secs_f64()
+            ));
+        }
+        if !said {
+            // Once, so that a long start (a GPU relay's) does not look like a hang.
+            eprintln!("waiting for {} to answer ping on {} (up to {timeout_s:.0} s)", spec.name(), relay.ng);
+            said = true;
         }
         std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// A delay quantile of a result for the table: its value in µs, or `n/a`
+/// where the run measured none (JSON null; a max of 0 over no packets).
+fn delay_cell(r: &serde_json::Value, key: &str) -> String {
+    let d = &r["delay_us"];
+    match &d[key] {
+        serde_json::Value::Number(n) if d["count"].as_u64() != Some(0) => n.to_string(),
+        _ => "n/a".to_string(),
     }
 }
 
@@ -438,8 +493,18 @@ pub fn run(args: SweepArgs) -> Result<(), String> {
     };
     let local: std::net::IpAddr = if args.netns.is_some() { RIG_LOADGEN.into() } else { [127, 0, 0, 1].into() };
     let mut configs = Vec::new();
+    // A relay that does not start ends the sweep, but the configurations
+    // already measured (minutes of runs) are still written out first.
+    let mut start_error = None;
     for (ci, spec) in specs.iter().enumerate() {
-        let relay = start(spec, &args, 9_000 + ci as u16)?;
+        let relay = match start(spec, &args, 9_000 + ci as u16) {
+            Ok(relay) => relay,
+            Err(e) if configs.is_empty() => return Err(e),
+            Err(e) => {
+                start_error = Some(e);
+                break;
+            }
+        };
         eprintln!("== {}", spec.name());
         eprintln!(
             "{:>7} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9}",
@@ -487,9 +552,9 @@ pub fn run(args: SweepArgs) -> Result<(), String> {
                 n,
                 r["packets_per_second"].as_f64().unwrap_or(0.0),
                 100.0 * r["loss_ratio"].as_f64().unwrap_or(0.0),
-                r["delay_us"]["p50"].to_string(),
-                r["delay_us"]["p99"].to_string(),
-                r["delay_us"]["max"].to_string(),
+                delay_cell(&r, "p50"),
+                delay_cell(&r, "p99"),
+                delay_cell(&r, "max"),
                 point(&r).and_then(|p| p.cpu).map_or("-".into(), |c| format!("{:.0} %", c * 100.0)),
                 if ok { "" } else { "  (over the bounds)" }
             );
@@ -520,6 +585,7 @@ pub fn run(args: SweepArgs) -> Result<(), String> {
         "loadgen_cpus": args.loadgen_cpus,
         "netns": args.netns,
         "configs": configs,
+        "error": start_error,
     });
     let path = args.out.join("sweep.json");
     std::fs::write(&path, serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?)
@@ -536,10 +602,14 @@ pub fn run(args: SweepArgs) -> Result<(), String> {
             c["name"].as_str().unwrap_or("?"),
             args.max_p99_ms,
             args.max_loss * 100.0,
-            c["max_calls_within_bounds"]
+            // null when even the first count was over the bounds.
+            c["max_calls_within_bounds"].as_u64().map_or_else(|| "none".to_string(), |n| n.to_string())
         );
     }
-    Ok(())
+    match start_error {
+        Some(e) => Err(format!("{e} (the configurations before it are in {})", path.display())),
+        None => Ok(()),
+    }
 }
 
 /// The figures of a sweep summary.
