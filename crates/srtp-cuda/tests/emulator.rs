@@ -26,7 +26,7 @@ const KERNELS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/kernels");
 
 /// Builds the emulator, with AddressSanitizer and UBSan when the compiler has
 /// them (every packet runs in its own exactly-sized heap buffer, so any access
-/// outside the packet aborts). None (after printing SKIP) without a compiler.
+/// outside the packet aborts). None (after [`srtpgate_testkit::skip`]) without a compiler.
 fn build_emulator() -> Option<PathBuf> {
     // Built once per test binary: the tests run in parallel, and one must not
     // execute the file while another is still writing it.
@@ -51,9 +51,7 @@ fn build_emulator_once() -> Option<PathBuf> {
             }
             Ok(o) => last_err = String::from_utf8_lossy(&o.stderr).into_owned(),
             Err(e) => {
-                // Straight to stderr: the harness captures println! of passing tests.
-                use std::io::Write;
-                let _ = writeln!(std::io::stderr(), "SKIP: kernel emulator tests: no C compiler: {e}");
+                srtpgate_testkit::skip("cc", "kernel emulator tests", format!("no C compiler: {e}"));
                 return None;
             }
         }

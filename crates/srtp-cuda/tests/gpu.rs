@@ -50,15 +50,14 @@ fn engine_of(i: usize) -> Option<GpuEngine> {
     }
 }
 
-/// Says once, on the real stderr (the test harness captures `println!` of
-/// passing tests), why the GPU tests do not run here.
+/// Says once (fails where `SRTPGATE_REQUIRE` names `gpu`) why the GPU
+/// tests do not run here.
 fn skip(reason: &str) {
     static SAID: std::sync::Once = std::sync::Once::new();
-    SAID.call_once(|| {
-        use std::io::Write;
-        let _ = writeln!(std::io::stderr(), "SKIP: GPU tests: {reason}");
-    });
-    println!("SKIP: {reason}");
+    if srtpgate_testkit::required("gpu") {
+        srtpgate_testkit::skip("gpu", "GPU tests", reason);
+    }
+    SAID.call_once(|| srtpgate_testkit::skip("gpu", "GPU tests", reason));
 }
 
 fn rtp(ssrc: u32, seq: u16, payload: &[u8]) -> Vec<u8> {

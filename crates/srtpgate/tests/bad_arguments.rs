@@ -92,7 +92,11 @@ fn sweep_stops_when_its_relay_exits_before_answering() {
     // The first configuration's NG port (9 000); a relay of someone else's
     // there might answer the ping, so without it the test says so and passes.
     let Ok(_taken) = std::net::UdpSocket::bind("127.0.0.1:9000") else {
-        eprintln!("SKIP: 127.0.0.1:9000 is in use: the relay's failure cannot be arranged");
+        srtpgate_testkit::skip(
+            "port-9000",
+            "sweep_stops_when_its_relay_exits_before_answering",
+            "127.0.0.1:9000 is in use: the relay's failure cannot be arranged",
+        );
         return;
     };
     let out = std::env::temp_dir().join(format!("srtpgate-sweep-exit-{}", std::process::id()));

@@ -107,7 +107,7 @@ fn calls_through_every_backend_in_the_namespace_rig() {
     let mut rig = match Rig::up(&name) {
         Ok(r) => r,
         Err(why) => {
-            println!("SKIPPED: the namespace rig cannot be built here: {why}");
+            srtpgate_testkit::skip("netns", "the namespace rig", why);
             return;
         }
     };
@@ -115,7 +115,7 @@ fn calls_through_every_backend_in_the_namespace_rig() {
     std::fs::create_dir_all(&out).expect("out dir");
     for io in ["sockets", "uring", "xdp"] {
         if let Err(why) = usable(io) {
-            println!("SKIPPED: {io} backend: {why}");
+            srtpgate_testkit::skip(io, &format!("the {io} backend in the namespace rig"), why);
             continue;
         }
         let r = run(&mut rig, io, &out);
@@ -210,7 +210,7 @@ fn every_backend_relays_bit_for_bit_ipv4_and_ipv6() {
     let rig = match Rig::up(&name) {
         Ok(r) => r,
         Err(why) => {
-            println!("SKIPPED: the namespace rig cannot be built here: {why}");
+            srtpgate_testkit::skip("netns", "the namespace rig", why);
             return;
         }
     };
@@ -224,7 +224,7 @@ fn every_backend_relays_bit_for_bit_ipv4_and_ipv6() {
         let mut seen: Vec<(String, Vec<Vec<u8>>)> = Vec::new();
         for io in ["sockets", "uring", "xdp"] {
             if let Err(why) = usable(io) {
-                println!("SKIPPED: {io} backend: {why}");
+                srtpgate_testkit::skip(io, &format!("the {io} backend in the namespace rig"), why);
                 continue;
             }
             let d = Daemon::start_in_netns(

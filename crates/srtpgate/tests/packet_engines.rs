@@ -97,6 +97,6 @@ fn every_engine_gives_the_same_bytes() {
         }
     }
     if let Some(why) = gpu_skipped {
-        println!("SKIPPED: the gpu engine part: {why}");
+        srtpgate_testkit::skip("gpu", "every_engine_gives_the_same_bytes, the gpu engine", why);
     }
 }

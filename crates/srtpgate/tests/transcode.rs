@@ -414,7 +414,8 @@ fn plugin_dir(name: &str) -> Option<std::path::PathBuf> {
         let Some(built) =
             [bin.with_file_name(&file), bin.with_file_name("deps").join(&file)].into_iter().find(|p| p.is_file())
         else {
-            println!("SKIP: {file} not built beside {} (run the workspace's tests)", bin.display());
+            let why = format!("{file} not built beside {} (run the workspace's tests)", bin.display());
+            srtpgate_testkit::skip("plugins", name, why);
             return None;
         };
         std::fs::copy(&built, dir.join(format!("{lib}.so"))).expect("copy plugin");
