@@ -21,6 +21,7 @@
 use std::collections::HashSet;
 
 use thiserror::Error;
+use zeroize::Zeroize;
 
 /// The longest input [`decode`] accepts: one NG datagram.
 pub const MAX_INPUT: usize = crate::MAX_DATAGRAM;
@@ -33,6 +34,10 @@ pub const MAX_ENTRIES: usize = 8192;
 const MAX_INT_DIGITS: usize = 20;
 
 /// A bencode value.
+///
+/// Byte strings are zeroized when the value is dropped: an offer's or an
+/// answer's `sdp` carries SDES keys (`a=crypto ... inline:`), in requests
+/// and in replies alike, and the NG control plane is not a hot path.
 ///
 /// Equality (and hashing) of dictionaries ignores the order of entries: keys
 /// are unique, so two dictionaries with the same entries are the same
@@ -49,6 +54,16 @@ pub enum Value {
     /// Keys are unique ([`decode`] refuses duplicates, [`Value::insert`]
     /// replaces); [`Value::encode`] writes them sorted, as bencode requires.
     Dict(Vec<(Vec<u8>, Value)>),
+}
+
+impl Drop for Value {
+    fn drop(&mut self) {
+        // Only the byte strings: the containers drop their items, which
+        // wipe themselves, and keys are names, not secrets.
+        if let Value::Bytes(b) = self {
+            b.zeroize();
+        }
+    }
 }
 
 fn sorted_entries(entries: &[(Vec<u8>, Value)]) -> Vec<&(Vec<u8>, Value)> {
@@ -337,11 +352,26 @@ impl Value {
         }
     }
 
-    /// The encoding of `self`.
+    /// The encoding of `self`, in a vector of exactly its length: a vector
+    /// that grows leaves the bytes written so far (keys in an SDP) in the
+    /// freed block, so it is sized first.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(self.encoded_len());
         self.encode(&mut out);
         out
+    }
+
+    /// The length of the encoding of `self`, for sizing its buffer up front.
+    pub fn encoded_len(&self) -> usize {
+        fn bytes_len(b: &[u8]) -> usize {
+            decimal_len(b.len() as u64) + 1 + b.len()
+        }
+        match self {
+            Value::Int(n) => 2 + usize::from(*n < 0) + decimal_len(n.unsigned_abs()),
+            Value::Bytes(b) => bytes_len(b),
+            Value::List(items) => 2 + items.iter().map(Value::encoded_len).sum::<usize>(),
+            Value::Dict(entries) => 2 + entries.iter().map(|(k, v)| bytes_len(k) + v.encoded_len()).sum::<usize>(),
+        }
     }
 
     /// The value of `key` in a dictionary; `None` for a missing key or a
@@ -442,6 +472,16 @@ impl Value {
     }
 }
 
+/// Digits of `n` in decimal.
+fn decimal_len(mut n: u64) -> usize {
+    let mut digits = 1;
+    while n >= 10 {
+        n /= 10;
+        digits += 1;
+    }
+    digits
+}
+
 fn encode_bytes(b: &[u8], out: &mut Vec<u8>) {
     out.extend_from_slice(b.len().to_string().as_bytes());
     out.push(b':');
@@ -527,6 +567,7 @@ mod tests {
         assert_eq!(back.get("n"), Some(&Value::Int(-42)));
         assert_eq!(decode(b"i0e").unwrap(), Value::Int(0));
         assert_eq!(decode(b"i-9223372036854775808e").unwrap(), Value::Int(i64::MIN));
+        assert_eq!(Value::Int(i64::MIN).encoded_len(), Value::Int(i64::MIN).to_bytes().len());
         assert_eq!(decode(b"i9223372036854775807e").unwrap(), Value::Int(i64::MAX));
         assert_eq!(decode(b"0:").unwrap(), Value::Bytes(vec![]));
         assert_eq!(decode(b"le").unwrap(), Value::List(vec![]));
@@ -651,6 +692,9 @@ mod tests {
         #[test]
         fn decode_encode_round_trip(v in arb_value()) {
             let bytes = v.to_bytes();
+            // Sized exactly: the buffer never grew (see `to_bytes`).
+            prop_assert_eq!(v.encoded_len(), bytes.len());
+            prop_assert_eq!(bytes.capacity(), bytes.len());
             let back = decode(&bytes).unwrap();
             prop_assert_eq!(&back, &v);
             prop_assert_eq!(back.to_bytes(), bytes);

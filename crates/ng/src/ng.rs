@@ -543,6 +543,16 @@ pub struct Request {
     pub raw: Value,
 }
 
+impl Drop for Request {
+    fn drop(&mut self) {
+        // The SDP of an offer or answer carries SDES keys (`inline:`); the
+        // raw dictionary's copy wipes itself (see `Value`).
+        if let Some(sdp) = &mut self.sdp {
+            zeroize::Zeroize::zeroize(sdp);
+        }
+    }
+}
+
 impl Request {
     fn new(command: Command, raw: Value) -> Request {
         Request {
@@ -665,9 +675,11 @@ pub fn split(datagram: &[u8]) -> Result<(&[u8], &[u8]), NgError> {
     Ok((cookie, rest.get(1..).unwrap_or_default()))
 }
 
-/// A reply datagram: `cookie`, a space, `body` bencoded.
+/// A reply datagram: `cookie`, a space, `body` bencoded. The vector is
+/// allocated at its final length and never grows, so no freed block keeps
+/// part of it (an offer's reply carries SDES keys); the caller wipes it.
 pub fn reply(cookie: &[u8], body: &Value) -> Vec<u8> {
-    let mut out = Vec::with_capacity(cookie.len() + 64);
+    let mut out = Vec::with_capacity(cookie.len() + 1 + body.encoded_len());
     out.extend_from_slice(cookie);
     out.push(b' ');
     body.encode(&mut out);

@@ -542,8 +542,38 @@ impl Sdp {
     }
 }
 
+/// `value`'s `Display` text in a string allocated at its final length: a
+/// string that grows frees its earlier blocks as they were, and in an SDP
+/// or an `a=crypto` value those hold keys. Measured by a first pass that
+/// only counts.
+fn exact_text(value: &impl fmt::Display) -> zeroize::Zeroizing<String> {
+    struct Count(usize);
+    impl fmt::Write for Count {
+        fn write_str(&mut self, s: &str) -> fmt::Result {
+            self.0 += s.len();
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    let _ = fmt::write(&mut count, format_args!("{value}"));
+    let mut out = zeroize::Zeroizing::new(String::with_capacity(count.0));
+    let _ = fmt::write(&mut *out, format_args!("{value}"));
+    out
+}
+
+impl Sdp {
+    /// The SDP text (as `Display` writes it) in a string that never grew, so
+    /// no freed block keeps a copy of its keys, and that is zeroized when
+    /// dropped. Take the `String` out (`std::mem::take`) to hand it on
+    /// whole, e.g. into an NG reply whose values wipe themselves.
+    pub fn text(&self) -> zeroize::Zeroizing<String> {
+        exact_text(self)
+    }
+}
+
 impl fmt::Display for Sdp {
-    /// The SDP text, every line ending in CRLF.
+    /// The SDP text, every line ending in CRLF. [`Sdp::text`] builds it
+    /// without leaving copies of keys in freed memory.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for l in self.lines() {
             f.write_str(l)?;
@@ -757,11 +787,12 @@ impl Media {
     /// Appends `a=crypto:<attr>` after the last line of the section. (More
     /// than [`MAX_CRYPTO`] would make the SDP refused by [`Sdp::parse`].)
     pub fn add_crypto(&mut self, c: &crypto::CryptoAttr) {
-        let mut v = c.to_string();
-        if safe_text(&v) {
-            self.lines.push(format!("a=crypto:{v}"));
+        // Built at its final size (`exact_text`): the key must not be left
+        // behind in a block freed as the line grows.
+        let mut line = exact_text(&format_args!("a=crypto:{c}"));
+        if safe_text(line.get("a=crypto:".len()..).unwrap_or_default()) {
+            self.lines.push(std::mem::take(&mut *line));
         }
-        v.zeroize();
     }
 
     /// Removes the ICE attributes: ice-ufrag, ice-pwd, ice-options,

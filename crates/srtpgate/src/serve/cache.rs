@@ -5,11 +5,14 @@
 //! request is kept and sent again for a request with the same cookie from
 //! the same sender. Keyed by (sender, cookie): another sender reusing a
 //! cookie must not be handed the first one's reply, which carries SDP and
-//! keys. Bounded in bytes and in age, whatever the senders do.
+//! keys. Bounded in bytes and in age, whatever the senders do. The replies
+//! are zeroized when they leave (age, bound, replacement, or the cache
+//! dropped), for those keys.
 
 use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
+use zeroize::Zeroizing;
 
 /// What one entry costs beside its reply and cookie: the address twice, the
 /// map's slot (at its load factor, doubled while it grows), the queue's
@@ -22,7 +25,7 @@ type Key = (SocketAddr, Vec<u8>);
 /// The cache. Entries leave in the order they came (oldest first), when
 /// they pass their age or when the bytes are over the bound.
 pub struct ReplyCache {
-    map: HashMap<Key, (u64, Vec<u8>)>,
+    map: HashMap<Key, (u64, Zeroizing<Vec<u8>>)>,
     /// (key, insertion number, time) in insertion order; a key inserted
     /// again leaves a stale slot, skipped by its number.
     order: VecDeque<(Key, u64, Instant)>,
@@ -60,7 +63,7 @@ impl ReplyCache {
         }
         let n = self.next;
         self.next += 1;
-        if let Some((_, old)) = self.map.insert(key.clone(), (n, reply.to_vec())) {
+        if let Some((_, old)) = self.map.insert(key.clone(), (n, Zeroizing::new(reply.to_vec()))) {
             self.bytes -= Self::cost(&key, &old);
         }
         self.bytes += cost;

@@ -539,17 +539,19 @@ where
                     self.cfg.limits.max_sessions_without_media
                 ));
             }
-            let text = sdp.to_string();
+            // Zeroized if refused below; moved whole into the reply, whose
+            // values wipe themselves.
+            let text = sdp.text();
             sdp_fits_reply(&text)?;
             Ok(text)
         });
         match result {
-            Ok(text) => {
+            Ok(mut text) => {
                 if new {
                     self.totals.calls_created += 1;
                     tracing::info!(call_id, "new call");
                 }
-                Ok(srtpgate_ng::ok().with("sdp", text))
+                Ok(srtpgate_ng::ok().with("sdp", std::mem::take(&mut *text)))
             }
             Err(e) => {
                 // A refused offer creates no call (ports it bound are freed),
@@ -1244,7 +1246,8 @@ where
             sdp.add_session_attr("ice-lite", None);
         }
         web::write_bundle(&mut sdp, &offerer_mids);
-        let text = sdp.to_string();
+        // Zeroized on every early return below; moved whole into the reply.
+        let mut text = sdp.text();
         sdp_fits_reply(&text)?;
         // The ICE/DTLS sides: associations set up or kept (a re-INVITE
         // with the same fingerprint keeps its keys); sides that are no
@@ -1294,7 +1297,7 @@ where
         if transcodes && !self.tc_pool().contains(&worker) {
             self.move_to_transcoding(&call_id);
         }
-        Ok(srtpgate_ng::ok().with("sdp", text))
+        Ok(srtpgate_ng::ok().with("sdp", std::mem::take(&mut *text)))
     }
 
     /// The workers that new calls go to: all, or those before the

@@ -5,6 +5,8 @@
 pub mod cache;
 pub mod calls;
 pub mod config;
+#[cfg(test)]
+mod heap_scan;
 pub mod http;
 mod negotiate;
 pub mod persist;
@@ -24,6 +26,7 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::net::UdpSocket;
+use zeroize::{Zeroize, Zeroizing};
 
 /// Files kept free of media sockets beside those open at start and the HTTP
 /// connections: log rotation, /proc reads, the accept of a refused HTTP
@@ -468,7 +471,9 @@ where
     E: Engine + Clone + 'static,
     E::Keys: 'static,
 {
-    let mut buf = vec![0u8; srtpgate_ng::MAX_DATAGRAM + 1];
+    // Requests carry SDES keys: the buffer is wiped after each one and when
+    // the loop ends.
+    let mut buf = Zeroizing::new(vec![0u8; srtpgate_ng::MAX_DATAGRAM + 1]);
     let limits = shared.calls.lock().map(|c| c.limits().clone()).unwrap_or_default();
     let mut cache = ReplyCache::new(limits.ng_cache_bytes, limits.ng_cache_ttl);
     loop {
@@ -480,6 +485,9 @@ where
             }
         };
         let reply = handle_datagram(&buf[..n], from, &shared, &mut cache, Instant::now());
+        if let Some(b) = buf.get_mut(..n) {
+            b.zeroize();
+        }
         shared.ng_cache_bytes.store(cache.bytes() as u64, Relaxed);
         shared.ng_cache_entries.store(cache.len() as u64, Relaxed);
         if let Some(reply) = reply {
@@ -492,14 +500,16 @@ where
 
 /// One NG datagram from `from` in, its reply out. `None` only when the
 /// datagram has no cookie to reply to (it is counted as malformed); every
-/// reply fits in one datagram.
+/// reply fits in one datagram. The reply is zeroized when dropped: an
+/// offer's or answer's carries SDES keys. (The request's parsed copies wipe
+/// themselves: `Value` and `Request` zeroize on drop.)
 pub fn handle_datagram<E>(
     data: &[u8],
     from: SocketAddr,
     shared: &Shared<E>,
     cache: &mut ReplyCache,
     now: Instant,
-) -> Option<Vec<u8>>
+) -> Option<Zeroizing<Vec<u8>>>
 where
     E: Engine + Clone + 'static,
     E::Keys: 'static,
@@ -514,12 +524,12 @@ where
     };
     if let Some(reply) = cache.get(from, cookie, now) {
         shared.ng_retransmits.fetch_add(1, Relaxed);
-        return Some(reply.to_vec());
+        return Some(Zeroizing::new(reply.to_vec()));
     }
     let value = match srtpgate_ng::parse_request(body) {
         Ok(req) => {
             let Ok(mut calls) = shared.calls.lock() else {
-                return Some(srtpgate_ng::reply(cookie, &srtpgate_ng::error("internal error")));
+                return Some(Zeroizing::new(srtpgate_ng::reply(cookie, &srtpgate_ng::error("internal error"))));
             };
             calls.handle(&req)
         }
@@ -543,21 +553,22 @@ where
 
 /// The reply datagram, made to fit: as built when it does; else without
 /// its warnings; else an error reply saying why. The flag says whether it
-/// was changed.
-pub fn fit_reply(cookie: &[u8], mut value: Value) -> (Vec<u8>, bool) {
+/// was changed. Every buffer is zeroized when dropped (`reply` sizes each
+/// one up front, so none grows and leaves a copy behind).
+pub fn fit_reply(cookie: &[u8], mut value: Value) -> (Zeroizing<Vec<u8>>, bool) {
     let max = srtpgate_ng::MAX_REPLY;
-    let out = srtpgate_ng::reply(cookie, &value);
+    let out = Zeroizing::new(srtpgate_ng::reply(cookie, &value));
     if out.len() <= max {
         return (out, false);
     }
     if value.remove("warning").is_some() {
         value.insert("warning", "warnings left out: the reply would not fit in one datagram");
-        let out = srtpgate_ng::reply(cookie, &value);
+        let out = Zeroizing::new(srtpgate_ng::reply(cookie, &value));
         if out.len() <= max {
             return (out, true);
         }
     }
     tracing::warn!("NG reply of {} bytes does not fit in a datagram; sending an error", out.len());
     let e = srtpgate_ng::error(&format!("reply of {} bytes does not fit in one datagram (at most {max})", out.len()));
-    (srtpgate_ng::reply(cookie, &e), true)
+    (Zeroizing::new(srtpgate_ng::reply(cookie, &e)), true)
 }

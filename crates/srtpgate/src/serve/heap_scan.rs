@@ -1,0 +1,212 @@
+//! SDES keys that pass through the control plane are zeroized when their
+//! buffers are freed, checked by looking (as `crates/srtp/tests/zeroize.rs`
+//! does for the SRTP contexts): a full offer, a retransmitted offer, an
+//! answer and a delete go through [`handle_datagram`] as raw NG datagrams,
+//! then the call table and the reply cache are dropped, and no heap block
+//! freed meanwhile may hold a key, as `inline:` base64 text or as raw key or
+//! salt bytes.
+//!
+//! The relay's own keys are only known once its replies are read, so freed
+//! blocks cannot be scanned as they are freed, as the srtp test does. While
+//! the scan is armed this test binary's global allocator keeps each freed
+//! block (a quarantine: it is not reused, so its bytes stay as they were at
+//! the free) and scans them all when the call is over.
+//!
+//! `srtpgate` is a binary crate, so [`handle_datagram`] is reachable only
+//! from its own unit tests; the allocator therefore serves every unit test
+//! of the binary. It passes through to the system allocator, except for
+//! the frees of the thread that armed it (the test drives the whole call on
+//! its own thread), so other tests running meanwhile are not touched, and
+//! arming, quarantining and releasing never race.
+
+use super::cache::ReplyCache;
+use super::calls::Calls;
+use super::config::{Config, ServeArgs};
+use super::{handle_datagram, Shared};
+use base64::Engine as _;
+use srtp::CpuEngine;
+use srtpgate_ng::Value;
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// Freed blocks held while armed: (address, size, alignment).
+const SLOTS: usize = 1 << 18;
+thread_local! {
+    /// This thread's frees are quarantined (const-initialized, no
+    /// destructor: usable from within the allocator).
+    static ARMED: Cell<bool> = const { Cell::new(false) };
+}
+static NEXT: AtomicUsize = AtomicUsize::new(0);
+/// Frees past [`SLOTS`] while armed (freed at once, unscanned).
+static OVERFLOW: AtomicUsize = AtomicUsize::new(0);
+static QUARANTINE: [[AtomicUsize; 3]; SLOTS] = [const { [const { AtomicUsize::new(0) }; 3] }; SLOTS];
+/// One armed scan at a time, should another test ever arm it.
+static SCAN: Mutex<()> = Mutex::new(());
+
+struct Quarantine;
+
+unsafe impl GlobalAlloc for Quarantine {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        if ARMED.try_with(Cell::get).unwrap_or(false) {
+            let i = NEXT.fetch_add(1, SeqCst);
+            if let Some(slot) = QUARANTINE.get(i) {
+                slot[0].store(ptr as usize, SeqCst);
+                slot[1].store(layout.size(), SeqCst);
+                slot[2].store(layout.align(), SeqCst);
+                return;
+            }
+            OVERFLOW.fetch_add(1, SeqCst);
+        }
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Quarantine = Quarantine;
+
+/// Disarms, then scans and frees every quarantined block: (blocks, blocks
+/// holding one of `secrets`).
+fn release(secrets: &[&[u8]]) -> (usize, usize) {
+    ARMED.with(|a| a.set(false));
+    let n = NEXT.swap(0, SeqCst).min(SLOTS);
+    let mut found = 0;
+    for slot in QUARANTINE.iter().take(n) {
+        let (ptr, size, align) = (slot[0].load(SeqCst), slot[1].load(SeqCst), slot[2].load(SeqCst));
+        // SAFETY: the block was handed to dealloc with this layout and has
+        // not been freed or reused since; it is freed here, once.
+        let block = unsafe { std::slice::from_raw_parts(ptr as *const u8, size) };
+        if secrets.iter().any(|s| !s.is_empty() && block.windows(s.len()).any(|w| w == *s)) {
+            found += 1;
+        }
+        unsafe { System.dealloc(ptr as *mut u8, Layout::from_size_align_unchecked(size, align)) };
+    }
+    (n, found)
+}
+
+/// The offerer's and the answerer's keys (`inline:` base64 of 16 key and
+/// 14 salt bytes), constants so that the test itself makes no heap copy.
+const KEY_A: &str = "WVNfX19zZW1jdGwgKCkgewkyMjA7fQp9CnVubGVz";
+const KEY_B: &str = "d0RmdmcwVF9Ue3JlZG9fa2V5X2IsIHNhbHRfYiEh";
+const OFFER_SDP: &str = "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n\
+    m=audio 40000 RTP/SAVP 0\r\n\
+    a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:WVNfX19zZW1jdGwgKCkgewkyMjA7fQp9CnVubGVz\r\n";
+const ANSWER_SDP: &str = "v=0\r\no=- 2 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n\
+    m=audio 40010 RTP/SAVP 0\r\n\
+    a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:d0RmdmcwVF9Ue3JlZG9fa2V5X2IsIHNhbHRfYiEh\r\n";
+
+/// One SDES key as text and as bytes, on the stack.
+#[derive(Clone, Copy)]
+struct Key {
+    text: [u8; 40],
+    raw: [u8; 30],
+}
+
+impl Key {
+    fn new(text: &[u8]) -> Key {
+        let mut k = Key { text: [0; 40], raw: [0; 30] };
+        k.text.copy_from_slice(text);
+        let n = base64::engine::general_purpose::STANDARD.decode_slice(k.text, &mut k.raw).expect("base64 key");
+        assert_eq!(n, 30);
+        k
+    }
+
+    /// The text, the master key and the master salt.
+    fn secrets(&self) -> [&[u8]; 3] {
+        [&self.text, &self.raw[..16], &self.raw[16..]]
+    }
+}
+
+/// The relay's key in a reply's SDP, read without a heap copy.
+fn relay_key(reply: &Value) -> Key {
+    let sdp = reply.get("sdp").and_then(Value::as_str).expect("reply SDP");
+    let at = sdp.find("inline:").expect("a=crypto in the reply") + "inline:".len();
+    Key::new(sdp.as_bytes().get(at..at + 40).expect("a 40-character key"))
+}
+
+fn ask(s: &Shared<CpuEngine>, cache: &mut ReplyCache, from: SocketAddr, cookie: &str, body: Value) -> Value {
+    let dgram = srtpgate_ng::request(cookie, &body);
+    drop(body);
+    let reply = handle_datagram(&dgram, from, s, cache, Instant::now()).expect("a reply");
+    // The datagram is the test's (a client's) copy; it is wiped here so
+    // that only the daemon's buffers are judged.
+    let mut dgram = dgram;
+    zeroize::Zeroize::zeroize(&mut dgram);
+    let (_, v) = srtpgate_ng::parse_reply(&reply).expect("reply parses");
+    assert_eq!(v.get("result").and_then(Value::as_str), Some("ok"), "{cookie}: {v:?}");
+    v
+}
+
+#[test]
+fn sdes_keys_are_zeroized_through_offer_answer_delete() {
+    let _one = SCAN.lock().unwrap_or_else(|e| e.into_inner());
+    // The control: a key left in a plain Vec is found, one in a Zeroizing
+    // Vec is not.
+    ARMED.with(|a| a.set(true));
+    drop(std::hint::black_box(KEY_A.as_bytes().to_vec()));
+    assert_eq!(release(&[KEY_A.as_bytes()]).1, 1, "the scan must see a key left in freed memory");
+    ARMED.with(|a| a.set(true));
+    drop(std::hint::black_box(zeroize::Zeroizing::new(KEY_A.as_bytes().to_vec())));
+    assert_eq!(release(&[KEY_A.as_bytes()]).1, 0);
+
+    let args = ServeArgs {
+        port_min: Some(43_900),
+        port_max: Some(43_999),
+        workers: Some(1),
+        buffers: Some(64),
+        ..Default::default()
+    };
+    let cfg = std::sync::Arc::new(Config::resolve(&args).expect("config"));
+    let engine = CpuEngine::new();
+    let wcfg = crate::relay::WorkerConfig {
+        buffers: 64,
+        batch: 32,
+        busy_poll: false,
+        io: crate::relay::IoSetup::plain(crate::relay::IoKind::Sockets),
+        pin: Vec::new(),
+        signal: None,
+    };
+    let workers = crate::relay::spawn_workers(&engine, 1, wcfg).expect("worker");
+    let mut cache = ReplyCache::new(cfg.limits.ng_cache_bytes, cfg.limits.ng_cache_ttl);
+    let calls = Calls::new(cfg, engine, workers).expect("calls");
+    let s = Shared::new(calls, "cpu", "sockets", None);
+    let (a, b) = (SocketAddr::from(([127, 0, 0, 1], 5060)), SocketAddr::from(([127, 0, 0, 1], 5062)));
+    let (ka, kb) = (Key::new(KEY_A.as_bytes()), Key::new(KEY_B.as_bytes()));
+
+    ARMED.with(|a| a.set(true));
+    let offer =
+        || Value::dict().with("command", "offer").with("call-id", "zc1").with("from-tag", "fa").with("sdp", OFFER_SDP);
+    let v = ask(&s, &mut cache, a, "o1", offer());
+    let relay_b = relay_key(&v);
+    drop(v);
+    // A retransmission is answered from the cache.
+    drop(ask(&s, &mut cache, a, "o1", offer()));
+    let answer = Value::dict()
+        .with("command", "answer")
+        .with("call-id", "zc1")
+        .with("from-tag", "fa")
+        .with("to-tag", "tb")
+        .with("sdp", ANSWER_SDP);
+    let v = ask(&s, &mut cache, b, "a1", answer);
+    let relay_a = relay_key(&v);
+    drop(v);
+    drop(ask(&s, &mut cache, a, "d1", Value::dict().with("command", "delete").with("call-id", "zc1")));
+    drop(cache);
+    drop(s);
+
+    let mut secrets: Vec<&[u8]> = Vec::new();
+    for k in [&ka, &kb, &relay_a, &relay_b] {
+        secrets.extend(k.secrets());
+    }
+    let (blocks, found) = release(&secrets);
+    assert_eq!(OVERFLOW.swap(0, SeqCst), 0, "the quarantine overflowed");
+    assert!(blocks > 100, "the call freed heap blocks ({blocks})");
+    assert_eq!(found, 0, "{found} of {blocks} freed heap blocks still held an SDES key");
+}
