@@ -27,9 +27,18 @@ pub const XDP_HEADROOM: usize = 256;
 /// A packet buffer: part of one frame of a [`Pool`]'s region.
 ///
 /// It is only ever used on the worker thread that owns the pool (it is
-/// neither `Send` nor `Sync`), and the pool outlives every buffer (the
-/// worker's buffers live in its own fields, dropped before the pool's
-/// region; the region is unmapped only when the pool is dropped).
+/// neither `Send` nor `Sync`). It has no tie to the pool's lifetime: it is a
+/// pointer into the region, valid while the pool lives. Dropping one touches
+/// no memory (no `Drop`), so buffers dropped after their pool (the worker's
+/// scratch vectors are fields declared after its pool) are harmless; the
+/// worker reads and writes its buffers only in its own methods, while its
+/// pool is alive.
+///
+/// A buffer is neither `Clone` nor `Copy` and goes back by move, but one
+/// frame can still get two handles: [`Pool::frame_buf`] makes a buffer
+/// from a frame number the kernel handed back, and [`Pool::put_frame`]
+/// returns a frame by number. So [`Pool::put`] checks, in every build, that
+/// the frame is out of the pool before taking it back.
 pub struct Buf {
     ptr: NonNull<u8>,
     cap: u32,
@@ -121,6 +130,12 @@ pub struct Pool {
     pitch: usize,
     head: usize,
     free: Vec<u32>,
+    /// Bit per frame: in `free` now. A frame returned twice would be handed
+    /// out twice (two `&mut` on the same bytes), so a return is checked
+    /// against it.
+    in_pool: Vec<u64>,
+    /// Returns refused: a frame already in the pool, or not of it.
+    refused: u64,
     size: usize,
 }
 
@@ -152,7 +167,11 @@ impl Pool {
         };
         assert!(p != libc::MAP_FAILED, "cannot map {len} bytes of packet buffers: {}", std::io::Error::last_os_error());
         let base = NonNull::new(p as *mut u8).expect("mmap returned a null mapping");
-        Pool { base, len, pitch, head, free: (0..n as u32).rev().collect(), size: n }
+        let mut in_pool = vec![0u64; n.div_ceil(64)];
+        for f in 0..n {
+            in_pool[f / 64] |= 1 << (f % 64);
+        }
+        Pool { base, len, pitch, head, free: (0..n as u32).rev().collect(), in_pool, refused: 0, size: n }
     }
 
     /// The buffer of frame `frame` starting `off` bytes into it.
@@ -168,25 +187,47 @@ impl Pool {
     #[inline]
     pub fn take(&mut self) -> Option<Buf> {
         let f = self.free.pop()?;
+        self.in_pool[f as usize / 64] &= !(1 << (f % 64));
         Some(self.buf(f, self.head))
     }
 
     /// Returns a buffer taken from this pool (an empty one is ignored).
+    /// False when refused: its frame is in the pool already (a second
+    /// return) or is not one of this pool's ([`Pool::refused`] counts them).
     #[inline]
-    pub fn put(&mut self, buf: Buf) {
+    pub fn put(&mut self, buf: Buf) -> bool {
         if buf.is_empty() {
-            return;
+            return true;
         }
-        self.put_frame(buf.frame);
+        self.put_frame(buf.frame)
     }
 
     /// Returns frame `frame`, handed out as a [`Buf`] that was then given
-    /// up with [`Pool::release`] (a frame the kernel owned).
+    /// up with [`Pool::release`] (a frame the kernel owned). Refused (false,
+    /// counted) as [`Pool::put`] refuses.
     #[inline]
-    pub fn put_frame(&mut self, frame: u32) {
-        debug_assert!((frame as usize) < self.size, "a frame from another pool");
-        debug_assert!(self.free.len() < self.size, "more buffers returned than taken");
-        self.free.push(frame);
+    pub fn put_frame(&mut self, frame: u32) -> bool {
+        let (word, bit) = (frame as usize / 64, 1u64 << (frame % 64));
+        // A bit test per return, in release builds too: a frame returned
+        // twice would be handed to two packets at once, and that corrupts
+        // them silently (or hands the kernel a frame the worker writes).
+        match self.in_pool.get_mut(word) {
+            Some(w) if (frame as usize) < self.size && *w & bit == 0 => {
+                *w |= bit;
+                self.free.push(frame);
+                true
+            }
+            _ => {
+                self.refused += 1;
+                false
+            }
+        }
+    }
+
+    /// Returns refused by [`Pool::put`] and [`Pool::put_frame`] (a bug in
+    /// the caller; each was refused instead of handing a frame out twice).
+    pub fn refused(&self) -> u64 {
+        self.refused
     }
 
     /// Gives up a buffer without returning its frame (the kernel owns it
@@ -269,10 +310,35 @@ mod tests {
         assert_eq!((front.len(), front[42]), (XDP_FRAME - 258, 7));
         assert!(view.with_front(301).is_none(), "headroom past the frame's start");
         assert!(p.frame_buf(3, 0).is_none(), "a frame past the region");
-        p.put(view);
+        assert!(p.put(view));
         assert_eq!(p.free(), 3);
         let r = p.region();
         assert_eq!(r.len(), 3 * XDP_FRAME);
         assert_eq!(r.as_ptr() as *mut u8 as usize % 4096, 0, "a UMEM is page-aligned");
+    }
+
+    /// In every build (the check is not a `debug_assert`): `cargo test
+    /// --release` runs this too.
+    #[test]
+    fn a_second_return_of_a_frame_is_refused() {
+        let mut p = Pool::with_headroom(2);
+        let a = p.take().expect("a buffer");
+        let f = a.frame();
+        // A second handle on the frame, as the AF_XDP backend makes one
+        // from a frame number.
+        let again = p.frame_buf(f, XDP_HEADROOM).expect("a view of the frame");
+        assert!(p.put(a));
+        assert!(!p.put(again), "a frame returned twice");
+        assert!(!p.put_frame(f), "a frame returned twice, by number");
+        assert!(!p.put_frame(2), "a frame past the pool");
+        assert!(!p.put_frame(u32::MAX - 1), "a frame far past the pool");
+        assert_eq!((p.free(), p.refused()), (2, 4));
+        // The two frames are handed out once each, then the pool is empty.
+        let x = p.take().expect("first");
+        let y = p.take().expect("second");
+        assert_ne!(x.frame(), y.frame());
+        assert!(p.take().is_none(), "a frame handed out twice");
+        assert!(p.put(x) && p.put(y));
+        assert_eq!((p.free(), p.refused()), (2, 4));
     }
 }

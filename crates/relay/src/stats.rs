@@ -395,6 +395,21 @@ impl WorkerStats {
     pub fn send_failed(&self) {
         bump(&self.send_failed, 1);
     }
+
+    /// Adds `n` to transcoding counter `i` ([`TRANSCODE_COUNTERS`]).
+    #[inline]
+    pub fn transcoded(&self, i: usize, n: u64) {
+        if n != 0 {
+            bump(&self.transcode[i], n);
+        }
+    }
+
+    /// Counts a STUN or DTLS datagram handed to the control thread
+    /// (`forwarded`), or dropped.
+    #[inline]
+    pub fn signal(&self, forwarded: bool) {
+        bump(if forwarded { &self.signals } else { &self.signals_dropped }, 1);
+    }
 }
 
 impl Default for WorkerStats {

@@ -90,8 +90,9 @@ pub struct SideConfig<E: Engine> {
 }
 
 /// A datagram on a leg's port that is not media (STUN, DTLS), for the
-/// control thread. Allocated per datagram: these are a handshake's few
-/// packets and ICE's checks every few seconds, never the media.
+/// control thread. Its bytes are in a buffer the worker reuses
+/// ([`SignalData`]): ICE checks arrive before anything is authenticated, so
+/// a flood of them must not make the worker allocate.
 #[derive(Debug)]
 pub struct Signal {
     /// The call.
@@ -103,7 +104,87 @@ pub struct Signal {
     /// Where it came from.
     pub from: SocketAddr,
     /// The datagram.
-    pub data: Vec<u8>,
+    pub data: SignalData,
+}
+
+/// Most [`Signal`] buffers one worker has out at once; a datagram that finds
+/// none free is dropped and counted (`signals_dropped`), as one that finds
+/// the control thread's queue full.
+pub const SIGNAL_BUFS: usize = 1024;
+
+/// The bytes of a [`Signal`]: a buffer of the worker that sent it, which
+/// goes back to that worker when dropped (on whichever thread), so the
+/// hand-off allocates only while a worker's set of them grows to the most
+/// it needed at once (at most [`SIGNAL_BUFS`]). A pool [`Buf`] cannot make
+/// the trip: it belongs to the worker's thread and region.
+pub struct SignalData {
+    bytes: Vec<u8>,
+    /// Where the buffer goes back to (`None`: freed, not reused).
+    home: Option<crossbeam_channel::Sender<Vec<u8>>>,
+}
+
+impl SignalData {
+    /// Bytes not from a worker's set (freed when dropped).
+    pub fn new(bytes: Vec<u8>) -> SignalData {
+        SignalData { bytes, home: None }
+    }
+}
+
+impl std::ops::Deref for SignalData {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.bytes
+    }
+}
+
+impl std::fmt::Debug for SignalData {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SignalData({} bytes)", self.bytes.len())
+    }
+}
+
+impl std::ops::Drop for SignalData {
+    fn drop(&mut self) {
+        if let Some(home) = self.home.take() {
+            // The channel has room for every buffer the worker made; it is
+            // closed only when the worker is gone (then the buffer is freed).
+            let _ = home.try_send(std::mem::take(&mut self.bytes));
+        }
+    }
+}
+
+/// A worker's [`SignalData`] buffers: the free ones come back through a
+/// channel as the control thread drops its signals.
+struct SignalBufs {
+    home: crossbeam_channel::Sender<Vec<u8>>,
+    free: Receiver<Vec<u8>>,
+    /// Buffers made so far (free or out).
+    made: usize,
+}
+
+impl SignalBufs {
+    fn new() -> SignalBufs {
+        let (home, free) = crossbeam_channel::bounded(SIGNAL_BUFS);
+        SignalBufs { home, free, made: 0 }
+    }
+
+    /// A copy of `bytes` in a buffer of the set, or `None` when all
+    /// [`SIGNAL_BUFS`] are out.
+    fn copy(&mut self, bytes: &[u8]) -> Option<SignalData> {
+        let mut b = match self.free.try_recv() {
+            Ok(b) => b,
+            Err(_) if self.made < SIGNAL_BUFS => {
+                self.made += 1;
+                Vec::with_capacity(crate::pool::BUF_LEN)
+            }
+            Err(_) => return None,
+        };
+        b.clear();
+        // No allocation: a datagram is at most a pool buffer long (a longer
+        // one, from an AF_XDP frame, grows this buffer once).
+        b.extend_from_slice(bytes);
+        Some(SignalData { bytes: b, home: Some(self.home.clone()) })
+    }
 }
 
 /// Commands from the control thread.
@@ -361,6 +442,8 @@ where
     registered: bool,
     /// Where STUN and DTLS datagrams of ICE/DTLS legs go.
     signal: Option<crossbeam_channel::Sender<Signal>>,
+    /// The buffers those datagrams travel in.
+    signal_bufs: SignalBufs,
 }
 
 impl<E: Engine> std::ops::Drop for Worker<E>
@@ -381,10 +464,20 @@ fn token(slot: u32, side: usize, rtcp: bool) -> u32 {
 
 /// Reuses a vector's allocation for another element type of the same layout
 /// (here: the same type with another lifetime), so the loop's scratch vectors
-/// are allocated once.
-fn recycle<T, U>(mut v: Vec<T>) -> Vec<U> {
+/// are allocated once. Done by hand: `collect()` reusing the source's
+/// allocation is an optimisation std does not promise, and a round that
+/// allocated its job vector would break the worker's no-allocation rule
+/// silently.
+fn recycle<T, U>(v: Vec<T>) -> Vec<U> {
+    const { assert!(size_of::<T>() == size_of::<U>() && align_of::<T>() == align_of::<U>()) };
+    let mut v = std::mem::ManuallyDrop::new(v);
     v.clear();
-    v.into_iter().map(|_| unreachable!("the vector was cleared")).collect()
+    let (ptr, cap) = (v.as_mut_ptr(), v.capacity());
+    // SAFETY: the allocation came from a `Vec<T>` of capacity `cap`, and `U`
+    // has `T`'s size and alignment (checked above), so it is the allocation
+    // of a `Vec<U>` of that capacity; length 0: no element is read as a `U`;
+    // `ManuallyDrop` keeps the old vector from freeing it.
+    unsafe { Vec::from_raw_parts(ptr.cast::<U>(), 0, cap) }
 }
 
 impl<E: Engine + Clone> Worker<E>
@@ -445,6 +538,7 @@ where
             later: Vec::with_capacity(MAX_LOOP_PACKETS),
             registered,
             signal: cfg.signal.clone(),
+            signal_bufs: SignalBufs::new(),
         })
     }
 
@@ -542,7 +636,7 @@ where
                 if let Some((_, d)) = self.side_mut(call, stream, side) {
                     if let Err(e) = d.rtp.send_to(&data, to) {
                         tracing::debug!(call, "sending a STUN/DTLS datagram to {to}: {e}");
-                        self.stats.signals_dropped.fetch_add(1, Relaxed);
+                        self.stats.signal(false);
                     }
                 }
             }
@@ -849,22 +943,18 @@ where
                 // STUN or DTLS (or noise) on an ICE/DTLS leg: the control
                 // thread's business, not the media's.
                 let forwarded = match (&self.signal, d.from) {
-                    (Some(tx), Some(from)) if !d.truncated => tx
-                        .try_send(Signal {
-                            call: stream.call,
-                            stream: stream.index,
-                            side,
-                            from,
-                            data: d.buf[..len].to_vec(),
-                        })
-                        .is_ok(),
+                    // A full queue is seen before a buffer is taken for it.
+                    (Some(tx), Some(from)) if !d.truncated && !tx.is_full() => {
+                        match self.signal_bufs.copy(&d.buf[..len]) {
+                            Some(data) => tx
+                                .try_send(Signal { call: stream.call, stream: stream.index, side, from, data })
+                                .is_ok(),
+                            None => false,
+                        }
+                    }
                     _ => false,
                 };
-                if forwarded {
-                    self.stats.signals.fetch_add(1, Relaxed);
-                } else {
-                    self.stats.signals_dropped.fetch_add(1, Relaxed);
-                }
+                self.stats.signal(forwarded);
                 self.pool.put(d.buf);
                 continue;
             }
@@ -1148,23 +1238,23 @@ where
             // stream's transcoding, not the worker.
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| t.push(bytes)));
             let after = t.counts();
-            let tc = &self.stats.transcode;
-            tc[0].fetch_add(after.decoded - before.decoded, Relaxed);
-            tc[1].fetch_add(after.encoded - before.encoded, Relaxed);
-            tc[2].fetch_add(after.concealed_samples - before.concealed_samples, Relaxed);
-            tc[4].fetch_add(after.recovered_samples - before.recovered_samples, Relaxed);
-            tc[5].fetch_add(after.untransmitted - before.untransmitted, Relaxed);
-            tc[6].fetch_add(after.dtmf_detected - before.dtmf_detected, Relaxed);
-            tc[7].fetch_add(after.dtmf_played - before.dtmf_played, Relaxed);
-            tc[8].fetch_add(after.late - before.late, Relaxed);
-            tc[9].fetch_add(after.reordered - before.reordered, Relaxed);
+            let st = &self.stats;
+            st.transcoded(0, after.decoded - before.decoded);
+            st.transcoded(1, after.encoded - before.encoded);
+            st.transcoded(2, after.concealed_samples - before.concealed_samples);
+            st.transcoded(4, after.recovered_samples - before.recovered_samples);
+            st.transcoded(5, after.untransmitted - before.untransmitted);
+            st.transcoded(6, after.dtmf_detected - before.dtmf_detected);
+            st.transcoded(7, after.dtmf_played - before.dtmf_played);
+            st.transcoded(8, after.late - before.late);
+            st.transcoded(9, after.reordered - before.reordered);
             match r {
                 Ok(Ok(())) => {}
                 Ok(Err(e)) => {
                     p.dropped = Some(Drop::Transcode);
                     if e.is_fatal() {
                         tracing::warn!(call = s.call, stream = s.index, side = p.side, "transcoding ended: {e}");
-                        tc[3].fetch_add(1, Relaxed);
+                        st.transcoded(3, 1);
                         d.transcode = None;
                         d.transcode_failed = true;
                     }
@@ -1178,7 +1268,7 @@ where
                         side = p.side,
                         "transcoder panicked; transcoding ended"
                     );
-                    tc[3].fetch_add(1, Relaxed);
+                    st.transcoded(3, 1);
                     d.transcode = None;
                     d.transcode_failed = true;
                     continue;

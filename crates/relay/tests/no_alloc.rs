@@ -1,0 +1,335 @@
+//! A worker's rounds allocate nothing once its legs are set up: a relayed
+//! SRTP stream (RTP and RTCP, AES-CM/HMAC-SHA1 on one side, GCM on the
+//! other), STUN datagrams handed to the control thread from an ICE leg, and
+//! a transcoded plain RTP stream (PCMU to PCMA), through the sockets backend
+//! and, where the kernel has it, io_uring.
+//!
+//! The worker runs in this process on a thread of the test's own, over
+//! loopback sockets; a counting global allocator counts the allocations of
+//! that thread only (libtest's threads and the endpoints' do not count).
+
+use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
+use srtp::{Context, CpuEngine, MasterKey, Policy, Suite};
+use srtpgate_codec::transcode::{Direction, Transcoder};
+use srtpgate_codec::Registry;
+use srtpgate_relay::io::{uring, IoKind, IoSetup, Wake};
+use srtpgate_relay::stats::{LegStats, WorkerStats};
+use srtpgate_relay::worker::{Cmd, SideConfig, SideSockets, Signal, Worker};
+use srtpgate_relay::WorkerConfig;
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+struct Counting;
+
+thread_local! {
+    /// Which counter of [`ALLOCS`] this thread's allocations go to, plus
+    /// one (0: not counted). Tests run in parallel: each worker has its own.
+    static ARMED: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Allocations made by each test's worker thread.
+static ALLOCS: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
+
+fn count() {
+    // `try_with`: a thread's local is gone while it exits.
+    if let Some(c) = ARMED.try_with(Cell::get).ok().and_then(|i| ALLOCS.get(i.wrapping_sub(1))) {
+        c.fetch_add(1, SeqCst);
+    }
+}
+
+// SAFETY: every call is forwarded to the system allocator unchanged; the
+// flag is a const-initialised thread-local `Cell` and the counter a static
+// atomic (no allocation, no reentry).
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        count();
+        unsafe { System.alloc(l) }
+    }
+    unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
+        count();
+        unsafe { System.alloc_zeroed(l) }
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
+        count();
+        unsafe { System.realloc(p, l, n) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        unsafe { System.dealloc(p, l) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+const A_SUITE: Suite = Suite::AES_CM_128_HMAC_SHA1_80;
+const B_SUITE: Suite = Suite::AEAD_AES_128_GCM;
+const SSRC: u32 = 0xa11c_e000;
+const TC_SSRC: u32 = 0x0000_c0de;
+/// How long an endpoint waits for what the worker should have sent before
+/// the test fails (a deadline against hanging, not a measurement).
+const PATIENCE: Duration = Duration::from_secs(10);
+
+fn ctx(suite: Suite, seed: u8) -> Context<CpuEngine> {
+    let key: Vec<u8> = (0..suite.master_key_len() as u8).map(|b| b ^ seed).collect();
+    let salt: Vec<u8> = (0..suite.master_salt_len() as u8).map(|b| b.wrapping_add(seed)).collect();
+    Context::new(Policy::new(suite, MasterKey::new(suite, &key, &salt).unwrap()), CpuEngine::new()).unwrap()
+}
+
+fn udp() -> UdpSocket {
+    let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+    s.set_read_timeout(Some(PATIENCE)).unwrap();
+    s
+}
+
+fn addr(s: &UdpSocket) -> SocketAddr {
+    s.local_addr().unwrap()
+}
+
+fn sides() -> ([SideSockets; 2], [SocketAddr; 4]) {
+    let s: [SideSockets; 2] =
+        std::array::from_fn(|_| SideSockets { rtp: udp(), rtcp: udp(), stats: Arc::new(LegStats::default()) });
+    let a = [addr(&s[0].rtp), addr(&s[0].rtcp), addr(&s[1].rtp), addr(&s[1].rtcp)];
+    (s, a)
+}
+
+fn config(peer: &UdpSocket, peer_rtcp: &UdpSocket) -> SideConfig<CpuEngine> {
+    SideConfig {
+        peer: Some((Some(addr(peer)), Some(addr(peer_rtcp)))),
+        rtcp_mux: false,
+        rx: Some(None),
+        tx: Some(None),
+        tx_key: 0,
+        reserving: false,
+        handover: false,
+        transcode: Some(None),
+        demux: false,
+        keys_pending: false,
+        bundle: None,
+        payload_types: Vec::new(),
+        mid_ext: None,
+    }
+}
+
+fn rtp(pt: u8, ssrc: u32, seq: u16, payload: u8) -> Vec<u8> {
+    let mut p = vec![0x80, pt];
+    p.extend_from_slice(&seq.to_be_bytes());
+    p.extend_from_slice(&(seq as u32 * 160).to_be_bytes());
+    p.extend_from_slice(&ssrc.to_be_bytes());
+    p.resize(12 + 160, payload);
+    p
+}
+
+fn rtcp(n: u32) -> Vec<u8> {
+    let mut p = vec![0x80, 200, 0, 6];
+    p.extend_from_slice(&SSRC.to_be_bytes());
+    p.extend_from_slice(&n.to_be_bytes());
+    p.resize(28, 0);
+    p
+}
+
+/// A STUN binding request (RFC 8489 §5: type 0x0001, no attributes).
+fn stun(n: u32) -> [u8; 20] {
+    let mut p = [0u8; 20];
+    p[..8].copy_from_slice(&[0, 1, 0, 0, 0x21, 0x12, 0xa4, 0x42]);
+    p[8..12].copy_from_slice(&n.to_be_bytes());
+    p
+}
+
+/// The test's endpoints and the worker they talk through.
+struct Rig {
+    cmds: Sender<Cmd<CpuEngine>>,
+    waker: Arc<dyn Wake>,
+    worker: Option<std::thread::JoinHandle<()>>,
+    signals: Receiver<Signal>,
+    stats: Arc<WorkerStats>,
+    /// The SRTP call: A (AES-CM, also an ICE leg) to B (GCM).
+    a: UdpSocket,
+    a_rtcp: UdpSocket,
+    b: UdpSocket,
+    b_rtcp: UdpSocket,
+    a_tx: Context<CpuEngine>,
+    b_rx: Context<CpuEngine>,
+    to_a: [SocketAddr; 4],
+    /// The transcoded call: C sends PCMU, D gets PCMA.
+    c: UdpSocket,
+    d: UdpSocket,
+    to_c: [SocketAddr; 4],
+    seq: u16,
+}
+
+impl Rig {
+    fn new(io: IoKind, counter: usize) -> std::io::Result<Rig> {
+        let (cmds, rx) = unbounded();
+        let (sig_tx, signals) = bounded(64);
+        let stats = Arc::new(WorkerStats::new());
+        let cfg = WorkerConfig {
+            buffers: 512,
+            batch: 64,
+            busy_poll: false,
+            io: IoSetup::plain(io),
+            pin: Vec::new(),
+            signal: Some(sig_tx),
+        };
+        let (ready_tx, ready_rx) = std::sync::mpsc::sync_channel(1);
+        let st = stats.clone();
+        let worker = std::thread::spawn(move || {
+            // Everything this thread allocates from here on counts.
+            ARMED.set(counter + 1);
+            match Worker::new(CpuEngine::new(), 0, rx, cfg, st) {
+                Ok(w) => {
+                    let _ = ready_tx.send(Ok(w.waker()));
+                    w.run();
+                }
+                Err(e) => {
+                    let _ = ready_tx.send(Err(e));
+                }
+            }
+        });
+        let waker = ready_rx.recv().unwrap()?;
+
+        let (a, a_rtcp, b, b_rtcp) = (udp(), udp(), udp(), udp());
+        let (sockets, to_a) = sides();
+        cmds.send(Cmd::AddStream { call: 1, stream: 0, sides: sockets }).unwrap();
+        let mut side_a = config(&a, &a_rtcp);
+        side_a.rx = Some(Some(ctx(A_SUITE, 1)));
+        side_a.tx = Some(Some(ctx(A_SUITE, 2)));
+        side_a.demux = true;
+        let mut side_b = config(&b, &b_rtcp);
+        side_b.rx = Some(Some(ctx(B_SUITE, 3)));
+        side_b.tx = Some(Some(ctx(B_SUITE, 4)));
+        cmds.send(Cmd::Configure { call: 1, stream: 0, side: 0, config: Box::new(side_a) }).unwrap();
+        cmds.send(Cmd::Configure { call: 1, stream: 0, side: 1, config: Box::new(side_b) }).unwrap();
+
+        let (c, c_rtcp, d, d_rtcp) = (udp(), udp(), udp(), udp());
+        let (sockets, to_c) = sides();
+        cmds.send(Cmd::AddStream { call: 2, stream: 0, sides: sockets }).unwrap();
+        let reg = Registry::new();
+        let (pu, iu) = reg.find("PCMU", 8000, 1).expect("PCMU");
+        let (pa, ia) = reg.find("PCMA", 8000, 1).expect("PCMA");
+        let t = Transcoder::new(Direction {
+            decoder: pu.instance(iu, None, None).expect("decoder"),
+            in_pt: 0,
+            encoder: pa.instance(ia, None, None).expect("encoder"),
+            out_pt: 8,
+            out_ptime: None,
+            dtmf: None,
+            detect: None,
+            tones_from: None,
+        })
+        .expect("transcoder");
+        let mut side_c = config(&c, &c_rtcp);
+        side_c.transcode = Some(Some(Box::new(t)));
+        cmds.send(Cmd::Configure { call: 2, stream: 0, side: 0, config: Box::new(side_c) }).unwrap();
+        cmds.send(Cmd::Configure { call: 2, stream: 0, side: 1, config: Box::new(config(&d, &d_rtcp)) }).unwrap();
+        waker.wake()?;
+
+        Ok(Rig {
+            cmds,
+            waker,
+            worker: Some(worker),
+            signals,
+            stats,
+            a,
+            a_rtcp,
+            b,
+            b_rtcp,
+            a_tx: ctx(A_SUITE, 1),
+            b_rx: ctx(B_SUITE, 4),
+            to_a,
+            c,
+            d,
+            to_c,
+            seq: 100,
+        })
+    }
+
+    /// One burst: `n` SRTP packets, an SRTCP packet and a STUN request from
+    /// A, `n` PCMU packets from C; waits until B and D got what the worker
+    /// made of them (checked) and the STUN request reached the control
+    /// side.
+    fn burst(&mut self, n: usize) {
+        let mut out = [0u8; 1500];
+        for _ in 0..n {
+            self.seq = self.seq.wrapping_add(1);
+            let len = self.a_tx.protect_rtp(&rtp(0, SSRC, self.seq, 0x55), &mut out).unwrap();
+            self.a.send_to(&out[..len], self.to_a[0]).unwrap();
+            self.c.send_to(&rtp(0, TC_SSRC, self.seq, 0xff), self.to_c[0]).unwrap();
+        }
+        let len = self.a_tx.protect_rtcp(&rtcp(self.seq as u32), &mut out).unwrap();
+        self.a_rtcp.send_to(&out[..len], self.to_a[1]).unwrap();
+        self.a.send_to(&stun(self.seq as u32), self.to_a[0]).unwrap();
+
+        let mut inb = [0u8; 1500];
+        for _ in 0..n {
+            let got = self.b.recv(&mut inb).expect("B receives the relayed SRTP");
+            let len = self.b_rx.unprotect_rtp(&inb[..got], &mut out).expect("B unprotects");
+            assert_eq!((len, out[1], out[12]), (172, 0, 0x55));
+            let got = self.d.recv(&mut inb).expect("D receives the transcoded RTP");
+            // PCMA (payload type 8) of the PCMU silence sent.
+            assert_eq!((got, inb[1] & 0x7f), (172, 8));
+        }
+        let got = self.b_rtcp.recv(&mut inb).expect("B receives the relayed SRTCP");
+        let len = self.b_rx.unprotect_rtcp(&inb[..got], &mut out).expect("B unprotects SRTCP");
+        assert_eq!(&out[..len], &rtcp(self.seq as u32)[..]);
+        let sig = self.signals.recv_timeout(PATIENCE).expect("the STUN request reaches the control side");
+        assert_eq!((sig.call, sig.side, &sig.data[..]), (1, 0, &stun(self.seq as u32)[..]));
+        // Dropped here, on this thread: its buffer goes back to the worker.
+        drop(sig);
+    }
+}
+
+impl Drop for Rig {
+    fn drop(&mut self) {
+        let _ = self.cmds.send(Cmd::Stop);
+        let _ = self.waker.wake();
+        if let Some(w) = self.worker.take() {
+            let _ = w.join();
+        }
+    }
+}
+
+fn rounds_allocate_nothing(io: IoKind, counter: usize) {
+    let mut rig = match Rig::new(io, counter) {
+        Ok(r) => r,
+        Err(e) => panic!("{} worker: {e}", io.name()),
+    };
+    let start = Instant::now();
+    // Warm-up: the first packets latch the peers and create the SRTP
+    // streams' state, the transcoder's first packets set it up, and the
+    // signal buffers are made.
+    for _ in 0..3 {
+        rig.burst(4);
+    }
+    let before = ALLOCS[counter].load(SeqCst);
+    assert!(before > 0, "the counter counts the worker's thread (its start allocates)");
+    let rounds_before = rig.stats.batches.load(SeqCst);
+    for n in [1, 8, 3, 16, 5, 32, 2, 10] {
+        for _ in 0..5 {
+            rig.burst(n);
+        }
+    }
+    let after = ALLOCS[counter].load(SeqCst);
+    let rounds = rig.stats.batches.load(SeqCst) - rounds_before;
+    let tc = rig.stats.transcode[0].load(SeqCst);
+    assert!(tc > 0 && rig.stats.signals.load(SeqCst) > 0, "transcoded and signals: {tc}");
+    assert_eq!(after - before, 0, "{} worker: allocations in {rounds} crypto batches after warm-up", io.name());
+    eprintln!("{} worker: {rounds} crypto batches, no allocation ({:?})", io.name(), start.elapsed());
+}
+
+#[test]
+fn sockets_worker_rounds_allocate_nothing() {
+    rounds_allocate_nothing(IoKind::Sockets, 0);
+}
+
+#[test]
+fn uring_worker_rounds_allocate_nothing() {
+    if let Err(e) = uring::probe() {
+        srtpgate_testkit::skip("uring", "uring_worker_rounds_allocate_nothing", e);
+        return;
+    }
+    rounds_allocate_nothing(IoKind::Uring, 1);
+}
