@@ -18,20 +18,8 @@ secs="${2:-5}"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt"
 nproc | sed 's/^/cores: /' | tee -a "$out/gpu.txt"
 echo "== GPU tests (bit-exactness against the CPU engine)"
-status=0
-.gpu/gpu-tests --test-threads 1 > "$out/tests.log" 2>&1 || status=$?
-if [ "$status" -ne 0 ]; then
-  # libtest ends with the failures (each one's output, then the list); a
-  # crash (a signal) has no such section: its last lines say more.
-  echo "GPU tests FAILED (exit $status), no sweep; full log: $out/tests.log"
-  if grep -q '^failures:$' "$out/tests.log"; then
-    sed -n '/^failures:$/,$p' "$out/tests.log"
-  else
-    tail -n 40 "$out/tests.log"
-  fi
-  exit "$status"
-fi
-tail -n 4 "$out/tests.log"
+# A failure stops the script here: no sweep.
+scripts/gpu-tests.sh "$out" 4
 # Best effort, as before: the hard limit where the machine allows less, and
 # socket buffers as large as the sysctls let root set them.
 ulimit -n 1048576 2>/dev/null || ulimit -n "$(ulimit -Hn)"

@@ -17,20 +17,8 @@ shift || true   # no arguments at all is fine
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt"
 if [ "$what" = tests ] || [ "$what" = all ]; then
   echo "== GPU tests (bit-exactness against the CPU engine)"
-  status=0
-  .gpu/gpu-tests --test-threads 1 > "$out/tests.log" 2>&1 || status=$?
-  if [ "$status" -ne 0 ]; then
-    # libtest ends with the failures (each one's output, then the list);
-    # a crash (a signal) has no such section: its last lines say more.
-    echo "GPU tests FAILED (exit $status); full log: $out/tests.log"
-    if grep -q '^failures:$' "$out/tests.log"; then
-      sed -n '/^failures:$/,$p' "$out/tests.log"
-    else
-      tail -n 40 "$out/tests.log"
-    fi
-    exit "$status"
-  fi
-  tail -n 8 "$out/tests.log"
+  # A failure stops the script here: no sanitizer, no bench.
+  scripts/gpu-tests.sh "$out" 8
 fi
 if [ "$what" = sanitize ] || [ "$what" = all ]; then
   # The kernels under compute-sanitizer, one run per tool and test: the

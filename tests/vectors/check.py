@@ -59,6 +59,18 @@ def same(name, got, want):
     report(name, got == want, "" if got == want else differs(got, want))
 
 
+def protects_as_given(name, v, iv, got, prot):
+    """Whether a protection computed here has the vector's IV (where it
+    gives one) and protected bytes; reports the first that differs."""
+    if "iv" in v and iv != unhex(v["iv"]):
+        report(name, False, f"IV: {differs(iv, unhex(v['iv']))}")
+        return False
+    if got != prot:
+        report(name, False, f"protect: {differs(got, prot)}")
+        return False
+    return True
+
+
 def guarded(name, check, *args):
     """Runs one vector's checks; an exception (a missing field, a malformed
     value, a bug here) fails that vector by name, and the others still run."""
@@ -318,24 +330,14 @@ def check_packet(name, v, by_source):
     enc = v.get("encrypt", True)
     try:
         if v["kind"] == "rtp":
-            if v["expect"] == "ok":
-                iv, got = srtp_protect(key, salt, v["roc"], pt, enc)
-                if "iv" in v and iv != unhex(v["iv"]):
-                    report(name, False, f"IV: {differs(iv, unhex(v['iv']))}")
-                    return
-                if got != prot:
-                    report(name, False, f"protect: {differs(got, prot)}")
-                    return
+            if v["expect"] == "ok" and not protects_as_given(name, v, *srtp_protect(key, salt, v["roc"], pt, enc), prot):
+                return
             back = srtp_unprotect(key, salt, v["roc"], prot, enc)
         else:
-            if v["expect"] == "ok":
-                iv, got = srtcp_protect(key, salt, v["srtcp_index"], pt, enc)
-                if "iv" in v and iv != unhex(v["iv"]):
-                    report(name, False, f"IV: {differs(iv, unhex(v['iv']))}")
-                    return
-                if got != prot:
-                    report(name, False, f"protect: {differs(got, prot)}")
-                    return
+            if v["expect"] == "ok" and not protects_as_given(
+                name, v, *srtcp_protect(key, salt, v["srtcp_index"], pt, enc), prot
+            ):
+                return
             e, index, back = srtcp_unprotect(key, salt, prot)
             if v["expect"] == "ok" and (e != int(enc) or index != v["srtcp_index"]):
                 report(name, False, f"E={e} index={index:#x}, want E={int(enc)} index={v['srtcp_index']:#x}")

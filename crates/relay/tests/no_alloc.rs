@@ -16,54 +16,16 @@ use srtpgate_relay::io::{uring, IoKind, IoSetup, Wake};
 use srtpgate_relay::stats::{LegStats, WorkerStats};
 use srtpgate_relay::worker::{Cmd, SideConfig, SideSockets, Signal, Worker};
 use srtpgate_relay::WorkerConfig;
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-struct Counting;
-
-thread_local! {
-    /// Which counter of [`ALLOCS`] this thread's allocations go to, plus
-    /// one (0: not counted). Tests run in parallel: each worker has its own.
-    static ARMED: Cell<usize> = const { Cell::new(0) };
-}
+#[global_allocator]
+static GLOBAL: srtpgate_testkit::CountingAllocator = srtpgate_testkit::CountingAllocator;
 
 /// Allocations made by each test's worker thread.
 static ALLOCS: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
-
-fn count() {
-    // `try_with`: a thread's local is gone while it exits.
-    if let Some(c) = ARMED.try_with(Cell::get).ok().and_then(|i| ALLOCS.get(i.wrapping_sub(1))) {
-        c.fetch_add(1, SeqCst);
-    }
-}
-
-// SAFETY: every call is forwarded to the system allocator unchanged; the
-// flag is a const-initialised thread-local `Cell` and the counter a static
-// atomic (no allocation, no reentry).
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        count();
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
-        count();
-        unsafe { System.alloc_zeroed(l) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
-        count();
-        unsafe { System.realloc(p, l, n) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        unsafe { System.dealloc(p, l) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
 
 const A_SUITE: Suite = Suite::AES_CM_128_HMAC_SHA1_80;
 const B_SUITE: Suite = Suite::AEAD_AES_128_GCM;
@@ -178,7 +140,7 @@ impl Rig {
         let st = stats.clone();
         let worker = std::thread::spawn(move || {
             // Everything this thread allocates from here on counts.
-            ARMED.set(counter + 1);
+            srtpgate_testkit::count_allocations_into(&ALLOCS[counter]);
             match Worker::new(CpuEngine::new(), 0, rx, cfg, st) {
                 Ok(w) => {
                     let _ = ready_tx.send(Ok(w.waker()));

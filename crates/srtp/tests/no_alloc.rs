@@ -4,53 +4,14 @@
 //! transform, commit), make no heap allocation, on every engine and for
 //! both kinds of suite (AES-CM with HMAC-SHA1, and GCM).
 //!
-//! A counting global allocator counts per thread (libtest runs tests on
+//! The counting global allocator (`srtpgate_testkit`) counts per thread (libtest runs tests on
 //! threads of its own, which must not count against each other).
 
 use srtp::{Context, CpuEngine, Engine, Job, Kind, MasterKey, Op, Outcome, Policy, PortableEngine, Prepared, Suite};
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-
-struct Counting;
-
-thread_local! {
-    /// Allocations (and reallocations) made by this thread.
-    static ALLOCS: Cell<u64> = const { Cell::new(0) };
-}
-
-fn count() {
-    // `try_with`: a thread's local is gone while it exits, and it may still
-    // free (or allocate) then.
-    let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
-}
-
-// SAFETY: every call is forwarded to the system allocator unchanged; the
-// counter is a const-initialised thread-local `Cell` (no allocation, no
-// reentry).
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        count();
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
-        count();
-        unsafe { System.alloc_zeroed(l) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
-        count();
-        unsafe { System.realloc(p, l, n) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        unsafe { System.dealloc(p, l) }
-    }
-}
+use srtpgate_testkit::allocations as allocs;
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
-
-fn allocs() -> u64 {
-    ALLOCS.with(Cell::get)
-}
+static GLOBAL: srtpgate_testkit::CountingAllocator = srtpgate_testkit::CountingAllocator;
 
 const SSRCS: [u32; 3] = [0x1111_1111, 0x2222_2222, 0x3333_3333];
 /// Packets per batch (the batch path), one per SSRC in turn.

@@ -11,9 +11,15 @@
 //! end). `SRTPGATE_REQUIRE` is a comma-separated list of needs (or `all`)
 //! that the machine is known to have: a test that would skip for one of
 //! them fails instead.
+//!
+//! Also the counting allocator of the tests that prove a path allocates
+//! nothing ([`CountingAllocator`]).
 
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
 use std::fmt::Display;
 use std::io::Write;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// The variable naming the needs that must not be skipped.
 pub const REQUIRE: &str = "SRTPGATE_REQUIRE";
@@ -42,6 +48,61 @@ pub fn skip(need: &str, what: &str, reason: impl Display) {
             let _ = f.write_all(line.as_bytes());
         }
     }
+}
+
+/// A global allocator for a test binary that proves a path allocates
+/// nothing: it forwards every call to the system allocator and counts each
+/// thread's allocations and reallocations ([`allocations`]), also into a
+/// shared counter where a thread asks ([`count_allocations_into`], for a
+/// thread whose count another reads). Install it with
+/// `#[global_allocator] static A: srtpgate_testkit::CountingAllocator = srtpgate_testkit::CountingAllocator;`.
+pub struct CountingAllocator;
+
+thread_local! {
+    // Const-initialised, without destructors: usable from the allocator.
+    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
+    static SHARED: Cell<Option<&'static AtomicU64>> = const { Cell::new(None) };
+}
+
+fn count() {
+    // `try_with`: a thread's locals are gone while it exits, and it may
+    // still allocate then.
+    let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
+    if let Ok(Some(shared)) = SHARED.try_with(Cell::get) {
+        shared.fetch_add(1, Relaxed);
+    }
+}
+
+// SAFETY: every call is forwarded to the system allocator unchanged; the
+// counters are const-initialised thread-locals and a static atomic (no
+// allocation, no reentry).
+unsafe impl GlobalAlloc for CountingAllocator {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        count();
+        unsafe { System.alloc(l) }
+    }
+    unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
+        count();
+        unsafe { System.alloc_zeroed(l) }
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
+        count();
+        unsafe { System.realloc(p, l, n) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        unsafe { System.dealloc(p, l) }
+    }
+}
+
+/// Allocations (and reallocations) this thread has made so far, where the
+/// binary's global allocator is a [`CountingAllocator`].
+pub fn allocations() -> u64 {
+    ALLOCATIONS.with(Cell::get)
+}
+
+/// Adds this thread's allocations from now on to `counter` too.
+pub fn count_allocations_into(counter: &'static AtomicU64) {
+    SHARED.with(|s| s.set(Some(counter)));
 }
 
 #[cfg(test)]
