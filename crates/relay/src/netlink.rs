@@ -148,6 +148,69 @@ impl Netlink {
     }
 }
 
+/// What [`Resolver`] found for a destination: where a packet to it leaves
+/// by the interface asked about, its next hop's link-layer address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NextHop {
+    /// Through the interface, to this MAC.
+    Mac([u8; 6]),
+    /// Through the interface, but the next hop's MAC is not known yet (the
+    /// kernel resolves it when a packet leaves by a socket).
+    Unresolved,
+    /// Not through the interface (or no route).
+    Elsewhere,
+}
+
+/// Route and neighbour lookups for one interface, on a thread of their
+/// own: a media worker asks ([`Resolver::ask`], never blocking) and reads
+/// the answers on a later round ([`Resolver::answers`]), so that an
+/// rtnetlink round trip (and a neighbour table dump) never holds up a
+/// round of packets.
+pub struct Resolver {
+    asks: crossbeam_channel::Sender<IpAddr>,
+    answers: crossbeam_channel::Receiver<(IpAddr, NextHop)>,
+}
+
+/// Lookups waiting for the resolver thread; beyond it a worker's asks are
+/// refused (and asked again on a later packet).
+const RESOLVER_QUEUE: usize = 256;
+
+impl Resolver {
+    /// Opens the rtnetlink socket (its failure is the caller's, at start)
+    /// and starts the thread, named `name`, which ends when the resolver
+    /// is dropped.
+    pub fn start(ifindex: u32, name: String) -> io::Result<Resolver> {
+        let mut nl = Netlink::open()?;
+        let (asks, asked) = crossbeam_channel::bounded::<IpAddr>(RESOLVER_QUEUE);
+        let (answer, answers) = crossbeam_channel::bounded(RESOLVER_QUEUE);
+        std::thread::Builder::new().name(name).spawn(move || {
+            for dst in asked {
+                let hop = match nl.route(dst) {
+                    Ok(r) if r.ifindex == ifindex => match nl.neighbour(ifindex, r.next_hop) {
+                        Ok(Some(mac)) => NextHop::Mac(mac),
+                        _ => NextHop::Unresolved,
+                    },
+                    _ => NextHop::Elsewhere,
+                };
+                if answer.send((dst, hop)).is_err() {
+                    return;
+                }
+            }
+        })?;
+        Ok(Resolver { asks, answers })
+    }
+
+    /// Asks for `dst`'s next hop; false when the queue is full.
+    pub fn ask(&self, dst: IpAddr) -> bool {
+        self.asks.try_send(dst).is_ok()
+    }
+
+    /// The answers that have come.
+    pub fn answers(&self) -> crossbeam_channel::TryIter<'_, (IpAddr, NextHop)> {
+        self.answers.try_iter()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,7 +220,7 @@ mod tests {
         let mut nl = match Netlink::open() {
             Ok(nl) => nl,
             Err(e) => {
-                eprintln!("skipped: no rtnetlink socket here ({e})");
+                srtpgate_testkit::skip("rtnetlink", "loopback_route", format!("no rtnetlink socket here ({e})"));
                 return;
             }
         };
@@ -168,5 +231,35 @@ mod tests {
         assert_eq!(r.ifindex, lo);
         // Loopback has no neighbour entries with a link-layer address.
         assert_eq!(nl.neighbour(lo, "127.0.0.1".parse().expect("addr")).expect("dump"), None);
+    }
+
+    /// The resolver answers off the caller's thread: loopback leaves by
+    /// `lo` without a link-layer address, and by no other interface.
+    #[test]
+    fn resolver_answers_later() {
+        // SAFETY: a NUL-terminated interface name.
+        let lo = unsafe { libc::if_nametoindex(c"lo".as_ptr()) };
+        let r = match Resolver::start(lo, "resolver-test".into()) {
+            Ok(r) => r,
+            Err(e) => {
+                srtpgate_testkit::skip("rtnetlink", "resolver_answers_later", format!("no rtnetlink socket ({e})"));
+                return;
+            }
+        };
+        let other = Resolver::start(lo + 1000, "resolver-test".into()).expect("a second socket");
+        let ip: IpAddr = "127.0.0.1".parse().expect("addr");
+        assert!(r.ask(ip) && other.ask(ip));
+        let wait = |r: &Resolver| {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+            loop {
+                if let Some(a) = r.answers().next() {
+                    return a;
+                }
+                assert!(std::time::Instant::now() < deadline, "no answer");
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+        };
+        assert_eq!(wait(&r), (ip, NextHop::Unresolved));
+        assert_eq!(wait(&other), (ip, NextHop::Elsewhere));
     }
 }

@@ -307,6 +307,8 @@ pub struct WorkerStats {
     /// The kernel's drop counters of this worker's AF_XDP sockets (sampled
     /// once a second): [`XDP_SOCKET_DROPS`] in order.
     pub xdp_socket_drops: [AtomicU64; 4],
+    /// Next hops the AF_XDP backend's bounded cache evicted to make room.
+    pub xdp_hops_evicted: AtomicU64,
 }
 
 /// The names of [`WorkerStats::transcode`], in order.
@@ -348,6 +350,7 @@ impl WorkerStats {
             send_failed: AtomicU64::new(0),
             transcode: std::array::from_fn(|_| AtomicU64::new(0)),
             xdp_socket_drops: std::array::from_fn(|_| AtomicU64::new(0)),
+            xdp_hops_evicted: AtomicU64::new(0),
         }
     }
 
@@ -389,6 +392,11 @@ impl WorkerStats {
     #[inline]
     pub fn syscall(&self) {
         bump(&self.syscalls, 1);
+    }
+
+    /// Counts a next hop evicted from the AF_XDP backend's cache.
+    pub fn xdp_hop_evicted(&self) {
+        bump(&self.xdp_hops_evicted, 1);
     }
 
     /// Counts a send that failed in the kernel after it was queued.

@@ -17,7 +17,9 @@
 //!   becomes the packet's buffer (a view of its UDP payload), is transformed
 //!   like any packet, and is sent as a transmit frame: Ethernet, IPv4 or
 //!   IPv6 and UDP headers written into its headroom, checksums computed, the
-//!   next hop's MAC from the kernel's neighbour table (rtnetlink, cached).
+//!   next hop's MAC from the kernel's routing and neighbour tables, read
+//!   over rtnetlink by a resolver thread (never by the worker) and cached
+//!   per destination (bounded: at the bound an entry is evicted, counted).
 //!   No copy by the worker, and per round one `epoll_wait` plus, when the
 //!   kernel asks for it, one wake-up `sendto`.
 //! - **Queues**: one AF_XDP socket per receive queue; queue `q` is served by
@@ -27,12 +29,13 @@
 //!
 //! Where the fast path cannot send a packet (no route out of the XDP
 //! interface, the neighbour not resolved yet, a packet larger than the MTU,
-//! a full transmit ring), it leaves by the leg's socket; the kernel then
-//! resolves the neighbour for the next ones.
+//! a full transmit ring, the next hop still being looked up), it leaves by
+//! the leg's socket; the kernel then resolves the neighbour for the next
+//! ones.
 
 use super::sockets::SocketsIo;
 use super::{Datagram, Io, Round, Wake};
-use crate::netlink::Netlink;
+use crate::netlink::{NextHop, Resolver};
 use crate::pool::{Buf, Pool};
 use crate::stats::WorkerStats;
 use crate::sys;
@@ -371,13 +374,23 @@ struct Queue {
     in_tx: u32,
 }
 
-/// A cached lookup (a route's next hop, or a neighbour's MAC) and until
-/// when it holds.
+/// A destination's next-hop MAC as the resolver last said ([`None`]: not
+/// through the XDP interface, or not resolved yet), until when that holds,
+/// and whether the resolver has been asked again.
 #[derive(Clone, Copy)]
-struct Cached<T> {
-    value: Option<T>,
+struct Hop {
+    mac: Option<[u8; 6]>,
     until_ns: u64,
+    asked: bool,
 }
+
+/// Destinations whose next hop a worker keeps: a relay with more peers
+/// than this evicts entries (counted) and asks again when they send.
+const MAX_HOPS: usize = 16_384;
+/// How long a next hop is taken as known.
+const KNOWN_NS: u64 = 5_000_000_000;
+/// How soon an unresolved neighbour is asked about again.
+const UNKNOWN_NS: u64 = 200_000_000;
 
 /// The MAC a leg's packets were last sent to, and for which destination.
 #[derive(Clone, Copy)]
@@ -406,11 +419,11 @@ pub struct XdpIo {
     by_addr: rustc_hash::FxHashMap<LegKey, u32>,
     /// Per token: the last destination's next-hop MAC (no hashing per packet).
     leg_hops: Vec<Option<LegHop>>,
-    /// Destination → next hop through the XDP interface (5 s).
-    routes: HashMap<IpAddr, Cached<IpAddr>>,
-    /// Next hop → MAC (5 s; 0.2 s while unresolved).
-    neighbours: HashMap<IpAddr, Cached<[u8; 6]>>,
-    nl: Netlink,
+    /// Destination → next hop's MAC through the XDP interface (5 s; 0.2 s
+    /// while unresolved), at most [`MAX_HOPS`].
+    hops: HashMap<IpAddr, Hop>,
+    /// Looks up what `hops` misses, on its own thread.
+    resolver: Resolver,
     pitch: u64,
     fill_target: u32,
     /// Transmit descriptors of this round, committed in [`Io::flush`].
@@ -475,9 +488,8 @@ impl XdpIo {
             locals: Vec::new(),
             by_addr: rustc_hash::FxHashMap::default(),
             leg_hops: Vec::new(),
-            routes: HashMap::new(),
-            neighbours: HashMap::new(),
-            nl: Netlink::open()?,
+            hops: HashMap::new(),
+            resolver: Resolver::start(prog.ifindex, format!("xdp-resolver-{worker}"))?,
             pitch: pool.pitch() as u64,
             fill_target,
             staged: Vec::with_capacity(RING as usize),
@@ -588,9 +600,10 @@ impl XdpIo {
     }
 
     /// The next hop's MAC toward `to` for the leg of `tok`, when it leaves
-    /// by the XDP interface: from the leg's own cache, else the route and
-    /// neighbour caches (keyed by destination and by next hop: peers behind
-    /// one gateway share its entry), else rtnetlink.
+    /// by the XDP interface: from the leg's own cache, else the per
+    /// destination cache, which the resolver thread fills (asked here, read
+    /// on a later call: the worker never waits for rtnetlink). An entry past
+    /// its time is still used while the resolver is asked again.
     /// Also returns the sum of the pseudo-header's addresses, kept with it.
     fn next_hop(&mut self, tok: u32, from: SocketAddr, to: SocketAddr) -> Option<([u8; 6], u64)> {
         if let Some(Some(h)) = self.leg_hops.get(tok as usize) {
@@ -598,32 +611,31 @@ impl XdpIo {
                 return Some((h.mac, h.addr_sum));
             }
         }
-        const KNOWN: u64 = 5_000_000_000;
-        const UNKNOWN: u64 = 200_000_000;
         let now = self.now_ns;
+        for (dst, hop) in self.resolver.answers() {
+            let (mac, ttl) = match hop {
+                NextHop::Mac(mac) => (Some(mac), KNOWN_NS),
+                // Asked again soon: the kernel resolves it as this
+                // destination's packets leave by the socket.
+                NextHop::Unresolved => (None, UNKNOWN_NS),
+                NextHop::Elsewhere => (None, KNOWN_NS),
+            };
+            keep_hop(&mut self.hops, &self.stats, dst, Hop { mac, until_ns: now + ttl, asked: false });
+        }
         let ip = to.ip();
-        let hop = match self.routes.get(&ip).filter(|c| c.until_ns > now) {
-            Some(c) => c.value,
-            None => {
-                self.stats.syscall();
-                let hop = match self.nl.route(ip) {
-                    Ok(r) if r.ifindex == self.prog.ifindex => Some(r.next_hop),
-                    _ => None,
-                };
-                self.routes.insert(ip, Cached { value: hop, until_ns: now + KNOWN });
-                hop
+        let mac = match self.hops.get_mut(&ip) {
+            Some(h) => {
+                if h.until_ns <= now && !h.asked {
+                    h.asked = self.resolver.ask(ip);
+                }
+                h.mac
             }
-        }?;
-        let mac = match self.neighbours.get(&hop).filter(|c| c.until_ns > now) {
-            Some(c) => c.value,
             None => {
-                self.stats.syscall();
-                let mac = self.nl.neighbour(self.prog.ifindex, hop).ok().flatten();
-                // An unresolved neighbour is asked again soon: the kernel
-                // resolves it as this packet leaves by the socket.
-                let ttl = if mac.is_some() { KNOWN } else { UNKNOWN };
-                self.neighbours.insert(hop, Cached { value: mac, until_ns: now + ttl });
-                mac
+                // Asked once; until the answer, the packets leave by the socket.
+                if self.resolver.ask(ip) {
+                    keep_hop(&mut self.hops, &self.stats, ip, Hop { mac: None, until_ns: now + UNKNOWN_NS, asked: true });
+                }
+                None
             }
         }?;
         let i = tok as usize;
@@ -631,9 +643,22 @@ impl XdpIo {
             self.leg_hops.resize(i + 1, None);
         }
         let sum = addr_sum(from.ip(), to.ip());
-        self.leg_hops[i] = Some(LegHop { to, mac, addr_sum: sum, until_ns: now + KNOWN });
+        self.leg_hops[i] = Some(LegHop { to, mac, addr_sum: sum, until_ns: now + KNOWN_NS });
         Some((mac, sum))
     }
+}
+
+/// Puts `dst`'s next hop in `hops`, making room at [`MAX_HOPS`] by evicting
+/// an entry (any: a peer evicted is asked about again when it sends),
+/// counted in `stats`.
+fn keep_hop(hops: &mut HashMap<IpAddr, Hop>, stats: &WorkerStats, dst: IpAddr, hop: Hop) {
+    if !hops.contains_key(&dst) && hops.len() >= MAX_HOPS {
+        if let Some(old) = hops.keys().next().copied() {
+            hops.remove(&old);
+            stats.xdp_hop_evicted();
+        }
+    }
+    hops.insert(dst, hop);
 }
 
 /// The headers of an IPv4 or IPv6 UDP frame as the program redirects them:
@@ -929,6 +954,24 @@ impl Io for XdpIo {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// However many peers send, the next-hop cache stays at its bound, and
+    /// each entry it gives up is counted.
+    #[test]
+    fn next_hops_are_bounded_and_evictions_counted() {
+        let stats = WorkerStats::new();
+        let mut hops = HashMap::new();
+        let hop = Hop { mac: Some([2; 6]), until_ns: 1, asked: false };
+        for i in 0..MAX_HOPS as u32 + 10 {
+            keep_hop(&mut hops, &stats, IpAddr::from(std::net::Ipv4Addr::from(0xc612_0000 + i)), hop);
+        }
+        assert_eq!(hops.len(), MAX_HOPS);
+        assert_eq!(stats.xdp_hops_evicted.load(std::sync::atomic::Ordering::Relaxed), 10);
+        // An entry already there is replaced, not counted.
+        let known = *hops.keys().next().expect("one");
+        keep_hop(&mut hops, &stats, known, hop);
+        assert_eq!(stats.xdp_hops_evicted.load(std::sync::atomic::Ordering::Relaxed), 10);
+    }
 
     fn frame(from: SocketAddr, to: SocketAddr, payload: &[u8]) -> Vec<u8> {
         let hdr = if from.is_ipv4() { 42 } else { 62 };

@@ -396,6 +396,12 @@ where
             "The kernel's drop counters of the AF_XDP sockets, summed over workers (sampled once a second).",
             &drops,
         );
+        metric(
+            "xdp_next_hops_evicted_total",
+            "counter",
+            "Next hops (destination -> MAC) the AF_XDP backend's bounded cache evicted to make room, summed over workers.",
+            &one(stats.iter().map(|w| w.xdp_hops_evicted.load(Relaxed)).sum::<u64>() as f64),
+        );
         if let Ok([redirected, source, queue]) = x.counters() {
             metric(
                 "xdp_frames_total",
