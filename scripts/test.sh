@@ -53,6 +53,9 @@ echo "== management page: TypeScript check, and the committed build (ui/dist) is
 (cd ui && npm ci --no-audit --no-fund --loglevel=error && npm run --silent check && npm run --silent build)
 git diff --exit-code --stat -- ui/dist || { echo "ui/dist is not what ui/src builds: run (cd ui && npm run build) and commit"; exit 1; }
 
+echo "== every figure of the benchmark docs names its raw output under docs/results/ (or says it has none)"
+python3 scripts/check-figures.py -q
+
 echo "== Grafana dashboard: every metric it queries is one the relay writes"
 # Its summary line on success; all of its output, with the FAIL lines, on failure.
 metrics_out=$(python3 examples/grafana/check_metrics.py 2>&1) || { printf '%s\n' "$metrics_out"; exit 1; }
