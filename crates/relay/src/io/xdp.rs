@@ -633,7 +633,12 @@ impl XdpIo {
             None => {
                 // Asked once; until the answer, the packets leave by the socket.
                 if self.resolver.ask(ip) {
-                    keep_hop(&mut self.hops, &self.stats, ip, Hop { mac: None, until_ns: now + UNKNOWN_NS, asked: true });
+                    keep_hop(
+                        &mut self.hops,
+                        &self.stats,
+                        ip,
+                        Hop { mac: None, until_ns: now + UNKNOWN_NS, asked: true },
+                    );
                 }
                 None
             }
