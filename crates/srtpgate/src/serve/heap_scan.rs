@@ -20,8 +20,7 @@
 //! arming, quarantining and releasing never race.
 
 use super::cache::ReplyCache;
-use super::calls::Calls;
-use super::config::{Config, ServeArgs};
+use super::config::ServeArgs;
 use super::{handle_datagram, Shared};
 use base64::Engine as _;
 use srtp::CpuEngine;
@@ -156,27 +155,7 @@ fn sdes_keys_are_zeroized_through_offer_answer_delete() {
     drop(std::hint::black_box(zeroize::Zeroizing::new(KEY_A.as_bytes().to_vec())));
     assert_eq!(release(&[KEY_A.as_bytes()]).1, 0);
 
-    let args = ServeArgs {
-        port_min: Some(43_900),
-        port_max: Some(43_999),
-        workers: Some(1),
-        buffers: Some(64),
-        ..Default::default()
-    };
-    let cfg = std::sync::Arc::new(Config::resolve(&args).expect("config"));
-    let engine = CpuEngine::new();
-    let wcfg = crate::relay::WorkerConfig {
-        buffers: 64,
-        batch: 32,
-        busy_poll: false,
-        io: crate::relay::IoSetup::plain(crate::relay::IoKind::Sockets),
-        pin: Vec::new(),
-        signal: None,
-    };
-    let workers = crate::relay::spawn_workers(&engine, 1, wcfg).expect("worker");
-    let mut cache = ReplyCache::new(cfg.limits.ng_cache_bytes, cfg.limits.ng_cache_ttl);
-    let calls = Calls::new(cfg, engine, workers).expect("calls");
-    let s = Shared::new(calls, "cpu", "sockets", None);
+    let (s, mut cache) = super::tests::server(43_900, ServeArgs::default());
     let (a, b) = (SocketAddr::from(([127, 0, 0, 1], 5060)), SocketAddr::from(([127, 0, 0, 1], 5062)));
     let (ka, kb) = (Key::new(KEY_A.as_bytes()), Key::new(KEY_B.as_bytes()));
 

@@ -16,7 +16,7 @@ type Server = Shared<CpuEngine>;
 
 /// A call table with one worker on 127.0.0.1, ports `base..base+99`, and
 /// `limits` applied over the defaults.
-fn server(base: u16, args: ServeArgs) -> (Server, ReplyCache) {
+pub(super) fn server(base: u16, args: ServeArgs) -> (Server, ReplyCache) {
     let args =
         ServeArgs { port_min: Some(base), port_max: Some(base + 99), workers: Some(1), buffers: Some(64), ..args };
     let cfg = std::sync::Arc::new(Config::resolve(&args).expect("config"));
