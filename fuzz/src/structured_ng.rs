@@ -431,7 +431,7 @@ pub enum Key {
     Dtls(u8, bool, Spell),
     /// `DTLS-reverse`.
     DtlsReverse(u8, bool, Spell),
-    /// `direction` with this many names (2: fine).
+    /// `direction` with this many names (up to 2: fine).
     Direction(Vec<u8>),
     /// `from-interface`.
     FromInterface(u8),
@@ -585,7 +585,9 @@ impl Key {
             }
             Key::Direction(names) => {
                 let names: Vec<String> = names.iter().take(3).map(|i| pick(INTERFACES, *i).to_string()).collect();
-                let ok = names.len() == 2;
+                // None (no key's worth), one (the first side's alone, as
+                // rtpengine takes it) or two names; a third is refused.
+                let ok = names.len() <= 2;
                 ("direction".into(), list(names), Some(ok))
             }
             Key::FromInterface(i) => ("from-interface".into(), Value::from(pick(INTERFACES, *i)), Some(true)),
