@@ -359,7 +359,7 @@ impl CryptoAttr {
 
     /// A fresh attribute with one random master key and salt of the suite's
     /// lengths, no lifetime, no MKI and no session parameters.
-    pub fn generate(tag: u32, suite: Suite, rng: &mut (impl rand::RngCore + rand::CryptoRng)) -> CryptoAttr {
+    pub fn generate(tag: u32, suite: Suite, rng: &mut impl rand::CryptoRng) -> CryptoAttr {
         let mut key_salt = Zeroizing::new(vec![0u8; suite.master_key_len() + suite.master_salt_len()]);
         rng.fill_bytes(&mut key_salt);
         CryptoAttr {

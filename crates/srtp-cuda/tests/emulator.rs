@@ -73,7 +73,7 @@ fn run_emulator(emu: &Path, batch: &Batch, tag: &str) -> Batch {
 const SUITES: [Suite; 10] = srtp_cuda::KERNEL_SUITES;
 
 fn random_keys(rng: &mut StdRng, suite: Suite) -> SessionKeys {
-    let mut v = |n: usize| (0..n).map(|_| rng.gen()).collect::<Vec<u8>>();
+    let mut v = |n: usize| (0..n).map(|_| rng.random()).collect::<Vec<u8>>();
     let (enc, salt, auth) = (v(suite.session_key_len()), v(suite.session_salt_len()), v(suite.auth_key_len()));
     SessionKeys::from_raw(suite, &enc, &salt, &auth).unwrap()
 }
@@ -117,25 +117,25 @@ fn cpu_run(keys: &CpuKeys, spec: &Spec) -> (Outcome, Vec<u8>) {
 }
 
 fn payload_len(rng: &mut StdRng) -> usize {
-    match rng.gen_range(0..100) {
-        0..=3 => rng.gen_range(4097..9000),
-        4..=9 => rng.gen_range(0..48),
-        _ => rng.gen_range(0..1500),
+    match rng.random_range(0..100) {
+        0..=3 => rng.random_range(4097..9000),
+        4..=9 => rng.random_range(0..48),
+        _ => rng.random_range(0..1500),
     }
 }
 
 /// A counter block, often with its low bytes about to wrap.
 fn random_iv(rng: &mut StdRng) -> [u8; 16] {
-    let mut iv: [u8; 16] = rng.gen();
-    match rng.gen_range(0..8) {
-        0 => iv[15] = 0xff - rng.gen_range(0..4),
+    let mut iv: [u8; 16] = rng.random();
+    match rng.random_range(0..8) {
+        0 => iv[15] = 0xff - rng.random_range(0..4),
         1 => {
             iv[14] = 0xff;
-            iv[15] = rng.gen_range(0xf0..=0xff);
+            iv[15] = rng.random_range(0xf0..=0xff);
         }
         2 => {
             iv = [0xff; 16];
-            iv[15] = rng.gen_range(0xe0..=0xff);
+            iv[15] = rng.random_range(0xe0..=0xff);
         }
         3 => iv[14..].fill(0), // RFC 3711: the low 16 bits start at zero
         _ => {}
@@ -154,23 +154,23 @@ fn random_spec(rng: &mut StdRng, key: usize, suite: Suite) -> Spec {
         enc_start: 0,
         enc_end: 0,
         auth_end: 0,
-        suffix: rng.gen(),
+        suffix: rng.random(),
         suffix_len: 0,
         tag_start: 0,
         tag_len: 0,
     };
-    let shape = rng.gen_range(0..10);
+    let shape = rng.random_range(0..10);
     let len;
     if shape < 5 {
         // SRTP: header (CSRCs, maybe an extension; rarely an unaligned size),
         // payload, optional MKI, tag; the ROC as suffix for HMAC.
-        let h = if rng.gen_range(0..8) == 0 { rng.gen_range(0..200) } else { 12 + 4 * rng.gen_range(0..20) };
+        let h = if rng.random_range(0..8) == 0 { rng.random_range(0..200) } else { 12 + 4 * rng.random_range(0..20) };
         let p = payload_len(rng);
         s.enc_start = h;
         s.enc_end = h + p;
         s.auth_end = h + p;
         s.tag_len = suite.srtp_tag_len();
-        let mki = if gcm { 0 } else { [0, 0, 0, 1, 4][rng.gen_range(0..5)] };
+        let mki = if gcm { 0 } else { [0, 0, 0, 1, 4][rng.random_range(0..5)] };
         s.tag_start = h + p + mki;
         s.suffix_len = if gcm { 0 } else { 4 };
         len = s.tag_start + s.tag_len;
@@ -179,7 +179,7 @@ fn random_spec(rng: &mut StdRng, key: usize, suite: Suite) -> Spec {
         // GCM: the E-flag and index word as the AAD suffix.
         let p = payload_len(rng);
         s.enc_start = 8;
-        s.enc_end = if rng.gen_range(0..6) == 0 { 8 } else { 8 + p };
+        s.enc_end = if rng.random_range(0..6) == 0 { 8 } else { 8 + p };
         if gcm {
             s.tag_start = s.enc_end;
             s.suffix_len = 4;
@@ -197,30 +197,30 @@ fn random_spec(rng: &mut StdRng, key: usize, suite: Suite) -> Spec {
         len = s.tag_start + s.tag_len;
     } else {
         // Arbitrary offsets inside a random buffer (unaligned, overlapping).
-        len = rng.gen_range(0..400);
+        len = rng.random_range(0..400);
         if gcm {
             let l = len.max(16);
-            let a = rng.gen_range(0..=l - 16);
-            let b = rng.gen_range(0..=l - 16);
+            let a = rng.random_range(0..=l - 16);
+            let b = rng.random_range(0..=l - 16);
             s.enc_start = a.min(b);
             s.enc_end = a.max(b);
             s.tag_start = s.enc_end;
             s.tag_len = 16;
-            s.suffix_len = rng.gen_range(0..=4);
-            s.buf = (0..l).map(|_| rng.gen()).collect();
+            s.suffix_len = rng.random_range(0..=4);
+            s.buf = (0..l).map(|_| rng.random()).collect();
             return s;
         }
-        let a = rng.gen_range(0..=len);
-        let b = rng.gen_range(0..=len);
+        let a = rng.random_range(0..=len);
+        let b = rng.random_range(0..=len);
         s.enc_start = a.min(b);
         s.enc_end = a.max(b);
-        s.auth_end = rng.gen_range(0..=len);
-        s.tag_len = rng.gen_range(0..=20.min(len));
-        s.tag_start = rng.gen_range(0..=len - s.tag_len);
-        s.suffix_len = rng.gen_range(0..=4);
+        s.auth_end = rng.random_range(0..=len);
+        s.tag_len = rng.random_range(0..=20.min(len));
+        s.tag_start = rng.random_range(0..=len - s.tag_len);
+        s.suffix_len = rng.random_range(0..=4);
     }
-    let extra = if rng.gen_range(0..10) == 0 { rng.gen_range(1..20) } else { 0 };
-    s.buf = (0..len + extra).map(|_| rng.gen()).collect();
+    let extra = if rng.random_range(0..10) == 0 { rng.random_range(1..20) } else { 0 };
+    s.buf = (0..len + extra).map(|_| rng.random()).collect();
     s
 }
 
@@ -229,10 +229,10 @@ fn random_spec(rng: &mut StdRng, key: usize, suite: Suite) -> Spec {
 /// panic), whose expected outcome is then AuthFailed.
 fn make_malformed(rng: &mut StdRng, s: &mut Spec, gcm: bool) -> bool {
     let len = s.buf.len();
-    match rng.gen_range(0..7) {
-        0 => s.enc_end = len + rng.gen_range(1..100),
+    match rng.random_range(0..7) {
+        0 => s.enc_end = len + rng.random_range(1..100),
         1 => s.auth_end = len + 1,
-        2 => s.tag_start = len - s.tag_len.min(len) + rng.gen_range(1..5),
+        2 => s.tag_start = len - s.tag_len.min(len) + rng.random_range(1..5),
         3 => {
             s.enc_start = s.enc_end + 1;
             s.buf.extend_from_slice(&[0; 2]);
@@ -256,14 +256,14 @@ fn make_malformed(rng: &mut StdRng, s: &mut Spec, gcm: bool) -> bool {
 
 /// Corrupts an authenticated byte, the tag or the suffix of a protected packet.
 fn corrupt(rng: &mut StdRng, s: &mut Spec, gcm: bool) {
-    let bit = 1u8 << rng.gen_range(0..8);
-    match rng.gen_range(0..3) {
-        0 if s.tag_len > 0 => s.buf[s.tag_start + rng.gen_range(0..s.tag_len)] ^= bit,
-        1 if s.suffix_len > 0 => s.suffix[rng.gen_range(0..s.suffix_len)] ^= bit,
+    let bit = 1u8 << rng.random_range(0..8);
+    match rng.random_range(0..3) {
+        0 if s.tag_len > 0 => s.buf[s.tag_start + rng.random_range(0..s.tag_len)] ^= bit,
+        1 if s.suffix_len > 0 => s.suffix[rng.random_range(0..s.suffix_len)] ^= bit,
         _ => {
             let end = if gcm { s.enc_end } else { s.auth_end };
             if end > 0 {
-                s.buf[rng.gen_range(0..end)] ^= bit;
+                s.buf[rng.random_range(0..end)] ^= bit;
             } else if s.tag_len > 0 {
                 s.buf[s.tag_start] ^= bit;
             }
@@ -297,22 +297,22 @@ fn run_batch(emu: &Path, seed: u64, jobs_per_batch: usize) -> usize {
     let mut expects = Vec::new();
     let mut failures = 0;
     for _ in 0..jobs_per_batch {
-        let key = if rng.gen_range(0..100) == 0 { f8_slot } else { rng.gen_range(0..f8_slot) };
+        let key = if rng.random_range(0..100) == 0 { f8_slot } else { rng.random_range(0..f8_slot) };
         let suite = session[key].suite();
         let gcm = suite.is_aead();
         let mut s = random_spec(&mut rng, key, suite);
-        if rng.gen_bool(0.5) {
+        if rng.random_bool(0.5) {
             // Unprotect a packet the CPU engine protected.
             let (o, protected) = cpu_run(&cpu_keys[key.min(f8_slot)], &s);
             assert_eq!(o, Outcome::Done);
             s.buf = protected;
             s.op = Op::Unprotect;
-            if rng.gen_range(0..8) == 0 {
+            if rng.random_range(0..8) == 0 {
                 corrupt(&mut rng, &mut s, gcm);
             }
         }
         let mut cpu_cannot = false;
-        if rng.gen_range(0..30) == 0 {
+        if rng.random_range(0..30) == 0 {
             cpu_cannot = make_malformed(&mut rng, &mut s, gcm);
         }
         let (outcome, bytes) = if key == f8_slot || cpu_cannot {
@@ -330,11 +330,11 @@ fn run_batch(emu: &Path, seed: u64, jobs_per_batch: usize) -> usize {
     // with random gaps.
     let mut off = 0usize;
     for (s, e) in specs.iter().zip(expects.iter_mut()) {
-        off += 16 * rng.gen_range(0..3);
+        off += 16 * rng.random_range(0..3);
         e.offset = off;
         off = (off + s.buf.len()).next_multiple_of(16);
     }
-    let total = off + 16 * rng.gen_range(0..3) + rng.gen_range(0..16);
+    let total = off + 16 * rng.random_range(0..3) + rng.random_range(0..16);
     let background: Vec<u8> = (0..total).map(|i| (i as u8).wrapping_mul(151) ^ 0xa5).collect();
     batch.data = background.clone();
     let mut want = background;

@@ -3,10 +3,16 @@
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
+// The tools (feature `tools`): the load generator and the benchmarks pull in
+// plotting, progress bars, WAV writing and the reference crypto crates, none
+// of which the daemon needs.
+#[cfg(feature = "tools")]
 mod bench;
 mod codecs;
 mod decrypt;
+#[cfg(feature = "tools")]
 mod gpubench;
+#[cfg(feature = "tools")]
 mod loadgen;
 mod packet;
 mod pcap;
@@ -34,10 +40,12 @@ enum Command {
     /// Write a sample capture of an SRTP call (for `decrypt`).
     Sample(sample::SampleArgs),
     /// Measure the engines.
+    #[cfg(feature = "tools")]
     Bench(bench::BenchArgs),
     /// Run the media relay, controlled by the rtpengine NG protocol.
     Serve(Box<serve::config::ServeArgs>),
     /// Set up SRTP calls through a relay and measure the delay of every packet.
+    #[cfg(feature = "tools")]
     Loadgen(Box<loadgen::LoadgenCli>),
     /// List the codecs available for transcoding: in-tree and from plugins.
     Codecs(codecs::CodecsArgs),
@@ -52,8 +60,10 @@ fn main() -> ExitCode {
         Command::Packet(args) => packet::run(args),
         Command::Decrypt(args) => decrypt::run(args),
         Command::Sample(args) => sample::run(args),
+        #[cfg(feature = "tools")]
         Command::Bench(args) => bench::run(args),
         Command::Serve(args) => serve::run(*args),
+        #[cfg(feature = "tools")]
         Command::Loadgen(args) => loadgen::main(*args),
         Command::Codecs(args) => codecs::run(args),
         Command::HashPassword => hash_password(),

@@ -36,6 +36,7 @@ fn packet_refuses_an_unknown_gpu_mode() {
 }
 
 #[test]
+#[cfg(feature = "tools")] // `bench` is one of the tools
 fn bench_gpu_refuses_unknown_sections_and_thread_counts() {
     refused(&["bench", "gpu", "--only", "links,teleport"], &["teleport", "links, exact"]);
     refused(&["bench", "gpu", "--threads", "0"], &["--threads"]);
@@ -47,6 +48,7 @@ fn serve_refuses_a_bad_gpu_threshold() {
 }
 
 #[test]
+#[cfg(feature = "tools")] // the load generator is one of the tools
 fn plot_capacity_refuses_missing_and_malformed_files() {
     let dir = std::env::temp_dir().join(format!("srtpgate-badargs-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
@@ -67,6 +69,7 @@ fn plot_capacity_refuses_missing_and_malformed_files() {
 }
 
 #[test]
+#[cfg(feature = "tools")] // the load generator is one of the tools
 fn sweep_in_a_rig_that_cannot_be_built_says_so() {
     let dir = std::env::temp_dir().join(format!("srtpgate-badrig-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
@@ -88,6 +91,7 @@ fn sweep_in_a_rig_that_cannot_be_built_says_so() {
 /// stops the sweep at once with the relay's exit status, long before the
 /// start timeout a GPU relay needs.
 #[test]
+#[cfg(feature = "tools")] // the load generator is one of the tools
 fn sweep_stops_when_its_relay_exits_before_answering() {
     // The first configuration's NG port (9 000); a relay of someone else's
     // there might answer the ping, so without it the test says so and passes.

@@ -152,14 +152,14 @@ fn direction(
             let since = now.duration_since(start);
             let out_now = faults.outage.is_some_and(|(a, b)| since >= a && since < b);
             // One fate per datagram, so that the counts stay exact.
-            let r: f64 = rng.gen();
+            let r: f64 = rng.random();
             if out_now || r < faults.loss {
                 tally.lost.fetch_add(1, Ordering::SeqCst);
                 continue;
             }
             let mut copies = 1;
             if r < faults.loss + faults.corrupt {
-                let bit = rng.gen_range(0..bytes.len() * 8);
+                let bit = rng.random_range(0..bytes.len() * 8);
                 bytes[bit / 8] ^= 1 << (bit % 8);
                 tally.corrupted.fetch_add(1, Ordering::SeqCst);
             } else if r < faults.loss + faults.corrupt + faults.dup {
@@ -167,8 +167,11 @@ fn direction(
                 tally.duplicates.fetch_add(1, Ordering::SeqCst);
             }
             for _ in 0..copies {
-                let delay =
-                    if faults.jitter.is_zero() { Duration::ZERO } else { rng.gen_range(Duration::ZERO..faults.jitter) };
+                let delay = if faults.jitter.is_zero() {
+                    Duration::ZERO
+                } else {
+                    rng.random_range(Duration::ZERO..faults.jitter)
+                };
                 n += 1;
                 queue.push(Due { at: now + delay, n, bytes: bytes.clone() });
             }

@@ -11,8 +11,13 @@ use common::{context, cryptos, recv_within, srtp_call, Daemon, WAIT};
 use std::net::IpAddr;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Child, Command};
+// Only the load generator's test (feature `tools`) uses these.
+#[cfg(feature = "tools")]
+use std::{
+    process::Stdio,
+    time::{Duration, Instant},
+};
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -38,6 +43,7 @@ impl Rig {
         Ok(Rig { name: name.to_string(), relay: None })
     }
 
+    #[cfg(feature = "tools")]
     fn exec(&self, side: &str) -> Command {
         let mut c = Command::new("ip");
         c.args(["netns", "exec", &format!("{}-{side}", self.name)]);
@@ -61,6 +67,7 @@ impl Drop for Rig {
 
 /// 40 calls for 2 s through the relay running `io`: the load generator's
 /// JSON result.
+#[cfg(feature = "tools")] // the load generator is one of the tools
 fn run(rig: &mut Rig, io: &str, out: &Path) -> serde_json::Value {
     let bin = env!("CARGO_BIN_EXE_srtpgate");
     let log = std::fs::File::create(out.join(format!("relay-{io}.log"))).expect("log");
@@ -102,6 +109,7 @@ fn run(rig: &mut Rig, io: &str, out: &Path) -> serde_json::Value {
 }
 
 #[test]
+#[cfg(feature = "tools")] // the load generator is one of the tools
 fn calls_through_every_backend_in_the_namespace_rig() {
     let name = format!("sg{}", std::process::id() % 100_000);
     let mut rig = match Rig::up(&name) {

@@ -376,6 +376,7 @@ fn a_certificate_other_than_the_announced_one_and_bad_ice_credentials_are_refuse
 }
 
 #[test]
+#[cfg(feature = "tools")] // the load generator is one of the tools
 fn the_load_generator_plays_browsers() {
     let d = Daemon::start("webrtc-loadgen", 0, &[]);
     let json = std::env::temp_dir().join(format!("srtpgate-lg-webrtc-{}.json", std::process::id()));

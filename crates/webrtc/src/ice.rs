@@ -1,7 +1,7 @@
 //! ICE-lite credentials and candidates of a relay leg (RFC 8445 §5.3,
 //! RFC 8839).
 
-use rand::Rng;
+use rand::{Rng, TryRngCore};
 use std::net::SocketAddr;
 
 const ICE_CHARS: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -26,9 +26,11 @@ impl std::fmt::Debug for IceCreds {
 impl IceCreds {
     /// Fresh random credentials.
     pub fn generate() -> IceCreds {
-        let mut rng = rand::rngs::OsRng;
+        // rand 0.9's OsRng is fallible; `unwrap_err` panics where the OS has
+        // no randomness, as the 0.8 one did: no credentials can be made then.
+        let mut rng = rand::rngs::OsRng.unwrap_err();
         let mut pick =
-            |n: usize| -> String { (0..n).map(|_| ICE_CHARS[rng.gen_range(0..ICE_CHARS.len())] as char).collect() };
+            |n: usize| -> String { (0..n).map(|_| ICE_CHARS[rng.random_range(0..ICE_CHARS.len())] as char).collect() };
         IceCreds { ufrag: pick(8), pwd: pick(24), remote: None }
     }
 }

@@ -20,7 +20,7 @@ use crate::relay::sys::{self, Received, RecvScratch, SendScratch, BATCH};
 use account::{extend_seq, Delays, StreamRx};
 use clap::Args;
 use crossbeam_channel::{unbounded, Receiver, Sender};
-use rand::rngs::OsRng;
+use rand::{rngs::OsRng, TryRngCore};
 use srtp::{Context, CpuEngine, Suite};
 use srtpgate_codec::Registry;
 use srtpgate_ng::Value;
@@ -894,7 +894,7 @@ fn setup_call(
     (tx, rx, browser): (&Sender<TxMsg>, &Sender<RxLeg>, Option<&webrtc::Browser>),
     audio: Option<&Audio>,
 ) -> Result<Suite, String> {
-    let a_key = CryptoAttr::generate(1, suite, &mut OsRng);
+    let a_key = CryptoAttr::generate(1, suite, &mut OsRng.unwrap_err());
     let mut offer = Value::dict()
         .with("command", "offer")
         .with("call-id", call_id)
@@ -937,7 +937,7 @@ fn setup_call(
         .ok_or("the relay offered the callee only the caller's own key (SRTP passed through, not re-keyed)")?;
     // The callee answers with the relay's tag for the suite it picked, and a
     // key of its own.
-    let mut b_ans = CryptoAttr::generate(relay_key_b.tag, relay_key_b.suite, &mut OsRng);
+    let mut b_ans = CryptoAttr::generate(relay_key_b.tag, relay_key_b.suite, &mut OsRng.unwrap_err());
     b_ans.session_params = relay_key_b.session_params.clone();
     let answer = Value::dict()
         .with("command", "answer")
@@ -1379,12 +1379,12 @@ mod tests {
 
     #[test]
     fn passthrough_lines_are_never_answered() {
-        let caller = CryptoAttr::generate(1, Suite::AES_CM_128_HMAC_SHA1_80, &mut OsRng);
+        let caller = CryptoAttr::generate(1, Suite::AES_CM_128_HMAC_SHA1_80, &mut OsRng.unwrap_err());
         let mut own = caller.clone();
         own.tag = 1;
-        let fresh32 = CryptoAttr::generate(8, Suite::AES_CM_128_HMAC_SHA1_32, &mut OsRng);
-        let fresh80 = CryptoAttr::generate(3, Suite::AES_CM_128_HMAC_SHA1_80, &mut OsRng);
-        let gcm = CryptoAttr::generate(2, Suite::AEAD_AES_128_GCM, &mut OsRng);
+        let fresh32 = CryptoAttr::generate(8, Suite::AES_CM_128_HMAC_SHA1_32, &mut OsRng.unwrap_err());
+        let fresh80 = CryptoAttr::generate(3, Suite::AES_CM_128_HMAC_SHA1_80, &mut OsRng.unwrap_err());
+        let gcm = CryptoAttr::generate(2, Suite::AEAD_AES_128_GCM, &mut OsRng.unwrap_err());
         // rtpengine's shape: the caller's own line first, fresh ones after.
         let lines = vec![own.clone(), gcm.clone(), fresh32.clone()];
         let pick = pick_line(&lines, &caller, Suite::AES_CM_128_HMAC_SHA1_80).expect("a fresh line");

@@ -218,12 +218,12 @@ pub fn run(args: QualityArgs) -> Result<(), String> {
     let mut lost_at: [Vec<usize>; 2] = [Vec::new(), Vec::new()];
     for k in 0..n {
         for (side, lost) in lost.iter_mut().enumerate() {
-            if rng.gen::<f64>() * 100.0 < args.loss {
+            if rng.random::<f64>() * 100.0 < args.loss {
                 *lost += 1;
                 lost_at[side].push(k);
                 continue;
             }
-            let j = if args.jitter > 0 { rng.gen_range(0..=args.jitter as u64 * 1_000_000) } else { 0 };
+            let j = if args.jitter > 0 { rng.random_range(0..=args.jitter as u64 * 1_000_000) } else { 0 };
             plan.push((k as u64 * period + j, side, k));
         }
     }

@@ -21,7 +21,9 @@ use crate::relay::ports::Ports;
 use crate::relay::stats::{LegSnapshot, LegStats};
 use crate::relay::worker::{CallKey, Cmd, SideConfig, SideSockets};
 use crate::relay::WorkerHandle;
-use rand::rngs::OsRng;
+// Keys come from the OS generator; `OsRng.unwrap_err()` panics where the OS
+// has no randomness (rand 0.9 made OsRng fallible), so no key is ever weak.
+use rand::{rngs::OsRng, TryRngCore};
 use srtp::{Context, Engine, Suite};
 use srtpgate_codec::transcode::{Detect, Direction, Transcoder};
 use srtpgate_codec::{abi, Registry};
@@ -851,7 +853,7 @@ where
                 let same = sa.relay_keys.len() == suites.len()
                     && sa.relay_keys.iter().zip(&suites).all(|(k, s)| k.suite == *s);
                 if !same {
-                    let mut rng = OsRng;
+                    let mut rng = OsRng.unwrap_err();
                     sa.relay_keys = suites
                         .iter()
                         .enumerate()
@@ -1098,7 +1100,7 @@ where
                 // anew from a used key would reuse its keystream).
                 if let Some(old) = &sa.relay_key {
                     for k in sa.relay_keys.iter_mut().filter(|k| k.tag == old.tag && k.suite == old.suite) {
-                        let mut fresh = CryptoAttr::generate(k.tag, k.suite, &mut OsRng);
+                        let mut fresh = CryptoAttr::generate(k.tag, k.suite, &mut OsRng.unwrap_err());
                         fresh.session_params = k.session_params.clone();
                         *k = fresh;
                     }
@@ -1176,7 +1178,7 @@ where
                 let relay = match &so.relay_key {
                     Some(k) if k.suite == chosen.suite && k.tag == chosen.tag => k.clone(),
                     _ => {
-                        let mut k = CryptoAttr::generate(chosen.tag, chosen.suite, &mut OsRng);
+                        let mut k = CryptoAttr::generate(chosen.tag, chosen.suite, &mut OsRng.unwrap_err());
                         k.session_params = chosen.session_params.clone();
                         k
                     }

@@ -8,7 +8,7 @@
 use srtp::{Context, CpuEngine, Suite};
 use srtpgate_ng::Value;
 use srtpgate_sdp::crypto::CryptoAttr;
-use srtpgate_sdp::rand::rngs::OsRng;
+use srtpgate_sdp::rand::{rngs::OsRng, TryRngCore};
 use srtpgate_sdp::Sdp;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpStream, UdpSocket};
@@ -527,7 +527,7 @@ pub fn wait_drops(d: &Daemon, call_id: &str, tag: &str, reason: &str, want: i64)
 
 /// An SDES key of `suite` with `tag`.
 pub fn key(tag: u32, suite: Suite) -> CryptoAttr {
-    CryptoAttr::generate(tag, suite, &mut OsRng)
+    CryptoAttr::generate(tag, suite, &mut OsRng.unwrap_err())
 }
 
 /// What an SDP of a test endpoint says.
