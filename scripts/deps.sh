@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the project needs on a fresh Debian machine: the C toolchain
 # and Debian's libsrtp2 (the reference for interop and benchmarks), the codec
-# libraries of the codec plugins (spandsp, bcg729; cmake builds the Opus
-# plugin's libopus 1.6.1 from source), clang
+# libraries of the codec plugins (spandsp, bcg729; libopus 1.6.1 is built
+# from the sources vendored in crates/opus-sys), clang
 # (builds the relay's XDP program), iproute2 (the namespace rig), Python's
 # venv with pytest and cryptography, and a Rust toolchain if none is present.
 set -euo pipefail
@@ -18,7 +18,7 @@ need=()
 # TypeScript build and JsSIP; kamailio-websocket-modules: SIP over WebSocket
 # for the browser phone of the WebRTC tests; redis-server: the store of the
 # restart test (calls kept across a crash).
-for pkg in redis-server libsrtp2-dev libspandsp-dev cmake libbcg729-dev pkg-config libssl-dev build-essential clang iproute2 python3-venv kamailio kamailio-websocket-modules baresip-core curl fonts-dejavu-core chromium; do
+for pkg in redis-server libsrtp2-dev libspandsp-dev libbcg729-dev pkg-config libssl-dev build-essential clang iproute2 python3-venv kamailio kamailio-websocket-modules baresip-core curl fonts-dejavu-core chromium; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 # Node.js from Debian only where none is installed (another packaging of it

@@ -9,10 +9,10 @@
 //! `cargo bench -p srtpgate-plugin-opus`
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use opusic_sys as sys;
 use srtpgate_codec::g711::alaw_encode;
 use srtpgate_codec::transcode::{Direction, Transcoder};
 use srtpgate_codec::{abi, Plugin, Registry};
+use srtpgate_opus_sys::ffi as sys;
 use std::hint::black_box;
 
 fn speech(n: usize) -> Vec<i16> {

@@ -1,5 +1,5 @@
 //! A codec plugin on libopus 1.6.1 (BSD-3-Clause, built from source and
-//! linked statically by `opusic-sys` with its speech models): Opus (RFC
+//! linked statically from `srtpgate-opus-sys` with its speech models): Opus (RFC
 //! 6716, RTP payload RFC 7587: `opus/48000/2`, mono PCM).
 //!
 //! Why not the system's libopus: Debian's is 1.3.1, which predates
@@ -36,10 +36,10 @@
 //!   FEC is sized for). Complexity 5 unless `SRTPGATE_CTL_COMPLEXITY` sets
 //!   another (the relay's `codec_complexity`, see docs/OPERATIONS.md).
 
-use opusic_sys as sys;
 use srtpgate_codec::abi::{self, pcm_rate_bit, CodecDesc, PluginTable, StaticCodecs};
 use srtpgate_codec::kit::{Codec, Setup};
 use srtpgate_codec::plc::LossBudget;
+use srtpgate_opus_sys::ffi as sys;
 use std::ffi::c_int;
 
 /// Bit rate when the relay sets none (`codec-set`/`codec-transcode` with a

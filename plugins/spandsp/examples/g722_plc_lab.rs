@@ -24,7 +24,7 @@
 //! repository root).
 use srtpgate_codec::plc::Plc;
 use srtpgate_codec::{abi, Plugin};
-use srtpgate_opus_plc_sys::{NeuralPlc, FRAME};
+use srtpgate_opus_sys::plc::{NeuralPlc, FRAME};
 use srtpgate_spandsp_sys as sys;
 
 /// Samples by which G.722's analysis and synthesis QMF delay audio.

@@ -6,7 +6,7 @@
 //! packet for the last lost frame), and on the plugin's decoder set to
 //! `SRTPGATE_PLC_CLASSIC` (libopus 1.6.1 without its models): `fec` (FEC and libopus's classic concealment), `plc` (the
 //! classic concealment only) and `neural` (libopus's neural PLC from
-//! `srtpgate-opus-plc-sys`, as G.722 uses it, in place of the concealment,
+//! `srtpgate-opus-sys`, as G.722 uses it, in place of the concealment,
 //! the Opus decoder still run through its own to keep its state, 5 ms
 //! cross-fade into the next packet). `bench/quality/lab.py --direction
 //! opus` runs and scores it.
@@ -17,7 +17,7 @@
 //! Writes OUTDIR/VARIANT@PATTERN.wav. Run from the repository root (the Opus
 //! plugin is loaded from `target/release/`).
 use srtpgate_codec::{abi, Plugin};
-use srtpgate_opus_plc_sys::{NeuralPlc, FRAME};
+use srtpgate_opus_sys::plc::{NeuralPlc, FRAME};
 
 mod wav;
 

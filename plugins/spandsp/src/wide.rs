@@ -27,11 +27,11 @@
 //! the packet is there already.
 //!
 //! The grid, the cross-fade after a loss and the budget of neural losses
-//! (beyond it, the classic concealment) are `srtpgate_opus_plc_sys::stream`.
+//! (beyond it, the classic concealment) are `srtpgate_opus_sys::plc::stream`.
 
 use srtpgate_codec::plc::Plc;
-use srtpgate_opus_plc_sys::stream::{Loss, Stream, LOOK_MAX, OLA};
-use srtpgate_opus_plc_sys::FRAME;
+use srtpgate_opus_sys::plc::stream::{Loss, Stream, LOOK_MAX, OLA};
+use srtpgate_opus_sys::plc::FRAME;
 use srtpgate_spandsp_sys as sys;
 
 /// Samples by which G.722's analysis and synthesis QMF delay audio.
@@ -322,7 +322,7 @@ impl Drop for Resync {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use srtpgate_opus_plc_sys::stream::BUDGET_BURST;
+    use srtpgate_opus_sys::plc::stream::BUDGET_BURST;
 
     /// A voiced 16 kHz signal whose pitch and level move.
     fn vowel(n: usize) -> Vec<i16> {
