@@ -22,6 +22,19 @@ mod serve;
 /// The data plane (its own crate).
 use srtpgate_relay as relay;
 
+/// Every heap block is zeroed when it is freed. srtpgate's own key
+/// buffers zeroize themselves (`Zeroizing`, the SRTP contexts' `Drop`), but
+/// libraries it hands keys to do not all: dimpl keeps a DTLS handshake's
+/// exported SRTP keys and the secrets they came from in plain buffers (9 of
+/// the 246 blocks a handshake frees held an exported key without this;
+/// `crates/webrtc/src/heap_scan.rs` checks none does with it). The media
+/// path allocates and frees nothing (the allocation tests), so the wipe
+/// costs the control plane only. (The unit tests install their own
+/// allocator: `serve/heap_scan.rs`.)
+#[cfg(not(test))]
+#[global_allocator]
+static ALLOCATOR: zeroizing_alloc::ZeroAlloc<std::alloc::System> = zeroizing_alloc::ZeroAlloc(std::alloc::System);
+
 /// The command line. `about` takes the package description from
 /// Cargo.toml, so `--help` and the package say the same.
 #[derive(Parser, Debug)]

@@ -13,7 +13,10 @@
 //! them fails instead.
 //!
 //! Also the counting allocator of the tests that prove a path allocates
-//! nothing ([`CountingAllocator`]).
+//! nothing ([`CountingAllocator`]), and the quarantine of the tests that look
+//! for keys left in freed memory ([`quarantine`]).
+
+pub mod quarantine;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;

@@ -181,8 +181,8 @@ impl Setup {
 pub struct SrtpKeys {
     /// The negotiated profile's suite.
     pub suite: Suite,
-    local: Zeroizing<Vec<u8>>,
-    remote: Zeroizing<Vec<u8>>,
+    pub(crate) local: Zeroizing<Vec<u8>>,
+    pub(crate) remote: Zeroizing<Vec<u8>>,
 }
 
 impl SrtpKeys {

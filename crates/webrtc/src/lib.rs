@@ -8,6 +8,9 @@ pub mod dtls;
 pub mod ice;
 pub mod stun;
 
+#[cfg(test)]
+mod heap_scan;
+
 /// RFC 7983's demultiplexing of a datagram on a port that carries STUN,
 /// DTLS and SRTP at once, by its first byte.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

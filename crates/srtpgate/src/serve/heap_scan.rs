@@ -7,17 +7,15 @@
 //! salt bytes.
 //!
 //! The relay's own keys are only known once its replies are read, so freed
-//! blocks cannot be scanned as they are freed, as the srtp test does. While
-//! the scan is armed this test binary's global allocator keeps each freed
-//! block (a quarantine: it is not reused, so its bytes stay as they were at
-//! the free) and scans them all when the call is over.
+//! blocks cannot be scanned as they are freed, as the srtp test does: the
+//! test binary's global allocator is the test kit's [`Quarantine`], which
+//! keeps the blocks the armed thread frees until the call is over.
 //!
 //! `srtpgate` is a binary crate, so [`handle_datagram`] is reachable only
 //! from its own unit tests; the allocator therefore serves every unit test
 //! of the binary. It passes through to the system allocator, except for
 //! the frees of the thread that armed it (the test drives the whole call on
-//! its own thread), so other tests running meanwhile are not touched, and
-//! arming, quarantining and releasing never race.
+//! its own thread), so other tests running meanwhile are not touched.
 
 use super::cache::ReplyCache;
 use super::config::ServeArgs;
@@ -25,70 +23,12 @@ use super::{handle_datagram, Shared};
 use base64::Engine as _;
 use srtp::CpuEngine;
 use srtpgate_ng::Value;
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
+use srtpgate_testkit::quarantine::{self, Quarantine};
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-use std::sync::Mutex;
 use std::time::Instant;
-
-/// Freed blocks held while armed: (address, size, alignment).
-const SLOTS: usize = 1 << 18;
-thread_local! {
-    /// This thread's frees are quarantined (const-initialized, no
-    /// destructor: usable from within the allocator).
-    static ARMED: Cell<bool> = const { Cell::new(false) };
-}
-static NEXT: AtomicUsize = AtomicUsize::new(0);
-/// Frees past [`SLOTS`] while armed (freed at once, unscanned).
-static OVERFLOW: AtomicUsize = AtomicUsize::new(0);
-static QUARANTINE: [[AtomicUsize; 3]; SLOTS] = [const { [const { AtomicUsize::new(0) }; 3] }; SLOTS];
-/// One armed scan at a time, should another test ever arm it.
-static SCAN: Mutex<()> = Mutex::new(());
-
-struct Quarantine;
-
-unsafe impl GlobalAlloc for Quarantine {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        if ARMED.try_with(Cell::get).unwrap_or(false) {
-            let i = NEXT.fetch_add(1, SeqCst);
-            if let Some(slot) = QUARANTINE.get(i) {
-                slot[0].store(ptr as usize, SeqCst);
-                slot[1].store(layout.size(), SeqCst);
-                slot[2].store(layout.align(), SeqCst);
-                return;
-            }
-            OVERFLOW.fetch_add(1, SeqCst);
-        }
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
 
 #[global_allocator]
 static ALLOCATOR: Quarantine = Quarantine;
-
-/// Disarms, then scans and frees every quarantined block: (blocks, blocks
-/// holding one of `secrets`).
-fn release(secrets: &[&[u8]]) -> (usize, usize) {
-    ARMED.with(|a| a.set(false));
-    let n = NEXT.swap(0, SeqCst).min(SLOTS);
-    let mut found = 0;
-    for slot in QUARANTINE.iter().take(n) {
-        let (ptr, size, align) = (slot[0].load(SeqCst), slot[1].load(SeqCst), slot[2].load(SeqCst));
-        // SAFETY: the block was handed to dealloc with this layout and has
-        // not been freed or reused since; it is freed here, once.
-        let block = unsafe { std::slice::from_raw_parts(ptr as *const u8, size) };
-        if secrets.iter().any(|s| !s.is_empty() && block.windows(s.len()).any(|w| w == *s)) {
-            found += 1;
-        }
-        unsafe { System.dealloc(ptr as *mut u8, Layout::from_size_align_unchecked(size, align)) };
-    }
-    (n, found)
-}
 
 /// The offerer's and the answerer's keys (`inline:` base64 of 16 key and
 /// 14 salt bytes), constants so that the test itself makes no heap copy.
@@ -145,21 +85,21 @@ fn ask(s: &Shared<CpuEngine>, cache: &mut ReplyCache, from: SocketAddr, cookie: 
 
 #[test]
 fn sdes_keys_are_zeroized_through_offer_answer_delete() {
-    let _one = SCAN.lock().unwrap_or_else(|e| e.into_inner());
+    let _one = quarantine::one_at_a_time();
     // The control: a key left in a plain Vec is found, one in a Zeroizing
     // Vec is not.
-    ARMED.with(|a| a.set(true));
+    quarantine::arm();
     drop(std::hint::black_box(KEY_A.as_bytes().to_vec()));
-    assert_eq!(release(&[KEY_A.as_bytes()]).1, 1, "the scan must see a key left in freed memory");
-    ARMED.with(|a| a.set(true));
+    assert_eq!(quarantine::release(&[KEY_A.as_bytes()]).found, 1, "the scan must see a key left in freed memory");
+    quarantine::arm();
     drop(std::hint::black_box(zeroize::Zeroizing::new(KEY_A.as_bytes().to_vec())));
-    assert_eq!(release(&[KEY_A.as_bytes()]).1, 0);
+    assert_eq!(quarantine::release(&[KEY_A.as_bytes()]).found, 0);
 
     let (s, mut cache) = super::tests::server(43_900, ServeArgs::default());
     let (a, b) = (SocketAddr::from(([127, 0, 0, 1], 5060)), SocketAddr::from(([127, 0, 0, 1], 5062)));
     let (ka, kb) = (Key::new(KEY_A.as_bytes()), Key::new(KEY_B.as_bytes()));
 
-    ARMED.with(|a| a.set(true));
+    quarantine::arm();
     let offer =
         || Value::dict().with("command", "offer").with("call-id", "zc1").with("from-tag", "fa").with("sdp", OFFER_SDP);
     let v = ask(&s, &mut cache, a, "o1", offer());
@@ -184,8 +124,8 @@ fn sdes_keys_are_zeroized_through_offer_answer_delete() {
     for k in [&ka, &kb, &relay_a, &relay_b] {
         secrets.extend(k.secrets());
     }
-    let (blocks, found) = release(&secrets);
-    assert_eq!(OVERFLOW.swap(0, SeqCst), 0, "the quarantine overflowed");
+    let quarantine::Scan { blocks, found, overflow } = quarantine::release(&secrets);
+    assert_eq!(overflow, 0, "the quarantine overflowed");
     assert!(blocks > 100, "the call freed heap blocks ({blocks})");
     assert_eq!(found, 0, "{found} of {blocks} freed heap blocks still held an SDES key");
 }
