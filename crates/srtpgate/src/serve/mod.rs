@@ -108,11 +108,19 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
                     }
                     serve(cfg.clone(), Arc::new(g), log)
                 }
-                Err(e) if cfg.engine == EngineChoice::Auto => {
-                    tracing::warn!("GPU engine unavailable ({e}); running on the CPU engine");
+                Err(e) => {
+                    // `Unavailable` says so itself; a CUDA or NVRTC failure
+                    // gets the same lead.
+                    let why = match e {
+                        srtp_cuda::GpuError::Unavailable(_) => e.to_string(),
+                        e => format!("GPU engine unavailable: {e}"),
+                    };
+                    if cfg.engine != EngineChoice::Auto {
+                        return Err(format!("{why} (use --engine cpu or auto)"));
+                    }
+                    tracing::warn!("{why}; running on the CPU engine");
                     serve(cfg.clone(), CpuEngine::new(), log)
                 }
-                Err(e) => Err(format!("GPU engine unavailable: {e} (use --engine cpu or auto)")),
             }
         }
     }
