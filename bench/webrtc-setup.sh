@@ -101,7 +101,7 @@ import json, os, platform, subprocess, sys, datetime, glob
 tmp, out, runs, calls, hs = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
 def sh(*a):
-    try: return subprocess.run(a, capture_output=True, text=True).stdout.strip()
+    try: r = subprocess.run(a, capture_output=True, text=True); return (r.stdout + r.stderr).strip()
     except OSError: return None
 setup = []
 for f in sorted(glob.glob(os.path.join(tmp, "setup-*.json"))):
@@ -114,6 +114,7 @@ doc = {
              "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
              "commit": sh("git", "rev-parse", "--short", "HEAD"),
              "rtpengine": (sh("rtpengine", "--version") or "").splitlines()[-1:],
+             "openssl": sh("openssl", "version"),
              "command": f"bench/webrtc-setup.sh {os.path.basename(out)} {runs} {calls} {hs}",
              "pinning": "relay and dtls_cost on core 0, loadgen on core 1"},
     "dtls": [json.load(open(os.path.join(tmp, f"dtls-{r}.json"))) for r in ("passive", "active")],

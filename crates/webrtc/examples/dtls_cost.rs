@@ -7,6 +7,9 @@
 //!
 //! relay-role: `passive` (the relay is the DTLS server, as towards a
 //! browser that offered actpass; default) or `active`.
+//!
+//! The heap is the daemon's: every freed block zeroed (`ZeroAlloc`, as
+//! `srtpgate serve` runs), so the time includes that wipe.
 
 use srtpgate_webrtc::dtls::{DtlsLeg, Fingerprint, Identity};
 use srtpgate_webrtc::stun;
@@ -16,20 +19,22 @@ use std::time::{Duration, Instant};
 
 /// Counts live heap bytes, to see what a connected leg keeps.
 struct Counting;
+/// The daemon's allocator: the system's, each freed block zeroed.
+static HEAP: zeroizing_alloc::ZeroAlloc<System> = zeroizing_alloc::ZeroAlloc(System);
 static LIVE: AtomicIsize = AtomicIsize::new(0);
 
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
         LIVE.fetch_add(l.size() as isize, Relaxed);
-        System.alloc(l)
+        HEAP.alloc(l)
     }
     unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
         LIVE.fetch_sub(l.size() as isize, Relaxed);
-        System.dealloc(p, l)
+        HEAP.dealloc(p, l)
     }
     unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
         LIVE.fetch_add(n as isize - l.size() as isize, Relaxed);
-        System.realloc(p, l, n)
+        HEAP.realloc(p, l, n)
     }
 }
 
