@@ -150,10 +150,10 @@
 #![warn(missing_docs)]
 
 pub mod bencode;
-mod ng;
+mod request;
 
 pub use bencode::{decode, BencodeError, Value};
-pub use ng::{
+pub use request::{
     error, ok, parse_reply, parse_request, reply, request, split, warning_text, Bundle, CodecOps, Command, Dtls, Flags,
     Ice, NgError, Osrtp, Replace, Request, RtcpMux, Sdes, TransportProtocol, MAX_COOKIE, MAX_WARNINGS,
     MAX_WARNING_TEXT,

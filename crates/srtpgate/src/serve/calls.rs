@@ -15,12 +15,12 @@ mod ignored;
 mod keep;
 
 use super::config::Config;
-use super::negotiate::{self, Leg, Offered, Plan};
 use super::webrtc::{self as web, LocalTransport, PeerTransport, WebLeg, WebTotals};
 use crate::relay::ports::Ports;
 use crate::relay::stats::{LegSnapshot, LegStats};
 use crate::relay::worker::{CallKey, Cmd, SideConfig, SideSockets};
 use crate::relay::WorkerHandle;
+use srtpgate_calls::negotiate::{self, Offered, Plan, Transcoding};
 // Keys come from the OS generator; `OsRng.unwrap_err()` panics where the OS
 // has no randomness (rand 0.9 made OsRng fallible), so no key is ever weak.
 use rand::{rngs::OsRng, TryRngCore};
@@ -144,7 +144,7 @@ struct Stream {
     offered: Offered,
     /// The codecs transcoded between since the last answer, and the side
     /// that offered them (`None`: pass-through).
-    transcoding: Option<(usize, Leg)>,
+    transcoding: Option<(usize, Transcoding)>,
 }
 
 struct Call {
@@ -1003,28 +1003,33 @@ where
                     let was = stream.transcoding.take().is_some();
                     (was.then_some(None), was.then_some(None))
                 }
-                Plan::Transcode { to_offerer, leg } => {
+                Plan::Transcode { to_offerer, transcoding } => {
                     m.set_payload_formats(&to_offerer);
-                    if let Some(ms) = leg.ptime.1 {
+                    if let Some(ms) = transcoding.ptime.1 {
                         m.set_ptime(Some(ms));
                     }
-                    let leg = *leg;
-                    if stream.transcoding.as_ref() == Some(&(o, leg.clone())) {
+                    let transcoding = *transcoding;
+                    if stream.transcoding.as_ref() == Some(&(o, transcoding.clone())) {
                         // The same codecs as before (a re-INVITE): the
                         // running transcoders keep their state.
                         (None, None)
                     } else {
-                        let (to_a, to_o) =
-                            transcoders(&leg, &codecs, self.cfg.codec_complexity, self.cfg.plc, self.cfg.dtmf_delay_ms)
-                                .map_err(|e| format!("media {i}: {e}"))?;
+                        let (to_a, to_o) = transcoders(
+                            &transcoding,
+                            &codecs,
+                            self.cfg.codec_complexity,
+                            self.cfg.plc,
+                            self.cfg.dtmf_delay_ms,
+                        )
+                        .map_err(|e| format!("media {i}: {e}"))?;
                         tracing::info!(
                             call_id,
                             media = i,
                             "transcoding {} (offerer) <-> {} (answerer)",
-                            leg.offerer,
-                            leg.answerer
+                            transcoding.offerer,
+                            transcoding.answerer
                         );
-                        stream.transcoding = Some((o, leg));
+                        stream.transcoding = Some((o, transcoding));
                         (Some(Some(to_a)), Some(Some(to_o)))
                     }
                 }
@@ -1995,20 +2000,20 @@ fn with_params(mut k: CryptoAttr, sdes: &[Sdes]) -> CryptoAttr {
     k
 }
 
-/// The two transcoders of a leg pair: (offerer to answerer, answerer to
+/// The two transcoders of a stream: (offerer to answerer, answerer to
 /// offerer).
 fn transcoders(
-    leg: &Leg,
+    t: &Transcoding,
     codecs: &Registry,
     complexity: Option<u8>,
     plc: i32,
     dtmf_delay_ms: u32,
 ) -> Result<(Box<Transcoder>, Box<Transcoder>), CmdError> {
     let find = |f: &Format| codecs.find(&f.name, f.clock_rate, f.channels).ok_or_else(|| format!("no codec for {f}"));
-    let (a, b) = (find(&leg.offerer)?, find(&leg.answerer)?);
+    let (a, b) = (find(&t.offerer)?, find(&t.answerer)?);
     // Both legs' codecs work at one PCM rate, so nothing is resampled.
     let rate = srtpgate_codec::common_pcm_rate(&a.0.codecs()[a.1], &b.0.codecs()[b.1])
-        .ok_or_else(|| format!("{} and {} share no PCM rate", leg.offerer, leg.answerer))?;
+        .ok_or_else(|| format!("{} and {} share no PCM rate", t.offerer, t.answerer))?;
     let instance = |(p, i): &(std::sync::Arc<srtpgate_codec::Plugin>, usize), fmtp: &Option<String>, uses| {
         p.instance_for(*i, fmtp.as_deref(), Some(rate), uses).map_err(|e| e.to_string())
     };
@@ -2057,10 +2062,10 @@ fn transcoders(
         }
         Ok::<_, CmdError>(t)
     };
-    let (te_o, te_a) = (leg.dtmf.0.as_ref().map(|f| f.pt), leg.dtmf.1.as_ref().map(|f| f.pt));
-    let (o, n) = ((&leg.offerer, &a), (&leg.answerer, &b));
-    let to_answerer = direction(o, n, &leg.fmtp.1, leg.bitrate.1, leg.ptime.0, (te_o, te_a))?;
-    let to_offerer = direction(n, o, &leg.fmtp.0, leg.bitrate.0, leg.ptime.1, (te_a, te_o))?;
+    let (te_o, te_a) = (t.dtmf.0.as_ref().map(|f| f.pt), t.dtmf.1.as_ref().map(|f| f.pt));
+    let (o, n) = ((&t.offerer, &a), (&t.answerer, &b));
+    let to_answerer = direction(o, n, &t.fmtp.1, t.bitrate.1, t.ptime.0, (te_o, te_a))?;
+    let to_offerer = direction(n, o, &t.fmtp.0, t.bitrate.0, t.ptime.1, (te_a, te_o))?;
     Ok((Box::new(to_answerer), Box::new(to_offerer)))
 }
 

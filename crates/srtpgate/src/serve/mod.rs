@@ -8,7 +8,6 @@ pub mod config;
 #[cfg(test)]
 mod heap_scan;
 pub mod http;
-mod negotiate;
 pub mod persist;
 #[cfg(test)]
 mod tests;

@@ -305,9 +305,10 @@ fn free_pt(f: &Format, a: &[Format], b: &[Format]) -> Option<u8> {
     (96..=127).find(|&pt| !used(pt))
 }
 
-/// One direction's codecs: what the sender sends and what the receiver gets.
+/// The codecs a transcoded stream runs between: what each side sends and
+/// receives, its DTMF, packet times and encoder settings.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Leg {
+pub struct Transcoding {
     /// The codec the offerer sends and receives.
     pub offerer: Format,
     /// The codec the answerer sends and receives.
@@ -332,7 +333,7 @@ pub enum Plan {
     /// offerer's answer (the relay's added formats removed).
     Pass(Option<Vec<Format>>),
     /// The relay transcodes; the offerer's answer lists `to_offerer`.
-    Transcode { to_offerer: Vec<Format>, leg: Box<Leg> },
+    Transcode { to_offerer: Vec<Format>, transcoding: Box<Transcoding> },
 }
 
 /// Decides from the answerer's formats how the stream is relayed.
@@ -387,7 +388,7 @@ pub fn answer(o: &Offered, answer: &[Format], registry: &Registry) -> Result<Pla
     let fmtp_for = |f: &Format| {
         o.set.iter().find(|s| s.matches(f) && s.fmtp.is_some()).and_then(|s| s.fmtp.clone()).or_else(|| f.fmtp.clone())
     };
-    let leg = Leg {
+    let transcoding = Transcoding {
         fmtp: (fmtp_for(&a), fmtp_for(b)),
         bitrate: (o.bitrate_for(&a), o.bitrate_for(b)),
         offerer: a,
@@ -395,7 +396,7 @@ pub fn answer(o: &Offered, answer: &[Format], registry: &Registry) -> Result<Pla
         dtmf,
         ptime: (o.ptime_to_answerer, o.ptime_to_offerer),
     };
-    Ok(Plan::Transcode { to_offerer, leg: Box::new(leg) })
+    Ok(Plan::Transcode { to_offerer, transcoding: Box::new(transcoding) })
 }
 
 #[cfg(test)]
@@ -483,7 +484,7 @@ mod tests {
         assert_eq!(names(&o.from_offerer), ["0:PCMU", "101:telephone-event"]);
         // The answerer takes the added codec: transcoding, DTMF mapped.
         let plan = answer(&o, &[f(8, "PCMA", 8000), f(100, "telephone-event", 8000)], &r).unwrap();
-        let Plan::Transcode { to_offerer, leg } = plan else { panic!("{plan:?}") };
+        let Plan::Transcode { to_offerer, transcoding: leg } = plan else { panic!("{plan:?}") };
         assert_eq!(names(&to_offerer), ["0:PCMU", "101:telephone-event"]);
         assert_eq!((leg.offerer.pt, leg.answerer.pt), (0, 8));
         assert_eq!((leg.dtmf.0.map(|a| a.pt), leg.dtmf.1.map(|b| b.pt)), (Some(101), Some(100)));
@@ -514,17 +515,17 @@ mod tests {
         let r = Registry::new();
         let (_, o) =
             offer(&pcmu_te(), &ops("transcode", &["PCMA/8000/1/48000"]), false, (None, None), &[], &r).unwrap();
-        let Plan::Transcode { leg, .. } = answer(&o, &[f(8, "PCMA", 8000)], &r).unwrap() else { panic!() };
+        let Plan::Transcode { transcoding: leg, .. } = answer(&o, &[f(8, "PCMA", 8000)], &r).unwrap() else { panic!() };
         // The encoder towards the answerer (PCMA) gets it; towards the offerer none.
         assert_eq!(leg.bitrate, (None, Some(48000)));
         let mut m = ops("transcode", &["PCMA/8000/1/48000"]);
         m.set = vec!["PCMA/8000/1/56000".into(), "PCMU//1/40000".into()];
         let (_, o) = offer(&pcmu_te(), &m, false, (None, None), &[], &r).unwrap();
-        let Plan::Transcode { leg, .. } = answer(&o, &[f(8, "PCMA", 8000)], &r).unwrap() else { panic!() };
+        let Plan::Transcode { transcoding: leg, .. } = answer(&o, &[f(8, "PCMA", 8000)], &r).unwrap() else { panic!() };
         assert_eq!(leg.bitrate, (Some(40000), Some(56000)));
         // Without one, the codec's own.
         let (_, o) = offer(&pcmu_te(), &ops("transcode", &["PCMA"]), false, (None, None), &[], &r).unwrap();
-        let Plan::Transcode { leg, .. } = answer(&o, &[f(8, "PCMA", 8000)], &r).unwrap() else { panic!() };
+        let Plan::Transcode { transcoding: leg, .. } = answer(&o, &[f(8, "PCMA", 8000)], &r).unwrap() else { panic!() };
         assert_eq!(leg.bitrate, (None, None));
     }
 
@@ -549,7 +550,7 @@ mod tests {
         // The answerer takes it with the same codec: transcoded anyway (the
         // tones are in the audio), the offerer's answer without events.
         let plan = answer(&o, &[f(8, "PCMA", 8000), f(96, "telephone-event", 8000)], &r).unwrap();
-        let Plan::Transcode { to_offerer, leg } = plan else { panic!("{plan:?}") };
+        let Plan::Transcode { to_offerer, transcoding: leg } = plan else { panic!("{plan:?}") };
         assert_eq!(names(&to_offerer), ["8:PCMA"]);
         assert_eq!((leg.offerer.pt, leg.answerer.pt), (8, 8));
         assert_eq!((leg.dtmf.0.as_ref().map(|x| x.pt), leg.dtmf.1.as_ref().map(|x| x.pt)), (None, Some(96)));
@@ -560,7 +561,9 @@ mod tests {
         let (out, o) =
             offer(&pcmu_te(), &ops("transcode", &["telephone-event"]), false, (None, None), &[], &r).unwrap();
         assert_eq!(out, pcmu_te());
-        let Plan::Transcode { to_offerer, leg } = answer(&o, &[f(0, "PCMU", 8000)], &r).unwrap() else { panic!() };
+        let Plan::Transcode { to_offerer, transcoding: leg } = answer(&o, &[f(0, "PCMU", 8000)], &r).unwrap() else {
+            panic!()
+        };
         assert_eq!(names(&to_offerer), ["0:PCMU", "101:telephone-event"]);
         assert_eq!((leg.dtmf.0.as_ref().map(|x| x.pt), leg.dtmf.1.as_ref().map(|x| x.pt)), (Some(101), None));
         // Both have it: events pass as before, the codec too.
@@ -568,7 +571,7 @@ mod tests {
         assert!(matches!(plan, Plan::Pass(_)), "{plan:?}");
         // Without the option an answer lacking telephone-event converts nothing.
         let (_, o) = offer(&pcmu_te(), &ops("transcode", &["PCMA"]), false, (None, None), &[], &r).unwrap();
-        let Plan::Transcode { leg, .. } = answer(&o, &[f(8, "PCMA", 8000)], &r).unwrap() else { panic!() };
+        let Plan::Transcode { transcoding: leg, .. } = answer(&o, &[f(8, "PCMA", 8000)], &r).unwrap() else { panic!() };
         assert_eq!(leg.dtmf, (None, None));
     }
 
@@ -576,10 +579,10 @@ mod tests {
     fn always_transcode_and_ptime_force_the_codec_path() {
         let r = Registry::new();
         let (_, o) = offer(&pcmu_te(), &CodecOps::default(), true, (None, None), &[], &r).unwrap();
-        let Plan::Transcode { leg, .. } = answer(&o, &[f(0, "PCMU", 8000)], &r).unwrap() else { panic!() };
+        let Plan::Transcode { transcoding: leg, .. } = answer(&o, &[f(0, "PCMU", 8000)], &r).unwrap() else { panic!() };
         assert_eq!((leg.offerer.name.as_str(), leg.answerer.name.as_str()), ("PCMU", "PCMU"));
         let (_, o) = offer(&pcmu_te(), &CodecOps::default(), false, (Some(40), None), &[], &r).unwrap();
-        let Plan::Transcode { leg, .. } = answer(&o, &[f(0, "PCMU", 8000)], &r).unwrap() else { panic!() };
+        let Plan::Transcode { transcoding: leg, .. } = answer(&o, &[f(0, "PCMU", 8000)], &r).unwrap() else { panic!() };
         assert_eq!(leg.ptime, (Some(40), None));
     }
 

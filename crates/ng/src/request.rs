@@ -1,5 +1,6 @@
-//! NG datagrams, typed requests and replies. See the crate documentation for
-//! the key and flag policy.
+//! NG datagrams (cookie and bencoded body), requests parsed into typed
+//! commands, and replies. See the crate documentation for the key and flag
+//! policy.
 
 use std::collections::{HashMap, HashSet};
 use std::net::IpAddr;
