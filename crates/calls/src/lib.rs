@@ -5,12 +5,18 @@
 //! applies what is decided here. What lives here so far:
 //!
 //! - [`negotiate`]: a media stream's codecs under rtpengine's codec options,
-//!   from the offer's formats to pass-through or a [`negotiate::Transcoding`].
+//!   from the offer's formats to pass-through or a [`negotiate::Transcoding`];
+//! - [`transport`]: a WebRTC leg's ICE, DTLS and BUNDLE attributes, read from
+//!   a side's SDP and written into the SDP the relay sends it;
+//! - [`web_leg`]: the running ICE-lite and DTLS-SRTP association of such a
+//!   leg, fed datagrams and timers, returning what to send and the keys.
 //!
 //! The call table itself (offer and answer as decide, then edit the SDP,
-//! then commands for the workers) moves here next, with the SDP transport
-//! edits of WebRTC legs and the records kept for a restart.
+//! then commands for the workers) moves here next, with the records kept
+//! for a restart.
 
 #![forbid(unsafe_code)]
 
 pub mod negotiate;
+pub mod transport;
+pub mod web_leg;

@@ -15,12 +15,13 @@ mod ignored;
 mod keep;
 
 use super::config::Config;
-use super::webrtc::{self as web, LocalTransport, PeerTransport, WebLeg, WebTotals};
 use crate::relay::ports::Ports;
 use crate::relay::stats::{LegSnapshot, LegStats};
 use crate::relay::worker::{CallKey, Cmd, SideConfig, SideSockets};
 use crate::relay::WorkerHandle;
 use srtpgate_calls::negotiate::{self, Offered, Plan, Transcoding};
+use srtpgate_calls::transport::{self as web, LocalTransport, PeerTransport};
+use srtpgate_calls::web_leg::{Actions, WebLeg, WebTotals};
 // Keys come from the OS generator; `OsRng.unwrap_err()` panics where the OS
 // has no randomness (rand 0.9 made OsRng fallible), so no key is ever weak.
 use rand::{rngs::OsRng, TryRngCore};
@@ -1416,7 +1417,7 @@ where
 
     /// Carries out what an ICE/DTLS leg decided: datagrams out of the leg's
     /// port, its media peer, its SRTP contexts.
-    fn apply_web(&mut self, key: CallKey, stream: usize, side: usize, act: web::Actions) {
+    fn apply_web(&mut self, key: CallKey, stream: usize, side: usize, act: Actions) {
         let Some(call) = self.by_key.get(&key).and_then(|id| self.calls.get(id)) else { return };
         let w = &self.workers[call.worker];
         for (to, data) in act.send {

@@ -12,7 +12,6 @@ pub mod persist;
 #[cfg(test)]
 mod tests;
 pub mod ui;
-pub mod webrtc;
 
 use cache::ReplyCache;
 use calls::Calls;
