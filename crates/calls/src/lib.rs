@@ -11,12 +11,15 @@
 //! - [`web_leg`]: the running ICE-lite and DTLS-SRTP association of such a
 //!   leg, fed datagrams and timers, returning what to send and the keys.
 //!
+//! - [`record`]: what is kept of a call for a restart or a takeover (its
+//!   sealed record, the fields of its streams' indices).
+//!
 //! The call table itself (offer and answer as decide, then edit the SDP,
-//! then commands for the workers) moves here next, with the records kept
-//! for a restart.
+//! then commands for the workers) moves here next.
 
 #![forbid(unsafe_code)]
 
 pub mod negotiate;
+pub mod record;
 pub mod transport;
 pub mod web_leg;

@@ -8,7 +8,7 @@ pub mod config;
 #[cfg(test)]
 mod heap_scan;
 pub mod http;
-pub mod persist;
+pub mod redis_store;
 #[cfg(test)]
 mod tests;
 pub mod ui;
@@ -331,12 +331,12 @@ where
     let name = engine.name();
     let mut calls = Calls::new(cfg.clone(), engine, workers)?;
     if let Some(r) = &cfg.redis {
-        let (store, loaded) = persist::Store::open(r)?;
+        let (store, loaded) = redis_store::Store::open(r)?;
         let kept = loaded.len();
         let (ok, failed) = calls.keep_in(store, loaded);
         tracing::info!(
             "calls kept in Redis at {} (namespace {}): {kept} found, {ok} resumed, {failed} not",
-            persist::redacted(&r.url),
+            redis_store::redacted(&r.url),
             r.namespace
         );
     }

@@ -1,11 +1,13 @@
-//! The calls kept in Redis ([`crate::serve::persist`]): a call's record
+//! The calls kept in Redis ([`crate::serve::redis_store`]; the records are
+//! `srtpgate_calls::record`): a call's record
 //! after each offer and answer, the reservations of the indices the relay
 //! sends with (raised ahead of use, from the workers' snapshots), and the
 //! calls resumed at start.
 
 use super::*;
 use crate::relay::worker::SideState;
-use crate::serve::persist::{self, CallRecord, Loaded, SideRecord, Store, StreamRecord, Then};
+use crate::serve::redis_store::{Loaded, Store, Then};
+use srtpgate_calls::record::{self, CallRecord, SideRecord, StreamRecord};
 
 /// Fewest SRTP indices reserved ahead of a stream (0.72 s at 50 packets a
 /// second): what a resumed relay may have to skip.
@@ -39,7 +41,7 @@ type Kept = (Vec<srtp::StreamState>, Vec<(u64, u64)>);
 
 /// The reservation of one stream the relay sends.
 pub(super) struct Res {
-    /// The key it is under ([`persist::key_id`]).
+    /// The key it is under ([`record::key_id`]).
     key: String,
     /// Highest SRTP index reserved.
     rtp: Option<u64>,
@@ -190,7 +192,7 @@ where
     /// The tag of a side's sending key for its worker (see
     /// [`SideConfig::tx_key`]).
     pub(super) fn key_tag(k: &Option<CryptoAttr>) -> u64 {
-        k.as_ref().map_or(0, |k| persist::key_tag(&persist::key_id(k)))
+        k.as_ref().map_or(0, |k| record::key_tag(&record::key_id(k)))
     }
 
     /// Whether the sending contexts of `call` use reserved indices only.
@@ -254,8 +256,8 @@ where
             let Some(Some(stream)) = call.streams.get(st.stream) else { continue };
             let Some(d) = stream.sides.get(st.side) else { continue };
             let (fields, then) = writes.entry(call_id.clone()).or_default();
-            if let Some(key) = d.relay_key.as_ref().map(persist::key_id) {
-                let tag = persist::key_tag(&key);
+            if let Some(key) = d.relay_key.as_ref().map(record::key_id) {
+                let tag = record::key_tag(&key);
                 let mut ssrcs: Vec<(u32, Option<u64>, u32)> =
                     st.tx.iter().map(|s| (s.ssrc, s.rtp, s.rtcp.unwrap_or(0))).collect();
                 if let Some((ssrc, _, _)) = st.wanted {
@@ -311,8 +313,8 @@ where
                     r.queued = Some(now);
                     let (rtp, end) = (r.rtp, r.rtcp_end);
                     fields.push((
-                        persist::index_field(st.stream, st.side, true, &key, ssrc),
-                        persist::index_value(rtp, Some(end)),
+                        record::index_field(st.stream, st.side, true, &key, ssrc),
+                        record::index_value(rtp, Some(end)),
                     ));
                     let w = self.workers[call.worker].sender();
                     let (c, i, s) = (st.call, st.stream, st.side);
@@ -329,10 +331,10 @@ where
                     }));
                 }
                 if save_rx {
-                    fields.push((persist::uses_field(st.stream, st.side, true, &key), uses_value(&st.tx_uses)));
+                    fields.push((record::uses_field(st.stream, st.side, true, &key), uses_value(&st.tx_uses)));
                 }
             }
-            if let Some(key) = d.endpoint_key.as_ref().map(persist::key_id) {
+            if let Some(key) = d.endpoint_key.as_ref().map(record::key_id) {
                 for s in &st.rx {
                     // A stream's first index, and each new rollover counter,
                     // at once; the rest every RX_EVERY.
@@ -347,12 +349,12 @@ where
                         continue;
                     }
                     fields.push((
-                        persist::index_field(st.stream, st.side, false, &key, s.ssrc),
-                        persist::index_value(s.rtp, s.rtcp),
+                        record::index_field(st.stream, st.side, false, &key, s.ssrc),
+                        record::index_value(s.rtp, s.rtcp),
                     ));
                 }
                 if save_rx {
-                    fields.push((persist::uses_field(st.stream, st.side, false, &key), uses_value(&st.rx_uses)));
+                    fields.push((record::uses_field(st.stream, st.side, false, &key), uses_value(&st.rx_uses)));
                 }
             }
         }
@@ -386,8 +388,8 @@ where
         for (&(call, stream, side, ssrc), r) in &k.res {
             let Some(id) = self.by_key.get(&call) else { continue };
             writes.entry(id.clone()).or_default().push((
-                persist::index_field(stream, side, true, &r.key, ssrc),
-                persist::index_value(r.rtp, Some(r.rtcp_end)),
+                record::index_field(stream, side, true, &r.key, ssrc),
+                record::index_value(r.rtp, Some(r.rtcp_end)),
             ));
         }
         for (id, fields) in writes {
@@ -416,7 +418,7 @@ where
             let e = states.entry((i, side, tx, key.to_string())).or_default();
             if last == "uses" {
                 e.1 = parse_uses(v);
-            } else if let (Ok(ssrc), Some((rtp, rtcp))) = (u32::from_str_radix(last, 16), persist::parse_index(v)) {
+            } else if let (Ok(ssrc), Some((rtp, rtcp))) = (u32::from_str_radix(last, 16), record::parse_index(v)) {
                 e.0.push(srtp::StreamState { ssrc, tx, rtp, rtcp });
             }
         }
@@ -458,7 +460,7 @@ where
                         // rollover behind its sender, or missing.
                         ctx.resume_rx();
                     }
-                    if let Some((streams, uses)) = states.get(&(i, k, tx, persist::key_id(c))) {
+                    if let Some((streams, uses)) = states.get(&(i, k, tx, record::key_id(c))) {
                         ctx.resume_key_uses(uses);
                         for st in streams {
                             let st = srtp::StreamState {

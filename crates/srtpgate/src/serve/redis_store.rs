@@ -20,6 +20,10 @@
 //!   replays of what came before it are refused);
 //! - each master key's use (its lifetime).
 //!
+//! The records, their sealing and the index fields are
+//! `srtpgate_calls::record`'s; this file is the store: the connection, the
+//! writer thread, and loading at start.
+//!
 //! Writes go through one thread that owns the connection, in pipelined
 //! batches; the signalling and the media never wait for Redis. While Redis
 //! cannot be reached, writes wait and are retried, so reservations are not
@@ -30,84 +34,13 @@
 //! resumed); they end with the relay.
 
 use super::config::RedisConfig;
-use aws_lc_rs::aead::{Aad, LessSafeKey, Nonce, UnboundKey, AES_256_GCM, NONCE_LEN};
 use crossbeam_channel::{Receiver, Sender};
-use serde::{Deserialize, Serialize};
+use srtpgate_calls::record::{CallRecord, Sealer};
 use std::collections::HashMap;
-use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::Duration;
 use zeroize::Zeroizing;
-
-/// A call's signalling state as kept (no `Debug`: it holds keys).
-#[derive(Serialize, Deserialize)]
-pub struct CallRecord {
-    /// Call-ID.
-    pub id: String,
-    /// Unix time it was created.
-    pub created: u64,
-    /// From- and to-tag.
-    pub tags: [Option<String>; 2],
-    /// An answer was seen.
-    pub answered: bool,
-    /// The side of the last offer.
-    pub offerer: usize,
-    /// Hold/mute bits of each side.
-    pub block: [u8; 2],
-    /// The m-lines (None: not relayed).
-    pub streams: Vec<Option<StreamRecord>>,
-}
-
-/// One m-line.
-#[derive(Serialize, Deserialize)]
-pub struct StreamRecord {
-    /// audio, video, …
-    pub media_type: String,
-    /// Rejected in the answer.
-    pub rejected: bool,
-    /// rtcp-mux was offered to the answerer.
-    pub mux_offered: bool,
-    /// Both sides.
-    pub sides: [SideRecord; 2],
-}
-
-/// One side of an m-line. Keys are `a=crypto` values, zeroized on drop.
-#[derive(Serialize, Deserialize)]
-pub struct SideRecord {
-    /// The relay's address towards this side.
-    pub ip: IpAddr,
-    /// The relay's RTP port (RTCP is the next).
-    pub port: u16,
-    /// The endpoint speaks SRTP.
-    pub srtp: bool,
-    /// The SDP protocol.
-    pub proto: String,
-    /// rtcp-mux.
-    pub mux: bool,
-    /// The endpoint's RTP and RTCP addresses from its SDP.
-    pub peer: Option<(Option<SocketAddr>, Option<SocketAddr>)>,
-    /// What the side offered.
-    pub offered: Vec<String>,
-    /// The key the endpoint sends with.
-    pub endpoint_key: Option<String>,
-    /// The keys the relay offered it.
-    pub relay_keys: Vec<String>,
-    /// The relay's key towards it.
-    pub relay_key: Option<String>,
-    /// Payload types of its m-line.
-    pub pts: Vec<u8>,
-}
-
-impl Drop for SideRecord {
-    fn drop(&mut self) {
-        use zeroize::Zeroize;
-        self.offered.zeroize();
-        self.endpoint_key.zeroize();
-        self.relay_keys.zeroize();
-        self.relay_key.zeroize();
-    }
-}
 
 /// A call read back at start: its record and its index hash.
 pub struct Loaded {
@@ -118,94 +51,12 @@ pub struct Loaded {
     pub indexes: HashMap<String, String>,
 }
 
-/// Seals and opens records (AES-256-GCM, a random 96-bit nonce each).
-pub struct Sealer(LessSafeKey);
-
-impl Sealer {
-    /// A sealer under `key`.
-    pub fn new(key: &[u8; 32]) -> Sealer {
-        Sealer(LessSafeKey::new(UnboundKey::new(&AES_256_GCM, key).expect("a 32-byte AES-256 key")))
-    }
-
-    /// `nonce ‖ ciphertext ‖ tag` of `plain`, bound to `name`.
-    pub fn seal(&self, name: &str, plain: &[u8]) -> Vec<u8> {
-        let mut nonce = [0u8; NONCE_LEN];
-        aws_lc_rs::rand::fill(&mut nonce).expect("system randomness");
-        let mut out = Vec::with_capacity(NONCE_LEN + plain.len() + 16);
-        out.extend_from_slice(&nonce);
-        out.extend_from_slice(plain);
-        let mut body = out.split_off(NONCE_LEN);
-        self.0
-            .seal_in_place_append_tag(Nonce::assume_unique_for_key(nonce), Aad::from(name.as_bytes()), &mut body)
-            .expect("AES-GCM seal");
-        out.extend_from_slice(&body);
-        out
-    }
-
-    /// The plain text of a sealed record of `name`.
-    pub fn open(&self, name: &str, sealed: &[u8]) -> Result<Zeroizing<Vec<u8>>, String> {
-        if sealed.len() < NONCE_LEN + 16 {
-            return Err("record too short".into());
-        }
-        let (nonce, body) = sealed.split_at(NONCE_LEN);
-        let nonce = Nonce::try_assume_unique_for_key(nonce).map_err(|_| "bad nonce")?;
-        let mut body = Zeroizing::new(body.to_vec());
-        let n = self
-            .0
-            .open_in_place(nonce, Aad::from(name.as_bytes()), &mut body)
-            .map_err(|_| "does not open under redis_key_file's key (another key, or altered)")?
-            .len();
-        body.truncate(n);
-        Ok(body)
-    }
-}
-
-/// A short, one-way name of an SDES key, for the index fields: which key
-/// an index was reserved under (the first 6 bytes of SHA-256 over a label
-/// and the key's `a=crypto` value, as 12 hex digits). The key cannot be
-/// had from it.
-pub fn key_id(crypto: &srtpgate_sdp::crypto::CryptoAttr) -> String {
-    let text = Zeroizing::new(format!("srtpgate index key\0{crypto}"));
-    let d = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, text.as_bytes());
-    hex::encode(&d.as_ref()[..6])
-}
-
-/// [`key_id`] as a number (0 for none), for the workers.
-pub fn key_tag(id: &str) -> u64 {
-    u64::from_str_radix(id, 16).unwrap_or(0)
-}
-
 /// A Redis URL for the log: a password in it is not shown.
 pub fn redacted(url: &str) -> String {
     match (url.find("://"), url.rfind('@')) {
         (Some(i), Some(at)) if at > i => format!("{}***{}", &url[..i + 3], &url[at..]),
         _ => url.to_string(),
     }
-}
-
-/// The field of one stream's index in a call's hash: m-line, side,
-/// direction (`t`: the relay sends, `r`: it receives), key, SSRC.
-pub fn index_field(stream: usize, side: usize, tx: bool, key: &str, ssrc: u32) -> String {
-    format!("{stream}.{side}.{}.{key}.{ssrc:08x}", if tx { 't' } else { 'r' })
-}
-
-/// The field of a context's master key use.
-pub fn uses_field(stream: usize, side: usize, tx: bool, key: &str) -> String {
-    format!("{stream}.{side}.{}.{key}.uses", if tx { 't' } else { 'r' })
-}
-
-/// `rtp rtcp` of an index field (`-` for none).
-pub fn index_value(rtp: Option<u64>, rtcp: Option<u32>) -> String {
-    let f = |v: Option<String>| v.unwrap_or_else(|| "-".into());
-    format!("{} {}", f(rtp.map(|v| v.to_string())), f(rtcp.map(|v| v.to_string())))
-}
-
-/// Parses [`index_value`].
-pub fn parse_index(v: &str) -> Option<(Option<u64>, Option<u32>)> {
-    let (a, b) = v.split_once(' ')?;
-    let rtp = if a == "-" { None } else { Some(a.parse().ok()?) };
-    let rtcp = if b == "-" { None } else { Some(b.parse().ok()?) };
-    Some((rtp, rtcp))
 }
 
 /// Work that runs once a write is in Redis (raising a reservation).
@@ -486,33 +337,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_sealed_record_opens_only_under_its_key_and_name() {
-        let s = Sealer::new(&[7; 32]);
-        let sealed = s.seal("ns:call:a", b"inline:secret");
-        assert!(!sealed.windows(6).any(|w| w == b"secret"));
-        assert_eq!(&s.open("ns:call:a", &sealed).unwrap()[..], b"inline:secret");
-        assert!(s.open("ns:call:b", &sealed).is_err(), "moved to another call");
-        assert!(Sealer::new(&[8; 32]).open("ns:call:a", &sealed).is_err(), "another key");
-        let mut bad = sealed.clone();
-        bad[20] ^= 1;
-        assert!(s.open("ns:call:a", &bad).is_err(), "altered");
-        assert!(s.open("ns:call:a", &sealed[..10]).is_err(), "short");
-        assert_ne!(s.seal("ns:call:a", b"x"), s.seal("ns:call:a", b"x"), "a fresh nonce each time");
-    }
-
-    #[test]
-    fn index_values_round_trip() {
-        for (a, b) in [(None, None), (Some(1u64 << 40), Some(7u32)), (Some(0), None)] {
-            assert_eq!(parse_index(&index_value(a, b)), Some((a, b)));
-        }
-        assert_eq!(parse_index("x 1"), None);
-        assert_eq!(parse_index("1"), None);
-        let k = srtpgate_sdp::crypto::CryptoAttr::parse(
-            "1 AES_CM_128_HMAC_SHA1_80 inline:WVNfX19zZW1jdGwgKCkgewkyMjA7fQp9CnVubGVz",
-        )
-        .expect("crypto");
-        assert_eq!(key_id(&k).len(), 12);
-        assert_ne!(key_tag(&key_id(&k)), 0);
+    fn a_password_in_the_url_is_not_logged() {
         assert_eq!(redacted("redis://user:secret@10.0.0.1:6379/0"), "redis://***@10.0.0.1:6379/0");
         assert_eq!(redacted("redis://127.0.0.1/"), "redis://127.0.0.1/");
     }
