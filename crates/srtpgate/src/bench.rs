@@ -157,7 +157,7 @@ fn cpu(b: CpuBench) -> Result<(), String> {
         }
     }
     if b.json {
-        let report = Report { machine: machine(), results: &out };
+        let report = Report { machine: crate::machine::machine(), results: &out };
         println!("{}", serde_json::to_string(&report).map_err(|e| e.to_string())?);
     }
     Ok(())
@@ -170,21 +170,6 @@ fn print_table(recs: &[Record]) {
             r.engine, r.suite, r.op, r.payload, r.streams, r.ns_per_op, r.ops_per_s
         );
     }
-}
-
-pub(crate) fn machine() -> String {
-    let cpu = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("model name"))
-                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown CPU".into());
-    // Count the machine's CPUs, not the affinity mask (the bench runs pinned).
-    let cores = std::fs::read_to_string("/proc/cpuinfo")
-        .map_or(0, |s| s.lines().filter(|l| l.starts_with("processor")).count());
-    format!("{cpu}, {cores} cores")
 }
 
 fn record(engine: &str, suite: &str, op: &str, payload: usize, streams: usize, ns: f64) -> Record {

@@ -816,7 +816,7 @@ pub fn run(opts: GpuBenchOptions, json: bool) -> Result<(), String> {
             results: &'a [GpuRecord],
         }
         let gpu = engines.first().map(|g| g.info().name.clone());
-        let doc = Doc { machine: crate::bench::machine(), gpu, results: &out };
+        let doc = Doc { machine: crate::machine::machine(), gpu, results: &out };
         println!("{}", serde_json::to_string(&doc).map_err(|e| e.to_string())?);
     }
     Ok(())

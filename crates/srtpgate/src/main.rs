@@ -14,6 +14,8 @@ mod decrypt;
 mod gpubench;
 #[cfg(feature = "tools")]
 mod loadgen;
+#[cfg(feature = "tools")]
+mod machine;
 mod packet;
 mod pcap;
 mod sample;

@@ -587,7 +587,7 @@ pub fn run(args: SweepArgs) -> Result<(), String> {
         }));
     }
     let summary = serde_json::json!({
-        "machine": crate::bench::machine(),
+        "machine": crate::machine::machine(),
         "date": chrono_like_now(),
         "bounds": { "p99_ms": args.max_p99_ms, "loss": args.max_loss },
         "runs_per_count": args.repeat,
