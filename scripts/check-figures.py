@@ -32,7 +32,7 @@ UNIT = re.compile(
     r"\b\d[\d  ,.]*\s?(ns|µs|us|ms|s|Mops/s|ops/s|packets/s|pkt/s|Gb/s|GB/s|calls|%|×|x)\b(?!-)", re.I
 )
 TABLE_ROW = re.compile(r"^\|.*\|\s*\d[\d  ,.]*\s*(\||[a-zµ%×/ ]+\|)", re.I)
-RESULT_REF = re.compile(r"(?:docs/results/)?([A-Za-z0-9_{},.*…\-]+?\.(?:json|txt|csv|log))")
+RESULT_REF = re.compile(r"(?:docs/results/)?([A-Za-z0-9_{},.*…\-]+?\.(?:json|txt|csv|log|tar\.xz))")
 
 
 def sections(path):
@@ -41,9 +41,13 @@ def sections(path):
     `###` section, the `##` section above it: sources named once there
     serve the sections below too."""
     out, head, level, lines, parent, top = [], "(top)", 1, [], "", ""
+    fenced = False
     with open(path, encoding="utf-8") as f:
         for line in f:
-            m = re.match(r"^(#{1,3}) ", line)
+            if line.startswith("```"):
+                fenced = not fenced
+            # A shell comment inside a code block is not a heading.
+            m = None if fenced else re.match(r"^(#{1,3}) ", line)
             if m:
                 text = "".join(lines)
                 out.append((head, text, top + (parent if level == 3 else "")))
