@@ -23,7 +23,7 @@ SANITIZER=${SANITIZER:-address}
 MAX_LEN=${MAX_LEN:-8192}
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
-ALL="rtp_header rtcp_header unprotect_rtp unprotect_rtcp sdes_key ng_message sdp transcode ui_message webrtc_datagram ng_structured sdp_structured"
+ALL="rtp_header rtcp_header unprotect_rtp unprotect_rtcp sdes_key ng_message sdp transcode ui_message webrtc_datagram ng_structured sdp_structured call_table"
 TARGETS=${TARGETS:-$ALL}
 export RUSTC_BOOTSTRAP=1
 

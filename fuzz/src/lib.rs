@@ -32,7 +32,7 @@ use srtp::{MAX_PACKET_LEN, MAX_RTCP_TRAILER_LEN, MAX_TRAILER_LEN};
 
 /// The targets, by name, as `(name, function)`: the names of the fuzz
 /// binaries and of the folders under `seeds/`.
-pub const TARGETS: [(&str, fn(&[u8])); 12] = [
+pub const TARGETS: [(&str, fn(&[u8])); 13] = [
     ("rtp_header", rtp_header),
     ("rtcp_header", rtcp_header),
     ("unprotect_rtp", unprotect_rtp),
@@ -45,8 +45,10 @@ pub const TARGETS: [(&str, fn(&[u8])); 12] = [
     ("webrtc_datagram", webrtc::webrtc_datagram),
     ("ng_structured", structured_ng::ng_structured),
     ("sdp_structured", structured_sdp::sdp_structured),
+    ("call_table", call_table::call_table),
 ];
 
+pub mod call_table;
 pub mod ng;
 pub mod sdp;
 pub mod structured_ng;

@@ -38,8 +38,10 @@ pub fn webrtc_datagram(data: &[u8]) {
         }
     }
     let _ = stun::parse_response(data, PWD);
-    let fp = Fingerprint::parse("sha-256 00:11:22:33:44:55:66:77:88:99:AA:BB:CC:DD:EE:FF:00:11:22:33:44:55:66:77:88:99:AA:BB:CC:DD:EE:FF")
-        .expect("fingerprint");
+    let fp = Fingerprint::parse(
+        "sha-256 00:11:22:33:44:55:66:77:88:99:AA:BB:CC:DD:EE:FF:00:11:22:33:44:55:66:77:88:99:AA:BB:CC:DD:EE:FF",
+    )
+    .expect("fingerprint");
     let mut leg = DtlsLeg::new(identity(), false, fp, false, Instant::now()).expect("leg");
     if let Ok(step) = leg.handle(data, Instant::now()) {
         assert!(step.keys.is_none(), "keys from one datagram");

@@ -1,25 +1,57 @@
-//! The call table's decisions, without I/O: no sockets, threads, clocks or
-//! runtime, so that they are tested and fuzzed without a relay.
+//! The call table, without I/O: no sockets, threads, clocks or runtime, so
+//! that it is tested and fuzzed without a relay.
 //!
-//! The daemon (`srtpgate serve`) owns the sockets and the workers and
-//! applies what is decided here. What lives here so far:
+//! The daemon (`srtpgate serve`) reads NG requests and hands them to
+//! [`Table::handle`] with the time and its [`Resources`] (port pairs,
+//! workers); the reply comes back at once, and every effect on the media
+//! path waits in the table as a [`Command`] for the daemon to drain
+//! ([`Table::poll_command`]) and carry out, as quinn-proto's connection
+//! returns transmits. Writes for the Redis store wait likewise
+//! ([`Table::poll_persist`]).
 //!
-//! - [`negotiate`]: a media stream's codecs under rtpengine's codec options,
-//!   from the offer's formats to pass-through or a [`negotiate::Transcoding`];
-//! - [`transport`]: a WebRTC leg's ICE, DTLS and BUNDLE attributes, read from
-//!   a side's SDP and written into the SDP the relay sends it;
-//! - [`web_leg`]: the running ICE-lite and DTLS-SRTP association of such a
-//!   leg, fed datagrams and timers, returning what to send and the keys.
+//! An `offer` or `answer` runs in named steps, each in the file that holds
+//! it: decide (a plan per m-line), bind ports, edit the SDP, commit.
 //!
-//! - [`record`]: what is kept of a call for a restart or a takeover (its
-//!   sealed record, the fields of its streams' indices).
-//!
-//! The call table itself (offer and answer as decide, then edit the SDP,
-//! then commands for the workers) moves here next.
+//! | file | holds |
+//! |---|---|
+//! | `table.rs` | [`Table`]: requests routed and counted, calls admitted, placed, ended, expired |
+//! | `call.rs` | what a call keeps: parties, streams, legs (the vocabulary) |
+//! | `offer.rs`, `answer.rs` | offer and answer as decide, edit, commit |
+//! | `negotiate.rs` | codecs under rtpengine's codec options |
+//! | `transcoders.rs` | the two transcoders of a transcoded stream |
+//! | `keys.rs` | SDES keys: suites, fresh keys, policies |
+//! | `edit.rs` | the line-preserving SDP edits |
+//! | `transport.rs` | WebRTC legs' ICE, DTLS and BUNDLE attributes in SDP |
+//! | `web_leg.rs`, `web.rs` | an ICE-lite/DTLS-SRTP leg's association, and its effects |
+//! | `report.rs` | `query`, `list`, `statistics` |
+//! | `keep.rs`, `record.rs` | calls kept for a restart: records, reservations, resume |
+//! | `ignored.rs` | warnings for what a request asks that the relay does not do |
+//! | `sim.rs` | a host without sockets or workers, for tests and fuzzing |
+//! | `command.rs` | [`Command`], [`LegSetup`], [`Keying`], [`Resources`] |
 
 #![forbid(unsafe_code)]
 
+mod answer;
+pub mod call;
+pub mod command;
+mod edit;
+mod ignored;
+pub mod keep;
+mod keys;
 pub mod negotiate;
+mod offer;
 pub mod record;
+pub mod report;
+pub mod sim;
+pub mod table;
+mod transcoders;
 pub mod transport;
+pub mod web;
 pub mod web_leg;
+
+pub use call::{Call, CallKey, Leg, Stream};
+pub use command::{Command, Keying, LegSetup, Resources, Resume};
+pub use keep::{LegState, Persist};
+pub use report::LIST_PAGE;
+pub use table::{Limits, Now, Refusal, Settings, Table, Totals};
+pub use web::Signal;

@@ -7,6 +7,7 @@
 
 use aws_lc_rs::aead::{Aad, LessSafeKey, Nonce, UnboundKey, AES_256_GCM, NONCE_LEN};
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use zeroize::Zeroizing;
 
@@ -21,12 +22,21 @@ pub struct CallRecord {
     pub tags: [Option<String>; 2],
     /// An answer was seen.
     pub answered: bool,
-    /// The side of the last offer.
+    /// The party of the last offer.
     pub offerer: usize,
-    /// Hold/mute bits of each side.
+    /// Hold/mute bits of each party.
     pub block: [u8; 2],
     /// The m-lines (None: not relayed).
     pub streams: Vec<Option<StreamRecord>>,
+}
+
+/// What is read back of a kept call.
+pub struct Loaded {
+    /// The signalling state.
+    pub record: CallRecord,
+    /// Field → value of its index fields (see [`index_field`]), opened
+    /// (values that do not open under the key are left out).
+    pub indexes: HashMap<String, String>,
 }
 
 /// One m-line.
@@ -38,14 +48,15 @@ pub struct StreamRecord {
     pub rejected: bool,
     /// rtcp-mux was offered to the answerer.
     pub mux_offered: bool,
-    /// Both sides.
-    pub sides: [SideRecord; 2],
+    /// Both legs (kept under the name `sides`, which earlier records use).
+    #[serde(rename = "sides")]
+    pub legs: [LegRecord; 2],
 }
 
-/// One side of an m-line. Keys are `a=crypto` values, zeroized on drop.
+/// One leg of an m-line. Keys are `a=crypto` values, zeroized on drop.
 #[derive(Serialize, Deserialize)]
-pub struct SideRecord {
-    /// The relay's address towards this side.
+pub struct LegRecord {
+    /// The relay's address of this leg.
     pub ip: IpAddr,
     /// The relay's RTP port (RTCP is the next).
     pub port: u16,
@@ -57,7 +68,7 @@ pub struct SideRecord {
     pub mux: bool,
     /// The endpoint's RTP and RTCP addresses from its SDP.
     pub peer: Option<(Option<SocketAddr>, Option<SocketAddr>)>,
-    /// What the side offered.
+    /// What the party offered.
     pub offered: Vec<String>,
     /// The key the endpoint sends with.
     pub endpoint_key: Option<String>,
@@ -69,7 +80,7 @@ pub struct SideRecord {
     pub pts: Vec<u8>,
 }
 
-impl Drop for SideRecord {
+impl Drop for LegRecord {
     fn drop(&mut self) {
         use zeroize::Zeroize;
         self.offered.zeroize();
@@ -136,15 +147,15 @@ pub fn key_tag(id: &str) -> u64 {
     u64::from_str_radix(id, 16).unwrap_or(0)
 }
 
-/// The field of one stream's index in a call's hash: m-line, side,
+/// The field of one stream's index in a call's hash: m-line, party,
 /// direction (`t`: the relay sends, `r`: it receives), key, SSRC.
-pub fn index_field(stream: usize, side: usize, tx: bool, key: &str, ssrc: u32) -> String {
-    format!("{stream}.{side}.{}.{key}.{ssrc:08x}", if tx { 't' } else { 'r' })
+pub fn index_field(stream: usize, party: usize, tx: bool, key: &str, ssrc: u32) -> String {
+    format!("{stream}.{party}.{}.{key}.{ssrc:08x}", if tx { 't' } else { 'r' })
 }
 
 /// The field of a context's master key use.
-pub fn uses_field(stream: usize, side: usize, tx: bool, key: &str) -> String {
-    format!("{stream}.{side}.{}.{key}.uses", if tx { 't' } else { 'r' })
+pub fn uses_field(stream: usize, party: usize, tx: bool, key: &str) -> String {
+    format!("{stream}.{party}.{}.{key}.uses", if tx { 't' } else { 'r' })
 }
 
 /// `rtp rtcp` of an index field (`-` for none).

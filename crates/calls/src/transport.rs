@@ -1,6 +1,6 @@
-//! A WebRTC leg's transport as the SDP carries it: what a side's SDP says
+//! A WebRTC leg's transport as the SDP carries it: what a party's SDP says
 //! of ICE, DTLS and BUNDLE ([`PeerTransport`], [`bundle_of`],
-//! [`mid_extmap`]), what the relay writes into the SDP it sends to that side
+//! [`mid_extmap`]), what the relay writes into the SDP it sends to that party
 //! ([`write_local`], [`strip_dtls`], [`strip_session`], [`write_bundle`],
 //! [`add_mid_extmap`]), and the DTLS role the relay takes ([`relay_active`]).
 //! Line-preserving edits on `srtpgate_sdp`'s document; nothing here runs a
@@ -11,7 +11,7 @@ use srtpgate_webrtc::dtls::{Fingerprint, Setup};
 use srtpgate_webrtc::ice::{host_candidate, valid_credential, IceCreds};
 use std::net::SocketAddr;
 
-/// What a side's SDP said of its transport (one media section).
+/// What a party's SDP said of its transport (one media section).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PeerTransport {
     /// `ice-ufrag` and `ice-pwd`.
@@ -48,11 +48,11 @@ impl PeerTransport {
     }
 }
 
-/// What the relay puts into the SDP for a side it runs ICE and/or DTLS with.
+/// What the relay puts into the SDP for a leg it runs ICE and/or DTLS with.
 pub struct LocalTransport<'a> {
-    /// The relay's ICE credentials (ICE-lite), if ICE runs on the side.
+    /// The relay's ICE credentials (ICE-lite), if ICE runs on the leg.
     pub ice: Option<&'a IceCreds>,
-    /// The relay's fingerprint and `a=setup`, if DTLS runs on the side.
+    /// The relay's fingerprint and `a=setup`, if DTLS runs on the leg.
     pub dtls: Option<(&'a str, Setup)>,
     /// `a=mid` to add when the section has none (`generate-mid`).
     pub mid: Option<String>,
@@ -140,8 +140,8 @@ pub fn write_bundle(sdp: &mut Sdp, mids: &[String]) {
 }
 
 /// Writes the relay's transport attributes into a media section whose
-/// port, protocol and `c=` point at the relay's side `addr`; `mux`: the
-/// side multiplexes RTCP (one ICE component).
+/// port, protocol and `c=` point at the relay's leg `addr`; `mux`: the
+/// party multiplexes RTCP (one ICE component).
 pub fn write_local(m: &mut Media, t: &LocalTransport<'_>, addr: SocketAddr, mux: bool) {
     if let Some(mid) = &t.mid {
         if !m.has_attr("mid") {
@@ -164,7 +164,7 @@ pub fn write_local(m: &mut Media, t: &LocalTransport<'_>, addr: SocketAddr, mux:
     }
 }
 
-/// The relay's DTLS role towards a side, from what the side said
+/// The relay's DTLS role towards a leg, from what the leg said
 /// (`a=setup` of its offer or answer) and the `DTLS` option: returns
 /// whether the relay is the client (active).
 pub fn relay_active(peer: Option<Setup>, option: Option<srtpgate_ng::Dtls>) -> bool {

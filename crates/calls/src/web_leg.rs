@@ -1,4 +1,4 @@
-//! The running association of one ICE/DTLS side ([`WebLeg`]), driven by
+//! The running association of one ICE/DTLS leg ([`WebLeg`]), driven by
 //! the datagrams the media workers hand over and by a timer, returning what
 //! the relay must do ([`Actions`]: datagrams to send, the address media goes
 //! to, the keys a handshake exported).
@@ -49,9 +49,9 @@ pub struct Actions {
     pub failed: Option<String>,
 }
 
-/// The running transport of one ICE/DTLS side.
+/// The running transport of one ICE/DTLS leg.
 pub struct WebLeg {
-    /// The relay's ICE credentials towards the side (ICE-lite).
+    /// The relay's ICE credentials towards the leg (ICE-lite).
     pub ice: Option<IceCreds>,
     /// The DTLS association, once the role is known (at the answer).
     pub dtls: Option<DtlsLeg>,
@@ -74,7 +74,7 @@ pub struct WebLeg {
 }
 
 impl WebLeg {
-    /// A side with ICE credentials (or none) and no association yet.
+    /// A leg with ICE credentials (or none) and no association yet.
     pub fn new(ice: Option<IceCreds>) -> WebLeg {
         WebLeg {
             ice,
@@ -89,25 +89,40 @@ impl WebLeg {
         }
     }
 
-    /// Sets up (or keeps) the DTLS association for `expected` in `active`
-    /// role: an association with the same fingerprint and role is kept (a
-    /// re-INVITE), anything else starts anew. Returns datagrams to send
-    /// (a ClientHello when the peer's address is known already).
-    pub fn ensure_dtls(
-        &mut self,
+    /// The DTLS association for `expected` in `active` role, made when this
+    /// leg's (if any) cannot be kept: an association with the same
+    /// fingerprint and role is kept (a re-INVITE), anything else starts
+    /// anew. `None`: keep the running one. Changes nothing, so that an
+    /// answer refused later leaves the leg as it was.
+    pub fn prepare_dtls(
+        leg: Option<&WebLeg>,
         id: &Identity,
-        expected: Fingerprint,
+        expected: &Fingerprint,
         active: bool,
+        with_ice: bool,
+        now: Instant,
+    ) -> Result<Option<DtlsLeg>, String> {
+        if let Some(l) = leg {
+            if let Some(d) = &l.dtls {
+                if d.expected() == expected && d.is_active() == active && l.failed.is_none() {
+                    return Ok(None);
+                }
+            }
+        }
+        DtlsLeg::new(id, active, expected.clone(), with_ice, now).map(Some).map_err(|e| e.to_string())
+    }
+
+    /// Runs a new association ([`WebLeg::prepare_dtls`]). Returns datagrams
+    /// to send (a ClientHello when the peer's address is known already;
+    /// `hint`: the peer's SDP address, used without ICE).
+    pub fn install_dtls(
+        &mut self,
+        leg: DtlsLeg,
         hint: Option<SocketAddr>,
         now: Instant,
         totals: &mut WebTotals,
-    ) -> Result<Actions, String> {
-        if let Some(d) = &self.dtls {
-            if d.expected() == &expected && d.is_active() == active && self.failed.is_none() {
-                return Ok(Actions::default());
-            }
-        }
-        let leg = DtlsLeg::new(id, active, expected, self.ice.is_some(), now).map_err(|e| e.to_string())?;
+    ) -> Actions {
+        let active = leg.is_active();
         self.dtls = Some(leg);
         self.failed = None;
         self.start_pending = active;
@@ -118,7 +133,7 @@ impl WebLeg {
                 self.start(peer, now, totals, &mut out);
             }
         }
-        Ok(out)
+        out
     }
 
     fn start(&mut self, peer: SocketAddr, now: Instant, totals: &mut WebTotals, out: &mut Actions) {

@@ -8,7 +8,9 @@ pub mod io;
 pub mod netlink;
 pub mod pool;
 pub mod ports;
-pub mod stats;
+/// The counters live in their own crate: the call table reads them without
+/// depending on the data plane.
+pub use srtpgate_stats as stats;
 pub mod sys;
 pub mod worker;
 

@@ -33,9 +33,9 @@ pub type CallKey = u64;
 /// is at most this.
 pub const MAX_LOOP_PACKETS: usize = 1024;
 
-/// The sockets of one side of a media stream: where that side's endpoint
+/// The sockets of one leg of a media stream: where that leg's endpoint
 /// sends, and where the relay sends to it from.
-pub struct SideSockets {
+pub struct LegSockets {
     /// RTP socket.
     pub rtp: UdpSocket,
     /// RTCP socket (RTP port + 1; idle when the endpoint multiplexes RTCP).
@@ -44,8 +44,8 @@ pub struct SideSockets {
     pub stats: Arc<LegStats>,
 }
 
-/// What the signalling agreed for one side; `None` fields keep what is set.
-pub struct SideConfig<E: Engine> {
+/// What the signalling agreed for one leg; `None` fields keep what is set.
+pub struct LegConfig<E: Engine> {
     /// The endpoint's RTP and RTCP addresses from its SDP (re-learnt from
     /// the first valid packet).
     pub peer: Option<(Option<SocketAddr>, Option<SocketAddr>)>,
@@ -64,10 +64,10 @@ pub struct SideConfig<E: Engine> {
     /// Accept a new source address after latching (media handover); SRTP
     /// legs always may re-latch on an authenticated packet.
     pub handover: bool,
-    /// Transcoding of the RTP this side sends, before it is protected for
-    /// the other side (inner `None`: pass-through).
+    /// Transcoding of the RTP this leg sends, before it is protected for
+    /// the other leg (inner `None`: pass-through).
     pub transcode: Option<Option<Box<Transcoder>>>,
-    /// The side speaks ICE and/or DTLS on its port: datagrams that are not
+    /// The leg speaks ICE and/or DTLS on its port: datagrams that are not
     /// RTP or RTCP by RFC 7983's first-byte rule (STUN 0–3, DTLS 20–63) go
     /// to the control thread as [`Signal`]s.
     pub demux: bool,
@@ -75,14 +75,14 @@ pub struct SideConfig<E: Engine> {
     /// media from and to it is dropped (`no_destination`) until
     /// [`Cmd::Keys`] brings them.
     pub keys_pending: bool,
-    /// The side is bundled (RFC 8843) into the transport of this stream's
-    /// side (another stream of the call): its media comes in and goes out
+    /// The leg is bundled (RFC 8843) into the transport of this stream's
+    /// leg (another stream of the call): its media comes in and goes out
     /// through that stream's port, to that stream's ICE peer.
     pub bundle: Option<usize>,
-    /// The RTP payload types of this side's m-line: on a bundled side,
+    /// The RTP payload types of this leg's m-line: on a bundled leg,
     /// what the transport's port hands to this stream.
     pub payload_types: Vec<u8>,
-    /// RTP to this side carries the stream's `a=mid` in this RTP header
+    /// RTP to this leg carries the stream's `a=mid` in this RTP header
     /// extension (RFC 8843 §15; one-byte form, RFC 8285: id 1–14, mid of
     /// 1–16 bytes), so that a bundling endpoint can tell the streams apart
     /// without knowing their SSRCs.
@@ -99,8 +99,8 @@ pub struct Signal {
     pub call: CallKey,
     /// Its media stream (m-line index).
     pub stream: usize,
-    /// The side (0 or 1) it arrived on.
-    pub side: usize,
+    /// The leg (0 or 1) it arrived on.
+    pub party: usize,
     /// Where it came from.
     pub from: SocketAddr,
     /// The datagram.
@@ -189,24 +189,24 @@ impl SignalBufs {
 
 /// Commands from the control thread.
 pub enum Cmd<E: Engine> {
-    /// A new media stream of a call, with its two sides' sockets.
-    AddStream { call: CallKey, stream: usize, sides: [SideSockets; 2] },
-    /// The negotiated parameters of one side of a stream.
-    Configure { call: CallKey, stream: usize, side: usize, config: Box<SideConfig<E>> },
+    /// A new media stream of a call, with its two legs' sockets.
+    AddStream { call: CallKey, stream: usize, legs: [LegSockets; 2] },
+    /// The negotiated parameters of one leg of a stream.
+    Configure { call: CallKey, stream: usize, party: usize, config: Box<LegConfig<E>> },
     /// Close every stream of a call.
     RemoveCall { call: CallKey },
     /// Close one stream of a call (a refused re-offer that had added it).
     RemoveStream { call: CallKey, stream: usize },
-    /// The SRTP contexts of a side whose keys a DTLS handshake agreed:
+    /// The SRTP contexts of a leg whose keys a DTLS handshake agreed:
     /// `rx` unprotects what its endpoint sends, `tx` protects what the relay
     /// sends to it.
-    Keys { call: CallKey, stream: usize, side: usize, rx: Box<Context<E>>, tx: Box<Context<E>> },
-    /// A side's peer chosen by ICE (a valid check, nominated or first):
-    /// media to the side goes there (RTCP too, which ICE legs multiplex).
-    Latch { call: CallKey, stream: usize, side: usize, peer: SocketAddr },
-    /// A datagram the control thread sends from a side's RTP port (STUN
+    Keys { call: CallKey, stream: usize, party: usize, rx: Box<Context<E>>, tx: Box<Context<E>> },
+    /// A leg's peer chosen by ICE (a valid check, nominated or first):
+    /// media to the leg goes there (RTCP too, which ICE legs multiplex).
+    Latch { call: CallKey, stream: usize, party: usize, peer: SocketAddr },
+    /// A datagram the control thread sends from a leg's RTP port (STUN
     /// answers, DTLS records).
-    Send { call: CallKey, stream: usize, side: usize, to: SocketAddr, data: Vec<u8> },
+    Send { call: CallKey, stream: usize, party: usize, to: SocketAddr, data: Vec<u8> },
     /// Hand every stream of a call, with all its state (sockets, latched
     /// peers, contexts, transcoders), to another worker; then report on
     /// `done` how many streams went. Datagrams of the call already read in
@@ -214,29 +214,29 @@ pub enum Cmd<E: Engine> {
     MoveCall { call: CallKey, to: Mover<E>, done: std::sync::mpsc::SyncSender<usize> },
     /// Streams another worker handed over ([`Cmd::MoveCall`]).
     Adopt { streams: Vec<Moved<E>> },
-    /// Report where every keyed side's SRTP contexts stand (for the call
-    /// state kept across restarts): one [`SideState`] per side with a
+    /// Report where every keyed leg's SRTP contexts stand (for the call
+    /// state kept across restarts): one [`LegState`] per leg with a
     /// context. Allocates: the control thread asks a few times a second.
-    Snapshot { reply: std::sync::mpsc::Sender<Vec<SideState>> },
-    /// Reserve the SRTP and SRTCP indices of `ssrc` on a side's sending
+    Snapshot { reply: std::sync::mpsc::Sender<Vec<LegState>> },
+    /// Reserve the SRTP and SRTCP indices of `ssrc` on a leg's sending
     /// context up to these (inclusive; no SRTP index: none yet), once the
-    /// reservation is persisted. Applied only while the side's sending key
-    /// is still `key` ([`SideConfig::tx_key`]): a reservation made for a
+    /// reservation is persisted. Applied only while the leg's sending key
+    /// is still `key` ([`LegConfig::tx_key`]): a reservation made for a
     /// key that a re-INVITE replaced must not reach the new one.
-    Reserve { call: CallKey, stream: usize, side: usize, key: u64, ssrc: u32, rtp: Option<u64>, rtcp: u32 },
+    Reserve { call: CallKey, stream: usize, party: usize, key: u64, ssrc: u32, rtp: Option<u64>, rtcp: u32 },
     /// Leave the loop.
     Stop,
 }
 
-/// Where one side's SRTP contexts stand ([`Cmd::Snapshot`]).
+/// Where one leg's SRTP contexts stand ([`Cmd::Snapshot`]).
 #[derive(Debug)]
-pub struct SideState {
+pub struct LegState {
     /// The call.
     pub call: CallKey,
     /// Its media stream.
     pub stream: usize,
-    /// The side.
-    pub side: usize,
+    /// The leg.
+    pub party: usize,
     /// The streams of the context that unprotects what the endpoint sends.
     pub rx: Vec<srtp::StreamState>,
     /// Its master keys' use.
@@ -250,7 +250,7 @@ pub struct SideState {
     pub wanted: Option<(u32, u64, bool)>,
 }
 
-struct Side<E: Engine> {
+struct Leg<E: Engine> {
     rtp: UdpSocket,
     rtcp: UdpSocket,
     stats: Arc<LegStats>,
@@ -264,35 +264,35 @@ struct Side<E: Engine> {
     tx: Option<Context<E>>,
     handover: bool,
     transcode: Option<Box<Transcoder>>,
-    /// The transcoder failed: this side's RTP is dropped until the
+    /// The transcoder failed: this leg's RTP is dropped until the
     /// signalling sets the stream up again.
     transcode_failed: bool,
     /// The sequence numbers of the RTP from the endpoint, for the leg's
     /// expected and lost packets.
     seq: Option<SeqTrack>,
-    /// See [`SideConfig::demux`].
+    /// See [`LegConfig::demux`].
     demux: bool,
-    /// See [`SideConfig::keys_pending`].
+    /// See [`LegConfig::keys_pending`].
     keys_pending: bool,
-    /// See [`SideConfig::bundle`].
+    /// See [`LegConfig::bundle`].
     bundle: Option<usize>,
-    /// See [`SideConfig::payload_types`] (bit per type).
+    /// See [`LegConfig::payload_types`] (bit per type).
     pts: u128,
-    /// The slot of the stream whose port this bundled side shares (kept by
+    /// The slot of the stream whose port this bundled leg shares (kept by
     /// [`Worker::relink`]).
     bundle_slot: Option<u32>,
-    /// On the side that owns a BUNDLE transport: the other bundled streams.
+    /// On the leg that owns a BUNDLE transport: the other bundled streams.
     members: Vec<Member>,
-    /// See [`SideConfig::mid_ext`]: id, the mid and its length.
+    /// See [`LegConfig::mid_ext`]: id, the mid and its length.
     mid_ext: Option<(u8, [u8; 16], u8)>,
-    /// A packet to this side waited for an index reservation (SSRC,
+    /// A packet to this leg waited for an index reservation (SSRC,
     /// index, SRTCP), for the next [`Cmd::Snapshot`].
     wanted: Option<(u32, u64, bool)>,
-    /// [`SideConfig::tx_key`] of `tx`.
+    /// [`LegConfig::tx_key`] of `tx`.
     tx_key: u64,
 }
 
-/// A stream bundled into another's transport, as that transport's side
+/// A stream bundled into another's transport, as that transport's leg
 /// sees it: RTP goes to it by payload type, RTCP by the sender's SSRC
 /// (learnt from its RTP; RTCP of an SSRC not seen stays with the owner).
 #[derive(Clone, Copy)]
@@ -355,7 +355,7 @@ impl SeqTrack {
 struct Stream<E: Engine> {
     call: CallKey,
     index: usize,
-    sides: [Side<E>; 2],
+    legs: [Leg<E>; 2],
 }
 
 /// A stream on its way from one worker to another (opaque).
@@ -378,7 +378,7 @@ struct Pkt {
     in_b: bool,
     len: usize,
     slot: u32,
-    side: u8,
+    party: u8,
     kind: Kind,
     from: SocketAddr,
     rx_ns: u64,
@@ -458,8 +458,8 @@ where
 }
 
 /// The backend's token of one socket.
-fn token(slot: u32, side: usize, rtcp: bool) -> u32 {
-    slot * 4 + side as u32 * 2 + rtcp as u32
+fn token(slot: u32, party: usize, rtcp: bool) -> u32 {
+    slot * 4 + party as u32 * 2 + rtcp as u32
 }
 
 /// Reuses a vector's allocation for another element type of the same layout
@@ -571,23 +571,23 @@ where
 
     fn command(&mut self, cmd: Cmd<E>) {
         match cmd {
-            Cmd::AddStream { call, stream, sides } => {
-                if let Err(e) = self.add_stream(call, stream, sides) {
+            Cmd::AddStream { call, stream, legs } => {
+                if let Err(e) = self.add_stream(call, stream, legs) {
                     tracing::error!(call, "cannot register media sockets: {e}");
                 }
             }
-            Cmd::Configure { call, stream, side, config } => {
+            Cmd::Configure { call, stream, party, config } => {
                 let Some(slot) = self.slot_of(call, stream) else { return };
                 let Some(Some(s)) = self.streams.get_mut(slot) else { return };
-                let Some(d) = s.sides.get_mut(side) else { return };
+                let Some(d) = s.legs.get_mut(party) else { return };
                 if let Some((rtp, rtcp)) = config.peer {
                     if (rtp, rtcp) != (d.peer_rtp, d.peer_rtcp) || !d.configured {
                         d.peer_rtp = rtp;
                         d.peer_rtcp = rtcp;
                         d.latched_rtp = false;
                         d.latched_rtcp = false;
-                        self.io.latch(token(slot as u32, side, false), None);
-                        self.io.latch(token(slot as u32, side, true), None);
+                        self.io.latch(token(slot as u32, party, false), None);
+                        self.io.latch(token(slot as u32, party, true), None);
                     }
                 }
                 d.mux = config.rtcp_mux;
@@ -624,25 +624,25 @@ where
                     self.relink(call);
                 }
             }
-            Cmd::Keys { call, stream, side, rx, tx } => {
-                if let Some((_, d)) = self.side_mut(call, stream, side) {
+            Cmd::Keys { call, stream, party, rx, tx } => {
+                if let Some((_, d)) = self.leg_mut(call, stream, party) {
                     d.rx = Some(*rx);
                     d.tx = Some(*tx);
                     d.tx_key = 0;
                     d.keys_pending = false;
                 }
             }
-            Cmd::Send { call, stream, side, to, data } => {
-                if let Some((_, d)) = self.side_mut(call, stream, side) {
+            Cmd::Send { call, stream, party, to, data } => {
+                if let Some((_, d)) = self.leg_mut(call, stream, party) {
                     if let Err(e) = d.rtp.send_to(&data, to) {
                         tracing::debug!(call, "sending a STUN/DTLS datagram to {to}: {e}");
                         self.stats.signal(false);
                     }
                 }
             }
-            Cmd::Latch { call, stream, side, peer } => {
+            Cmd::Latch { call, stream, party, peer } => {
                 let mut changed = None;
-                if let Some((slot, d)) = self.side_mut(call, stream, side) {
+                if let Some((slot, d)) = self.leg_mut(call, stream, party) {
                     if d.peer_rtp != Some(peer) || !d.latched_rtp {
                         d.peer_rtp = Some(peer);
                         d.latched_rtp = true;
@@ -653,7 +653,7 @@ where
                     }
                 }
                 if let Some(slot) = changed {
-                    self.io.latch(token(slot as u32, side, false), Some(peer));
+                    self.io.latch(token(slot as u32, party, false), Some(peer));
                 }
             }
             Cmd::RemoveCall { call } => {
@@ -700,14 +700,14 @@ where
             Cmd::Snapshot { reply } => {
                 let mut out = Vec::new();
                 for s in self.streams.iter_mut().flatten() {
-                    for (k, d) in s.sides.iter_mut().enumerate() {
+                    for (k, d) in s.legs.iter_mut().enumerate() {
                         if d.rx.is_none() && d.tx.is_none() {
                             continue;
                         }
-                        out.push(SideState {
+                        out.push(LegState {
                             call: s.call,
                             stream: s.index,
-                            side: k,
+                            party: k,
                             rx: d.rx.as_ref().map(Context::streams_state).unwrap_or_default(),
                             rx_uses: d.rx.as_ref().map(Context::key_uses).unwrap_or_default(),
                             tx: d.tx.as_ref().map(Context::streams_state).unwrap_or_default(),
@@ -718,11 +718,11 @@ where
                 }
                 let _ = reply.send(out);
             }
-            Cmd::Reserve { call, stream, side, key, ssrc, rtp, rtcp } => {
-                if let Some((_, d)) = self.side_mut(call, stream, side) {
+            Cmd::Reserve { call, stream, party, key, ssrc, rtp, rtcp } => {
+                if let Some((_, d)) = self.leg_mut(call, stream, party) {
                     if let Some(tx) = d.tx.as_mut().filter(|_| d.tx_key == key) {
                         if let Err(e) = tx.reserve(ssrc, rtp, rtcp) {
-                            tracing::warn!(call, stream, side, "index reservation refused: {e}");
+                            tracing::warn!(call, stream, party, "index reservation refused: {e}");
                         }
                     }
                 }
@@ -731,7 +731,7 @@ where
         }
     }
 
-    /// Links the bundled sides of a call's streams to the stream whose
+    /// Links the bundled legs of a call's streams to the stream whose
     /// transport they share (slots change when streams come, go or move).
     fn relink(&mut self, call: CallKey) {
         let mine: Vec<(usize, u32)> = self
@@ -741,27 +741,27 @@ where
             .flatten()
             .filter_map(|&slot| self.streams.get(slot as usize)?.as_ref().map(|s| (s.index, slot)))
             .collect();
-        // The SSRCs learnt so far stay with their stream: (side, member).
+        // The SSRCs learnt so far stay with their stream: (leg, member).
         let mut learnt: Vec<(usize, Member)> = Vec::new();
         let mut links: Vec<(u32, usize, u32, u128)> = Vec::new();
         for &(_, slot) in &mine {
             let Some(Some(s)) = self.streams.get_mut(slot as usize) else { continue };
-            for (side, d) in s.sides.iter_mut().enumerate() {
-                learnt.extend(d.members.drain(..).map(|m| (side, m)));
+            for (party, d) in s.legs.iter_mut().enumerate() {
+                learnt.extend(d.members.drain(..).map(|m| (party, m)));
                 d.bundle_slot = d.bundle.and_then(|b| mine.iter().find(|(i, _)| *i == b).map(|&(_, ps)| ps));
                 if let Some(owner) = d.bundle_slot {
-                    links.push((owner, side, slot, d.pts));
+                    links.push((owner, party, slot, d.pts));
                 }
             }
         }
-        for (owner, side, slot, pts) in links {
+        for (owner, party, slot, pts) in links {
             let (ssrcs, seen) = learnt
                 .iter()
-                .find(|(s, m)| *s == side && m.slot == slot)
+                .find(|(s, m)| *s == party && m.slot == slot)
                 .map(|(_, m)| (m.ssrcs, m.seen))
                 .unwrap_or(([0; 4], 0));
             if let Some(Some(o)) = self.streams.get_mut(owner as usize) {
-                o.sides[side].members.push(Member { slot, pts, ssrcs, seen });
+                o.legs[party].members.push(Member { slot, pts, ssrcs, seen });
             }
         }
     }
@@ -775,10 +775,10 @@ where
             .find(|&slot| self.streams.get(slot).is_some_and(|s| s.as_ref().is_some_and(|s| s.index == stream)))
     }
 
-    /// One side of a stream, with the stream's slot.
-    fn side_mut(&mut self, call: CallKey, stream: usize, side: usize) -> Option<(usize, &mut Side<E>)> {
+    /// One leg of a stream, with the stream's slot.
+    fn leg_mut(&mut self, call: CallKey, stream: usize, party: usize) -> Option<(usize, &mut Leg<E>)> {
         let slot = self.slot_of(call, stream)?;
-        let d = self.streams.get_mut(slot)?.as_mut()?.sides.get_mut(side)?;
+        let d = self.streams.get_mut(slot)?.as_mut()?.legs.get_mut(party)?;
         Some((slot, d))
     }
 
@@ -787,13 +787,13 @@ where
     /// told to the backend (the AF_XDP map names the owning worker).
     fn adopt(&mut self, s: Stream<E>) -> std::io::Result<()> {
         let slot = self.free_slot();
-        for (i, d) in s.sides.iter().enumerate() {
+        for (i, d) in s.legs.iter().enumerate() {
             let added = self
                 .io
                 .add(token(slot, i, false), d.rtp.as_raw_fd())
                 .and_then(|()| self.io.add(token(slot, i, true), d.rtcp.as_raw_fd()));
             if let Err(e) = added {
-                for (j, d) in s.sides.iter().enumerate().take(i + 1) {
+                for (j, d) in s.legs.iter().enumerate().take(i + 1) {
                     self.io.remove(token(slot, j, false), d.rtp.as_raw_fd());
                     self.io.remove(token(slot, j, true), d.rtcp.as_raw_fd());
                 }
@@ -801,7 +801,7 @@ where
                 return Err(e);
             }
         }
-        for (i, d) in s.sides.iter().enumerate() {
+        for (i, d) in s.legs.iter().enumerate() {
             if d.latched_rtp {
                 self.io.latch(token(slot, i, false), d.peer_rtp);
             }
@@ -837,7 +837,7 @@ where
                     self.by_call.remove(&s.call);
                 }
             }
-            for (i, d) in s.sides.iter().enumerate() {
+            for (i, d) in s.legs.iter().enumerate() {
                 self.io.remove(token(slot as u32, i, false), d.rtp.as_raw_fd());
                 self.io.remove(token(slot as u32, i, true), d.rtcp.as_raw_fd());
             }
@@ -861,8 +861,8 @@ where
         taken.map(|s| *s)
     }
 
-    fn add_stream(&mut self, call: CallKey, index: usize, sides: [SideSockets; 2]) -> std::io::Result<()> {
-        let side = |s: SideSockets| Side {
+    fn add_stream(&mut self, call: CallKey, index: usize, legs: [LegSockets; 2]) -> std::io::Result<()> {
+        let leg = |s: LegSockets| Leg {
             rtp: s.rtp,
             rtcp: s.rtcp,
             stats: s.stats,
@@ -888,7 +888,7 @@ where
             wanted: None,
             tx_key: 0,
         };
-        self.adopt(Stream { call, index, sides: sides.map(side) })
+        self.adopt(Stream { call, index, legs: legs.map(leg) })
     }
 
     /// Turns what the backend delivered into the round's packets: the leg
@@ -898,12 +898,12 @@ where
         let unknown = SocketAddr::from(([0, 0, 0, 0], 0));
         for d in self.rx.drain(..) {
             let mut slot = d.tok / 4;
-            let side = ((d.tok / 2) % 2) as usize;
+            let party = ((d.tok / 2) % 2) as usize;
             let rtcp_port = d.tok % 2 == 1;
             // A BUNDLE transport: media of another stream of the call goes
             // to that stream (RTP by payload type, RTCP by sender SSRC).
             if let Some(Some(owner)) = self.streams.get_mut(slot as usize) {
-                let leg = &mut owner.sides[side];
+                let leg = &mut owner.legs[party];
                 let b = &d.buf[..d.len.min(d.buf.len())];
                 if !leg.members.is_empty() && b.len() >= 12 && (128..=191).contains(&b[0]) {
                     if classify(rtcp_port, leg.mux, b) == Kind::Rtp {
@@ -932,7 +932,7 @@ where
                 }
                 continue;
             };
-            let leg = &stream.sides[side];
+            let leg = &stream.legs[party];
             if d.pool_exhausted() {
                 leg.stats.dropped(Drop::PoolExhausted);
                 self.stats.total.dropped(Drop::PoolExhausted);
@@ -947,7 +947,7 @@ where
                     (Some(tx), Some(from)) if !d.truncated && !tx.is_full() => {
                         match self.signal_bufs.copy(&d.buf[..len]) {
                             Some(data) => tx
-                                .try_send(Signal { call: stream.call, stream: stream.index, side, from, data })
+                                .try_send(Signal { call: stream.call, stream: stream.index, party, from, data })
                                 .is_ok(),
                             None => false,
                         }
@@ -967,7 +967,7 @@ where
                 in_b: false,
                 len,
                 slot,
-                side: side as u8,
+                party: party as u8,
                 kind,
                 from: d.from.unwrap_or(unknown),
                 rx_ns: d.rx_ns.unwrap_or(now),
@@ -994,7 +994,7 @@ where
                 p.dropped = Some(Drop::Other);
                 continue;
             };
-            let d = &mut s.sides[p.side as usize];
+            let d = &mut s.legs[p.party as usize];
             let (peer, latched) = match (p.kind, d.mux) {
                 (Kind::Rtcp, false) => (d.peer_rtcp, d.latched_rtcp),
                 _ => (d.peer_rtp, d.latched_rtp),
@@ -1046,7 +1046,7 @@ where
                 continue;
             }
             let Some(Some(s)) = self.streams.get_mut(p.slot as usize) else { continue };
-            let d = &mut s.sides[p.side as usize];
+            let d = &mut s.legs[p.party as usize];
             let seq = u16::from_be_bytes([p.a[2], p.a[3]]);
             let ssrc = u32::from_be_bytes([p.a[8], p.a[9], p.a[10], p.a[11]]);
             let t = d.seq.get_or_insert(SeqTrack::new(ssrc, seq));
@@ -1063,7 +1063,7 @@ where
                 && streams
                     .get(p.slot as usize)
                     .and_then(|s| s.as_ref())
-                    .is_some_and(|s| s.sides.iter().any(|d| d.transcode.is_some() || d.transcode_failed))
+                    .is_some_and(|s| s.legs.iter().any(|d| d.transcode.is_some() || d.transcode_failed))
         };
         if self.pkts.iter().any(transcoded) {
             let mut rest = std::mem::take(&mut self.spare);
@@ -1091,14 +1091,14 @@ where
         }
         let now_ms = sys::now_ns() / 1_000_000;
         // 2. Latch the source, then the protect step's prepare with the
-        // other side's keys (from the current buffer into the other one).
+        // other leg's keys (from the current buffer into the other one).
         for p in self.pkts.iter_mut() {
             if p.dropped.is_some() {
                 continue;
             }
             p.prep = None;
             let Some(Some(s)) = self.streams.get_mut(p.slot as usize) else { continue };
-            let d = &mut s.sides[p.side as usize];
+            let d = &mut s.legs[p.party as usize];
             d.stats.accepted(now_ms);
             let on_rtcp_port = p.kind == Kind::Rtcp && !d.mux;
             let (peer, latched) = if on_rtcp_port {
@@ -1109,10 +1109,10 @@ where
             if !*latched || *peer != Some(p.from) {
                 *peer = Some(p.from);
                 *latched = true;
-                // A bundled side's own port is not in use: the transport's
+                // A bundled leg's own port is not in use: the transport's
                 // owner latched on the same packet's address.
                 if d.bundle_slot.is_none() {
-                    self.io.latch(token(p.slot, p.side as usize, on_rtcp_port), Some(p.from));
+                    self.io.latch(token(p.slot, p.party as usize, on_rtcp_port), Some(p.from));
                 }
             }
             if p.absorbed {
@@ -1120,13 +1120,13 @@ where
             }
             // An operator's hold or mute (RTP only: RTCP keeps flowing).
             if p.kind == Kind::Rtp
-                && (s.sides[p.side as usize].stats.blocked() & crate::stats::MUTED != 0
-                    || s.sides[1 - p.side as usize].stats.blocked() & crate::stats::HELD != 0)
+                && (s.legs[p.party as usize].stats.blocked() & crate::stats::MUTED != 0
+                    || s.legs[1 - p.party as usize].stats.blocked() & crate::stats::HELD != 0)
             {
                 p.dropped = Some(Drop::Blocked);
                 continue;
             }
-            let o = &mut s.sides[1 - p.side as usize];
+            let o = &mut s.legs[1 - p.party as usize];
             let dest = match (p.kind, o.mux) {
                 (Kind::Rtcp, false) => o.peer_rtcp,
                 _ => o.peer_rtp,
@@ -1174,7 +1174,7 @@ where
         for mut p in self.pkts.drain(..) {
             if let Some(why) = p.dropped {
                 if let Some(Some(s)) = self.streams.get(p.slot as usize) {
-                    s.sides[p.side as usize].stats.dropped(why);
+                    s.legs[p.party as usize].stats.dropped(why);
                 }
                 self.stats.total.dropped(why);
             }
@@ -1200,8 +1200,8 @@ where
             }
             if p.kind == Kind::Rtcp {
                 let Some(Some(s)) = self.streams.get_mut(p.slot as usize) else { continue };
-                let (x, y) = s.sides.split_at_mut(1);
-                let (this, other) = if p.side == 0 { (&mut x[0], &mut y[0]) } else { (&mut y[0], &mut x[0]) };
+                let (x, y) = s.legs.split_at_mut(1);
+                let (this, other) = if p.party == 0 { (&mut x[0], &mut y[0]) } else { (&mut y[0], &mut x[0]) };
                 if this.transcode.is_none() && other.transcode.is_none() {
                     continue;
                 }
@@ -1225,7 +1225,7 @@ where
                 continue;
             }
             let Some(Some(s)) = self.streams.get_mut(p.slot as usize) else { continue };
-            let d = &mut s.sides[p.side as usize];
+            let d = &mut s.legs[p.party as usize];
             if d.transcode_failed {
                 p.dropped = Some(Drop::Transcode);
                 continue;
@@ -1253,7 +1253,7 @@ where
                 Ok(Err(e)) => {
                     p.dropped = Some(Drop::Transcode);
                     if e.is_fatal() {
-                        tracing::warn!(call = s.call, stream = s.index, side = p.side, "transcoding ended: {e}");
+                        tracing::warn!(call = s.call, stream = s.index, party = p.party, "transcoding ended: {e}");
                         st.transcoded(3, 1);
                         d.transcode = None;
                         d.transcode_failed = true;
@@ -1265,7 +1265,7 @@ where
                     tracing::error!(
                         call = s.call,
                         stream = s.index,
-                        side = p.side,
+                        party = p.party,
                         "transcoder panicked; transcoding ended"
                     );
                     st.transcoded(3, 1);
@@ -1286,7 +1286,7 @@ where
             };
             buf[..first.len()].copy_from_slice(first);
             p.len = first.len();
-            let (slot, side, from, rx_ns) = (p.slot, p.side, p.from, p.rx_ns);
+            let (slot, party, from, rx_ns) = (p.slot, p.party, p.from, p.rx_ns);
             for o in outs {
                 if n + self.extra.len() >= MAX_LOOP_PACKETS {
                     // The round is full: the rest of this packet's audio is lost.
@@ -1308,7 +1308,7 @@ where
                         in_b: false,
                         len: o.len(),
                         slot,
-                        side,
+                        party,
                         kind: Kind::Rtp,
                         from,
                         rx_ns,
@@ -1334,16 +1334,16 @@ where
     }
 
     /// Runs the engine over the packets prepared in this step (unprotect
-    /// with the receiving side's context, or protect with the other side's),
+    /// with the receiving leg's context, or protect with the other leg's),
     /// as one batch, then commits each in order.
     fn transform_step(&mut self, unprotect: bool) {
         let streams = &self.streams;
         let ctx_of = |p: &Pkt| -> Option<&Context<E>> {
             let s = streams.get(p.slot as usize)?.as_ref()?;
             if unprotect {
-                s.sides[p.side as usize].rx.as_ref()
+                s.legs[p.party as usize].rx.as_ref()
             } else {
-                s.sides[1 - p.side as usize].tx.as_ref()
+                s.legs[1 - p.party as usize].tx.as_ref()
             }
         };
         let mut jobs: Vec<Job<'_, E::Keys>> = recycle(std::mem::take(&mut self.jobs));
@@ -1379,7 +1379,7 @@ where
             k += 1;
             let Some(Some(s)) = self.streams.get_mut(p.slot as usize) else { continue };
             let ctx =
-                if unprotect { s.sides[p.side as usize].rx.as_mut() } else { s.sides[1 - p.side as usize].tx.as_mut() };
+                if unprotect { s.legs[p.party as usize].rx.as_mut() } else { s.legs[1 - p.party as usize].tx.as_mut() };
             let Some(ctx) = ctx else { continue };
             let out: &[u8] = if p.in_b { p.b.as_deref().unwrap_or(&[]) } else { &p.a };
             let committed = match ctx.commit(&prep, outcome, out) {
@@ -1433,9 +1433,9 @@ where
                 let Some(Some(s)) = self.streams.get(p.slot as usize) else { continue };
                 if k < sent {
                     let delay = now.saturating_sub(p.rx_ns);
-                    s.sides[1 - p.side as usize].stats.sent(p.len);
+                    s.legs[1 - p.party as usize].stats.sent(p.len);
                     self.stats.total.sent(p.len);
-                    s.sides[p.side as usize].stats.delay(delay);
+                    s.legs[p.party as usize].stats.delay(delay);
                     self.stats.delay(delay);
                 }
             }
@@ -1460,9 +1460,9 @@ where
                     p.sent = true;
                     let Some(Some(s)) = self.streams.get(p.slot as usize) else { continue };
                     let delay = now.saturating_sub(p.rx_ns);
-                    s.sides[1 - p.side as usize].stats.sent(len);
+                    s.legs[1 - p.party as usize].stats.sent(len);
                     self.stats.total.sent(len);
-                    s.sides[p.side as usize].stats.delay(delay);
+                    s.legs[p.party as usize].stats.delay(delay);
                     self.stats.delay(delay);
                 }
                 Err(buf) if p.in_b => p.b = Some(buf),
@@ -1479,12 +1479,12 @@ where
             return None;
         }
         let s = self.streams.get(p.slot as usize)?.as_ref()?;
-        let other = 1 - p.side as usize;
-        let o = &s.sides[other];
+        let other = 1 - p.party as usize;
+        let o = &s.legs[other];
         if let Some(ps) = o.bundle_slot {
             // Bundled: out of the transport owner's port, to its peer.
             let t = self.streams.get(ps as usize)?.as_ref().filter(|t| t.call == s.call)?;
-            let od = &t.sides[other];
+            let od = &t.legs[other];
             return Some((token(ps, other, false), od.rtp.as_raw_fd(), od.peer_rtp?));
         }
         match (p.kind, o.mux) {

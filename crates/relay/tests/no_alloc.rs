@@ -1,5 +1,5 @@
 //! A worker's rounds allocate nothing once its legs are set up: a relayed
-//! SRTP stream (RTP and RTCP, AES-CM/HMAC-SHA1 on one side, GCM on the
+//! SRTP stream (RTP and RTCP, AES-CM/HMAC-SHA1 on one leg, GCM on the
 //! other), STUN datagrams handed to the control thread from an ICE leg, and
 //! a transcoded plain RTP stream (PCMU to PCMA), through the sockets backend
 //! and, where the kernel has it, io_uring.
@@ -14,7 +14,7 @@ use srtpgate_codec::transcode::{Direction, Transcoder};
 use srtpgate_codec::Registry;
 use srtpgate_relay::io::{uring, IoKind, IoSetup, Wake};
 use srtpgate_relay::stats::{LegStats, WorkerStats};
-use srtpgate_relay::worker::{Cmd, SideConfig, SideSockets, Signal, Worker};
+use srtpgate_relay::worker::{Cmd, LegConfig, LegSockets, Signal, Worker};
 use srtpgate_relay::WorkerConfig;
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
@@ -51,15 +51,15 @@ fn addr(s: &UdpSocket) -> SocketAddr {
     s.local_addr().unwrap()
 }
 
-fn sides() -> ([SideSockets; 2], [SocketAddr; 4]) {
-    let s: [SideSockets; 2] =
-        std::array::from_fn(|_| SideSockets { rtp: udp(), rtcp: udp(), stats: Arc::new(LegStats::default()) });
+fn legs() -> ([LegSockets; 2], [SocketAddr; 4]) {
+    let s: [LegSockets; 2] =
+        std::array::from_fn(|_| LegSockets { rtp: udp(), rtcp: udp(), stats: Arc::new(LegStats::default()) });
     let a = [addr(&s[0].rtp), addr(&s[0].rtcp), addr(&s[1].rtp), addr(&s[1].rtcp)];
     (s, a)
 }
 
-fn config(peer: &UdpSocket, peer_rtcp: &UdpSocket) -> SideConfig<CpuEngine> {
-    SideConfig {
+fn config(peer: &UdpSocket, peer_rtcp: &UdpSocket) -> LegConfig<CpuEngine> {
+    LegConfig {
         peer: Some((Some(addr(peer)), Some(addr(peer_rtcp)))),
         rtcp_mux: false,
         rx: Some(None),
@@ -154,8 +154,8 @@ impl Rig {
         let waker = ready_rx.recv().unwrap()?;
 
         let (a, a_rtcp, b, b_rtcp) = (udp(), udp(), udp(), udp());
-        let (sockets, to_a) = sides();
-        cmds.send(Cmd::AddStream { call: 1, stream: 0, sides: sockets }).unwrap();
+        let (sockets, to_a) = legs();
+        cmds.send(Cmd::AddStream { call: 1, stream: 0, legs: sockets }).unwrap();
         let mut side_a = config(&a, &a_rtcp);
         side_a.rx = Some(Some(ctx(A_SUITE, 1)));
         side_a.tx = Some(Some(ctx(A_SUITE, 2)));
@@ -163,12 +163,12 @@ impl Rig {
         let mut side_b = config(&b, &b_rtcp);
         side_b.rx = Some(Some(ctx(B_SUITE, 3)));
         side_b.tx = Some(Some(ctx(B_SUITE, 4)));
-        cmds.send(Cmd::Configure { call: 1, stream: 0, side: 0, config: Box::new(side_a) }).unwrap();
-        cmds.send(Cmd::Configure { call: 1, stream: 0, side: 1, config: Box::new(side_b) }).unwrap();
+        cmds.send(Cmd::Configure { call: 1, stream: 0, party: 0, config: Box::new(side_a) }).unwrap();
+        cmds.send(Cmd::Configure { call: 1, stream: 0, party: 1, config: Box::new(side_b) }).unwrap();
 
         let (c, c_rtcp, d, d_rtcp) = (udp(), udp(), udp(), udp());
-        let (sockets, to_c) = sides();
-        cmds.send(Cmd::AddStream { call: 2, stream: 0, sides: sockets }).unwrap();
+        let (sockets, to_c) = legs();
+        cmds.send(Cmd::AddStream { call: 2, stream: 0, legs: sockets }).unwrap();
         let reg = Registry::new();
         let (pu, iu) = reg.find("PCMU", 8000, 1).expect("PCMU");
         let (pa, ia) = reg.find("PCMA", 8000, 1).expect("PCMA");
@@ -185,8 +185,8 @@ impl Rig {
         .expect("transcoder");
         let mut side_c = config(&c, &c_rtcp);
         side_c.transcode = Some(Some(Box::new(t)));
-        cmds.send(Cmd::Configure { call: 2, stream: 0, side: 0, config: Box::new(side_c) }).unwrap();
-        cmds.send(Cmd::Configure { call: 2, stream: 0, side: 1, config: Box::new(config(&d, &d_rtcp)) }).unwrap();
+        cmds.send(Cmd::Configure { call: 2, stream: 0, party: 0, config: Box::new(side_c) }).unwrap();
+        cmds.send(Cmd::Configure { call: 2, stream: 0, party: 1, config: Box::new(config(&d, &d_rtcp)) }).unwrap();
         waker.wake()?;
 
         Ok(Rig {
@@ -212,7 +212,7 @@ impl Rig {
     /// One burst: `n` SRTP packets, an SRTCP packet and a STUN request from
     /// A, `n` PCMU packets from C; waits until B and D got what the worker
     /// made of them (checked) and the STUN request reached the control
-    /// side.
+    /// leg.
     fn burst(&mut self, n: usize) {
         let mut out = [0u8; 1500];
         for _ in 0..n {
@@ -238,7 +238,7 @@ impl Rig {
         let len = self.b_rx.unprotect_rtcp(&inb[..got], &mut out).expect("B unprotects SRTCP");
         assert_eq!(&out[..len], &rtcp(self.seq as u32)[..]);
         let sig = self.signals.recv_timeout(PATIENCE).expect("the STUN request reaches the control side");
-        assert_eq!((sig.call, sig.side, &sig.data[..]), (1, 0, &stun(self.seq as u32)[..]));
+        assert_eq!((sig.call, sig.party, &sig.data[..]), (1, 0, &stun(self.seq as u32)[..]));
         // Dropped here, on this thread: its buffer goes back to the worker.
         drop(sig);
     }

@@ -63,6 +63,47 @@ impl Policy {
         }
     }
 
+    /// Whether a context can be made of this policy: what
+    /// [`Context::new`] refuses, without deriving a key (the control plane
+    /// checks a key it agrees before a worker builds the context).
+    pub fn check(&self) -> Result<(), Error> {
+        let suite = self.suite;
+        if self.keys.is_empty() {
+            return Err(Error::InvalidPolicy("no master key".into()));
+        }
+        let mki_len = self.keys[0].mki().len();
+        if self.keys.iter().any(|k| k.mki().len() != mki_len) {
+            return Err(Error::InvalidPolicy("all master keys need MKIs of one length".into()));
+        }
+        if self.keys.len() > 1 && mki_len == 0 {
+            return Err(Error::InvalidPolicy("several master keys need an MKI each".into()));
+        }
+        for (i, a) in self.keys.iter().enumerate() {
+            if mki_len > 0 && self.keys[..i].iter().any(|b| b.mki() == a.mki()) {
+                return Err(Error::InvalidPolicy("two master keys share an MKI".into()));
+            }
+            if a.key().len() != suite.master_key_len() || a.salt().len() != suite.master_salt_len() {
+                return Err(Error::InvalidKey(format!("master key does not fit {suite}")));
+            }
+        }
+        if self.kdr != 0 && (!self.kdr.is_power_of_two() || self.kdr > 1 << 24) {
+            return Err(Error::InvalidPolicy(format!(
+                "key derivation rate {} is not 0 or a power of two up to 2^24",
+                self.kdr
+            )));
+        }
+        if !(64..=MAX_WINDOW).contains(&self.replay_window) {
+            return Err(Error::InvalidPolicy(format!(
+                "replay window {} outside 64..={MAX_WINDOW}",
+                self.replay_window
+            )));
+        }
+        if self.max_streams == 0 {
+            return Err(Error::InvalidPolicy("max_streams is 0".into()));
+        }
+        Ok(())
+    }
+
     /// Derives the session keys of master key `master` as this policy says.
     fn derive(&self, master: &MasterKey, rtcp: bool, r: u64) -> Result<SessionKeys, Error> {
         if self.libsrtp_aes192_kdf && matches!(self.suite.cipher(), Cipher::AesCm(24)) {
@@ -342,40 +383,9 @@ fn xor_into(dst: &mut [u8], src: &[u8]) {
 impl<E: Engine> Context<E> {
     /// Creates a context, deriving and precomputing the session keys once.
     pub fn new(policy: Policy, engine: E) -> Result<Context<E>, Error> {
+        policy.check()?;
         let suite = policy.suite;
-        if policy.keys.is_empty() {
-            return Err(Error::InvalidPolicy("no master key".into()));
-        }
         let mki_len = policy.keys[0].mki().len();
-        if policy.keys.iter().any(|k| k.mki().len() != mki_len) {
-            return Err(Error::InvalidPolicy("all master keys need MKIs of one length".into()));
-        }
-        if policy.keys.len() > 1 && mki_len == 0 {
-            return Err(Error::InvalidPolicy("several master keys need an MKI each".into()));
-        }
-        for (i, a) in policy.keys.iter().enumerate() {
-            if mki_len > 0 && policy.keys[..i].iter().any(|b| b.mki() == a.mki()) {
-                return Err(Error::InvalidPolicy("two master keys share an MKI".into()));
-            }
-            if a.key().len() != suite.master_key_len() || a.salt().len() != suite.master_salt_len() {
-                return Err(Error::InvalidKey(format!("master key does not fit {suite}")));
-            }
-        }
-        if policy.kdr != 0 && (!policy.kdr.is_power_of_two() || policy.kdr > 1 << 24) {
-            return Err(Error::InvalidPolicy(format!(
-                "key derivation rate {} is not 0 or a power of two up to 2^24",
-                policy.kdr
-            )));
-        }
-        if !(64..=MAX_WINDOW).contains(&policy.replay_window) {
-            return Err(Error::InvalidPolicy(format!(
-                "replay window {} outside 64..={MAX_WINDOW}",
-                policy.replay_window
-            )));
-        }
-        if policy.max_streams == 0 {
-            return Err(Error::InvalidPolicy("max_streams is 0".into()));
-        }
         let mut keys = Vec::with_capacity(policy.keys.len());
         let kdf = Policy { keys: Vec::new(), ..policy.clone() };
         for master in policy.keys {

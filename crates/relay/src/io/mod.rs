@@ -1,7 +1,7 @@
 //! I/O backends: how a worker's packets come in and go out.
 //!
 //! A worker hands its backend the sockets of its legs, each under a token
-//! (`slot * 4 + side * 2 + rtcp`). Each round the backend waits (up to an
+//! (`slot * 4 + party * 2 + rtcp`). Each round the backend waits (up to an
 //! idle time, or not at all) for packets or a wake-up from the control
 //! thread, delivers what arrived on any of the worker's sockets, as many as
 //! the round has room for, and later takes the round's outgoing packets.

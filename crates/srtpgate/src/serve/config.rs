@@ -631,10 +631,27 @@ impl Config {
         })
     }
 
-    /// The media address for a peer of address family `v6` (the first
-    /// interface of that family, else the first interface).
-    pub fn interface_for(&self, v6: bool) -> IpAddr {
-        self.interfaces.iter().copied().find(|ip| ip.is_ipv6() == v6).unwrap_or(self.interfaces[0])
+    /// What the call table is configured with.
+    pub fn table_settings(&self) -> srtpgate_calls::Settings {
+        srtpgate_calls::Settings {
+            interfaces: self.interfaces.clone(),
+            limits: srtpgate_calls::Limits {
+                max_id_length: self.limits.max_id_length,
+                max_sdp_length: self.limits.max_sdp_length,
+                max_media: self.limits.max_media,
+                max_sessions_without_media: self.limits.max_sessions_without_media,
+                max_sessions: self.max_sessions,
+            },
+            sdes_suites: self.sdes_suites.clone(),
+            libsrtp_aes192_kdf: self.libsrtp_aes192_kdf,
+            codec_complexity: self.codec_complexity,
+            plc: self.plc,
+            dtmf_delay_ms: self.dtmf_delay_ms,
+            workers: self.workers,
+            transcode_workers: self.transcode_workers,
+            timeout: self.timeout,
+            final_timeout: self.final_timeout,
+        }
     }
 }
 
@@ -747,8 +764,8 @@ mod tests {
         let c = with_file("listen_ng = \"127.0.0.1:9\"\ninterface = [\"::1\", \"127.0.0.2\"]\nport_min = 2000\nport_max = 3000\nengine = \"auto\"\n")
             .expect("file");
         assert_eq!(c.listen_ng.port(), 9);
-        assert_eq!(c.interface_for(false), "127.0.0.2".parse::<IpAddr>().expect("ip"));
-        assert_eq!(c.interface_for(true), "::1".parse::<IpAddr>().expect("ip"));
+        assert_eq!(c.table_settings().interface_for(false), "127.0.0.2".parse::<IpAddr>().expect("ip"));
+        assert_eq!(c.table_settings().interface_for(true), "::1".parse::<IpAddr>().expect("ip"));
         assert_eq!(c.engine, EngineChoice::Auto);
         let args = ServeArgs { port_min: Some(5000), port_max: Some(6000), ..Default::default() };
         let c = Config::resolve(&args).expect("flags");

@@ -21,7 +21,6 @@ use super::cache::ReplyCache;
 use super::config::ServeArgs;
 use super::{handle_datagram, Shared};
 use base64::Engine as _;
-use srtp::CpuEngine;
 use srtpgate_ng::Value;
 use srtpgate_testkit::quarantine::{self, Quarantine};
 use std::net::SocketAddr;
@@ -70,7 +69,7 @@ fn relay_key(reply: &Value) -> Key {
     Key::new(sdp.as_bytes().get(at..at + 40).expect("a 40-character key"))
 }
 
-fn ask(s: &Shared<CpuEngine>, cache: &mut ReplyCache, from: SocketAddr, cookie: &str, body: Value) -> Value {
+fn ask(s: &Shared, cache: &mut ReplyCache, from: SocketAddr, cookie: &str, body: Value) -> Value {
     let dgram = srtpgate_ng::request(cookie, &body);
     drop(body);
     let reply = handle_datagram(&dgram, from, s, cache, Instant::now()).expect("a reply");

@@ -13,7 +13,6 @@ use axum::routing::get;
 use axum::Router;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
-use srtp::Engine;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
@@ -54,18 +53,10 @@ impl std::ops::Drop for OpenGuard<'_> {
 /// next ones get a 503 and are closed at once, so HTTP holds at most that
 /// many files); a client has `timeout` to send each request's header, which
 /// also closes idle keep-alive connections.
-pub async fn serve<E>(
-    listener: tokio::net::TcpListener,
-    shared: Arc<Shared<E>>,
-    max_connections: usize,
-    timeout: Duration,
-) where
-    E: Engine + Clone + 'static,
-    E::Keys: 'static,
-{
-    let mut app = Router::new().route("/metrics", get(metrics::<E>)).route("/health", get(health::<E>));
+pub async fn serve(listener: tokio::net::TcpListener, shared: Arc<Shared>, max_connections: usize, timeout: Duration) {
+    let mut app = Router::new().route("/metrics", get(metrics)).route("/health", get(health));
     if shared.ui.is_some() {
-        app = app.merge(super::ui::routes::<E>());
+        app = app.merge(super::ui::routes());
     }
     let app = app.with_state(shared.clone());
     let permits = Arc::new(tokio::sync::Semaphore::new(max_connections));
@@ -120,13 +111,12 @@ pub async fn serve<E>(
 }
 
 /// 200 while every media worker runs, 503 otherwise.
-async fn health<E>(State(shared): State<Arc<Shared<E>>>) -> (axum::http::StatusCode, &'static str)
-where
-    E: Engine + Clone + 'static,
-    E::Keys: 'static,
-{
-    let (ok, draining) =
-        shared.calls.lock().map(|c| (c.workers().iter().all(|w| w.alive()), c.draining())).unwrap_or((false, false));
+async fn health(State(shared): State<Arc<Shared>>) -> (axum::http::StatusCode, &'static str) {
+    let (ok, draining) = shared
+        .control
+        .lock()
+        .map(|c| (c.plane.workers().iter().all(|w| w.1), c.table.draining()))
+        .unwrap_or((false, false));
     match (ok, draining) {
         (true, false) => (axum::http::StatusCode::OK, "ok\n"),
         (true, true) => (axum::http::StatusCode::SERVICE_UNAVAILABLE, "draining\n"),
@@ -134,34 +124,27 @@ where
     }
 }
 
-async fn metrics<E>(State(shared): State<Arc<Shared<E>>>) -> impl IntoResponse
-where
-    E: Engine + Clone + 'static,
-    E::Keys: 'static,
-{
+async fn metrics(State(shared): State<Arc<Shared>>) -> impl IntoResponse {
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], render(&shared))
 }
 
 /// The metrics page.
-pub fn render<E>(shared: &Shared<E>) -> String
-where
-    E: Engine + Clone + 'static,
-    E::Keys: 'static,
-{
+pub fn render(shared: &Shared) -> String {
     let mut o = String::with_capacity(8192);
-    let Ok(calls) = shared.calls.lock() else { return "# call table unavailable\n".into() };
-    let media: LegSnapshot = calls.media_totals();
-    let stats: Vec<_> = calls.workers().iter().map(|w| w.stats.clone()).collect();
-    let (ports_used, ports_all) = calls.ports();
-    let t = calls.totals.clone();
-    let wt = calls.web_totals.clone();
-    let keep = calls.keep_counters();
-    let sessions = calls.len();
-    let without_media = calls.without_media();
-    let running = calls.workers().iter().filter(|w| w.alive()).count();
-    let uptime = calls.started.elapsed().as_secs_f64();
-    let engine_stats = calls.engine().stats();
-    drop(calls);
+    let Ok(control) = shared.control.lock() else { return "# call table unavailable\n".into() };
+    let (media, _): (LegSnapshot, _) = control.plane.media_totals();
+    let workers = control.plane.workers();
+    let stats: Vec<_> = workers.iter().map(|w| w.0.clone()).collect();
+    let (ports_used, ports_all) = control.plane.ports();
+    let t = control.table.totals.clone();
+    let wt = control.table.web_totals.clone();
+    let keep = control.keep_counters();
+    let sessions = control.table.len();
+    let without_media = control.table.without_media();
+    let running = workers.iter().filter(|w| w.1).count();
+    let uptime = control.table.started.elapsed().as_secs_f64();
+    let engine_stats = control.plane.engine_stats();
+    drop(control);
 
     let mut metric = |name: &str, kind: &str, help: &str, lines: &[(String, f64)]| {
         let _ = writeln!(o, "# HELP srtpgate_{name} {help}\n# TYPE srtpgate_{name} {kind}");

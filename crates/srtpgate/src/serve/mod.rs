@@ -3,19 +3,21 @@
 //! SIGTERM/SIGINT.
 
 pub mod cache;
-pub mod calls;
 pub mod config;
+pub mod control;
 #[cfg(test)]
 mod heap_scan;
 pub mod http;
+pub mod plane;
 pub mod redis_store;
 #[cfg(test)]
 mod tests;
 pub mod ui;
+pub mod ui_view;
 
 use cache::ReplyCache;
-use calls::Calls;
 use config::{Config, EngineChoice, ServeArgs};
+use control::Control;
 use srtp::{CpuEngine, Engine};
 use srtp_cuda::{GpuConfig, GpuEngine};
 use srtpgate_ng::Value;
@@ -171,11 +173,7 @@ const SIGNAL_QUEUE: usize = 8192;
 /// datagrams the workers hand over, and the handshakes' retransmission
 /// timers (every 20 ms). Holds the call table's lock per batch of
 /// datagrams, never across a wait. Ends when the relay stops.
-fn webrtc_loop<E>(shared: std::sync::Weak<Shared<E>>, rx: crossbeam_channel::Receiver<crate::relay::worker::Signal>)
-where
-    E: Engine + Clone + 'static,
-    E::Keys: 'static,
-{
+fn webrtc_loop(shared: std::sync::Weak<Shared>, rx: crossbeam_channel::Receiver<crate::relay::worker::Signal>) {
     const TICK: Duration = Duration::from_millis(20);
     let mut last_tick = std::time::Instant::now();
     loop {
@@ -185,18 +183,18 @@ where
             Err(crossbeam_channel::RecvTimeoutError::Disconnected) => return,
         };
         let Some(shared) = shared.upgrade() else { return };
-        let Ok(mut calls) = shared.calls.lock() else { return };
+        let Ok(mut control) = shared.control.lock() else { return };
         if let Some(sig) = got {
-            calls.signal(sig);
+            control.signal(&sig);
             // What else is queued, under the same lock (at most a batch).
             for sig in rx.try_iter().take(256) {
-                calls.signal(sig);
+                control.signal(&sig);
             }
         }
         let now = std::time::Instant::now();
         if now.duration_since(last_tick) >= TICK {
             last_tick = now;
-            calls.web_tick(now);
+            control.web_tick();
         }
     }
 }
@@ -204,18 +202,14 @@ where
 /// The reservation thread of kept calls: every 100 ms asks the workers
 /// where their contexts stand (without holding the call table while they
 /// answer), then raises the reservations running out.
-fn keep_loop<E>(shared: std::sync::Weak<Shared<E>>)
-where
-    E: Engine + Clone + 'static,
-    E::Keys: 'static,
-{
+fn keep_loop(shared: std::sync::Weak<Shared>) {
     const EVERY: Duration = Duration::from_millis(100);
     loop {
         std::thread::sleep(EVERY);
         let Some(shared) = shared.upgrade() else { return };
         let Some(states) = worker_states(&shared) else { return };
-        if let Ok(mut c) = shared.calls.lock() {
-            c.keep_states(states);
+        if let Ok(mut c) = shared.control.lock() {
+            c.keep_states(states, false);
         } else {
             return;
         };
@@ -225,12 +219,8 @@ where
 /// Where every worker's contexts stand (kept calls only), asked without
 /// holding the call table while the workers answer; `None` when the table
 /// is poisoned.
-fn worker_states<E>(shared: &Shared<E>) -> Option<Vec<crate::relay::worker::SideState>>
-where
-    E: Engine + Clone + 'static,
-    E::Keys: 'static,
-{
-    let replies = shared.calls.lock().ok()?.snapshot();
+fn worker_states(shared: &Shared) -> Option<Vec<crate::relay::worker::LegState>> {
+    let replies = shared.control.lock().ok()?.plane.ask_states();
     let deadline = Instant::now() + Duration::from_millis(500);
     let mut states = Vec::new();
     for r in replies {
@@ -242,9 +232,10 @@ where
 }
 
 /// The state the NG and HTTP tasks share.
-pub struct Shared<E: Engine> {
-    /// The call table (locked by signalling and metrics only, never by media).
-    pub calls: Mutex<Calls<E>>,
+pub struct Shared {
+    /// The call table and the workers it commands (locked by signalling and
+    /// metrics only, never by media).
+    pub control: Mutex<Control>,
     /// The engine's name.
     pub engine: &'static str,
     /// The I/O backend's name.
@@ -268,16 +259,16 @@ pub struct Shared<E: Engine> {
     pub ui: Option<ui::Ui>,
 }
 
-impl<E: Engine> Shared<E> {
+impl Shared {
     /// The shared state over a call table.
     pub fn new(
-        calls: Calls<E>,
+        control: Control,
         engine: &'static str,
         io: &'static str,
         xdp: Option<Arc<crate::relay::io::xdp::Program>>,
-    ) -> Shared<E> {
+    ) -> Shared {
         Shared {
-            calls: Mutex::new(calls),
+            control: Mutex::new(control),
             engine,
             io,
             xdp,
@@ -329,19 +320,19 @@ where
         .map_err(|e| format!("cannot start media workers ({} I/O): {e}", kind.name()))?;
     tracing::info!("media workers use {} I/O", kind.name());
     let name = engine.name();
-    let mut calls = Calls::new(cfg.clone(), engine, workers)?;
+    let mut control = Control::new(&cfg, relay(&cfg, engine, workers)?)?;
     if let Some(r) = &cfg.redis {
         let (store, loaded) = redis_store::Store::open(r)?;
         let kept = loaded.len();
-        let (ok, failed) = calls.keep_in(store, loaded);
+        let (ok, failed) = control.keep_in(store, loaded);
         tracing::info!(
             "calls kept in Redis at {} (namespace {}): {kept} found, {ok} resumed, {failed} not",
             redis_store::redacted(&r.url),
             r.namespace
         );
     }
-    let keeping = calls.keeping();
-    let mut shared = Shared::new(calls, name, kind.name(), xdp);
+    let keeping = control.table.keeping();
+    let mut shared = Shared::new(control, name, kind.name(), xdp);
     shared.ui = cfg.ui.clone().map(|u| ui::Ui::new(u, log, &cfg.log_level));
     let shared = Arc::new(shared);
     let weak = Arc::downgrade(&shared);
@@ -395,13 +386,13 @@ where
             let mut tick = tokio::time::interval(Duration::from_secs(1));
             loop {
                 tick.tick().await;
-                if let Ok(mut c) = timer.calls.lock() {
+                if let Ok(mut c) = timer.control.lock() {
                     c.expire();
                 }
             }
         });
         tokio::select! {
-            r = ng_loop(ng, shared.clone()) => r,
+            r = ng_loop(ng, shared.clone(), cfg.limits.clone()) => r,
             _ = shutdown_signal() => {
                 tracing::info!("signal received, stopping");
                 Ok(())
@@ -411,42 +402,55 @@ where
     // A clean stop writes where every kept stream stands, the receiving
     // ones included (they are otherwise written every few seconds), so that
     // the next start resumes them exactly.
-    if shared.calls.lock().is_ok_and(|c| c.keeping()) {
+    if shared.control.lock().is_ok_and(|c| c.table.keeping()) {
         let states = worker_states(&shared).unwrap_or_default();
-        if let Ok(mut c) = shared.calls.lock() {
-            if !c.flush_states(states, Duration::from_secs(2)) {
+        if let Ok(mut c) = shared.control.lock() {
+            c.keep_states(states, true);
+            if !c.written(Duration::from_secs(2)) {
                 tracing::warn!("redis: the streams' last state was not written within 2 s");
             }
         }
     }
     // Stop the media: end every call, then stop the workers.
-    if let Ok(mut c) = shared.calls.lock() {
+    if let Ok(mut c) = shared.control.lock() {
         c.clear();
     }
     drop(rt);
     if let Ok(shared) = Arc::try_unwrap(shared) {
-        if let Ok(calls) = shared.calls.into_inner() {
-            drop(calls);
+        if let Ok(control) = shared.control.into_inner() {
+            drop(control);
         }
     }
     tracing::info!("stopped");
     result
 }
 
+/// The workers behind the call table, over the configured port range.
+fn relay<E>(
+    cfg: &Config,
+    engine: E,
+    workers: Vec<crate::relay::WorkerHandle<E>>,
+) -> Result<Box<dyn plane::Plane>, String>
+where
+    E: Engine + Clone + 'static,
+    E::Keys: 'static,
+{
+    let mut ports = crate::relay::ports::Ports::new(cfg.port_min, cfg.port_max)?;
+    ports.socket_buffer = cfg.socket_buffer;
+    Ok(Box::new(plane::Relay::new(engine, workers, ports)))
+}
+
 /// Sets aside for media sockets what the open-file limit leaves beside the
 /// files open now (listeners, workers, the engine), the HTTP connections
 /// and some slack, so that neither side can take the files the other needs.
-fn set_fd_budget<E: Engine + Clone + 'static>(shared: &Shared<E>, http_files: usize)
-where
-    E::Keys: 'static,
-{
+fn set_fd_budget(shared: &Shared, http_files: usize) {
     let limit = crate::relay::sys::nofile_limit().0;
     let open = crate::relay::sys::open_files().unwrap_or(32);
     let limit = usize::try_from(limit).unwrap_or(usize::MAX);
     let budget = limit.saturating_sub(open + http_files + FD_SLACK);
-    if let Ok(mut calls) = shared.calls.lock() {
-        calls.set_fd_budget(budget);
-        let (_, pairs) = calls.ports();
+    if let Ok(mut control) = shared.control.lock() {
+        control.plane.set_fd_budget(budget);
+        let (_, pairs) = control.plane.ports();
         let streams = budget / 4;
         if streams < pairs / 2 {
             tracing::warn!(
@@ -472,15 +476,10 @@ async fn shutdown_signal() {
     }
 }
 
-async fn ng_loop<E>(sock: UdpSocket, shared: Arc<Shared<E>>) -> Result<(), String>
-where
-    E: Engine + Clone + 'static,
-    E::Keys: 'static,
-{
+async fn ng_loop(sock: UdpSocket, shared: Arc<Shared>, limits: config::Limits) -> Result<(), String> {
     // Requests carry SDES keys: the buffer is wiped after each one and when
     // the loop ends.
     let mut buf = Zeroizing::new(vec![0u8; srtpgate_ng::MAX_DATAGRAM + 1]);
-    let limits = shared.calls.lock().map(|c| c.limits().clone()).unwrap_or_default();
     let mut cache = ReplyCache::new(limits.ng_cache_bytes, limits.ng_cache_ttl);
     loop {
         let (n, from) = match sock.recv_from(&mut buf).await {
@@ -509,17 +508,13 @@ where
 /// reply fits in one datagram. The reply is zeroized when dropped: an
 /// offer's or answer's carries SDES keys. (The request's parsed copies wipe
 /// themselves: `Value` and `Request` zeroize on drop.)
-pub fn handle_datagram<E>(
+pub fn handle_datagram(
     data: &[u8],
     from: SocketAddr,
-    shared: &Shared<E>,
+    shared: &Shared,
     cache: &mut ReplyCache,
     now: Instant,
-) -> Option<Zeroizing<Vec<u8>>>
-where
-    E: Engine + Clone + 'static,
-    E::Keys: 'static,
-{
+) -> Option<Zeroizing<Vec<u8>>> {
     let (cookie, body) = match srtpgate_ng::split(data) {
         Ok(x) => x,
         Err(e) => {
@@ -534,16 +529,16 @@ where
     }
     let value = match srtpgate_ng::parse_request(body) {
         Ok(req) => {
-            let Ok(mut calls) = shared.calls.lock() else {
+            let Ok(mut control) = shared.control.lock() else {
                 return Some(Zeroizing::new(srtpgate_ng::reply(cookie, &srtpgate_ng::error("internal error"))));
             };
-            calls.handle(&req)
+            control.handle(&req)
         }
         Err(e) => {
             shared.ng_malformed.fetch_add(1, Relaxed);
             let reason = e.to_string();
-            if let Ok(mut calls) = shared.calls.lock() {
-                calls.count_error(&reason);
+            if let Ok(mut control) = shared.control.lock() {
+                control.table.count_error(&reason);
             }
             tracing::info!("NG request refused: {reason}");
             srtpgate_ng::error(&reason)

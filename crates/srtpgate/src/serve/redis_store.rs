@@ -35,21 +35,13 @@
 
 use super::config::RedisConfig;
 use crossbeam_channel::{Receiver, Sender};
+pub use srtpgate_calls::record::Loaded;
 use srtpgate_calls::record::{CallRecord, Sealer};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::Duration;
 use zeroize::Zeroizing;
-
-/// A call read back at start: its record and its index hash.
-pub struct Loaded {
-    /// The signalling state.
-    pub record: CallRecord,
-    /// Field → value of `<namespace>:idx:<Call-ID>` (see [`index_field`]),
-    /// opened (values that do not open under the key are left out).
-    pub indexes: HashMap<String, String>,
-}
 
 /// A Redis URL for the log: a password in it is not shown.
 pub fn redacted(url: &str) -> String {

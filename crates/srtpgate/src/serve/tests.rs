@@ -3,8 +3,8 @@
 //! memory stays within the configured bounds, and the counters add up.
 
 use super::cache::ReplyCache;
-use super::calls::Calls;
 use super::config::{Config, ServeArgs};
+use super::control::Control;
 use super::{ephemeral_overlap, fit_reply, handle_datagram, Shared};
 use proptest::prelude::*;
 use srtp::CpuEngine;
@@ -12,7 +12,7 @@ use srtpgate_ng::{Value, MAX_REPLY};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-type Server = Shared<CpuEngine>;
+type Server = Shared;
 
 /// A call table with one worker on 127.0.0.1, ports `base..base+99`, and
 /// `limits` applied over the defaults.
@@ -31,8 +31,9 @@ pub(super) fn server(base: u16, args: ServeArgs) -> (Server, ReplyCache) {
     };
     let workers = crate::relay::spawn_workers(&engine, 1, wcfg).expect("worker");
     let cache = ReplyCache::new(cfg.limits.ng_cache_bytes, cfg.limits.ng_cache_ttl);
-    let calls = Calls::new(cfg, engine, workers).expect("calls");
-    (Shared::new(calls, "cpu", "sockets", None), cache)
+    let relay = super::relay(&cfg, engine, workers).expect("relay");
+    let control = Control::new(&cfg, relay).expect("control");
+    (Shared::new(control, "cpu", "sockets", None), cache)
 }
 
 fn from(port: u16) -> SocketAddr {
@@ -77,11 +78,12 @@ fn offer(call: &str, tag: &str, sdp: &str) -> Value {
 
 /// created − ended = calls now, and calls without media as counted.
 fn check_counts(s: &Server) {
-    let c = s.calls.lock().expect("lock");
-    let t = &c.totals;
+    let c = s.control.lock().expect("lock");
+    let t = &c.table.totals;
     let ended = t.calls_deleted + t.calls_timed_out + t.calls_final_timeout;
-    assert_eq!(t.calls_created - ended, c.len() as u64, "created {} ended {ended}", t.calls_created);
-    c.check_invariants().expect("call table invariants");
+    assert_eq!(t.calls_created - ended, c.table.len() as u64, "created {} ended {ended}", t.calls_created);
+    c.table.check_invariants().expect("call table invariants");
+    assert_eq!(c.table.port_pairs(), c.plane.ports().0, "port pairs held by calls and bound");
 }
 
 #[test]
@@ -133,7 +135,7 @@ fn replies_always_fit_a_datagram() {
     // Default page: 32, in order, with where the next page starts.
     let v = ask(&s, &mut cache, from(1), "l0", &Value::dict().with("command", "list"));
     let calls = v.get("calls").and_then(Value::as_list).expect("calls");
-    assert_eq!(calls.len(), super::calls::LIST_PAGE);
+    assert_eq!(calls.len(), srtpgate_calls::LIST_PAGE);
     assert_eq!(v.get("total").and_then(Value::as_int), Some(n as i64));
     assert_eq!(v.get("next offset").and_then(Value::as_int), Some(32));
     // Any limit: cut to what fits; the pages together give every call once.
@@ -168,7 +170,7 @@ fn retransmission_cache_is_per_sender() {
     let again = ask(&s, &mut cache, from(1), "same", &o);
     assert_eq!(again, first, "a retransmission gets the first reply");
     assert_eq!(s.ng_retransmits.load(std::sync::atomic::Ordering::Relaxed), 1);
-    assert_eq!(s.calls.lock().expect("lock").ports().0, 2, "the offer ran once");
+    assert_eq!(s.control.lock().expect("lock").plane.ports().0, 2, "the offer ran once");
     let other = ask(&s, &mut cache, from(2), "same", &Value::dict().with("command", "ping"));
     assert_eq!(result(&other), "pong", "another sender's request runs");
     assert!(other.get("sdp").is_none());
@@ -211,16 +213,17 @@ fn request_limits_and_counters() {
     assert_eq!(result(&v), "ok", "{}", reason(&v));
     let v = send(&offer("nomedia0", "a", &sdp(2, 40_010, 0)));
     assert_eq!(result(&v), "ok", "{}", reason(&v));
-    assert_eq!(s.calls.lock().expect("lock").without_media(), 2);
+    assert_eq!(s.control.lock().expect("lock").table.without_media(), 2);
     let v = send(&offer("nomedia3", "a", &sdp(2, 0, 0)));
     assert_eq!(result(&v), "ok", "{}", reason(&v));
     let v = send(&Value::dict().with("command", "delete").with("call-id", "nomedia1"));
     assert_eq!(result(&v), "ok");
     check_counts(&s);
-    let c = s.calls.lock().expect("lock");
+    let g = s.control.lock().expect("lock");
+    let c = &g.table;
     assert_eq!((c.len(), c.totals.calls_created, c.totals.calls_deleted), (4, 5, 1));
     assert!(c.totals.offers_refused >= 6);
-    drop(c);
+    drop(g);
     let page = super::http::render(&s);
     let m = |name: &str| -> f64 {
         let full = format!("srtpgate_{name}");
@@ -241,19 +244,19 @@ fn refused_reoffer_changes_nothing() {
     let (s, mut cache) = server(43_500, ServeArgs { max_media: Some(4), ..Default::default() });
     let v = ask(&s, &mut cache, from(1), "r1", &offer("c", "a", &sdp(1, 40_000, 0)));
     assert_eq!(result(&v), "ok", "{}", reason(&v));
-    let before = s.calls.lock().expect("lock").ports().0;
+    let before = s.control.lock().expect("lock").plane.ports().0;
     // Two more streams, the second with a crypto line nobody can use: refused
     // after the first of them bound its ports.
     let mut bad = sdp(3, 40_000, 0);
     bad = bad.replacen("m=audio 40004 RTP/AVP 0\r\n", "m=audio 40004 RTP/SAVP 0\r\na=crypto:1 ROT13 inline:x\r\n", 1);
     let v = ask(&s, &mut cache, from(1), "r2", &offer("c", "a", &bad));
     assert_eq!(result(&v), "error", "{v:?}");
-    assert_eq!(s.calls.lock().expect("lock").ports().0, before, "ports of the refused re-offer stay bound");
+    assert_eq!(s.control.lock().expect("lock").plane.ports().0, before, "ports of the refused re-offer stay bound");
     check_counts(&s);
     // The call goes on as before: a re-offer of its one stream is taken.
     let v = ask(&s, &mut cache, from(1), "r3", &offer("c", "a", &sdp(1, 40_000, 0)));
     assert_eq!(result(&v), "ok", "{}", reason(&v));
-    assert_eq!(s.calls.lock().expect("lock").ports().0, before);
+    assert_eq!(s.control.lock().expect("lock").plane.ports().0, before);
 }
 
 /// One hostile step.
@@ -374,10 +377,11 @@ proptest! {
             }
             last = cookie;
             check_counts(&s);
-            let c = s.calls.lock().expect("lock");
+            let g = s.control.lock().expect("lock");
+            let c = &g.table;
             prop_assert!(c.len() <= max_sessions);
             prop_assert!(c.without_media() <= 5);
-            drop(c);
+            drop(g);
             prop_assert!(cache.bytes() <= cache_bytes);
         }
     }
@@ -409,7 +413,7 @@ fn malformed_codec_options_are_ignored_with_a_warning_and_counted() {
     assert!(w.contains("codec option 'PCMA/8000/1/fast' is not name/clock/channels/bitrate/ptime/fmtp"), "{w}");
     let sdp_out = v.get("sdp").and_then(Value::as_str).unwrap_or("");
     assert!(sdp_out.contains("a=rtpmap:8 PCMA/8000"), "the well-formed option applies:\n{sdp_out}");
-    assert_eq!(s.calls.lock().expect("lock").totals.codec_options_ignored, 1);
+    assert_eq!(s.control.lock().expect("lock").table.totals.codec_options_ignored, 1);
     let page = super::http::render(&s);
     assert!(page.contains("srtpgate_ng_codec_options_ignored_total 1\n"), "{page}");
 }
@@ -437,7 +441,7 @@ fn ignored_keys_are_warned_and_counted() {
     assert!(v.get("warning").is_none(), "{}", warning(&v));
     let v = ask(&s, &mut cache, from(1), "q2", &offer("quiet2", "a", &sdp(1, 40_010, 0)));
     assert!(v.get("warning").is_none(), "{}", warning(&v));
-    assert!(s.calls.lock().expect("lock").totals.keys_ignored.is_empty());
+    assert!(s.control.lock().expect("lock").table.totals.keys_ignored.is_empty());
 
     let cases: [(&str, &str, Value, &str); 6] = [
         (
@@ -479,12 +483,12 @@ fn ignored_keys_are_warned_and_counted() {
         ("delete-delay", "delete-delay", Value::from(30i64), "delete-delay=30 ignored: srtpgate deletes calls at once"),
     ];
     for (i, (key, label, value, text)) in cases.iter().enumerate() {
-        let before = s.calls.lock().expect("lock").totals.keys_ignored.get(label).copied().unwrap_or(0);
+        let before = s.control.lock().expect("lock").table.totals.keys_ignored.get(label).copied().unwrap_or(0);
         let body = offer(&format!("ignored-{i}"), "a", &sdp(1, 40_020 + 10 * i as u16, 0)).with(key, value.clone());
         let v = ask(&s, &mut cache, from(1), &format!("i{i}"), &body);
         assert_eq!(result(&v), "ok", "{key}: {}", reason(&v));
         assert_eq!(warning(&v), *text, "{key}");
-        let after = s.calls.lock().expect("lock").totals.keys_ignored.get(label).copied().unwrap_or(0);
+        let after = s.control.lock().expect("lock").table.totals.keys_ignored.get(label).copied().unwrap_or(0);
         assert_eq!(after, before + 1, "{key}");
     }
     let page = super::http::render(&s);
@@ -546,7 +550,7 @@ fn load_limit_is_answered_when_supported() {
     let v = ask(&s, &mut cache, from(1), "l5", &offer("first", "b", "bogus").with("supports", supports.clone()));
     assert_eq!(result(&v), "error");
     {
-        let mut c = s.calls.lock().expect("lock");
+        let c = &mut s.control.lock().expect("lock").table;
         assert_eq!(c.totals.offers_refused, 3);
         c.set_draining(true);
     }

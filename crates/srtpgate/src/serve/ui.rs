@@ -17,7 +17,6 @@ use axum::routing::{get, post};
 use axum::{Form, Router};
 use serde::Deserialize;
 use serde_json::{json, Value};
-use srtp::Engine;
 use srtpgate_ui::{Action, Coalescer, View};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
@@ -195,17 +194,13 @@ fn same_origin(h: &HeaderMap) -> bool {
 }
 
 /// The routes under `/ui`.
-pub fn routes<E>() -> Router<Arc<Shared<E>>>
-where
-    E: Engine + Clone + 'static,
-    E::Keys: 'static,
-{
+pub fn routes() -> Router<Arc<Shared>> {
     Router::new()
         .route("/ui", get(|| async { redirect("/ui/") }))
-        .route("/ui/", get(index::<E>))
-        .route("/ui/login", get(|| async { page(StatusCode::OK, LOGIN) }).post(login::<E>))
-        .route("/ui/logout", post(logout::<E>))
-        .route("/ui/ws", get(socket::<E>))
+        .route("/ui/", get(index))
+        .route("/ui/login", get(|| async { page(StatusCode::OK, LOGIN) }).post(login))
+        .route("/ui/logout", post(logout))
+        .route("/ui/ws", get(socket))
         .route("/ui/assets/app.js", get(|| async { asset("text/javascript; charset=utf-8", APP_JS) }))
         .route("/ui/assets/app.css", get(|| async { asset("text/css; charset=utf-8", APP_CSS) }))
 }
@@ -235,15 +230,11 @@ fn asset(kind: &'static str, body: &'static [u8]) -> Response {
     ([(header::CONTENT_TYPE, kind), (header::CACHE_CONTROL, "no-cache")], body).into_response()
 }
 
-fn ui<E: Engine>(s: &Shared<E>) -> &Ui {
+fn ui(s: &Shared) -> &Ui {
     s.ui.as_ref().expect("the /ui routes exist only with the page configured")
 }
 
-async fn index<E>(State(s): State<Arc<Shared<E>>>, headers: HeaderMap) -> Response
-where
-    E: Engine + Clone + 'static,
-    E::Keys: 'static,
-{
+async fn index(State(s): State<Arc<Shared>>, headers: HeaderMap) -> Response {
     match ui(&s).access(&headers) {
         Some(_) => page(StatusCode::OK, INDEX),
         // The login form, with the status that says the request was refused.
@@ -258,11 +249,7 @@ struct LoginForm {
     password: Option<String>,
 }
 
-async fn login<E>(State(s): State<Arc<Shared<E>>>, headers: HeaderMap, Form(form): Form<LoginForm>) -> Response
-where
-    E: Engine + Clone + 'static,
-    E::Keys: 'static,
-{
+async fn login(State(s): State<Arc<Shared>>, headers: HeaderMap, Form(form): Form<LoginForm>) -> Response {
     if !same_origin(&headers) {
         return (StatusCode::FORBIDDEN, "cross-site request refused\n").into_response();
     }
@@ -291,11 +278,7 @@ where
     r
 }
 
-async fn logout<E>(State(s): State<Arc<Shared<E>>>, headers: HeaderMap) -> Response
-where
-    E: Engine + Clone + 'static,
-    E::Keys: 'static,
-{
+async fn logout(State(s): State<Arc<Shared>>, headers: HeaderMap) -> Response {
     if !same_origin(&headers) {
         return (StatusCode::FORBIDDEN, "cross-site request refused\n").into_response();
     }
@@ -310,11 +293,7 @@ where
     r
 }
 
-async fn socket<E>(State(s): State<Arc<Shared<E>>>, headers: HeaderMap, ws: WebSocketUpgrade) -> Response
-where
-    E: Engine + Clone + 'static,
-    E::Keys: 'static,
-{
+async fn socket(State(s): State<Arc<Shared>>, headers: HeaderMap, ws: WebSocketUpgrade) -> Response {
     let u = ui(&s);
     if !same_origin(&headers) {
         return (StatusCode::FORBIDDEN, "cross-site request refused\n").into_response();
@@ -342,9 +321,9 @@ where
 }
 
 /// A page's slot among `max_clients`, given back when dropped.
-struct ClientGuard<E: Engine>(Arc<Shared<E>>);
+struct ClientGuard(Arc<Shared>);
 
-impl<E: Engine> Drop for ClientGuard<E> {
+impl Drop for ClientGuard {
     fn drop(&mut self) {
         if let Some(u) = &self.0.ui {
             u.clients.fetch_sub(1, Relaxed);
@@ -359,23 +338,17 @@ struct Client {
     detail: Option<String>,
 }
 
-async fn client<E>(
-    s: Arc<Shared<E>>,
-    mut socket: WebSocket,
-    access: Access,
-    session: Option<String>,
-    _slot: ClientGuard<E>,
-) where
-    E: Engine + Clone + 'static,
-    E::Keys: 'static,
-{
+async fn client(s: Arc<Shared>, mut socket: WebSocket, access: Access, session: Option<String>, _slot: ClientGuard) {
     let u = ui(&s);
     let (user, read_only) = match &access {
         Access::Write(u) => (u.as_str(), false),
         Access::Read => ("", true),
     };
-    let (workers, transcode_workers, pairs, draining) = match s.calls.lock() {
-        Ok(c) => (c.workers().len(), c.worker_stats().iter().filter(|w| w.2).count(), c.ports().1, c.draining()),
+    let (workers, transcode_workers, pairs, draining) = match s.control.lock() {
+        Ok(c) => {
+            let w = super::ui_view::workers(&c);
+            (w.len(), w.iter().filter(|w| w.2).count(), c.plane.ports().1, c.table.draining())
+        }
         Err(_) => return,
     };
     let inform = json!({
@@ -452,11 +425,7 @@ async fn send(socket: &mut WebSocket, m: String) -> Result<(), ()> {
 }
 
 /// The messages that bring one page up to `sample`.
-fn render<E>(s: &Shared<E>, c: &mut Client, sample: &Sample) -> Vec<String>
-where
-    E: Engine + Clone + 'static,
-    E::Keys: 'static,
-{
+fn render(s: &Shared, c: &mut Client, sample: &Sample) -> Vec<String> {
     if sample.summary.get("time_ms").is_none() {
         return Vec::new();
     }
@@ -472,7 +441,7 @@ where
     out.push(srtpgate_ui::update("summary", None, summary));
     out.push(srtpgate_ui::update("engine", None, sample.engine.clone()));
     if let Some(id) = &c.detail {
-        let d = s.calls.lock().ok().and_then(|calls| calls.ui_detail(id));
+        let d = s.control.lock().ok().and_then(|c| super::ui_view::detail(&c.table, id));
         match d {
             Some(d) => out.push(srtpgate_ui::update("detail", Some(id), d)),
             None => {
@@ -485,11 +454,7 @@ where
 }
 
 /// Does what one client message asks; the answer (`inform` or `error`).
-fn handle<E>(s: &Shared<E>, c: &mut Client, access: &Access, text: &[u8]) -> String
-where
-    E: Engine + Clone + 'static,
-    E::Keys: 'static,
-{
+fn handle(s: &Shared, c: &mut Client, access: &Access, text: &[u8]) -> String {
     let u = ui(s);
     let req = match srtpgate_ui::parse(text) {
         Ok(r) => r,
@@ -517,15 +482,16 @@ where
             Ok("detail set".into())
         }
         Action::EndCall(id) => {
-            s.calls.lock().map_err(|_| "call table unavailable".to_string()).and_then(|mut calls| {
-                calls.end_call(&id)?;
+            s.control.lock().map_err(|_| "call table unavailable".to_string()).and_then(|mut control| {
+                control.end_call(&id)?;
                 tracing::info!(call_id = id, user, "call ended from the management page");
                 Ok(format!("call '{id}' ended"))
             })
         }
         Action::LegDirection { id, tag, direction } => {
-            s.calls.lock().map_err(|_| "call table unavailable".to_string()).and_then(|mut calls| {
-                calls.set_direction(&id, &tag, direction)?;
+            s.control.lock().map_err(|_| "call table unavailable".to_string()).and_then(|mut control| {
+                let (muted, held) = direction.blocks();
+                control.table.set_direction(&id, &tag, muted, held)?;
                 tracing::info!(
                     call_id = id,
                     tag,
@@ -546,8 +512,8 @@ where
                 format!("log level set to {level}")
             }),
         },
-        Action::Drain(on) => s.calls.lock().map_err(|_| "call table unavailable".to_string()).map(|mut calls| {
-            calls.set_draining(on);
+        Action::Drain(on) => s.control.lock().map_err(|_| "call table unavailable".to_string()).map(|mut control| {
+            control.table.set_draining(on);
             tracing::info!(
                 user,
                 "{} from the management page",
@@ -572,11 +538,7 @@ where
 
 /// Samples the relay for the pages once per [`INTERVAL`], while any is
 /// connected: the rows of every call, the summary and the engine.
-pub async fn sampler<E>(s: Arc<Shared<E>>)
-where
-    E: Engine + Clone + 'static,
-    E::Keys: 'static,
-{
+pub async fn sampler(s: Arc<Shared>) {
     let mut tick = tokio::time::interval(INTERVAL);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut last: Option<(Instant, u64, Vec<u64>)> = None;
@@ -590,15 +552,14 @@ where
             }
             continue;
         }
-        let Ok(calls) = s.calls.lock() else { continue };
-        let rows = calls.ui_rows();
-        let media = calls.media_totals();
-        let workers = calls.worker_stats();
-        let draining = calls.draining();
-        let engine_stats = calls.engine().stats();
-        drop(calls);
+        let Ok(control) = s.control.lock() else { continue };
+        let rows = super::ui_view::rows(&control.table);
+        let (media, hist) = control.plane.media_totals();
+        let workers = super::ui_view::workers(&control);
+        let draining = control.table.draining();
+        let engine_stats = control.plane.engine_stats();
+        drop(control);
         let stats: Vec<_> = workers.iter().map(|w| w.0.clone()).collect();
-        let hist = crate::relay::stats::Histogram::of(&stats);
         let now = Instant::now();
         // Rate and delay over the last interval.
         let (rate, recent) = match &last {

@@ -25,7 +25,7 @@ fn clip(s: &str) -> String {
 /// Keys parsed into the request that the relay does not act on as
 /// rtpengine would: (the key's label for `srtpgate_ng_keys_ignored_total`,
 /// the warning).
-pub(super) fn ignored_keys(req: &Request) -> Vec<(&'static str, String)> {
+pub(crate) fn ignored_keys(req: &Request) -> Vec<(&'static str, String)> {
     let mut w = Vec::new();
     if let Some(text) = req.direction.as_ref().and_then(|(from, to)| direction(from, to)) {
         w.push(("direction", text));
@@ -115,7 +115,7 @@ fn osrtp(items: &[Osrtp]) -> String {
 /// Flags the parser knows that this relay does not act on (beyond what it
 /// does anyway: symmetric RTP with latching, addresses from the SDP, no
 /// change to direction attributes), each as a warning for the reply.
-pub(super) fn inert_flags(req: &Request) -> Vec<String> {
+pub(crate) fn inert_flags(req: &Request) -> Vec<String> {
     let f = &req.flags;
     let named = [
         (f.asymmetric, "asymmetric"),

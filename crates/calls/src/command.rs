@@ -1,0 +1,177 @@
+//! What the call table asks of the data plane, and what it takes from it.
+//!
+//! The table decides; it never touches a socket or a worker. Every effect
+//! on the media path is a [`Command`] queued while a request is handled and
+//! drained by the caller after the reply is built
+//! ([`Table::poll_command`](crate::Table::poll_command), as quinn-proto's
+//! `poll_transmit`), so a refused request leaves nothing to undo. Keys
+//! travel as policies ([`Keying`]): the worker's engine builds the contexts,
+//! and only the workers know the engine.
+//!
+//! What the table needs from its host, port pairs and which workers run,
+//! comes through [`Resources`], so the table is tested and fuzzed without a
+//! relay.
+
+use crate::call::CallKey;
+use srtp::{Policy, StreamState};
+use srtpgate_codec::transcode::Transcoder;
+use srtpgate_stats::{Histogram, LegSnapshot, LegStats};
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+
+/// Port pairs and workers, as the table's host has them.
+pub trait Resources {
+    /// Binds an RTP/RTCP port pair on `ip`; the RTP port. The sockets wait
+    /// in the host until [`Command::AddStream`] names the port, or until
+    /// [`release`](Resources::release).
+    fn allocate(&mut self, ip: IpAddr) -> Result<u16, String>;
+    /// Binds the pair at `port` on `ip` (a call resumed from Redis).
+    fn allocate_at(&mut self, ip: IpAddr, port: u16) -> Result<(), String>;
+    /// The pair at `port` is free again (its sockets close once no worker
+    /// holds them).
+    fn release(&mut self, port: u16);
+    /// Whether worker `w` runs.
+    fn worker_alive(&self, w: usize) -> bool;
+    /// Every packet the workers handled, live calls or ended, and the
+    /// delay histogram (for `statistics`).
+    fn media_totals(&self) -> (LegSnapshot, Histogram);
+}
+
+/// How a worker builds one SRTP context.
+#[derive(Clone, Debug)]
+pub struct Keying {
+    /// The policy (checked by [`Policy::check`] before it was sent).
+    pub policy: Policy,
+    /// Where a context kept across a restart stood.
+    pub resume: Option<Resume>,
+}
+
+impl Keying {
+    /// A fresh context of `policy`.
+    pub fn new(policy: Policy) -> Keying {
+        Keying { policy, resume: None }
+    }
+}
+
+/// What was kept of a context across a restart (see
+/// `srtp::Context::resume`).
+#[derive(Clone, Debug, Default)]
+pub struct Resume {
+    /// Its streams' indices (a sending context's SRTCP indices already
+    /// moved past what was kept).
+    pub streams: Vec<StreamState>,
+    /// Its master keys' use.
+    pub key_uses: Vec<(u64, u64)>,
+}
+
+/// The negotiated parameters of one leg, for its worker.
+pub struct LegSetup {
+    /// The endpoint's RTP and RTCP addresses from its SDP (re-learnt from
+    /// the first valid packet).
+    pub peer: Option<(Option<SocketAddr>, Option<SocketAddr>)>,
+    /// The endpoint multiplexes RTCP on the RTP port (RFC 5761).
+    pub rtcp_mux: bool,
+    /// Unprotects what the endpoint sends (`None`: kept as it is; inner
+    /// `None`: plain RTP).
+    pub rx: Option<Option<Keying>>,
+    /// Protects what the relay sends to the endpoint (as `rx`).
+    pub tx: Option<Option<Keying>>,
+    /// A tag of the sending key ([`crate::record::key_tag`]), which
+    /// [`Command::Reserve`] names.
+    pub tx_key: u64,
+    /// The sending context protects only indices reserved by
+    /// [`Command::Reserve`] (calls kept across restarts).
+    pub reserving: bool,
+    /// Accept a new source address after latching (media handover).
+    pub handover: bool,
+    /// Transcoding of the RTP this leg receives from its endpoint, before it
+    /// is protected for the other leg (`None`: kept; inner `None`:
+    /// pass-through).
+    pub transcode: Option<Option<Box<Transcoder>>>,
+    /// The leg speaks ICE and/or DTLS on its port: datagrams that are not
+    /// RTP or RTCP go to the control thread.
+    pub demux: bool,
+    /// Its SRTP keys come from a DTLS handshake that has not finished.
+    pub keys_pending: bool,
+    /// Bundled (RFC 8843) into the transport of this stream's leg.
+    pub bundle: Option<usize>,
+    /// The RTP payload types of this leg's m-line.
+    pub payload_types: Vec<u8>,
+    /// The mid header extension RTP to this leg carries: id and mid.
+    pub mid_ext: Option<(u8, Vec<u8>)>,
+}
+
+/// One effect on the data plane. Every command names the worker that
+/// carries the call, and a leg by its stream and party.
+pub enum Command {
+    /// A new media stream: the port pairs [`Resources::allocate`] bound, and
+    /// the counters of its two legs.
+    AddStream { worker: usize, call: CallKey, stream: usize, ports: [u16; 2], stats: [Arc<LegStats>; 2] },
+    /// The negotiated parameters of one leg.
+    Configure { worker: usize, call: CallKey, stream: usize, party: usize, setup: Box<LegSetup> },
+    /// Close one stream (its ports were released).
+    RemoveStream { worker: usize, call: CallKey, stream: usize },
+    /// Close every stream of a call.
+    RemoveCall { worker: usize, call: CallKey },
+    /// The keys a DTLS handshake agreed for a leg: `rx` unprotects what its
+    /// endpoint sends, `tx` protects what the relay sends to it.
+    Keys { worker: usize, call: CallKey, stream: usize, party: usize, rx: Box<Keying>, tx: Box<Keying> },
+    /// The leg's peer chosen by ICE: media to the leg goes there.
+    Latch { worker: usize, call: CallKey, stream: usize, party: usize, peer: SocketAddr },
+    /// A datagram to send from a leg's RTP port (STUN answers, DTLS).
+    Send { worker: usize, call: CallKey, stream: usize, party: usize, to: SocketAddr, data: Vec<u8> },
+    /// Hand the call, with all its state, to worker `to`.
+    MoveCall { worker: usize, call: CallKey, to: usize },
+    /// Reserve the indices of `ssrc` on a leg's sending context up to these
+    /// (inclusive; no SRTP index: none yet), while its sending key is still
+    /// `key` ([`LegSetup::tx_key`]). Only sent once Redis holds the
+    /// reservation ([`Persist::Fields`](crate::keep::Persist::Fields)).
+    Reserve {
+        worker: usize,
+        call: CallKey,
+        stream: usize,
+        party: usize,
+        key: u64,
+        ssrc: u32,
+        rtp: Option<u64>,
+        rtcp: u32,
+    },
+}
+
+impl Command {
+    /// The worker it goes to.
+    pub fn worker(&self) -> usize {
+        match self {
+            Command::AddStream { worker, .. }
+            | Command::Configure { worker, .. }
+            | Command::RemoveStream { worker, .. }
+            | Command::RemoveCall { worker, .. }
+            | Command::Keys { worker, .. }
+            | Command::Latch { worker, .. }
+            | Command::Send { worker, .. }
+            | Command::MoveCall { worker, .. }
+            | Command::Reserve { worker, .. } => *worker,
+        }
+    }
+}
+
+impl std::fmt::Debug for Command {
+    // Keys and transcoders stay out of logs: the variant and its place.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Command::AddStream { call, stream, ports, .. } => write!(f, "AddStream({call}/{stream} {ports:?})"),
+            Command::Configure { call, stream, party, .. } => write!(f, "Configure({call}/{stream}/{party})"),
+            Command::RemoveStream { call, stream, .. } => write!(f, "RemoveStream({call}/{stream})"),
+            Command::RemoveCall { call, .. } => write!(f, "RemoveCall({call})"),
+            Command::Keys { call, stream, party, .. } => write!(f, "Keys({call}/{stream}/{party})"),
+            Command::Latch { call, stream, party, peer, .. } => write!(f, "Latch({call}/{stream}/{party} {peer})"),
+            Command::Send { call, stream, party, data, .. } => {
+                write!(f, "Send({call}/{stream}/{party} {} B)", data.len())
+            }
+            Command::MoveCall { call, worker, to } => write!(f, "MoveCall({call} {worker}->{to})"),
+            Command::Reserve { call, stream, party, ssrc, .. } => {
+                write!(f, "Reserve({call}/{stream}/{party} {ssrc:08x})")
+            }
+        }
+    }
+}

@@ -1,0 +1,574 @@
+//! The calls kept for a restart or a takeover (Redis, through the daemon):
+//! a call's record after each offer and answer, the reservations of the
+//! indices the relay sends with (raised ahead of use, from the workers'
+//! reports of where their contexts stand), and the calls resumed at start.
+//!
+//! The table writes nothing itself: each write is a [`Persist`] the daemon
+//! drains ([`Table::poll_persist`]) into its store. A reservation's
+//! [`Command::Reserve`] rides with its write and reaches the worker only
+//! once the store has it.
+
+use crate::call::{Call, CallKey, Leg, Stream};
+use crate::command::{Command, Keying, LegSetup, Resources, Resume};
+use crate::keys::{key_tag, keying};
+use crate::negotiate::Offered;
+use crate::record::{self, CallRecord, LegRecord, StreamRecord};
+use crate::table::{unix, Now, Table};
+use srtpgate_sdp::crypto::CryptoAttr;
+use srtpgate_stats::LegStats;
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::Arc;
+use std::time::{Duration, Instant, UNIX_EPOCH};
+
+/// A write for the store.
+pub enum Persist {
+    /// A call's record.
+    Put(CallRecord),
+    /// Forget a call.
+    Delete(String),
+    /// Index fields of a call; `then` goes to the workers once written.
+    Fields { id: String, fields: Vec<(String, String)>, then: Vec<Command> },
+}
+
+/// Where one leg's contexts stand, as its worker reports it.
+#[derive(Debug, Default)]
+pub struct LegState {
+    /// The call.
+    pub call: CallKey,
+    /// Its media stream.
+    pub stream: usize,
+    /// The party.
+    pub party: usize,
+    /// The streams of the context that unprotects what the endpoint sends.
+    pub rx: Vec<srtp::StreamState>,
+    /// Its master keys' use.
+    pub rx_uses: Vec<(u64, u64)>,
+    /// The streams of the context that protects what goes to the endpoint.
+    pub tx: Vec<srtp::StreamState>,
+    /// Its master keys' use.
+    pub tx_uses: Vec<(u64, u64)>,
+    /// A packet towards the endpoint waited for a reservation since the
+    /// last report: its SSRC, the index it needed, and whether SRTCP.
+    pub wanted: Option<(u32, u64, bool)>,
+}
+
+/// Index fields of one call to write, and the commands that follow them.
+type Writes = (Vec<(String, String)>, Vec<Command>);
+
+/// A context of a kept call: m-line, party, sending, key id.
+type ContextId = (usize, usize, bool, String);
+
+/// What was kept of a context: its streams and its keys' use.
+type Kept = (Vec<srtp::StreamState>, Vec<(u64, u64)>);
+
+/// Fewest SRTP indices reserved ahead of a stream (0.72 s at 50 packets a
+/// second): what a resumed relay may have to skip.
+const MIN_SPAN: u64 = 36;
+/// Seconds of a stream reserved ahead (at least [`MIN_SPAN`] packets);
+/// half of it is the headroom a renewal has.
+const SPAN_SECONDS: f64 = 0.75;
+/// Most SRTP indices reserved ahead (the index estimate bridges 2^15).
+const MAX_SPAN: u64 = 1 << 14;
+/// SRTCP indices reserved ahead.
+const RTCP_SPAN: u32 = 16;
+/// How often the receiving streams' indices and the keys' use are written
+/// (a receiving stream is also written when it first appears and whenever
+/// its rollover counter changes, so that a restart resumes it at most one
+/// rollover behind; `srtp::Context::resume_rx` bridges that one).
+const RX_EVERY: Duration = Duration::from_secs(5);
+/// A reservation a packet waits for is written and sent again after this.
+const RESEND: Duration = Duration::from_secs(1);
+/// How far the SRTCP index of a resumed stream jumps past what Redis holds
+/// (SRTCP indices are the relay's own choice: a margin costs nothing).
+const RTCP_JUMP: u32 = 1 << 16;
+
+/// The reservation of one stream the relay sends.
+pub(crate) struct Res {
+    /// The key it is under ([`record::key_id`]).
+    key: String,
+    /// Highest SRTP index reserved.
+    rtp: Option<u64>,
+    /// The SRTCP index after the reservation.
+    rtcp_end: u32,
+    /// The highest index at the last snapshot, and when.
+    last: Option<(u64, Instant)>,
+    /// Indices reserved ahead: [`SPAN_SECONDS`] of the stream's peak rate
+    /// (decaying slowly, so that a burst after a quiet spell, a video key
+    /// frame, finds room), at least [`MIN_SPAN`].
+    span: u64,
+    /// When its last write was queued (a packet waiting on a write already
+    /// queued does not queue another).
+    queued: Option<Instant>,
+}
+
+/// Most sending streams (SSRCs) of one leg whose reservations are kept:
+/// a peer that keeps changing SSRC does not grow Redis without end.
+const MAX_SSRCS: usize = 16;
+/// Most receiving streams whose last written rollover counter is
+/// remembered; beyond it, new streams wait for the periodic write.
+const MAX_RX_STREAMS: usize = 1 << 20;
+
+impl Res {
+    fn new(key: String) -> Res {
+        Res { key, rtp: None, rtcp_end: 0, last: None, span: MIN_SPAN, queued: None }
+    }
+}
+
+/// What the table keeps for the store.
+pub(crate) struct Keeper {
+    res: HashMap<(CallKey, usize, usize, u32), Res>,
+    /// The rollover counter last written of each receiving stream.
+    rx_roc: HashMap<(CallKey, usize, usize, u32), u32>,
+    rx_saved: Instant,
+    /// Writes for the store.
+    out: VecDeque<Persist>,
+}
+
+fn leg_record(d: &Leg) -> LegRecord {
+    let s = |k: &CryptoAttr| k.to_string();
+    LegRecord {
+        ip: d.ip,
+        port: d.port,
+        srtp: d.srtp,
+        proto: d.proto.clone(),
+        mux: d.mux,
+        peer: d.peer,
+        offered: d.offered.iter().map(s).collect(),
+        endpoint_key: d.endpoint_key.as_ref().map(s),
+        relay_keys: d.relay_keys.iter().map(s).collect(),
+        relay_key: d.relay_key.as_ref().map(s),
+        pts: d.pts.clone(),
+    }
+}
+
+impl Table {
+    /// Keeps the calls from now on, after resuming `loaded`. Returns how
+    /// many calls were resumed and how many could not be.
+    pub fn keep_calls(&mut self, loaded: Vec<record::Loaded>, now: Now, res: &mut dyn Resources) -> (usize, usize) {
+        self.keep =
+            Some(Keeper { res: HashMap::new(), rx_roc: HashMap::new(), rx_saved: now.mono, out: VecDeque::new() });
+        let (mut ok, mut failed) = (0, 0);
+        for l in loaded {
+            let id = l.record.id.clone();
+            match self.resume_call(l, now, res) {
+                Ok(()) => {
+                    ok += 1;
+                    tracing::info!(call_id = id, "call resumed from Redis");
+                }
+                Err(e) => {
+                    failed += 1;
+                    tracing::error!(call_id = id, "call not resumed: {e}");
+                }
+            }
+        }
+        self.totals.calls_resumed += ok as u64;
+        self.totals.calls_not_resumed += failed as u64;
+        (ok, failed)
+    }
+
+    /// Whether calls are kept.
+    pub fn keeping(&self) -> bool {
+        self.keep.is_some()
+    }
+
+    /// The next write for the store, in the order they were made.
+    pub fn poll_persist(&mut self) -> Option<Persist> {
+        self.keep.as_mut()?.out.pop_front()
+    }
+
+    fn persist(&mut self, p: Persist) {
+        if let Some(k) = self.keep.as_mut() {
+            k.out.push_back(p);
+        }
+    }
+
+    /// Writes a call's record (after an offer or answer), or forgets it
+    /// when it cannot be kept.
+    pub(crate) fn keep_call(&mut self, call_id: &str) {
+        if self.keep.is_none() {
+            return;
+        }
+        let Some(call) = self.calls.get(call_id) else { return };
+        if !call.keepable() {
+            self.persist(Persist::Delete(call_id.to_string()));
+            return;
+        }
+        let record = CallRecord {
+            id: call_id.to_string(),
+            created: unix(call.created),
+            tags: call.tags.clone(),
+            answered: call.answered,
+            offerer: call.offerer,
+            block: call.block,
+            streams: call
+                .streams
+                .iter()
+                .map(|s| {
+                    s.as_ref().map(|s| StreamRecord {
+                        media_type: s.media_type.clone(),
+                        rejected: s.rejected,
+                        mux_offered: s.mux_offered,
+                        legs: [leg_record(&s.legs[0]), leg_record(&s.legs[1])],
+                    })
+                })
+                .collect(),
+        };
+        self.persist(Persist::Put(record));
+    }
+
+    /// Whether the sending contexts of `call` use reserved indices only.
+    pub(crate) fn reserving(&self, call_id: &str) -> bool {
+        self.keep.is_some() && self.calls.get(call_id).is_none_or(Call::keepable)
+    }
+
+    /// Forgets an ended call.
+    pub(crate) fn forget_kept(&mut self, call_id: &str, key: CallKey) {
+        if let Some(k) = self.keep.as_mut() {
+            k.res.retain(|r, _| r.0 != key);
+            k.rx_roc.retain(|r, _| r.0 != key);
+            k.out.push_back(Persist::Delete(call_id.to_string()));
+        }
+    }
+
+    /// Raises the reservations that are running out or that a packet waited
+    /// for, and (every [`RX_EVERY`], or when `flush`) writes the receiving
+    /// streams' indices and the keys' use.
+    pub fn keep_states(&mut self, states: Vec<LegState>, now: Now, flush: bool) {
+        let Some(k) = self.keep.as_mut() else { return };
+        let now = now.mono;
+        let save_rx = flush || now.duration_since(k.rx_saved) >= RX_EVERY;
+        if save_rx {
+            k.rx_saved = now;
+        }
+        let mut writes: BTreeMap<String, Writes> = BTreeMap::new();
+        for st in states {
+            let Some(call_id) = self.by_key.get(&st.call) else { continue };
+            let Some(call) = self.calls.get(call_id) else { continue };
+            if !call.keepable() {
+                continue;
+            }
+            let Some(Some(stream)) = call.streams.get(st.stream) else { continue };
+            let Some(d) = stream.legs.get(st.party) else { continue };
+            let (fields, then) = writes.entry(call_id.clone()).or_default();
+            if let Some(key) = d.relay_key.as_ref().map(record::key_id) {
+                reserve(k, &st, call.worker, &key, now, fields, then);
+                if save_rx {
+                    fields.push((record::uses_field(st.stream, st.party, true, &key), uses_value(&st.tx_uses)));
+                }
+            }
+            if let Some(key) = d.endpoint_key.as_ref().map(record::key_id) {
+                for s in &st.rx {
+                    // A stream's first index, and each new rollover counter,
+                    // at once; the rest every RX_EVERY.
+                    let id = (st.call, st.stream, st.party, s.ssrc);
+                    let roc = s.rtp.map(|i| (i >> 16) as u32);
+                    let known = k.rx_roc.get(&id).copied();
+                    let room = known.is_some() || k.rx_roc.len() < MAX_RX_STREAMS;
+                    let changed = roc.is_some() && roc != known && room;
+                    if changed {
+                        k.rx_roc.extend(roc.map(|r| (id, r)));
+                    } else if !save_rx {
+                        continue;
+                    }
+                    fields.push((
+                        record::index_field(st.stream, st.party, false, &key, s.ssrc),
+                        record::index_value(s.rtp, s.rtcp),
+                    ));
+                }
+                if save_rx {
+                    fields.push((record::uses_field(st.stream, st.party, false, &key), uses_value(&st.rx_uses)));
+                }
+            }
+        }
+        for (id, (fields, then)) in writes {
+            if !fields.is_empty() {
+                k.out.push_back(Persist::Fields { id, fields, then });
+            }
+        }
+    }
+
+    /// Writes every kept call's record and every reservation in force again
+    /// (after the store came back: it may have lost them).
+    pub fn rewrite_kept(&mut self) {
+        let ids: Vec<String> = self.calls.keys().cloned().collect();
+        for id in &ids {
+            self.keep_call(id);
+        }
+        let Some(k) = self.keep.as_mut() else { return };
+        let mut writes: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
+        for (&(call, stream, party, ssrc), r) in &k.res {
+            let Some(id) = self.by_key.get(&call) else { continue };
+            writes.entry(id.clone()).or_default().push((
+                record::index_field(stream, party, true, &r.key, ssrc),
+                record::index_value(r.rtp, Some(r.rtcp_end)),
+            ));
+        }
+        for (id, fields) in writes {
+            k.out.push_back(Persist::Fields { id, fields, then: Vec::new() });
+        }
+        tracing::info!("redis: every kept call and reservation written again");
+    }
+
+    /// Puts a kept call back: the same ports, keys and peers; the contexts
+    /// resumed from the indices kept (every index up to a reservation taken
+    /// as used).
+    fn resume_call(&mut self, l: record::Loaded, now: Now, res: &mut dyn Resources) -> Result<(), String> {
+        let r = l.record;
+        if self.calls.contains_key(&r.id) {
+            return Err("a call with this Call-ID is here already".into());
+        }
+        let parse = |v: &String| CryptoAttr::parse(v).map_err(|e| format!("kept key: {e}"));
+        let parse_all = |v: &[String]| v.iter().map(parse).collect::<Result<Vec<_>, _>>();
+        let states = kept_states(&l.indexes);
+        let kdf = self.cfg.libsrtp_aes192_kdf;
+        let mut streams = Vec::with_capacity(r.streams.len());
+        let mut setups = Vec::new();
+        for (i, s) in r.streams.iter().enumerate() {
+            let Some(s) = s else {
+                streams.push(None);
+                continue;
+            };
+            let mut legs = Vec::with_capacity(2);
+            for (p, d) in s.legs.iter().enumerate() {
+                let leg = Leg {
+                    srtp: d.srtp,
+                    offered: parse_all(&d.offered)?,
+                    endpoint_key: d.endpoint_key.as_ref().map(parse).transpose()?,
+                    relay_keys: parse_all(&d.relay_keys)?,
+                    relay_key: d.relay_key.as_ref().map(parse).transpose()?,
+                    peer: d.peer,
+                    mux: d.mux,
+                    proto: d.proto.clone(),
+                    pts: d.pts.clone(),
+                    ..Leg::new(d.ip, d.port, Arc::new(LegStats::default()))
+                };
+                leg.stats.block.store(r.block[p], std::sync::atomic::Ordering::Relaxed);
+                let resumed = |c: &Option<CryptoAttr>, tx: bool| -> Result<Option<Keying>, String> {
+                    let Some(c) = c else { return Ok(None) };
+                    let mut k = keying(c, kdf)?;
+                    let (streams, key_uses) = states.get(&(i, p, tx, record::key_id(c))).cloned().unwrap_or_default();
+                    let streams = streams
+                        .into_iter()
+                        .map(|st| srtp::StreamState {
+                            rtcp: st.rtcp.map(|r| if tx { r.saturating_add(RTCP_JUMP) } else { r }),
+                            ..st
+                        })
+                        .collect();
+                    k.resume = Some(Resume { streams, key_uses });
+                    Ok(Some(k))
+                };
+                setups.push((
+                    i,
+                    p,
+                    LegSetup {
+                        peer: Some(leg.peer.unwrap_or((None, None))),
+                        rtcp_mux: leg.mux,
+                        rx: Some(resumed(&leg.endpoint_key, false)?),
+                        tx: Some(resumed(&leg.relay_key, true)?),
+                        tx_key: key_tag(&leg.relay_key),
+                        reserving: true,
+                        handover: false,
+                        transcode: None,
+                        demux: false,
+                        keys_pending: false,
+                        bundle: None,
+                        payload_types: leg.pts.clone(),
+                        mid_ext: None,
+                    },
+                ));
+                legs.push(leg);
+            }
+            let [a, b]: [Leg; 2] = legs.try_into().map_err(|_| "a stream without two legs")?;
+            streams.push(Some(Stream {
+                media_type: s.media_type.clone(),
+                legs: [a, b],
+                rejected: s.rejected,
+                mux_offered: s.mux_offered,
+                offered: Offered::default(),
+                transcoding: None,
+            }));
+        }
+        // Its ports, once everything else is made: a call that cannot have
+        // them all is not resumed, and holds none.
+        let mut bound: Vec<u16> = Vec::new();
+        for s in streams.iter().flatten() {
+            for d in &s.legs {
+                if let Err(e) = res.allocate_at(d.ip, d.port) {
+                    for p in bound {
+                        res.release(p);
+                    }
+                    return Err(format!("port {} on {}: {e}", d.port, d.ip));
+                }
+                bound.push(d.port);
+            }
+        }
+        let worker = match self.place(res) {
+            Ok(w) => w,
+            Err(e) => {
+                for p in bound {
+                    res.release(p);
+                }
+                return Err(e);
+            }
+        };
+        let call = Call {
+            key: 0,
+            worker,
+            created: UNIX_EPOCH + Duration::from_secs(r.created),
+            last_signal: now.mono,
+            tags: r.tags.clone(),
+            streams,
+            answered: r.answered,
+            offerer: r.offerer.min(1),
+            block: r.block,
+        };
+        let adds: Vec<Command> = call
+            .streams
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| {
+                let s = s.as_ref()?;
+                Some(Command::AddStream {
+                    worker,
+                    call: 0,
+                    stream: i,
+                    ports: [s.legs[0].port, s.legs[1].port],
+                    stats: [s.legs[0].stats.clone(), s.legs[1].stats.clone()],
+                })
+            })
+            .collect();
+        let key = self.insert(r.id.clone(), call);
+        // The reservations kept are where the new ones start.
+        if let Some(k) = self.keep.as_mut() {
+            for ((i, party, tx, kid), (sts, _)) in &states {
+                if !tx {
+                    continue;
+                }
+                for st in sts {
+                    let rtcp_end = st.rtcp.unwrap_or(0).saturating_add(RTCP_JUMP);
+                    k.res.insert((key, *i, *party, st.ssrc), Res { rtp: st.rtp, rtcp_end, ..Res::new(kid.clone()) });
+                }
+            }
+        }
+        for mut c in adds {
+            if let Command::AddStream { call, .. } = &mut c {
+                *call = key;
+            }
+            self.command(c);
+        }
+        for (stream, party, setup) in setups {
+            self.command(Command::Configure { worker, call: key, stream, party, setup: Box::new(setup) });
+        }
+        Ok(())
+    }
+}
+
+/// Raises one sending leg's reservations from its worker's report: the
+/// fields to write and the [`Command::Reserve`]s that follow them.
+fn reserve(
+    k: &mut Keeper,
+    st: &LegState,
+    worker: usize,
+    key: &str,
+    now: Instant,
+    fields: &mut Vec<(String, String)>,
+    then: &mut Vec<Command>,
+) {
+    let tag = record::key_tag(key);
+    let mut ssrcs: Vec<(u32, Option<u64>, u32)> = st.tx.iter().map(|s| (s.ssrc, s.rtp, s.rtcp.unwrap_or(0))).collect();
+    if let Some((ssrc, _, _)) = st.wanted {
+        if !ssrcs.iter().any(|s| s.0 == ssrc) {
+            ssrcs.push((ssrc, None, 0));
+        }
+    }
+    for (ssrc, highest, rtcp_next) in ssrcs {
+        let wanted = st.wanted.filter(|w| w.0 == ssrc);
+        let id = (st.call, st.stream, st.party, ssrc);
+        if !k.res.contains_key(&id)
+            && k.res.keys().filter(|r| (r.0, r.1, r.2) == (st.call, st.stream, st.party)).count() >= MAX_SSRCS
+        {
+            continue;
+        }
+        let r = k.res.entry(id).or_insert_with(|| Res::new(key.to_string()));
+        if r.key != key {
+            // A new key: its indices start over.
+            *r = Res::new(key.to_string());
+        }
+        if let (Some((h0, t0)), Some(h)) = (r.last, highest) {
+            let dt = now.duration_since(t0).as_secs_f64();
+            if dt > 0.05 && h >= h0 {
+                let rate = (((h - h0) as f64 / dt * SPAN_SECONDS) as u64 + 1).clamp(MIN_SPAN, MAX_SPAN);
+                // The peak, decaying by a sixteenth a look.
+                r.span = rate.max(r.span - r.span / 16).max(MIN_SPAN);
+            }
+        }
+        r.last = highest.map(|h| (h, now));
+        let want_rtp = wanted.filter(|w| !w.2).map(|w| w.1);
+        let want_rtcp = wanted.filter(|w| w.2).map(|w| w.1 as u32);
+        let base = highest.max(want_rtp);
+        let mut grew = false;
+        if let Some(b) = base {
+            if r.rtp.is_none_or(|res| b.saturating_add(r.span / 2) > res) {
+                r.rtp = Some(r.rtp.unwrap_or(0).max(b.saturating_add(r.span)));
+                grew = true;
+            }
+        }
+        let next = rtcp_next.max(want_rtcp.unwrap_or(0));
+        if next.saturating_add(RTCP_SPAN / 2) > r.rtcp_end {
+            r.rtcp_end = r.rtcp_end.max(next.saturating_add(RTCP_SPAN));
+            grew = true;
+        }
+        // A packet waited: send the reservation again (its worker may not
+        // have it: a call moved), unless a write of it is already on its
+        // way.
+        let again = wanted.is_some() && r.queued.is_none_or(|q| now.duration_since(q) > RESEND);
+        if !grew && !again {
+            continue;
+        }
+        r.queued = Some(now);
+        let (rtp, end) = (r.rtp, r.rtcp_end);
+        fields.push((record::index_field(st.stream, st.party, true, key, ssrc), record::index_value(rtp, Some(end))));
+        then.push(Command::Reserve {
+            worker,
+            call: st.call,
+            stream: st.stream,
+            party: st.party,
+            key: tag,
+            ssrc,
+            rtp,
+            rtcp: end.saturating_sub(1),
+        });
+    }
+}
+
+/// The indices kept of a call, by (m-line, party, direction, key): streams
+/// and uses.
+fn kept_states(indexes: &HashMap<String, String>) -> HashMap<ContextId, Kept> {
+    let mut states: HashMap<ContextId, Kept> = HashMap::new();
+    for (f, v) in indexes {
+        let parts: Vec<&str> = f.split('.').collect();
+        let [i, party, dir, key, last] = parts[..] else { continue };
+        let (Ok(i), Ok(party)) = (i.parse::<usize>(), party.parse::<usize>()) else { continue };
+        let tx = dir == "t";
+        let e = states.entry((i, party, tx, key.to_string())).or_default();
+        if last == "uses" {
+            e.1 = parse_uses(v);
+        } else if let (Ok(ssrc), Some((rtp, rtcp))) = (u32::from_str_radix(last, 16), record::parse_index(v)) {
+            e.0.push(srtp::StreamState { ssrc, tx, rtp, rtcp });
+        }
+    }
+    states
+}
+
+fn uses_value(uses: &[(u64, u64)]) -> String {
+    uses.iter().map(|(a, b)| format!("{a},{b}")).collect::<Vec<_>>().join(" ")
+}
+
+fn parse_uses(v: &str) -> Vec<(u64, u64)> {
+    v.split(' ')
+        .filter_map(|p| {
+            let (a, b) = p.split_once(',')?;
+            Some((a.parse().ok()?, b.parse().ok()?))
+        })
+        .collect()
+}

@@ -1,0 +1,202 @@
+//! What the table reports over NG: a call's `query` (also the `delete`
+//! reply), `list` pages and `statistics`, in rtpengine's shapes where it
+//! has them; and the read-only view of the calls the management page
+//! draws.
+
+use crate::call::{Call, CallKey};
+use crate::command::Resources;
+use crate::edit::REPLY_ROOM;
+use crate::table::{unix, Now, Refusal, Table};
+use srtpgate_ng::{Request, Value};
+use srtpgate_stats::LegSnapshot;
+
+/// `list` pages hold this many Call-IDs unless `limit` says otherwise.
+pub const LIST_PAGE: usize = 32;
+
+impl Table {
+    pub(crate) fn query(&mut self, req: &Request, now: Now) -> Result<Value, Refusal> {
+        let call_id = req.call_id.clone().ok_or("missing key 'call-id'")?;
+        self.call_report(&call_id, now).ok_or_else(|| format!("Unknown call-id '{call_id}'"))
+    }
+
+    /// The `query` reply of a call (also the `delete` reply): per tag, its
+    /// media with their ports, endpoints and counters; and totals.
+    pub(crate) fn call_report(&self, call_id: &str, now: Now) -> Option<Value> {
+        let call = self.calls.get(call_id)?;
+        let mut tags = Value::dict();
+        let mut total_rtp = LegSnapshot::default();
+        for party in 0..2 {
+            let Some(tag) = &call.tags[party] else { continue };
+            let mut medias = Vec::new();
+            for (i, s) in call.streams.iter().enumerate() {
+                let Some(s) = s else { continue };
+                let d = &s.legs[party];
+                let st = d.stats.snapshot();
+                total_rtp.add(&st);
+                let mut endpoint = Value::dict();
+                if let Some((Some(rtp), _)) = d.peer {
+                    endpoint = endpoint
+                        .with("family", if rtp.is_ipv6() { "IPv6" } else { "IPv4" })
+                        .with("address", rtp.ip().to_string())
+                        .with("port", rtp.port() as u64);
+                }
+                let mut drops = Value::dict();
+                for why in srtpgate_stats::Drop::ALL {
+                    drops.insert(why.name(), st.drops[why as usize]);
+                }
+                let stream = Value::dict()
+                    .with("local address", d.ip.to_string())
+                    .with("local port", d.port as u64)
+                    .with("endpoint", endpoint)
+                    .with("rtcp-mux", if d.mux { "yes" } else { "no" })
+                    .with("crypto suite", d.endpoint_key.as_ref().map_or("", |k| k.suite.name()))
+                    .with(
+                        "stats",
+                        Value::dict()
+                            .with("packets", st.packets_in)
+                            .with("bytes", st.bytes_in)
+                            .with("errors", st.dropped())
+                            .with("packets lost", d.stats.rtp_lost())
+                            .with("packets sent", st.packets_out)
+                            .with("bytes sent", st.bytes_out)
+                            .with("drops", drops)
+                            .with("delay avg us", st.delay_ns_sum.checked_div(st.delay_count).unwrap_or(0) / 1000)
+                            .with("delay max us", st.delay_ns_max / 1000)
+                            .with("last packet", st.last_packet_ms / 1000),
+                    );
+                let mut media = Value::dict()
+                    .with("index", (i + 1) as u64)
+                    .with("type", s.media_type.as_str())
+                    .with("protocol", d.proto.as_str())
+                    .with("streams", vec![stream]);
+                // The codec this leg sends and receives when the stream is
+                // transcoded (rtpengine reports codecs per media as well).
+                if let Some((offerer, leg)) = &s.transcoding {
+                    let (mine, other) =
+                        if party == *offerer { (&leg.offerer, &leg.answerer) } else { (&leg.answerer, &leg.offerer) };
+                    media.insert("codec", mine.to_string());
+                    media.insert("transcoded to", other.to_string());
+                }
+                // ICE and DTLS towards this leg (srtpgate's keys).
+                if let Some(w) = self.web.get(&(call.key, i, party)) {
+                    media.insert("transport state", w.state());
+                    if let Some(peer) = w.ice_peer {
+                        media.insert("ICE peer", peer.to_string());
+                    }
+                }
+                // BUNDLE: the media whose transport this one shares.
+                if let Some(p) = d.bundle.filter(|&p| p != i) {
+                    media.insert("bundled with", (p + 1) as u64);
+                    if let Some(w) = self.web.get(&(call.key, p, party)) {
+                        media.insert("transport state", w.state());
+                    }
+                }
+                medias.push(media);
+            }
+            tags.insert(
+                tag,
+                Value::dict().with("tag", tag.as_str()).with("created", unix(call.created)).with("medias", medias),
+            );
+        }
+        let totals = Value::dict().with(
+            "RTP",
+            Value::dict()
+                .with("packets", total_rtp.packets_in)
+                .with("bytes", total_rtp.bytes_in)
+                .with("errors", total_rtp.dropped()),
+        );
+        Some(
+            srtpgate_ng::ok()
+                .with("created", unix(call.created))
+                .with("last signal", now.mono.saturating_duration_since(call.last_signal).as_secs())
+                .with("tags", tags)
+                .with("totals", totals),
+        )
+    }
+
+    /// One page of Call-IDs in order: `limit` of them (32 by default) from
+    /// `offset`, and no more than fit in one reply datagram. `total` is
+    /// every call; when the page ends before the last, `next offset` says
+    /// where the next one starts.
+    pub(crate) fn list(&self, req: &Request) -> Value {
+        let limit = req.limit.map_or(LIST_PAGE, |l| usize::try_from(l).unwrap_or(usize::MAX));
+        let offset = req.offset.map_or(0, |o| usize::try_from(o).unwrap_or(usize::MAX));
+        let budget = srtpgate_ng::MAX_REPLY - REPLY_ROOM;
+        let mut used = 0;
+        let mut calls: Vec<Value> = Vec::new();
+        for id in self.calls.keys().skip(offset).take(limit) {
+            // A string costs its length, its digits and a colon in bencode.
+            used += id.len() + 8;
+            if used > budget {
+                break;
+            }
+            calls.push(Value::from(id.as_str()));
+        }
+        let next = offset.saturating_add(calls.len());
+        let mut v = srtpgate_ng::ok().with("calls", calls).with("total", self.calls.len());
+        if next < self.calls.len() {
+            v.insert("next offset", next);
+        }
+        v
+    }
+
+    /// The `statistics` reply, in rtpengine's shape where it has one.
+    pub(crate) fn statistics(&self, now: Now, res: &dyn Resources) -> Value {
+        let (ended, h) = res.media_totals();
+        let managed = self.totals.calls_created;
+        let q = |x: f64| h.quantile_us(x).map_or(-1, |v| v as i64);
+        Value::dict().with("result", "ok").with(
+            "statistics",
+            Value::dict()
+                .with(
+                    "currentstatistics",
+                    Value::dict()
+                        .with("sessionsown", self.calls.len())
+                        .with("sessionsforeign", 0u64)
+                        .with("sessionstotal", self.calls.len())
+                        .with("transcodedmedia", 0u64),
+                )
+                .with(
+                    "totalstatistics",
+                    Value::dict()
+                        .with("uptime", now.mono.saturating_duration_since(self.started).as_secs())
+                        .with("managedsessions", managed)
+                        .with("rejectedsessions", self.totals.offers_refused)
+                        .with("timeoutsessions", self.totals.calls_timed_out)
+                        .with("finaltimeoutsessions", self.totals.calls_final_timeout)
+                        .with("regularterminatedsessions", self.totals.calls_deleted)
+                        .with("packetsrelayed", ended.packets_out)
+                        .with("bytesrelayed", ended.bytes_out)
+                        .with("errors", ended.dropped()),
+                )
+                .with(
+                    "relaydelay",
+                    Value::dict()
+                        .with("packets", h.count())
+                        .with("p50 us at most", q(0.5))
+                        .with("p99 us at most", q(0.99))
+                        .with("p999 us at most", q(0.999))
+                        .with(
+                            "bounds us",
+                            srtpgate_stats::DELAY_BOUNDS_US.iter().map(|b| Value::from(*b)).collect::<Vec<_>>(),
+                        )
+                        .with("counts", h.buckets.iter().map(|c| Value::from(*c)).collect::<Vec<_>>()),
+                ),
+        )
+    }
+
+    /// The calls, by Call-ID in order.
+    pub fn calls(&self) -> impl Iterator<Item = (&str, &Call)> {
+        self.calls.iter().map(|(id, c)| (id.as_str(), c))
+    }
+
+    /// One call.
+    pub fn call(&self, call_id: &str) -> Option<&Call> {
+        self.calls.get(call_id)
+    }
+
+    /// The state of a leg's ICE/DTLS transport, when it runs one.
+    pub fn transport_state(&self, call: CallKey, stream: usize, party: usize) -> Option<&'static str> {
+        self.web.get(&(call, stream, party)).map(|w| w.state())
+    }
+}

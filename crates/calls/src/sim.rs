@@ -1,0 +1,176 @@
+//! A host for the table without sockets or workers, for tests and the
+//! fuzz target: it hands out port numbers, carries out commands on a model
+//! of the workers (which streams and legs each holds, with which keys), and
+//! checks on the way that every command makes sense.
+
+use crate::call::CallKey;
+use crate::command::{Command, Keying, Resources};
+use srtpgate_stats::{Histogram, LegSnapshot, DELAY_BOUNDS_US};
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::IpAddr;
+
+/// What a modelled worker holds of one leg.
+#[derive(Default, Debug)]
+pub struct LegModel {
+    /// The master key and salt of its receiving and sending contexts (the
+    /// latest made), where it has them.
+    pub rx: Option<Vec<u8>>,
+    /// See `rx`.
+    pub tx: Option<Vec<u8>>,
+    /// It transcodes what it receives.
+    pub transcodes: bool,
+    /// Configured at least once.
+    pub configured: bool,
+    /// Waits for DTLS keys.
+    pub keys_pending: bool,
+}
+
+/// Port numbers, workers and the model of what they hold.
+#[derive(Default)]
+pub struct SimHost {
+    /// Workers; a worker in `dead` does not run.
+    pub workers: usize,
+    /// Workers that stopped.
+    pub dead: BTreeSet<usize>,
+    /// Ports bound and not released.
+    pub bound: BTreeSet<u16>,
+    /// Ports handed to a worker (bound ones only).
+    pub handed: BTreeSet<u16>,
+    /// The lowest port; ports run up to `last`, the lowest free first.
+    pub first: u16,
+    /// The highest port.
+    pub last: u16,
+    /// Streams each worker holds: (worker, call, stream) → ports.
+    pub streams: BTreeMap<(usize, CallKey, usize), [u16; 2]>,
+    /// Legs: (call, stream, party).
+    pub legs: BTreeMap<(CallKey, usize, usize), LegModel>,
+    /// Commands that did not make sense, described.
+    pub faults: Vec<String>,
+    /// Commands carried out.
+    pub applied: u64,
+}
+
+impl SimHost {
+    /// `workers` workers and the even ports `first..=last`.
+    pub fn new(workers: usize, first: u16, last: u16) -> SimHost {
+        SimHost { workers, first, last, ..SimHost::default() }
+    }
+
+    fn find(&self, call: CallKey, stream: usize) -> Option<usize> {
+        self.streams.keys().find(|k| k.1 == call && k.2 == stream).map(|k| k.0)
+    }
+
+    /// Carries out one command on the model.
+    pub fn apply(&mut self, c: Command) {
+        self.applied += 1;
+        match c {
+            Command::AddStream { worker, call, stream, ports, .. } => {
+                for p in ports {
+                    if !self.bound.contains(&p) || !self.handed.insert(p) {
+                        self.faults.push(format!("stream {call}/{stream} takes port {p}, not bound or taken"));
+                    }
+                }
+                if self.find(call, stream).is_some() {
+                    self.faults.push(format!("stream {call}/{stream} added twice"));
+                }
+                self.streams.insert((worker, call, stream), ports);
+            }
+            Command::Configure { worker, call, stream, party, setup } => {
+                if self.find(call, stream) != Some(worker) {
+                    self.faults.push(format!("configure {call}/{stream} on worker {worker}, which does not hold it"));
+                }
+                let leg = self.legs.entry((call, stream, party)).or_default();
+                leg.configured = true;
+                leg.keys_pending = setup.keys_pending;
+                if let Some(k) = setup.rx {
+                    leg.rx = k.as_ref().map(material);
+                }
+                if let Some(k) = setup.tx {
+                    leg.tx = k.as_ref().map(material);
+                }
+                if let Some(t) = setup.transcode {
+                    leg.transcodes = t.is_some();
+                }
+            }
+            Command::Keys { worker, call, stream, party, rx, tx } => {
+                if self.find(call, stream) != Some(worker) {
+                    self.faults.push(format!("keys for {call}/{stream} on worker {worker}, which does not hold it"));
+                }
+                let leg = self.legs.entry((call, stream, party)).or_default();
+                leg.rx = Some(material(&rx));
+                leg.tx = Some(material(&tx));
+                leg.keys_pending = false;
+            }
+            Command::RemoveStream { worker, call, stream } => self.drop_stream(worker, call, stream),
+            Command::RemoveCall { worker, call } => {
+                let gone: Vec<_> = self.streams.keys().filter(|k| k.0 == worker && k.1 == call).copied().collect();
+                for (w, c, s) in gone {
+                    self.drop_stream(w, c, s);
+                }
+                if self.streams.keys().any(|k| k.1 == call) {
+                    self.faults.push(format!("call {call} removed from worker {worker}, but another holds it"));
+                }
+            }
+            Command::MoveCall { worker, call, to } => {
+                let moving: Vec<_> = self.streams.keys().filter(|k| k.0 == worker && k.1 == call).copied().collect();
+                for k in moving {
+                    if let Some(p) = self.streams.remove(&k) {
+                        self.streams.insert((to, k.1, k.2), p);
+                    }
+                }
+            }
+            Command::Latch { .. } | Command::Send { .. } | Command::Reserve { .. } => {}
+        }
+    }
+
+    fn drop_stream(&mut self, worker: usize, call: CallKey, stream: usize) {
+        if let Some(ports) = self.streams.remove(&(worker, call, stream)) {
+            for p in ports {
+                self.handed.remove(&p);
+            }
+        }
+        self.legs.retain(|k, _| (k.0, k.1) != (call, stream));
+    }
+
+    /// Carries out every command the table queued.
+    pub fn drain(&mut self, t: &mut crate::Table) {
+        while let Some(c) = t.poll_command() {
+            self.apply(c);
+        }
+    }
+}
+
+/// A keying's master keys and salts, to compare keys between legs.
+fn material(k: &Keying) -> Vec<u8> {
+    k.policy.keys.iter().flat_map(|m| m.key().iter().chain(m.salt()).copied().collect::<Vec<u8>>()).collect()
+}
+
+impl Resources for SimHost {
+    fn allocate(&mut self, _ip: IpAddr) -> Result<u16, String> {
+        let p = (self.first..=self.last).step_by(2).find(|p| !self.bound.contains(p)).ok_or("no free port pair")?;
+        self.bound.insert(p);
+        Ok(p)
+    }
+
+    fn allocate_at(&mut self, _ip: IpAddr, port: u16) -> Result<(), String> {
+        if !self.bound.insert(port) {
+            return Err(format!("port {port} is in use"));
+        }
+        Ok(())
+    }
+
+    fn release(&mut self, port: u16) {
+        if !self.bound.remove(&port) {
+            self.faults.push(format!("port {port} released but not bound"));
+        }
+        self.handed.remove(&port);
+    }
+
+    fn worker_alive(&self, w: usize) -> bool {
+        w < self.workers && !self.dead.contains(&w)
+    }
+
+    fn media_totals(&self) -> (LegSnapshot, Histogram) {
+        (LegSnapshot::default(), Histogram { buckets: vec![0; DELAY_BOUNDS_US.len() + 1] })
+    }
+}

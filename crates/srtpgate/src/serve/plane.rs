@@ -1,0 +1,285 @@
+//! The data plane as the control plane sees it: the call table's
+//! [`Command`]s carried out on the media workers, and the port pairs and
+//! worker liveness the table asks for ([`Resources`]).
+//!
+//! This is the one place above the workers that knows the crypto engine:
+//! [`Relay`] builds each SRTP context from the table's [`Keying`] with its
+//! engine. Everything else (the table, NG, HTTP, the management page) holds
+//! a `dyn Plane` and is not generic over the engine.
+
+use crate::relay::ports::{PortPair, Ports};
+use crate::relay::stats::{Histogram, LegSnapshot, WorkerStats};
+use crate::relay::worker::{self, Cmd, LegConfig, LegSockets};
+use crate::relay::WorkerHandle;
+use crate::serve::redis_store::Then;
+use srtp::{Context, Engine, EngineStats};
+use srtpgate_calls::{Command, Keying, LegSetup, LegState, Resources};
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::sync::mpsc::Receiver;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// What the control plane needs of the workers.
+pub trait Plane: Resources + Send {
+    /// Carries out one command of the call table.
+    fn apply(&mut self, c: Command);
+    /// A command to carry out later, from another thread (a reservation,
+    /// once Redis holds it).
+    fn deferred(&self, c: Command) -> Then;
+    /// Asks every running worker where its legs' contexts stand; the
+    /// answers come on the returned channels (read them without holding
+    /// the call table).
+    fn ask_states(&self) -> Vec<Receiver<Vec<worker::LegState>>>;
+    /// The workers' counters, and whether each runs.
+    fn workers(&self) -> Vec<(Arc<WorkerStats>, bool)>;
+    /// The engine's counters, where it keeps any.
+    fn engine_stats(&self) -> Option<EngineStats>;
+    /// Port pairs in use and in the range.
+    fn ports(&self) -> (usize, usize);
+    /// Caps the files media sockets may hold (see [`Ports::fd_budget`]).
+    fn set_fd_budget(&mut self, files: usize);
+}
+
+/// The media workers, their engine and the port range.
+pub struct Relay<E: Engine> {
+    engine: E,
+    workers: Vec<WorkerHandle<E>>,
+    ports: Ports,
+    /// Port pairs bound for streams the table has not yet sent to a worker.
+    pending: HashMap<u16, PortPair>,
+}
+
+impl<E: Engine + Clone + 'static> Relay<E>
+where
+    E::Keys: 'static,
+{
+    /// The workers over `ports` (a range with its socket buffer size).
+    pub fn new(engine: E, workers: Vec<WorkerHandle<E>>, ports: Ports) -> Relay<E> {
+        Relay { engine, workers, ports, pending: HashMap::new() }
+    }
+
+    fn send(&self, worker: usize, cmd: Cmd<E>) {
+        match self.workers.get(worker) {
+            Some(w) => w.send(cmd),
+            None => tracing::error!(worker, "a command for a worker that does not exist"),
+        }
+    }
+
+    /// A context of `k` with this relay's engine, resumed where it was
+    /// kept (`sending`: its indices are reserved before use).
+    fn context(&self, k: Keying, sending: bool) -> Result<Context<E>, String> {
+        let mut ctx = Context::new(k.policy, self.engine.clone()).map_err(|e| e.to_string())?;
+        if let Some(r) = k.resume {
+            if sending {
+                ctx.set_reserving(true);
+            } else {
+                // What was kept of a stream it receives may be a rollover
+                // behind its sender, or missing.
+                ctx.resume_rx();
+            }
+            if !r.key_uses.is_empty() || !r.streams.is_empty() {
+                ctx.resume_key_uses(&r.key_uses);
+            }
+            for st in &r.streams {
+                // A stream the context has no room for cannot be sent on,
+                // so its indices do not matter.
+                if let Err(e) = ctx.resume(st) {
+                    tracing::warn!("kept index of SSRC {:08x} not resumed: {e}", st.ssrc);
+                }
+            }
+        }
+        Ok(ctx)
+    }
+
+    /// A leg's configuration for its worker. A context that cannot be made
+    /// (the table checked the policy, so only the engine can refuse) leaves
+    /// the leg waiting for keys: its media is dropped, never sent in clear.
+    fn config(&self, s: LegSetup) -> LegConfig<E> {
+        let mut failed = false;
+        let mut ctx = |k: Option<Option<Keying>>, sending: bool| -> Option<Option<Context<E>>> {
+            match k? {
+                None => Some(None),
+                Some(k) => match self.context(k, sending) {
+                    Ok(c) => Some(Some(c)),
+                    Err(e) => {
+                        tracing::error!("SRTP context not made: {e}");
+                        failed = true;
+                        None
+                    }
+                },
+            }
+        };
+        let rx = ctx(s.rx, false);
+        let tx = ctx(s.tx, true);
+        LegConfig {
+            peer: s.peer,
+            rtcp_mux: s.rtcp_mux,
+            rx,
+            tx,
+            tx_key: s.tx_key,
+            reserving: s.reserving,
+            handover: s.handover,
+            transcode: s.transcode,
+            demux: s.demux,
+            keys_pending: s.keys_pending || failed,
+            bundle: s.bundle,
+            payload_types: s.payload_types,
+            mid_ext: s.mid_ext,
+        }
+    }
+
+    fn worker_cmd(&mut self, c: Command) -> Option<(usize, Cmd<E>)> {
+        Some(match c {
+            Command::AddStream { worker, call, stream, ports, stats } => {
+                let [s0, s1] = stats;
+                let (Some(p0), Some(p1)) = (self.pending.remove(&ports[0]), self.pending.remove(&ports[1])) else {
+                    tracing::error!(call, stream, "a stream whose port pairs were not bound");
+                    return None;
+                };
+                let legs = [
+                    LegSockets { rtp: p0.rtp, rtcp: p0.rtcp, stats: s0 },
+                    LegSockets { rtp: p1.rtp, rtcp: p1.rtcp, stats: s1 },
+                ];
+                (worker, Cmd::AddStream { call, stream, legs })
+            }
+            Command::Configure { worker, call, stream, party, setup } => {
+                (worker, Cmd::Configure { call, stream, party, config: Box::new(self.config(*setup)) })
+            }
+            Command::RemoveStream { worker, call, stream } => (worker, Cmd::RemoveStream { call, stream }),
+            Command::RemoveCall { worker, call } => (worker, Cmd::RemoveCall { call }),
+            Command::Keys { worker, call, stream, party, rx, tx } => {
+                match (self.context(*rx, false), self.context(*tx, false)) {
+                    (Ok(rx), Ok(tx)) => (worker, Cmd::Keys { call, stream, party, rx: Box::new(rx), tx: Box::new(tx) }),
+                    (Err(e), _) | (_, Err(e)) => {
+                        tracing::error!(call, "DTLS-SRTP keys unusable: {e}");
+                        return None;
+                    }
+                }
+            }
+            Command::Latch { worker, call, stream, party, peer } => (worker, Cmd::Latch { call, stream, party, peer }),
+            Command::Send { worker, call, stream, party, to, data } => {
+                (worker, Cmd::Send { call, stream, party, to, data })
+            }
+            Command::Reserve { worker, call, stream, party, key, ssrc, rtp, rtcp } => {
+                (worker, Cmd::Reserve { call, stream, party, key, ssrc, rtp, rtcp })
+            }
+            Command::MoveCall { worker, call, to } => {
+                // Waits (briefly) until the old worker has put the call in the
+                // new one's queue, so that later commands reach the new worker
+                // after it.
+                let mover = self.workers.get(to).map(WorkerHandle::mover)?;
+                let (done_tx, done_rx) = std::sync::mpsc::sync_channel(1);
+                self.send(worker, Cmd::MoveCall { call, to: mover, done: done_tx });
+                match done_rx.recv_timeout(Duration::from_secs(1)) {
+                    Ok(streams) => {
+                        tracing::debug!(call, from = worker, to, streams, "call moved to a transcoding worker")
+                    }
+                    Err(e) => tracing::error!(call, from = worker, to, "moving a call to a transcoding worker: {e}"),
+                }
+                return None;
+            }
+        })
+    }
+}
+
+impl<E: Engine + Clone + 'static> Resources for Relay<E>
+where
+    E::Keys: 'static,
+{
+    fn allocate(&mut self, ip: IpAddr) -> Result<u16, String> {
+        let p = self.ports.allocate(ip).map_err(|e| e.to_string())?;
+        let port = p.port;
+        self.pending.insert(port, p);
+        Ok(port)
+    }
+
+    fn allocate_at(&mut self, ip: IpAddr, port: u16) -> Result<(), String> {
+        let p = self.ports.allocate_at(ip, port).map_err(|e| e.to_string())?;
+        self.pending.insert(port, p);
+        Ok(())
+    }
+
+    fn release(&mut self, port: u16) {
+        self.pending.remove(&port);
+        self.ports.release(port);
+    }
+
+    fn worker_alive(&self, w: usize) -> bool {
+        self.workers.get(w).is_some_and(WorkerHandle::alive)
+    }
+
+    fn media_totals(&self) -> (LegSnapshot, Histogram) {
+        let mut t = LegSnapshot::default();
+        for w in &self.workers {
+            t.add(&w.stats.total.snapshot());
+        }
+        let stats: Vec<_> = self.workers.iter().map(|w| w.stats.clone()).collect();
+        (t, Histogram::of(&stats))
+    }
+}
+
+impl<E: Engine + Clone + 'static> Plane for Relay<E>
+where
+    E::Keys: 'static,
+{
+    fn apply(&mut self, c: Command) {
+        if let Some((worker, cmd)) = self.worker_cmd(c) {
+            self.send(worker, cmd);
+        }
+    }
+
+    fn deferred(&self, c: Command) -> Then {
+        let Command::Reserve { worker, call, stream, party, key, ssrc, rtp, rtcp } = c else {
+            // Only reservations wait for the store.
+            tracing::error!("{c:?} cannot wait for the store");
+            return Box::new(|| {});
+        };
+        let Some(w) = self.workers.get(worker).map(WorkerHandle::sender) else { return Box::new(|| {}) };
+        Box::new(move || {
+            w.send(Cmd::Reserve { call, stream, party, key, ssrc, rtp, rtcp });
+        })
+    }
+
+    fn ask_states(&self) -> Vec<Receiver<Vec<worker::LegState>>> {
+        self.workers
+            .iter()
+            .filter(|w| w.alive())
+            .map(|w| {
+                let (tx, rx) = std::sync::mpsc::channel();
+                w.send(Cmd::Snapshot { reply: tx });
+                rx
+            })
+            .collect()
+    }
+
+    fn workers(&self) -> Vec<(Arc<WorkerStats>, bool)> {
+        self.workers.iter().map(|w| (w.stats.clone(), w.alive())).collect()
+    }
+
+    fn engine_stats(&self) -> Option<EngineStats> {
+        self.engine.stats()
+    }
+
+    fn ports(&self) -> (usize, usize) {
+        (self.ports.in_use(), self.ports.capacity())
+    }
+
+    fn set_fd_budget(&mut self, files: usize) {
+        self.ports.fd_budget = Some(files);
+    }
+}
+
+/// A worker's report in the table's terms.
+pub fn leg_state(s: worker::LegState) -> LegState {
+    LegState {
+        call: s.call,
+        stream: s.stream,
+        party: s.party,
+        rx: s.rx,
+        rx_uses: s.rx_uses,
+        tx: s.tx,
+        tx_uses: s.tx_uses,
+        wanted: s.wanted,
+    }
+}

@@ -1,0 +1,145 @@
+//! The management page's view of the call table (docs/MANAGEMENT.md): a
+//! row per call for its table, and everything kept of one call for its
+//! detail view.
+
+use super::control::Control;
+use crate::relay::stats;
+use serde_json::json;
+use srtpgate_calls::{Call, Table};
+use srtpgate_ui::{CallRow, Direction, LegRow};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+/// One row per call, for the page's table.
+pub fn rows(t: &Table) -> Vec<CallRow> {
+    let now = SystemTime::now();
+    t.calls().map(|(id, c)| row(id, c, now)).collect()
+}
+
+fn row(call_id: &str, c: &Call, now: SystemTime) -> CallRow {
+    let mut row = CallRow {
+        call_id: call_id.to_string(),
+        from_tag: c.tags[0].clone().unwrap_or_default(),
+        to_tag: c.tags[1].clone().unwrap_or_default(),
+        age_s: now.duration_since(c.created).map_or(0, |d| d.as_secs()),
+        worker: c.worker,
+        answered: c.answered,
+        ..Default::default()
+    };
+    let mut hist = stats::Histogram { buckets: vec![0; stats::DELAY_BOUNDS_US.len() + 1] };
+    let mut codecs = Vec::new();
+    for party in 0..2 {
+        let mut leg = LegRow { tag: c.tags[party].clone().unwrap_or_default(), ..Default::default() };
+        for (k, st) in c.streams.iter().flatten().enumerate() {
+            let d = &st.legs[party];
+            let snap = d.stats.snapshot();
+            leg.packets_in += snap.packets_in;
+            leg.packets_out += snap.packets_out;
+            leg.dropped += snap.dropped();
+            leg.lost += d.stats.rtp_lost();
+            for why in stats::Drop::ALL {
+                let n = snap.drops[why as usize];
+                if n > 0 {
+                    *row.drops.entry(why.name()).or_default() += n;
+                }
+            }
+            for (b, n) in hist.buckets.iter_mut().zip(d.stats.histogram().buckets) {
+                *b += n;
+            }
+            if k == 0 {
+                leg.local = SocketAddr::new(d.ip, d.port).to_string();
+                leg.peer = match d.peer {
+                    Some((Some(a), _)) => a.to_string(),
+                    _ => String::new(),
+                };
+                leg.suite = match (&d.endpoint_key, d.srtp) {
+                    (Some(k), _) => k.suite.name().to_string(),
+                    (None, true) => String::new(),
+                    (None, false) => "RTP".into(),
+                };
+                let block = d.stats.blocked();
+                leg.direction = Direction::of(block & stats::MUTED != 0, block & stats::HELD != 0).name();
+                leg.codec = match &st.transcoding {
+                    Some((offerer, l)) => {
+                        row.transcoded = true;
+                        if party == *offerer {
+                            l.offerer.to_string()
+                        } else {
+                            l.answerer.to_string()
+                        }
+                    }
+                    None => st.offered.from_offerer.first().map(|f| f.to_string()).unwrap_or_default(),
+                };
+                if !leg.codec.is_empty() && !codecs.contains(&leg.codec) {
+                    codecs.push(leg.codec.clone());
+                }
+            }
+        }
+        row.packets_in += leg.packets_in;
+        row.packets_out += leg.packets_out;
+        row.dropped += leg.dropped;
+        row.lost += leg.lost;
+        if c.tags[party].is_some() || party == 0 {
+            row.legs.push(leg);
+        }
+    }
+    row.codecs = codecs.join(" ↔ ");
+    row.delay_p50_us = hist.quantile_or_over_us(0.5);
+    row.delay_p99_us = hist.quantile_or_over_us(0.99);
+    row
+}
+
+/// Everything the relay keeps about one call, for the page's detail view.
+pub fn detail(t: &Table, call_id: &str) -> Option<serde_json::Value> {
+    let c = t.call(call_id)?;
+    let row = row(call_id, c, SystemTime::now());
+    let mut hist = stats::Histogram { buckets: vec![0; stats::DELAY_BOUNDS_US.len() + 1] };
+    let mut streams = Vec::new();
+    for (i, st) in c.streams.iter().enumerate() {
+        let Some(st) = st else { continue };
+        let mut sides = Vec::new();
+        for party in 0..2 {
+            let d = &st.legs[party];
+            let snap = d.stats.snapshot();
+            for (b, n) in hist.buckets.iter_mut().zip(d.stats.histogram().buckets) {
+                *b += n;
+            }
+            let drops: serde_json::Map<String, serde_json::Value> =
+                stats::Drop::ALL.iter().map(|w| (w.name().to_string(), json!(snap.drops[*w as usize]))).collect();
+            let block = d.stats.blocked();
+            sides.push(json!({
+                "tag": c.tags[party].clone().unwrap_or_default(),
+                "local": SocketAddr::new(d.ip, d.port).to_string(),
+                "peer": match d.peer { Some((Some(a), _)) => a.to_string(), _ => String::new() },
+                "protocol": d.proto,
+                "suite": d.endpoint_key.as_ref().map_or(if d.srtp { "" } else { "RTP" }, |k| k.suite.name()),
+                "rtcp_mux": d.mux,
+                "direction": srtpgate_ui::Direction::of(block & stats::MUTED != 0, block & stats::HELD != 0).name(),
+                "packets_in": snap.packets_in, "bytes_in": snap.bytes_in,
+                "packets_out": snap.packets_out, "bytes_out": snap.bytes_out,
+                "rtp_received": d.stats.rtp_received.load(std::sync::atomic::Ordering::Relaxed),
+                "rtp_lost": d.stats.rtp_lost(),
+                "drops": drops,
+                "delay_avg_us": snap.delay_ns_sum.checked_div(snap.delay_count).unwrap_or(0) / 1000,
+                "delay_max_us": snap.delay_ns_max / 1000,
+                "last_packet_ms": snap.last_packet_ms,
+            }));
+        }
+        streams.push(json!({"index": i + 1, "type": st.media_type, "sides": sides}));
+    }
+    Some(json!({
+        "call": row,
+        "streams": streams,
+        "histogram": {"bounds_us": stats::DELAY_BOUNDS_US, "counts": hist.buckets},
+    }))
+}
+
+/// The workers' counters, whether each runs, and whether it carries the
+/// transcoded calls.
+pub fn workers(c: &Control) -> Vec<(Arc<stats::WorkerStats>, bool, bool)> {
+    let w = c.plane.workers();
+    let n = w.len();
+    let tc = c.table.settings().transcode_workers.min(n);
+    w.into_iter().enumerate().map(|(i, (st, alive))| (st, alive, i >= n - tc)).collect()
+}

@@ -1,0 +1,391 @@
+//! The call table driven by sequences of requests (`call_table`).
+//!
+//! The fuzz input is decoded with `arbitrary` into a list of [`Step`]s on a
+//! few calls and tags: offers and answers (also out of order, repeated, from
+//! the wrong tag), re-offers that add, remove or reject m-lines, SDES, plain
+//! RTP and ICE/DTLS legs with BUNDLE groups, the options that steer them
+//! (transport protocol, ICE, DTLS, BUNDLE, SDES, rtcp-mux, transcoding),
+//! STUN/DTLS datagrams to the legs, timers, deletes, queries and lists.
+//! Each request is a real NG datagram; the table runs on
+//! [`srtpgate_calls::sim::SimHost`], which models the workers and checks
+//! every command.
+//!
+//! After every step:
+//! - no panic; the table's own invariants hold; the host saw no command
+//!   that makes no sense (a stream on ports not bound, configured on a
+//!   worker that does not hold it, added twice);
+//! - the ports bound are exactly the ports the calls hold;
+//! - the reply, without its warnings (which the daemon trims), fits a
+//!   datagram;
+//! - the relay's sending keys differ between every two legs, and from every
+//!   key an endpoint sends with.
+//!
+//! At the end every call is deleted: no port stays bound, no stream open.
+
+use arbitrary::{Arbitrary, Unstructured};
+use base64::Engine as _;
+use srtp::Suite;
+use srtpgate_calls::sim::SimHost;
+use srtpgate_calls::{Limits, Now, Settings, Table};
+use srtpgate_codec::Registry;
+use srtpgate_ng::{Value, MAX_REPLY};
+use srtpgate_webrtc::dtls::Identity;
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant, SystemTime};
+
+const FP: &str =
+    "sha-256 0A:0B:0C:0D:0E:0F:10:11:12:13:14:15:16:17:18:19:1A:1B:1C:1D:1E:1F:20:21:22:23:24:25:26:27:28:29";
+
+const PROTOS: &[&str] =
+    &["RTP/AVP", "RTP/SAVP", "RTP/AVPF", "RTP/SAVPF", "UDP/TLS/RTP/SAVPF", "UDP/TLS/RTP/SAVP", "udptl", "TCP/RTP/AVP"];
+const TYPES: &[&str] = &["audio", "video", "image", "application"];
+/// Formats with the rtpmap each needs.
+const FORMATS: &[(u8, Option<&str>)] = &[
+    (0, None),
+    (8, None),
+    (9, None),
+    (18, None),
+    (96, Some("opus/48000/2")),
+    (97, Some("VP8/90000")),
+    (101, Some("telephone-event/8000")),
+    (120, Some("PCMA/8000")),
+];
+const SUITES: &[Suite] = &[
+    Suite::AES_CM_128_HMAC_SHA1_80,
+    Suite::AES_CM_128_HMAC_SHA1_32,
+    Suite::AES_256_CM_HMAC_SHA1_80,
+    Suite::AES_192_CM_HMAC_SHA1_32,
+    Suite::AEAD_AES_128_GCM,
+];
+const TRANSPORTS: &[&str] = &["RTP/AVP", "RTP/SAVP", "RTP/SAVPF", "UDP/TLS/RTP/SAVPF", "RTP/AVPF"];
+const ICE: &[&str] = &["remove", "force", "default", "optional"];
+const DTLS: &[&str] = &["passive", "active", "off"];
+const FLAGS: &[&str] = &[
+    "BUNDLE-offer",
+    "BUNDLE-accept",
+    "BUNDLE-reject",
+    "BUNDLE-require",
+    "rtcp-mux-offer",
+    "rtcp-mux-demux",
+    "rtcp-mux-reject",
+    "rtcp-mux-require",
+    "SDES-off",
+    "SDES-no-AES_CM_128_HMAC_SHA1_32",
+    "SDES-only-AES_CM_128_HMAC_SHA1_80",
+    "SDES-unencrypted_srtp",
+    "SDES-lifetime",
+    "DTLS-reverse-active",
+    "always-transcode",
+    "media-handover",
+    "generate-mid",
+    "reject-ICE",
+    "SIP-source-address",
+    "no-rtcp-attribute",
+    "full-rtcp-attribute",
+    "replace-origin",
+    "replace-session-connection",
+    "codec-transcode-PCMA",
+    "codec-transcode-PCMU",
+    "codec-strip-all",
+    "codec-mask-PCMU",
+    "codec-offer-PCMA",
+];
+
+/// One m-line.
+#[derive(Arbitrary, Debug)]
+struct Line {
+    ty: u8,
+    /// 0: rejected (port 0).
+    port: u8,
+    proto: u8,
+    formats: Vec<u8>,
+    /// SDES keys: (suite, tag, key bytes seed); tag 0 makes a garbage line.
+    crypto: Vec<(u8, u8, u8)>,
+    ice: bool,
+    fingerprint: bool,
+    setup: u8,
+    mid: Option<u8>,
+    mux: bool,
+    bundled: bool,
+}
+
+/// What a request asks besides its SDP.
+#[derive(Arbitrary, Debug)]
+struct Opts {
+    transport: Option<u8>,
+    ice: Option<u8>,
+    dtls: Option<u8>,
+    flags: Vec<u8>,
+    ptime: Option<u8>,
+    to_tag: Option<u8>,
+}
+
+#[derive(Arbitrary, Debug)]
+enum Step {
+    Offer {
+        call: u8,
+        from: u8,
+        lines: Vec<Line>,
+        opts: Opts,
+    },
+    Answer {
+        call: u8,
+        from: u8,
+        to: u8,
+        lines: Vec<Line>,
+        opts: Opts,
+    },
+    Delete {
+        call: u8,
+    },
+    Query {
+        call: u8,
+    },
+    List {
+        offset: u8,
+        limit: u8,
+    },
+    /// A datagram to the `nth` ICE/DTLS leg there is.
+    Datagram {
+        nth: u8,
+        first: u8,
+        data: Vec<u8>,
+    },
+    /// Time passes (seconds); timers run.
+    Wait {
+        secs: u8,
+    },
+}
+
+fn pick<'a>(list: &[&'a str], i: u8) -> &'a str {
+    list[i as usize % list.len()]
+}
+
+fn sdp(lines: &[Line]) -> String {
+    let mut s = String::from("v=0\r\no=- 1 1 IN IP4 198.18.5.1\r\ns=-\r\nc=IN IP4 198.18.5.1\r\nt=0 0\r\n");
+    let group: Vec<String> = lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.bundled)
+        .map(|(i, l)| l.mid.unwrap_or(i as u8).to_string())
+        .collect();
+    if !group.is_empty() {
+        s.push_str(&format!("a=group:BUNDLE {}\r\n", group.join(" ")));
+    }
+    for (i, l) in lines.iter().take(6).enumerate() {
+        let port = if l.port == 0 { 0 } else { 2000 + 2 * l.port as u16 };
+        let fmts: Vec<(u8, Option<&str>)> =
+            l.formats.iter().take(4).map(|f| FORMATS[*f as usize % FORMATS.len()]).collect();
+        let list = if fmts.is_empty() {
+            "0".to_string()
+        } else {
+            fmts.iter().map(|f| f.0.to_string()).collect::<Vec<_>>().join(" ")
+        };
+        s.push_str(&format!("m={} {port} {} {list}\r\n", pick(TYPES, l.ty), pick(PROTOS, l.proto)));
+        for (pt, map) in &fmts {
+            if let Some(m) = map {
+                s.push_str(&format!("a=rtpmap:{pt} {m}\r\n"));
+            }
+        }
+        for (suite, tag, seed) in l.crypto.iter().take(3) {
+            if *tag == 0 {
+                s.push_str("a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:short\r\n");
+                continue;
+            }
+            let suite = SUITES[*suite as usize % SUITES.len()];
+            let len = suite.master_key_len() + suite.master_salt_len();
+            let key: Vec<u8> = (0..len).map(|k| seed.wrapping_add(k as u8).wrapping_mul(31)).collect();
+            let b64 = base64::engine::general_purpose::STANDARD.encode(key);
+            s.push_str(&format!("a=crypto:{tag} {suite} inline:{b64}\r\n"));
+        }
+        if l.ice {
+            s.push_str(&format!("a=ice-ufrag:u{i}\r\na=ice-pwd:0123456789012345678901\r\n"));
+        }
+        if l.fingerprint {
+            s.push_str(&format!("a=fingerprint:{FP}\r\n"));
+        }
+        match l.setup % 4 {
+            1 => s.push_str("a=setup:actpass\r\n"),
+            2 => s.push_str("a=setup:active\r\n"),
+            3 => s.push_str("a=setup:passive\r\n"),
+            _ => {}
+        }
+        if let Some(m) = l.mid {
+            s.push_str(&format!("a=mid:{m}\r\n"));
+        }
+        if l.mux {
+            s.push_str("a=rtcp-mux\r\n");
+        }
+    }
+    s
+}
+
+fn with_opts(mut v: Value, o: &Opts) -> Value {
+    if let Some(t) = o.transport {
+        v.insert("transport-protocol", pick(TRANSPORTS, t));
+    }
+    if let Some(i) = o.ice {
+        v.insert("ICE", pick(ICE, i));
+    }
+    if let Some(d) = o.dtls {
+        v.insert("DTLS", pick(DTLS, d));
+    }
+    if let Some(p) = o.ptime {
+        v.insert("ptime", 10 + (p % 6) as i64 * 10);
+    }
+    if let Some(t) = o.to_tag {
+        v.insert("to-tag", format!("t{}", t % 3));
+    }
+    let flags: Vec<Value> = o.flags.iter().take(6).map(|f| Value::from(pick(FLAGS, *f))).collect();
+    if !flags.is_empty() {
+        v.insert("flags", flags);
+    }
+    v.insert("received-from", vec![Value::from("IP4"), Value::from("198.18.5.9")]);
+    v
+}
+
+fn identity() -> Arc<Identity> {
+    static ID: OnceLock<Arc<Identity>> = OnceLock::new();
+    ID.get_or_init(|| Arc::new(Identity::generate().expect("a DTLS identity"))).clone()
+}
+
+fn settings() -> Settings {
+    Settings {
+        interfaces: vec!["198.18.0.1".parse().expect("ip"), "2001:db8::1".parse().expect("ip")],
+        limits: Limits {
+            max_id_length: 64,
+            max_sdp_length: 8192,
+            max_media: 6,
+            max_sessions_without_media: 2,
+            max_sessions: 3,
+        },
+        sdes_suites: vec![Suite::AES_CM_128_HMAC_SHA1_80, Suite::AES_CM_128_HMAC_SHA1_32],
+        libsrtp_aes192_kdf: false,
+        codec_complexity: None,
+        plc: 0,
+        dtmf_delay_ms: 0,
+        workers: 2,
+        transcode_workers: 1,
+        timeout: Duration::from_secs(30),
+        final_timeout: Some(Duration::from_secs(200)),
+    }
+}
+
+/// The target.
+pub fn call_table(data: &[u8]) {
+    let mut u = Unstructured::new(data);
+    let Ok(steps) = Vec::<Step>::arbitrary(&mut u) else { return };
+    let start = Instant::now();
+    let wall = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+    let mut now = Now { mono: start, wall };
+    let mut table = Table::new(settings(), Arc::new(Registry::new()), identity(), now);
+    // 12 port pairs: a few calls fill the range.
+    let mut host = SimHost::new(2, 40_000, 40_022);
+    for (n, step) in steps.iter().take(24).enumerate() {
+        let body = match step {
+            Step::Offer { call, from, lines, opts } => Some(with_opts(
+                Value::dict()
+                    .with("command", "offer")
+                    .with("call-id", format!("c{}", call % 3))
+                    .with("from-tag", format!("t{}", from % 3))
+                    .with("sdp", sdp(lines)),
+                opts,
+            )),
+            Step::Answer { call, from, to, lines, opts } => Some(with_opts(
+                Value::dict()
+                    .with("command", "answer")
+                    .with("call-id", format!("c{}", call % 3))
+                    .with("from-tag", format!("t{}", from % 3))
+                    .with("to-tag", format!("t{}", to % 3))
+                    .with("sdp", sdp(lines)),
+                opts,
+            )),
+            Step::Delete { call } => {
+                Some(Value::dict().with("command", "delete").with("call-id", format!("c{}", call % 3)))
+            }
+            Step::Query { call } => {
+                Some(Value::dict().with("command", "query").with("call-id", format!("c{}", call % 3)))
+            }
+            Step::List { offset, limit } => Some(
+                Value::dict()
+                    .with("command", "list")
+                    .with("offset", *offset as i64 % 4)
+                    .with("limit", *limit as i64 % 4),
+            ),
+            Step::Datagram { nth, first, data } => {
+                let legs: Vec<_> = table
+                    .calls()
+                    .flat_map(|(_, c)| {
+                        let key = c.key;
+                        c.streams.iter().enumerate().flat_map(move |(i, s)| {
+                            s.iter().flat_map(move |s| {
+                                (0..2).filter(|p| s.legs[*p].dtls || s.legs[*p].ice_on).map(move |p| (key, i, p))
+                            })
+                        })
+                    })
+                    .collect();
+                if let Some(&(call, stream, party)) = legs.get(*nth as usize % legs.len().max(1)) {
+                    // STUN (0–3) or DTLS (20–63) by the first byte.
+                    let mut d = data.clone();
+                    d.insert(0, if first % 2 == 0 { first % 4 } else { 20 + first % 44 });
+                    let from = "198.18.5.9:2000".parse().expect("addr");
+                    table.signal(srtpgate_calls::Signal { call, stream, party, from, data: &d }, now);
+                }
+                None
+            }
+            Step::Wait { secs } => {
+                let d = Duration::from_secs(*secs as u64);
+                now = Now { mono: now.mono + d, wall: now.wall + d };
+                table.web_tick(now);
+                table.expire(now, &mut host);
+                None
+            }
+        };
+        if let Some(body) = body {
+            let dgram = srtpgate_ng::request(&format!("k{n}"), &body);
+            let (_, b) = srtpgate_ng::split(&dgram).expect("a request we built splits");
+            if let Ok(req) = srtpgate_ng::parse_request(b) {
+                let mut reply = table.handle(&req, now, &mut host);
+                reply.remove("warning");
+                let out = srtpgate_ng::reply(b"cookie", &reply);
+                assert!(out.len() <= MAX_REPLY, "a reply of {} bytes", out.len());
+            }
+        }
+        host.drain(&mut table);
+        check(&table, &host);
+    }
+    let ids: Vec<String> = table.calls().map(|(id, _)| id.to_string()).collect();
+    for id in ids {
+        let body = Value::dict().with("command", "delete").with("call-id", id);
+        let dgram = srtpgate_ng::request("end", &body);
+        let (_, b) = srtpgate_ng::split(&dgram).expect("split");
+        table.handle(&srtpgate_ng::parse_request(b).expect("delete parses"), now, &mut host);
+    }
+    host.drain(&mut table);
+    check(&table, &host);
+    assert!(host.bound.is_empty(), "ports left bound: {:?}", host.bound);
+    assert!(host.streams.is_empty() && host.legs.is_empty(), "streams left open: {:?}", host.streams.keys());
+}
+
+fn check(table: &Table, host: &SimHost) {
+    table.check_invariants().expect("table invariants");
+    assert!(host.faults.is_empty(), "{:?}", host.faults);
+    let held: BTreeSet<u16> = table
+        .calls()
+        .flat_map(|(_, c)| c.streams.iter().flatten().flat_map(|s| s.legs.iter().map(|l| l.port)))
+        .collect();
+    assert_eq!(held, host.bound, "ports the calls hold vs ports bound");
+    // The relay's sending keys: one per leg, never an endpoint's.
+    let mut relay: HashMap<&Vec<u8>, (u64, usize, usize)> = HashMap::new();
+    let endpoint: BTreeSet<&Vec<u8>> = host.legs.values().filter_map(|l| l.rx.as_ref()).collect();
+    for (k, leg) in &host.legs {
+        let Some(tx) = &leg.tx else { continue };
+        // The streams of one BUNDLE group share their transport's DTLS
+        // keys (each with a context of its own); no two other legs do.
+        if let Some(other) = relay.insert(tx, *k) {
+            assert!((other.0, other.2) == (k.0, k.2), "legs {other:?} and {k:?} send with one key");
+        }
+        assert!(!endpoint.contains(tx), "leg {k:?} sends with an endpoint's key");
+    }
+}
