@@ -105,6 +105,19 @@ struct Answered {
     o_pending: bool,
 }
 
+/// What every m-line's decision reads from the answer as a whole.
+struct AnswerContext {
+    /// The session `c=` address.
+    session_addr: Option<std::net::IpAddr>,
+    /// The BUNDLE owner of each m-line in the answer.
+    answer_bundles: Vec<Option<usize>>,
+    /// Each stream's offerer leg port and ICE credentials, which members of
+    /// its BUNDLE group answer with.
+    owners: Vec<Option<(u16, Option<IceCreds>)>>,
+    /// libsrtp's AES-192 key derivation.
+    kdf: bool,
+}
+
 /// What the edit of an m-line leaves for the commit: the payload types of
 /// the line sent to the offerer (both legs learn them), and the offerer's
 /// mid extension id where the edit wrote one.
@@ -152,7 +165,6 @@ impl Table {
         ice: &[Option<(bool, Option<IceCreds>)>],
         now: Now,
     ) -> Result<Vec<AnswerLine>, Refusal> {
-        let a = other(o);
         let session_addr = sdp.connection();
         // BUNDLE: the groups the answerer accepted (of those the relay
         // offered it), and the transport of each offerer's group owner (its
@@ -165,149 +177,141 @@ impl Table {
             .map(|(s, i)| s.as_ref().map(|s| (s.legs[o].port, i.as_ref().and_then(|i| i.1.clone()))))
             .collect();
         let kdf = self.cfg.libsrtp_aes192_kdf;
-        let mut lines = Vec::with_capacity(call.streams.len());
-        for (i, stream) in call.streams.iter().enumerate() {
-            let m = &sdp.media()[i];
-            let Some(stream) = stream else {
-                lines.push(AnswerLine::NotRelayed);
-                continue;
-            };
-            if m.port() == 0 {
-                lines.push(AnswerLine::Rejected);
-                continue;
-            }
-            let (to_offerer, ptime, codecs) = self.decide_codecs(stream, o, req, &m.payload_formats(), i)?;
-            // The answerer's leg.
-            let peer_t = PeerTransport::read(sdp, i);
-            let sa = &stream.legs[a];
-            let addr = sdp.media_connection(i);
-            let peer_ip = sip_source(req).or(addr.or(session_addr).filter(|ip| !ip.is_unspecified()));
-            let a_peer = peer_ip.map(|ip| endpoint(ip, m.port(), m.rtcp()));
-            let a_mux = m.rtcp_mux() && stream.mux_offered;
-            let a_bundle = answer_bundles.get(i).copied().flatten().filter(|_| sa.bundle_offered && a_mux);
-            let group = answer_bundles.iter().filter(|b| a_bundle.is_some() && **b == a_bundle).count();
-            let a_mid_ext = web::mid_extmap(m).filter(|_| group > 1);
-            let a_member = a_bundle.is_some_and(|p| p != i);
-            let a_srtp = is_secure(m.proto());
-            let a_ice = sa.ice.clone().filter(|_| sa.ice_on);
-            let a_web = if a_member {
-                // Bundled into another stream's transport: no handshake or
-                // checks of its own.
-                if sa.dtls && !is_dtls(m.proto()) {
-                    return Err(format!("media {i}: {} answer to a {} offer", m.proto(), sa.proto));
-                }
-                None
-            } else if sa.dtls {
-                if !is_dtls(m.proto()) {
-                    return Err(format!("media {i}: {} answer to a {} offer", m.proto(), sa.proto));
-                }
-                let fp = peer_t
-                    .fingerprint
-                    .clone()
-                    .ok_or_else(|| format!("media {i}: DTLS-SRTP answer without a=fingerprint (sha-256)"))?;
-                let active = web::relay_active(peer_t.setup, None);
-                let hint = a_peer.and_then(|p| p.0);
-                Some(
-                    self.transport(call, i, a, a_ice, Some((fp, active, hint)), now)
-                        .map_err(|e| format!("media {i}: {e}"))?,
-                )
-            } else if sa.ice_on {
-                Some(Transport { ice: sa.ice.clone(), dtls: None })
-            } else {
-                None
-            };
-            if !a_srtp && !sa.relay_keys.is_empty() {
-                // RFC 3264 answers keep the offer's protocol; a plain answer
-                // to SRTP would have the relay send this leg's media in clear.
-                return Err(format!("media {i}: plain {} answer to an RTP/SAVP offer", m.proto()));
-            }
-            let (a_rx, a_tx) = if a_srtp && !sa.dtls {
-                let mine = m
-                    .crypto()
-                    .into_iter()
-                    .next()
-                    .ok_or_else(|| format!("media {i}: RTP/SAVP answer without a=crypto"))?
-                    .map_err(|e| format!("media {i}: bad a=crypto in the answer: {e}"))?;
-                let relay =
-                    sa.relay_keys.iter().find(|k| k.tag == mine.tag && k.suite == mine.suite).cloned().ok_or_else(
-                        || format!("media {i}: the answer's crypto tag {} ({}) was not offered", mine.tag, mine.suite),
-                    )?;
-                (Some(mine), Some(relay))
-            } else {
-                (None, None)
-            };
-            let picked = a_tx.as_ref().map(|k| k.suite);
-            let a_keys = leg_keys(sa, a_rx, a_tx, kdf)?;
-            let a_pending = sa.dtls && !keyed(self, call, i, a, a_member, sa.bundle_keyed);
-            // The offerer's leg: answered with its own tag for the suite the
-            // answerer picked when it offered that suite, else its first
-            // usable one. A member of the offerer's BUNDLE group answers
-            // with its owner's port and ICE credentials, and runs no
-            // transport.
-            let so = &stream.legs[o];
-            let (o_ice_on, o_ice) = ice[i].clone().unwrap_or((false, None));
-            let mut o_bundle = if req.bundle.contains(&Bundle::Reject) { None } else { so.bundle };
-            let o_owner = o_bundle.filter(|&p| p != i && so.mux).and_then(|p| owners.get(p).cloned().flatten());
-            if o_bundle.is_some() && o_owner.is_none() && o_bundle != Some(i) {
-                o_bundle = None;
-            }
-            let (o_setup, o_web) = if so.dtls {
-                let fp = so.transport.fingerprint.clone().ok_or_else(|| format!("media {i}: no a=fingerprint"))?;
-                let active = web::relay_active(so.transport.setup, req.dtls.or(so.dtls_pref));
-                let web = match o_owner {
-                    None => {
-                        let ice = o_ice.clone().filter(|_| o_ice_on);
-                        let hint = so.peer.and_then(|p| p.0);
-                        Some(
-                            self.transport(call, i, o, ice, Some((fp, active, hint)), now)
-                                .map_err(|e| format!("media {i}: {e}"))?,
-                        )
-                    }
-                    Some(_) => None,
-                };
-                (Some(if active { Setup::Active } else { Setup::Passive }), web)
-            } else {
-                (None, (o_ice_on && o_owner.is_none()).then(|| Transport { ice: o_ice.clone(), dtls: None }))
-            };
-            let (o_rx, o_tx) = if so.srtp && !so.dtls {
-                let chosen = picked
-                    .and_then(|s| so.offered.iter().find(|c| c.suite == s))
-                    .or_else(|| so.offered.iter().find(|c| self.cfg.sdes_suites.contains(&c.suite)))
-                    .or_else(|| so.offered.first())
-                    .cloned()
-                    .ok_or_else(|| format!("media {i}: the offerer has no usable crypto suite"))?;
-                let relay = match &so.relay_key {
-                    Some(k) if k.suite == chosen.suite && k.tag == chosen.tag => k.clone(),
-                    _ => renewed(&chosen),
-                };
-                (Some(chosen), Some(relay))
-            } else {
-                (None, None)
-            };
-            let o_keys = leg_keys(so, o_rx, o_tx, kdf)?;
-            let o_pending = so.dtls && !keyed(self, call, i, o, o_owner.is_some(), so.bundle_keyed);
-            lines.push(AnswerLine::Relay(Box::new(Answered {
-                to_offerer,
-                ptime,
-                codecs,
-                a_peer,
-                a_mux,
-                a_bundle,
-                a_mid_ext,
-                a_transport: peer_t,
-                a_srtp,
-                a_keys,
-                a_web,
-                a_pending,
-                o_bundle,
-                o_owner,
-                o_setup,
-                o_keys,
-                o_web,
-                o_pending,
-            })));
+        let ctx = AnswerContext { session_addr, answer_bundles, owners, kdf };
+        call.streams
+            .iter()
+            .enumerate()
+            .map(|(i, s)| self.decide_answer_line(call, o, i, s.as_ref(), req, sdp, ice, &ctx, now))
+            .collect()
+    }
+
+    /// Step 1 for one m-line.
+    #[allow(clippy::too_many_arguments)]
+    fn decide_answer_line(
+        &self,
+        call: &Call,
+        o: usize,
+        i: usize,
+        stream: Option<&Stream>,
+        req: &Request,
+        sdp: &Sdp,
+        ice: &[Option<(bool, Option<IceCreds>)>],
+        ctx: &AnswerContext,
+        now: Now,
+    ) -> Result<AnswerLine, Refusal> {
+        let a = other(o);
+        let AnswerContext { session_addr, answer_bundles, owners, kdf } = ctx;
+        let (session_addr, kdf) = (*session_addr, *kdf);
+        let m = &sdp.media()[i];
+        let Some(stream) = stream else {
+            return Ok(AnswerLine::NotRelayed);
+        };
+        if m.port() == 0 {
+            return Ok(AnswerLine::Rejected);
         }
-        Ok(lines)
+        let (to_offerer, ptime, codecs) = self.decide_codecs(stream, o, req, &m.payload_formats(), i)?;
+        // The answerer's leg.
+        let peer_t = PeerTransport::read(sdp, i);
+        let sa = &stream.legs[a];
+        let addr = sdp.media_connection(i);
+        let peer_ip = sip_source(req).or(addr.or(session_addr).filter(|ip| !ip.is_unspecified()));
+        let a_peer = peer_ip.map(|ip| endpoint(ip, m.port(), m.rtcp()));
+        let a_mux = m.rtcp_mux() && stream.mux_offered;
+        let a_bundle = answer_bundles.get(i).copied().flatten().filter(|_| sa.bundle_offered && a_mux);
+        let group = answer_bundles.iter().filter(|b| a_bundle.is_some() && **b == a_bundle).count();
+        let a_mid_ext = web::mid_extmap(m).filter(|_| group > 1);
+        let a_member = a_bundle.is_some_and(|p| p != i);
+        let a_srtp = is_secure(m.proto());
+        let a_ice = sa.ice.clone().filter(|_| sa.ice_on);
+        let a_web = if a_member {
+            // Bundled into another stream's transport: no handshake or
+            // checks of its own.
+            if sa.dtls && !is_dtls(m.proto()) {
+                return Err(format!("media {i}: {} answer to a {} offer", m.proto(), sa.proto));
+            }
+            None
+        } else if sa.dtls {
+            if !is_dtls(m.proto()) {
+                return Err(format!("media {i}: {} answer to a {} offer", m.proto(), sa.proto));
+            }
+            let fp = peer_t
+                .fingerprint
+                .clone()
+                .ok_or_else(|| format!("media {i}: DTLS-SRTP answer without a=fingerprint (sha-256)"))?;
+            let active = web::relay_active(peer_t.setup, None);
+            let hint = a_peer.and_then(|p| p.0);
+            Some(
+                self.transport(call, i, a, a_ice, Some((fp, active, hint)), now)
+                    .map_err(|e| format!("media {i}: {e}"))?,
+            )
+        } else if sa.ice_on {
+            Some(Transport { ice: sa.ice.clone(), dtls: None })
+        } else {
+            None
+        };
+        if !a_srtp && !sa.relay_keys.is_empty() {
+            // RFC 3264 answers keep the offer's protocol; a plain answer
+            // to SRTP would have the relay send this leg's media in clear.
+            return Err(format!("media {i}: plain {} answer to an RTP/SAVP offer", m.proto()));
+        }
+        let (a_rx, a_tx) = if a_srtp && !sa.dtls { answered_keys(sa, m, i)? } else { (None, None) };
+        let picked = a_tx.as_ref().map(|k| k.suite);
+        let a_keys = leg_keys(sa, a_rx, a_tx, kdf)?;
+        let a_pending = sa.dtls && !keyed(self, call, i, a, a_member, sa.bundle_keyed);
+        // The offerer's leg: answered with its own tag for the suite the
+        // answerer picked when it offered that suite, else its first
+        // usable one. A member of the offerer's BUNDLE group answers
+        // with its owner's port and ICE credentials, and runs no
+        // transport.
+        let so = &stream.legs[o];
+        let (o_ice_on, o_ice) = ice[i].clone().unwrap_or((false, None));
+        let mut o_bundle = if req.bundle.contains(&Bundle::Reject) { None } else { so.bundle };
+        let o_owner = o_bundle.filter(|&p| p != i && so.mux).and_then(|p| owners.get(p).cloned().flatten());
+        if o_bundle.is_some() && o_owner.is_none() && o_bundle != Some(i) {
+            o_bundle = None;
+        }
+        let (o_setup, o_web) = if so.dtls {
+            let fp = so.transport.fingerprint.clone().ok_or_else(|| format!("media {i}: no a=fingerprint"))?;
+            let active = web::relay_active(so.transport.setup, req.dtls.or(so.dtls_pref));
+            let web = match o_owner {
+                None => {
+                    let ice = o_ice.clone().filter(|_| o_ice_on);
+                    let hint = so.peer.and_then(|p| p.0);
+                    Some(
+                        self.transport(call, i, o, ice, Some((fp, active, hint)), now)
+                            .map_err(|e| format!("media {i}: {e}"))?,
+                    )
+                }
+                Some(_) => None,
+            };
+            (Some(if active { Setup::Active } else { Setup::Passive }), web)
+        } else {
+            (None, (o_ice_on && o_owner.is_none()).then(|| Transport { ice: o_ice.clone(), dtls: None }))
+        };
+        let (o_rx, o_tx) =
+            if so.srtp && !so.dtls { offerer_keys(so, picked, &self.cfg.sdes_suites, i)? } else { (None, None) };
+        let o_keys = leg_keys(so, o_rx, o_tx, kdf)?;
+        let o_pending = so.dtls && !keyed(self, call, i, o, o_owner.is_some(), so.bundle_keyed);
+        Ok(AnswerLine::Relay(Box::new(Answered {
+            to_offerer,
+            ptime,
+            codecs,
+            a_peer,
+            a_mux,
+            a_bundle,
+            a_mid_ext,
+            a_transport: peer_t,
+            a_srtp,
+            a_keys,
+            a_web,
+            a_pending,
+            o_bundle,
+            o_owner,
+            o_setup,
+            o_keys,
+            o_web,
+            o_pending,
+        })))
     }
 
     /// The codec plan of a stream: the formats for the offerer's answer, its
@@ -600,6 +604,49 @@ fn offerer_ice(call: &Call, o: usize, req: &Request) -> Vec<Option<(bool, Option
             })
         })
         .collect()
+}
+
+/// The answerer's SDES key and the relay's key it picked (by crypto tag
+/// and suite, from those the relay offered it).
+fn answered_keys(
+    sa: &Leg,
+    m: &srtpgate_sdp::Media,
+    i: usize,
+) -> Result<(Option<CryptoAttr>, Option<CryptoAttr>), Refusal> {
+    let mine = m
+        .crypto()
+        .into_iter()
+        .next()
+        .ok_or_else(|| format!("media {i}: RTP/SAVP answer without a=crypto"))?
+        .map_err(|e| format!("media {i}: bad a=crypto in the answer: {e}"))?;
+    let relay =
+        sa.relay_keys.iter().find(|k| k.tag == mine.tag && k.suite == mine.suite).cloned().ok_or_else(|| {
+            format!("media {i}: the answer's crypto tag {} ({}) was not offered", mine.tag, mine.suite)
+        })?;
+    Ok((Some(mine), Some(relay)))
+}
+
+/// The offerer's key and the relay's towards it: the offerer's line of the
+/// suite the answerer picked when it offered that suite, else its first
+/// configured one, else its first; the relay's key kept while that line's
+/// tag and suite stay.
+fn offerer_keys(
+    so: &Leg,
+    picked: Option<srtp::Suite>,
+    configured: &[srtp::Suite],
+    i: usize,
+) -> Result<(Option<CryptoAttr>, Option<CryptoAttr>), Refusal> {
+    let chosen = picked
+        .and_then(|s| so.offered.iter().find(|c| c.suite == s))
+        .or_else(|| so.offered.iter().find(|c| configured.contains(&c.suite)))
+        .or_else(|| so.offered.first())
+        .cloned()
+        .ok_or_else(|| format!("media {i}: the offerer has no usable crypto suite"))?;
+    let relay = match &so.relay_key {
+        Some(k) if k.suite == chosen.suite && k.tag == chosen.tag => k.clone(),
+        _ => renewed(&chosen),
+    };
+    Ok((Some(chosen), Some(relay)))
 }
 
 /// A leg's keys after the answer, with the worker's contexts where they

@@ -84,6 +84,22 @@ struct Relayed {
     new: bool,
 }
 
+/// What every m-line's decision reads from the offer as a whole.
+struct OfferContext {
+    /// The session `c=` address.
+    session_addr: Option<IpAddr>,
+    /// The family `address family` asks for.
+    family_v6: Option<bool>,
+    /// The suites the configuration and the SDES options allow.
+    allowed: Vec<Suite>,
+    /// `SDES-off`.
+    sdes_off: bool,
+    /// Each m-line's accepted BUNDLE owner.
+    bundles: Vec<Option<usize>>,
+    /// `BUNDLE-offer`/`-require`.
+    offer_bundle: bool,
+}
+
 /// What the edit of an m-line leaves for the commit.
 struct Edited {
     /// The payload types of the m-line sent to the answerer.
@@ -161,15 +177,10 @@ impl Table {
     /// Step 1: one plan per m-line. Reads the call; edits the offered SDP
     /// only where a BUNDLE member's port 0 stands for its owner's port.
     fn decide_offer(&self, call: &Call, o: usize, req: &Request, sdp: &mut Sdp) -> Result<Vec<LinePlan>, Refusal> {
-        let a = other(o);
         let n = sdp.media().len();
         if call.streams.len() > n {
             return Err(format!("re-offer has {n} media sections, fewer than the {} before", call.streams.len()));
         }
-        let session_addr = sdp.connection();
-        let family_v6 = family(req);
-        let allowed = allowed_suites(&self.cfg.sdes_suites, &req.sdes);
-        let sdes_off = req.sdes.contains(&Sdes::Off);
         // BUNDLE from an ICE/DTLS offerer is accepted unless refused: a
         // bundle-only section (port 0) takes its group owner's port.
         let accept_bundle = !req.bundle.contains(&Bundle::Reject);
@@ -190,152 +201,135 @@ impl Table {
             }
         }
         let offer_bundle = req.bundle.iter().any(|b| matches!(b, Bundle::Offer | Bundle::Require));
-        let mut plans = Vec::with_capacity(n);
-        for i in 0..n {
-            let m = &sdp.media()[i];
-            if m.port() == 0 {
-                plans.push(LinePlan::Untouched);
-                continue;
-            }
-            if !m.is_rtp() {
-                tracing::warn!(media = m.media_type(), proto = m.proto(), "media not relayed; rejected");
-                plans.push(LinePlan::NotRelayed);
-                continue;
-            }
-            let addr = sdp.media_connection(i);
-            let peer_t = PeerTransport::read(sdp, i);
-            let in_proto = m.proto().to_string();
-            let (srtp_o, dtls_o) = (is_secure(&in_proto), is_dtls(&in_proto));
-            let mut out_proto = match req.transport_protocol {
-                // To or from DTLS: the protocol named.
-                Some(t) if t.is_dtls() || dtls_o => t.name().to_string(),
-                Some(t) => with_security(&in_proto, t.is_secure()),
-                None => in_proto.clone(),
-            };
-            if is_dtls(&out_proto) && req.dtls == Some(srtpgate_ng::Dtls::Off) {
-                // DTLS=off: SRTP with SDES instead.
-                out_proto = with_security(&out_proto, true);
-            }
-            let dtls_a = is_dtls(&out_proto);
-            let srtp_a = is_secure(&out_proto) && !dtls_a;
-            let offered: Vec<CryptoAttr> = if srtp_o {
-                m.crypto().into_iter().filter_map(Result::ok).filter(|c| c.policy().is_ok()).collect()
-            } else {
-                Vec::new()
-            };
-            if srtp_o && !dtls_o && offered.is_empty() {
-                return Err(format!("media {i}: RTP/SAVP offer without a usable a=crypto line"));
-            }
-            if dtls_o && peer_t.fingerprint.is_none() {
-                return Err(format!("media {i}: {in_proto} offer without a=fingerprint (sha-256)"));
-            }
-            // ICE-lite towards the answerer: as the option says, else when
-            // the offerer spoke ICE.
-            let ice_a = runs_ice(req, peer_t.ice.is_some());
-            let peer_ip = sip_source(req).or(addr.filter(|ip| !ip.is_unspecified()));
-            let peer_v6 = peer_ip.or(session_addr).is_some_and(|ip| ip.is_ipv6());
-            let ips = (self.cfg.interface_for(peer_v6), self.cfg.interface_for(family_v6.unwrap_or(peer_v6)));
-            let peer = peer_ip.map(|ip| endpoint(ip, m.port(), m.rtcp()));
-            let mux_flags = &req.rtcp_mux;
-            let o_mux = m.rtcp_mux() && !mux_flags.contains(&RtcpMux::Reject);
-            let mux_onwards = (o_mux && !mux_flags.contains(&RtcpMux::Demux))
-                || mux_flags.contains(&RtcpMux::Offer)
-                || mux_flags.contains(&RtcpMux::Require);
-            let existing = call.streams.get(i).and_then(Option::as_ref);
-            // Codecs: the options applied; a stream that transcodes keeps
-            // the receiver's codec in a re-offer that names none.
-            let implicit: Vec<Format> = match existing.and_then(|s| s.transcoding.as_ref()) {
-                Some((off, t)) => vec![if *off == a { t.offerer.clone() } else { t.answerer.clone() }],
-                None => Vec::new(),
-            };
-            let formats = m.payload_formats();
-            let (to_answerer, codecs) = negotiate::offer(
-                &formats,
-                &req.codec,
-                req.flags.always_transcode,
-                (req.ptime, req.ptime_reverse),
-                &implicit,
-                &self.codecs,
-            )
-            .map_err(|e| format!("media {i}: {e}"))?;
-            // The mid goes into the RTP to a group of several m-lines only.
-            let o_bundle = bundles.get(i).copied().flatten();
-            let shared = o_bundle.is_some() && bundles.iter().filter(|x| **x == o_bundle).count() > 1;
-            let prior_a = existing.map(|s| &s.legs[a]);
-            // The relay's keys for the answerer: the offerer's suites when
-            // it offered SRTP (so the answerer's pick fits both legs), else
-            // the configured list; each filtered by the SDES options. Kept
-            // while the suites stay the same.
-            let relay_keys = if srtp_a && !sdes_off {
-                let suites: Vec<Suite> = if srtp_o && !dtls_o {
-                    let mut v: Vec<Suite> = Vec::new();
-                    for c in &offered {
-                        if allowed.contains(&c.suite) && !v.contains(&c.suite) {
-                            v.push(c.suite);
-                        }
-                    }
-                    v
-                } else {
-                    allowed.clone()
-                };
-                if suites.is_empty() {
-                    return Err(format!("media {i}: no crypto suite left to offer (offered suites vs SDES options)"));
-                }
-                match prior_a.map(|l| &l.relay_keys) {
-                    Some(k) if k.len() == suites.len() && k.iter().zip(&suites).all(|(k, s)| k.suite == *s) => {
-                        k.clone()
-                    }
-                    _ => suites
-                        .iter()
-                        .enumerate()
-                        .map(|(t, s)| with_params(fresh(t as u32 + 1, *s), &req.sdes))
-                        .collect(),
-                }
-            } else {
-                Vec::new()
-            };
-            let ice = match prior_a.and_then(|l| l.ice.clone()) {
-                Some(c) => Some(c),
-                None if ice_a => Some(IceCreds::generate()),
-                None => None,
-            };
-            let setup = dtls_a.then_some(match req.dtls {
-                Some(srtpgate_ng::Dtls::Passive) => Setup::Passive,
-                Some(srtpgate_ng::Dtls::Active) => Setup::Active,
-                _ => Setup::ActPass,
-            });
-            // Offered as one BUNDLE group (`BUNDLE-offer`, ICE/DTLS
-            // answerers), each m-line keeps its own port until the answer
-            // accepts the group (RFC 8843).
-            let bundle_a = offer_bundle && (ice_a || dtls_a) && mux_onwards;
-            let mid =
-                (req.flags.generate_mid || bundle_a).then(|| peer_t.mid.clone().unwrap_or_else(|| (i + 1).to_string()));
-            plans.push(LinePlan::Relay(Box::new(Relayed {
-                media_type: m.media_type().to_string(),
-                o_mid_ext: web::mid_extmap(m).filter(|_| shared),
-                o_pts: formats.iter().map(|f| f.pt).collect(),
-                o_bundle,
-                in_proto,
-                out_proto,
-                offered,
-                peer_t,
-                ice_a,
-                ips,
-                peer,
-                o_mux,
-                mux_onwards,
-                to_answerer: codecs.engaged.then_some(to_answerer),
-                codecs,
-                relay_keys,
-                ice,
-                setup,
-                bundle_a,
-                mid,
-                ports: existing.map_or((0, 0), |s| (s.legs[o].port, s.legs[a].port)),
-                new: existing.is_none(),
-            })));
+        let ctx = OfferContext {
+            session_addr: sdp.connection(),
+            family_v6: family(req),
+            allowed: allowed_suites(&self.cfg.sdes_suites, &req.sdes),
+            sdes_off: req.sdes.contains(&Sdes::Off),
+            bundles,
+            offer_bundle,
+        };
+        (0..n).map(|i| self.decide_line(call, o, i, req, sdp, &ctx)).collect()
+    }
+
+    /// Step 1 for one m-line.
+    fn decide_line(
+        &self,
+        call: &Call,
+        o: usize,
+        i: usize,
+        req: &Request,
+        sdp: &Sdp,
+        ctx: &OfferContext,
+    ) -> Result<LinePlan, Refusal> {
+        let a = other(o);
+        let OfferContext { session_addr, family_v6, allowed, sdes_off, bundles, offer_bundle } = ctx;
+        let (session_addr, family_v6, sdes_off, offer_bundle) = (*session_addr, *family_v6, *sdes_off, *offer_bundle);
+        let m = &sdp.media()[i];
+        if m.port() == 0 {
+            return Ok(LinePlan::Untouched);
         }
-        Ok(plans)
+        if !m.is_rtp() {
+            tracing::warn!(media = m.media_type(), proto = m.proto(), "media not relayed; rejected");
+            return Ok(LinePlan::NotRelayed);
+        }
+        let addr = sdp.media_connection(i);
+        let peer_t = PeerTransport::read(sdp, i);
+        let in_proto = m.proto().to_string();
+        let (srtp_o, dtls_o) = (is_secure(&in_proto), is_dtls(&in_proto));
+        let out_proto = onward_proto(&in_proto, req);
+        let dtls_a = is_dtls(&out_proto);
+        let srtp_a = is_secure(&out_proto) && !dtls_a;
+        let offered: Vec<CryptoAttr> = if srtp_o {
+            m.crypto().into_iter().filter_map(Result::ok).filter(|c| c.policy().is_ok()).collect()
+        } else {
+            Vec::new()
+        };
+        if srtp_o && !dtls_o && offered.is_empty() {
+            return Err(format!("media {i}: RTP/SAVP offer without a usable a=crypto line"));
+        }
+        if dtls_o && peer_t.fingerprint.is_none() {
+            return Err(format!("media {i}: {in_proto} offer without a=fingerprint (sha-256)"));
+        }
+        // ICE-lite towards the answerer: as the option says, else when
+        // the offerer spoke ICE.
+        let ice_a = runs_ice(req, peer_t.ice.is_some());
+        let peer_ip = sip_source(req).or(addr.filter(|ip| !ip.is_unspecified()));
+        let peer_v6 = peer_ip.or(session_addr).is_some_and(|ip| ip.is_ipv6());
+        let ips = (self.cfg.interface_for(peer_v6), self.cfg.interface_for(family_v6.unwrap_or(peer_v6)));
+        let peer = peer_ip.map(|ip| endpoint(ip, m.port(), m.rtcp()));
+        let mux_flags = &req.rtcp_mux;
+        let o_mux = m.rtcp_mux() && !mux_flags.contains(&RtcpMux::Reject);
+        let mux_onwards = (o_mux && !mux_flags.contains(&RtcpMux::Demux))
+            || mux_flags.contains(&RtcpMux::Offer)
+            || mux_flags.contains(&RtcpMux::Require);
+        let existing = call.streams.get(i).and_then(Option::as_ref);
+        // Codecs: the options applied; a stream that transcodes keeps
+        // the receiver's codec in a re-offer that names none.
+        let implicit: Vec<Format> = match existing.and_then(|s| s.transcoding.as_ref()) {
+            Some((off, t)) => vec![if *off == a { t.offerer.clone() } else { t.answerer.clone() }],
+            None => Vec::new(),
+        };
+        let formats = m.payload_formats();
+        let (to_answerer, codecs) = negotiate::offer(
+            &formats,
+            &req.codec,
+            req.flags.always_transcode,
+            (req.ptime, req.ptime_reverse),
+            &implicit,
+            &self.codecs,
+        )
+        .map_err(|e| format!("media {i}: {e}"))?;
+        // The mid goes into the RTP to a group of several m-lines only.
+        let o_bundle = bundles.get(i).copied().flatten();
+        let shared = o_bundle.is_some() && bundles.iter().filter(|x| **x == o_bundle).count() > 1;
+        let prior_a = existing.map(|s| &s.legs[a]);
+        let relay_keys = if srtp_a && !sdes_off {
+            answerer_keys(prior_a, &offered, srtp_o && !dtls_o, allowed, &req.sdes)
+                .map_err(|e| format!("media {i}: {e}"))?
+        } else {
+            Vec::new()
+        };
+        let ice = match prior_a.and_then(|l| l.ice.clone()) {
+            Some(c) => Some(c),
+            None if ice_a => Some(IceCreds::generate()),
+            None => None,
+        };
+        let setup = dtls_a.then_some(match req.dtls {
+            Some(srtpgate_ng::Dtls::Passive) => Setup::Passive,
+            Some(srtpgate_ng::Dtls::Active) => Setup::Active,
+            _ => Setup::ActPass,
+        });
+        // Offered as one BUNDLE group (`BUNDLE-offer`, ICE/DTLS
+        // answerers), each m-line keeps its own port until the answer
+        // accepts the group (RFC 8843).
+        let bundle_a = offer_bundle && (ice_a || dtls_a) && mux_onwards;
+        let mid =
+            (req.flags.generate_mid || bundle_a).then(|| peer_t.mid.clone().unwrap_or_else(|| (i + 1).to_string()));
+        Ok(LinePlan::Relay(Box::new(Relayed {
+            media_type: m.media_type().to_string(),
+            o_mid_ext: web::mid_extmap(m).filter(|_| shared),
+            o_pts: formats.iter().map(|f| f.pt).collect(),
+            o_bundle,
+            in_proto,
+            out_proto,
+            offered,
+            peer_t,
+            ice_a,
+            ips,
+            peer,
+            o_mux,
+            mux_onwards,
+            to_answerer: codecs.engaged.then_some(to_answerer),
+            codecs,
+            relay_keys,
+            ice,
+            setup,
+            bundle_a,
+            mid,
+            ports: existing.map_or((0, 0), |s| (s.legs[o].port, s.legs[a].port)),
+            new: existing.is_none(),
+        })))
     }
 
     /// The warnings of an offer's codec options, once each.
@@ -553,6 +547,53 @@ impl Table {
             self.command(c);
         }
     }
+}
+
+/// The protocol the answerer is offered: the offerer's, or the one
+/// `transport-protocol` names (to or from DTLS: as named; else its security
+/// with the offerer's AVP/AVPF); SDES instead of DTLS with `DTLS=off`.
+fn onward_proto(in_proto: &str, req: &Request) -> String {
+    let out = match req.transport_protocol {
+        Some(t) if t.is_dtls() || is_dtls(in_proto) => t.name().to_string(),
+        Some(t) => with_security(in_proto, t.is_secure()),
+        None => in_proto.to_string(),
+    };
+    if is_dtls(&out) && req.dtls == Some(srtpgate_ng::Dtls::Off) {
+        with_security(&out, true)
+    } else {
+        out
+    }
+}
+
+/// The relay's keys for the answerer: the offerer's suites when it offered
+/// SDES (`sdes_o`, so that the answerer's pick fits both legs), else the
+/// configured list; each filtered by the SDES options. The keys the leg has
+/// are kept while the suites stay the same.
+fn answerer_keys(
+    prior: Option<&Leg>,
+    offered: &[CryptoAttr],
+    sdes_o: bool,
+    allowed: &[Suite],
+    sdes: &[Sdes],
+) -> Result<Vec<CryptoAttr>, Refusal> {
+    let suites: Vec<Suite> = if sdes_o {
+        let mut v: Vec<Suite> = Vec::new();
+        for c in offered {
+            if allowed.contains(&c.suite) && !v.contains(&c.suite) {
+                v.push(c.suite);
+            }
+        }
+        v
+    } else {
+        allowed.to_vec()
+    };
+    if suites.is_empty() {
+        return Err("no crypto suite left to offer (offered suites vs SDES options)".into());
+    }
+    Ok(match prior.map(|l| &l.relay_keys) {
+        Some(k) if k.len() == suites.len() && k.iter().zip(&suites).all(|(k, s)| k.suite == *s) => k.clone(),
+        _ => suites.iter().enumerate().map(|(t, s)| with_params(fresh(t as u32 + 1, *s), sdes)).collect(),
+    })
 }
 
 /// The party that offers, and the call's tags after this offer.

@@ -327,8 +327,30 @@ pub fn run(args: DecryptArgs) -> Result<(), String> {
         return Err(format!("IN and OUT are the same file ({})", args.input.display()));
     }
     let mut buf = vec![0u8; srtp::MAX_PACKET_LEN + srtp::MAX_RTCP_TRAILER_LEN];
+    let mut scan = find_flows(&args)?;
+    pick_keys(&mut scan.flows, &cands, &mut buf);
+    let (written, other) = write_decrypted(&args, &mut scan, &mut buf)?;
+    report(&scan.flows, &cands, &other, args.ssrc);
+    eprintln!("wrote {} ({written} packets, {})", args.output.display(), link_name(scan.link));
+    Ok(())
+}
 
-    // Pass 1: flows, their first packets, the link type.
+/// What the first pass over a capture finds.
+struct Scan {
+    /// Its format.
+    format: Format,
+    /// The flows, their first packets.
+    flows: Vec<Flow>,
+    /// Flows by key.
+    index: HashMap<FlowKey, usize>,
+    /// The link type the output is written with.
+    link: u32,
+    /// The largest snapshot length seen.
+    max_snaplen: u32,
+}
+
+/// Pass 1: the flows, their first packets, the link type.
+fn find_flows(args: &DecryptArgs) -> Result<Scan, String> {
     let mut reader = CaptureReader::open(&args.input)?;
     let format = reader.format();
     let mut flows: Vec<Flow> = Vec::new();
@@ -388,10 +410,12 @@ pub fn run(args: DecryptArgs) -> Result<(), String> {
         (None, Format::Pcap { .. }) => reader.link(),
         (None, Format::PcapNg) => pcap::LINKTYPE_ETHERNET,
     };
-    drop(reader);
+    Ok(Scan { format, flows, index, link, max_snaplen })
+}
 
-    // Keys: SRTP flows first, then SRTCP flows, which prefer the (key, suite)
-    // of an SRTP flow of their SSRC (a _32 suite's SRTCP also passes as _80).
+/// Keys: SRTP flows first, then SRTCP flows, which prefer the (key, suite)
+/// of an SRTP flow of their SSRC (a _32 suite's SRTCP also passes as _80).
+fn pick_keys(flows: &mut [Flow], cands: &[Candidate], buf: &mut [u8]) {
     let mut rtp_picks: Vec<(u32, usize, Suite)> = Vec::new();
     for rtcp in [false, true] {
         for f in flows.iter_mut().filter(|f| f.key.rtcp == rtcp) {
@@ -402,7 +426,7 @@ pub fn run(args: DecryptArgs) -> Result<(), String> {
                     !rtp_picks.iter().any(|&(s, k, suite)| s == ssrc && k == c.key_no && suite == c.suite)
                 });
             }
-            let pick = pick_key(f, &order, &mut buf);
+            let pick = pick_key(f, &order, buf);
             f.pick = pick;
             f.samples = Vec::new();
             let Some((p, cand)) = pick.and_then(|p| cands.get(p.cand).map(|c| (p, c))) else {
@@ -417,10 +441,15 @@ pub fn run(args: DecryptArgs) -> Result<(), String> {
             }
         }
     }
+}
 
-    // Pass 2: decrypt and write.
+/// Pass 2: every frame written, the flows' packets decrypted. Returns the
+/// frames written and what was not decrypted.
+fn write_decrypted(args: &DecryptArgs, scan: &mut Scan, buf: &mut [u8]) -> Result<(u64, Other), String> {
+    let Scan { format, flows, index, link, max_snaplen } = scan;
+    let (link, max_snaplen) = (*link, *max_snaplen);
     let mut reader = CaptureReader::open(&args.input)?;
-    let mut writer = match format {
+    let mut writer = match *format {
         Format::Pcap { nano, snaplen } => pcap::CaptureWriter::pcap(&args.output, link, snaplen, nano)?,
         Format::PcapNg => {
             let snap = if max_snaplen == 0 { 262_144 } else { max_snaplen.max(65_535) };
@@ -436,7 +465,7 @@ pub fn run(args: DecryptArgs) -> Result<(), String> {
                 other.malformed += 1;
                 None
             }
-            Some(l) => decrypt_frame(l, &frame.data, &mut flows, &index, &mut other, &mut buf),
+            Some(l) => decrypt_frame(l, &frame.data, flows, index, &mut other, buf),
         };
         match decrypted {
             Some(data) => {
@@ -449,10 +478,7 @@ pub fn run(args: DecryptArgs) -> Result<(), String> {
         written += 1;
     }
     writer.finish()?;
-
-    report(&flows, &cands, &other, args.ssrc);
-    eprintln!("wrote {} ({written} packets, {})", args.output.display(), link_name(link));
-    Ok(())
+    Ok((written, other))
 }
 
 /// Decrypts one frame if it belongs to a flow with a key; `None` to copy it.

@@ -365,6 +365,104 @@ impl Default for Limits {
     }
 }
 
+/// The bounds on requests and the state they create, and the reply cache.
+fn resolve_limits(args: &ServeArgs, file: &FileConfig) -> Result<Limits, String> {
+    let d = Limits::default();
+    Ok(Limits {
+        max_id_length: bounded("max-id-length", args.max_id_length.or(file.max_id_length), d.max_id_length, 16..=4096)?,
+        // A reply carries the rewritten SDP, which must fit a datagram.
+        max_sdp_length: bounded(
+            "max-sdp-length",
+            args.max_sdp_length.or(file.max_sdp_length),
+            d.max_sdp_length,
+            256..=48 * 1024,
+        )?,
+        max_media: bounded("max-media", args.max_media.or(file.max_media), d.max_media, 1..=srtpgate_sdp::MAX_MEDIA)?,
+        max_sessions_without_media: bounded(
+            "max-sessions-without-media",
+            args.max_sessions_without_media.or(file.max_sessions_without_media),
+            d.max_sessions_without_media,
+            0..=1 << 24,
+        )?,
+        ng_cache_bytes: bounded(
+            "ng-cache-bytes",
+            args.ng_cache_bytes.or(file.ng_cache_bytes),
+            d.ng_cache_bytes,
+            1 << 20..=1 << 31,
+        )?,
+        ng_cache_ttl: Duration::from_secs(bounded(
+            "ng-cache-seconds",
+            args.ng_cache_seconds.or(file.ng_cache_seconds),
+            d.ng_cache_ttl.as_secs(),
+            1..=3600,
+        )?),
+    })
+}
+
+/// The NG and HTTP addresses, the media addresses and the port range.
+#[allow(clippy::type_complexity)]
+fn resolve_addresses(
+    args: &ServeArgs,
+    file: &FileConfig,
+) -> Result<(SocketAddr, Vec<IpAddr>, (u16, u16), Option<SocketAddr>), String> {
+    let listen_ng = match (args.listen_ng, &file.listen_ng) {
+        (Some(a), _) => a,
+        (None, Some(s)) => parse("listen_ng", s)?,
+        (None, None) => SocketAddr::from(([127, 0, 0, 1], 2223)),
+    };
+    let interfaces: Vec<IpAddr> = if !args.interface.is_empty() {
+        args.interface.clone()
+    } else if let Some(list) = &file.interface {
+        list.iter().map(|s| parse("interface", s)).collect::<Result<_, _>>()?
+    } else {
+        vec![IpAddr::from([127, 0, 0, 1])]
+    };
+    if interfaces.is_empty() {
+        return Err("interface: at least one media address is needed".into());
+    }
+    if let Some(ip) = interfaces.iter().find(|ip| ip.is_unspecified() || ip.is_multicast()) {
+        return Err(format!(
+            "interface: {ip} cannot be a media address (it goes into SDP; give the address peers reach)"
+        ));
+    }
+    let port_min = args.port_min.or(file.port_min).unwrap_or(30_000);
+    let port_max = args.port_max.or(file.port_max).unwrap_or(40_000);
+    if port_min == 0 || port_min >= port_max {
+        return Err(format!("port range: port-min {port_min} must be above 0 and below port-max {port_max}"));
+    }
+    let listen_http = match (args.listen_http, &file.listen_http) {
+        (Some(a), _) => Some(a),
+        (None, Some(s)) => Some(parse("listen_http", s)?),
+        (None, None) => None,
+    };
+    Ok((listen_ng, interfaces, (port_min, port_max), listen_http))
+}
+
+/// Media workers, and how many of them carry the transcoded calls.
+fn resolve_workers(args: &ServeArgs, file: &FileConfig) -> Result<(usize, usize), String> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let workers = match args.workers.or(file.workers).unwrap_or(0) {
+        0 => cores,
+        n if n > 1024 => return Err(format!("workers: {n} is more than 1024")),
+        n => n,
+    };
+    // By default a pool only where codec plugins are loaded: the
+    // built-in G.711 costs ~1 µs a packet, no reason to take workers
+    // from pass-through calls.
+    let plugins = args.codec_plugin_dir.is_some() || file.codec_plugin_dir.is_some();
+    let transcode_workers = match args.transcode_workers.or(file.transcode_workers) {
+        None if workers >= 4 && plugins => workers / 4,
+        None => 0,
+        Some(t) if t > 0 && t >= workers => {
+            return Err(format!(
+                "transcode_workers: {t} of {workers} workers leaves none for pass-through calls (0 = shared)"
+            ))
+        }
+        Some(t) => t,
+    };
+    Ok((workers, transcode_workers))
+}
+
 /// `value` (or `default`), refused outside `range` with a line naming `what`.
 fn bounded<T>(what: &str, value: Option<T>, default: T, range: std::ops::RangeInclusive<T>) -> Result<T, String>
 where
@@ -411,36 +509,9 @@ impl Config {
             }
             None => FileConfig::default(),
         };
-        let listen_ng = match (args.listen_ng, &file.listen_ng) {
-            (Some(a), _) => a,
-            (None, Some(s)) => parse("listen_ng", s)?,
-            (None, None) => SocketAddr::from(([127, 0, 0, 1], 2223)),
-        };
-        let interfaces: Vec<IpAddr> = if !args.interface.is_empty() {
-            args.interface.clone()
-        } else if let Some(list) = &file.interface {
-            list.iter().map(|s| parse("interface", s)).collect::<Result<_, _>>()?
-        } else {
-            vec![IpAddr::from([127, 0, 0, 1])]
-        };
-        if interfaces.is_empty() {
-            return Err("interface: at least one media address is needed".into());
-        }
-        if let Some(ip) = interfaces.iter().find(|ip| ip.is_unspecified() || ip.is_multicast()) {
-            return Err(format!(
-                "interface: {ip} cannot be a media address (it goes into SDP; give the address peers reach)"
-            ));
-        }
-        let port_min = args.port_min.or(file.port_min).unwrap_or(30_000);
-        let port_max = args.port_max.or(file.port_max).unwrap_or(40_000);
-        if port_min == 0 || port_min >= port_max {
-            return Err(format!("port range: port-min {port_min} must be above 0 and below port-max {port_max}"));
-        }
-        let listen_http = match (args.listen_http, &file.listen_http) {
-            (Some(a), _) => Some(a),
-            (None, Some(s)) => Some(parse("listen_http", s)?),
-            (None, None) => None,
-        };
+        let (listen_ng, interfaces, (port_min, port_max), listen_http) = resolve_addresses(args, &file)?;
+        let (workers, transcode_workers) = resolve_workers(args, &file)?;
+        let limits = resolve_limits(args, &file)?;
         let engine = match args.engine.as_deref().or(file.engine.as_deref()).unwrap_or("cpu") {
             "cpu" => EngineChoice::Cpu,
             "gpu" => EngineChoice::Gpu,
@@ -481,26 +552,6 @@ impl Config {
         if !["sockets", "uring", "xdp", "auto"].contains(&io.as_str()) {
             return Err(format!("io: {io:?} is not one of sockets, uring, xdp, auto"));
         }
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let workers = match args.workers.or(file.workers).unwrap_or(0) {
-            0 => cores,
-            n if n > 1024 => return Err(format!("workers: {n} is more than 1024")),
-            n => n,
-        };
-        // By default a pool only where codec plugins are loaded: the
-        // built-in G.711 costs ~1 µs a packet, no reason to take workers
-        // from pass-through calls.
-        let plugins = args.codec_plugin_dir.is_some() || file.codec_plugin_dir.is_some();
-        let transcode_workers = match args.transcode_workers.or(file.transcode_workers) {
-            None if workers >= 4 && plugins => workers / 4,
-            None => 0,
-            Some(t) if t > 0 && t >= workers => {
-                return Err(format!(
-                    "transcode_workers: {t} of {workers} workers leaves none for pass-through calls (0 = shared)"
-                ))
-            }
-            Some(t) => t,
-        };
         let buffers = args.buffers.or(file.buffers).unwrap_or(4096);
         if !(64..=1 << 20).contains(&buffers) {
             return Err(format!("buffers: {buffers} is outside 64..=1048576"));
@@ -528,46 +579,6 @@ impl Config {
         if sdes_suites.is_empty() {
             return Err("sdes-suites: at least one suite is needed".into());
         }
-        let d = Limits::default();
-        let limits = Limits {
-            max_id_length: bounded(
-                "max-id-length",
-                args.max_id_length.or(file.max_id_length),
-                d.max_id_length,
-                16..=4096,
-            )?,
-            // A reply carries the rewritten SDP, which must fit a datagram.
-            max_sdp_length: bounded(
-                "max-sdp-length",
-                args.max_sdp_length.or(file.max_sdp_length),
-                d.max_sdp_length,
-                256..=48 * 1024,
-            )?,
-            max_media: bounded(
-                "max-media",
-                args.max_media.or(file.max_media),
-                d.max_media,
-                1..=srtpgate_sdp::MAX_MEDIA,
-            )?,
-            max_sessions_without_media: bounded(
-                "max-sessions-without-media",
-                args.max_sessions_without_media.or(file.max_sessions_without_media),
-                d.max_sessions_without_media,
-                0..=1 << 24,
-            )?,
-            ng_cache_bytes: bounded(
-                "ng-cache-bytes",
-                args.ng_cache_bytes.or(file.ng_cache_bytes),
-                d.ng_cache_bytes,
-                1 << 20..=1 << 31,
-            )?,
-            ng_cache_ttl: Duration::from_secs(bounded(
-                "ng-cache-seconds",
-                args.ng_cache_seconds.or(file.ng_cache_seconds),
-                d.ng_cache_ttl.as_secs(),
-                1..=3600,
-            )?),
-        };
         let http_max_connections =
             bounded("http-max-connections", args.http_max_connections.or(file.http_max_connections), 64, 1..=4096)?;
         let http_timeout =

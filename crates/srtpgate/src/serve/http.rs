@@ -128,33 +128,76 @@ async fn metrics(State(shared): State<Arc<Shared>>) -> impl IntoResponse {
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], render(&shared))
 }
 
+/// What the metrics page reads under the control lock.
+struct Snapshot {
+    media: LegSnapshot,
+    stats: Vec<Arc<crate::relay::stats::WorkerStats>>,
+    ports_used: usize,
+    ports_all: usize,
+    t: srtpgate_calls::Totals,
+    wt: srtpgate_calls::web_leg::WebTotals,
+    keep: Option<(u64, u64, u64)>,
+    sessions: usize,
+    without_media: usize,
+    running: usize,
+    uptime: f64,
+    engine_stats: Option<srtp::EngineStats>,
+}
+
 /// The metrics page.
 pub fn render(shared: &Shared) -> String {
     let mut o = String::with_capacity(8192);
     let Ok(control) = shared.control.lock() else { return "# call table unavailable\n".into() };
-    let (media, _): (LegSnapshot, _) = control.plane.media_totals();
     let workers = control.plane.workers();
-    let stats: Vec<_> = workers.iter().map(|w| w.0.clone()).collect();
     let (ports_used, ports_all) = control.plane.ports();
-    let t = control.table.totals.clone();
-    let wt = control.table.web_totals.clone();
-    let keep = control.keep_counters();
-    let sessions = control.table.len();
-    let without_media = control.table.without_media();
-    let running = workers.iter().filter(|w| w.1).count();
-    let uptime = control.table.started.elapsed().as_secs_f64();
-    let engine_stats = control.plane.engine_stats();
-    drop(control);
-
-    let mut metric = |name: &str, kind: &str, help: &str, lines: &[(String, f64)]| {
-        let _ = writeln!(o, "# HELP srtpgate_{name} {help}\n# TYPE srtpgate_{name} {kind}");
-        for (labels, v) in lines {
-            let _ = writeln!(o, "srtpgate_{name}{labels} {v}");
-        }
+    let snap = Snapshot {
+        media: control.plane.media_totals().0,
+        stats: workers.iter().map(|w| w.0.clone()).collect(),
+        ports_used,
+        ports_all,
+        t: control.table.totals.clone(),
+        wt: control.table.web_totals.clone(),
+        keep: control.keep_counters(),
+        sessions: control.table.len(),
+        without_media: control.table.without_media(),
+        running: workers.iter().filter(|w| w.1).count(),
+        uptime: control.table.started.elapsed().as_secs_f64(),
+        engine_stats: control.plane.engine_stats(),
     };
-    let one = |v: f64| vec![(String::new(), v)];
-    metric("uptime_seconds", "gauge", "Seconds since start.", &one(uptime));
+    drop(control);
+    signalling(&mut o, shared, &snap);
+    calls_and_store(&mut o, shared, &snap);
+    http_and_page(&mut o, shared);
+    media(&mut o, &snap);
+    worker_counters(&mut o, shared, &snap);
+    delay_and_engine(&mut o, &snap);
+    o
+}
+
+/// One metric: its help and type lines, then a line per label set.
+fn metric(o: &mut String, name: &str, kind: &str, help: &str, lines: &[(String, f64)]) {
+    let _ = writeln!(o, "# HELP srtpgate_{name} {help}\n# TYPE srtpgate_{name} {kind}");
+    for (labels, v) in lines {
+        let _ = writeln!(o, "srtpgate_{name}{labels} {v}");
+    }
+}
+
+/// A metric without labels.
+fn one(v: f64) -> Vec<(String, f64)> {
+    vec![(String::new(), v)]
+}
+
+/// The process, the call table and the signalling: NG, calls, Redis, WebRTC legs, limits.
+fn signalling(o: &mut String, shared: &Shared, snap: &Snapshot) {
+    let ports_used = snap.ports_used;
+    let ports_all = snap.ports_all;
+    let t = &snap.t;
+    let sessions = snap.sessions;
+    let running = snap.running;
+    let uptime = snap.uptime;
+    metric(o, "uptime_seconds", "gauge", "Seconds since start.", &one(uptime));
     metric(
+        o,
         "info",
         "gauge",
         "Build and engine.",
@@ -163,27 +206,29 @@ pub fn render(shared: &Shared) -> String {
             1.0,
         )],
     );
-    metric("sessions", "gauge", "Calls now.", &one(sessions as f64));
-    metric("workers_running", "gauge", "Media worker threads running.", &one(running as f64));
-    metric("port_pairs_in_use", "gauge", "Media port pairs in use.", &one(ports_used as f64));
-    metric("port_pairs", "gauge", "Media port pairs in the range.", &one(ports_all as f64));
+    metric(o, "sessions", "gauge", "Calls now.", &one(sessions as f64));
+    metric(o, "workers_running", "gauge", "Media worker threads running.", &one(running as f64));
+    metric(o, "port_pairs_in_use", "gauge", "Media port pairs in use.", &one(ports_used as f64));
+    metric(o, "port_pairs", "gauge", "Media port pairs in the range.", &one(ports_all as f64));
     let mut cmds: Vec<_> = t.commands.iter().map(|(k, v)| (format!("{{command=\"{k}\"}}"), *v as f64)).collect();
     cmds.sort_by(|a, b| a.0.cmp(&b.0));
-    metric("ng_requests_total", "counter", "NG requests by command.", &cmds);
+    metric(o, "ng_requests_total", "counter", "NG requests by command.", &cmds);
     let mut errs: Vec<_> = t
         .errors
         .iter()
         .map(|(k, v)| (format!("{{reason=\"{}\"}}", k.replace(['"', '\\', '\n'], "_")), *v as f64))
         .collect();
     errs.sort_by(|a, b| a.0.cmp(&b.0));
-    metric("ng_errors_total", "counter", "NG requests refused, by reason.", &errs);
+    metric(o, "ng_errors_total", "counter", "NG requests refused, by reason.", &errs);
     metric(
+        o,
         "ng_malformed_total",
         "counter",
         "NG datagrams that were not valid requests.",
         &one(shared.ng_malformed.load(Relaxed) as f64),
     );
     metric(
+        o,
         "ng_codec_options_ignored_total",
         "counter",
         "Codec options of offers ignored as malformed (named in the reply's warning).",
@@ -191,12 +236,14 @@ pub fn render(shared: &Shared) -> String {
     );
     let keys: Vec<_> = t.keys_ignored.iter().map(|(k, v)| (format!("{{key=\"{k}\"}}"), *v as f64)).collect();
     metric(
+        o,
         "ng_keys_ignored_total",
         "counter",
         "NG requests answered with a key accepted but not acted on (named in the reply's warning), by key.",
         &keys,
     );
     metric(
+        o,
         "calls_ended_total",
         "counter",
         "Calls ended, by cause.",
@@ -208,12 +255,14 @@ pub fn render(shared: &Shared) -> String {
         ],
     );
     metric(
+        o,
         "calls_created_total",
         "counter",
         "Calls created (refused offers create none).",
         &one(t.calls_created as f64),
     );
     metric(
+        o,
         "calls_resumed_total",
         "counter",
         "Calls kept in Redis resumed at start, by result.",
@@ -222,18 +271,28 @@ pub fn render(shared: &Shared) -> String {
             ("{result=\"failed\"}".into(), t.calls_not_resumed as f64),
         ],
     );
+}
+
+/// Calls by outcome, Redis, the WebRTC legs, the bounds.
+fn calls_and_store(o: &mut String, shared: &Shared, snap: &Snapshot) {
+    let t = &snap.t;
+    let wt = &snap.wt;
+    let keep = snap.keep;
+    let without_media = snap.without_media;
     if let Some((errors, batches, pending)) = keep {
-        metric("redis_errors_total", "counter", "Failed Redis writes (each retried).", &one(errors as f64));
-        metric("redis_batches_total", "counter", "Batches of writes in Redis.", &one(batches as f64));
-        metric("redis_pending_writes", "gauge", "Writes waiting for Redis.", &one(pending as f64));
+        metric(o, "redis_errors_total", "counter", "Failed Redis writes (each retried).", &one(errors as f64));
+        metric(o, "redis_batches_total", "counter", "Batches of writes in Redis.", &one(batches as f64));
+        metric(o, "redis_pending_writes", "gauge", "Writes waiting for Redis.", &one(pending as f64));
     }
     metric(
+        o,
         "calls_moved_total",
         "counter",
         "Calls moved to a transcoding worker when their answer turned transcoding on.",
         &one(t.calls_moved as f64),
     );
     metric(
+        o,
         "stun_checks_total",
         "counter",
         "ICE connectivity checks (STUN Binding requests) on ICE legs, by result.",
@@ -243,6 +302,7 @@ pub fn render(shared: &Shared) -> String {
         ],
     );
     metric(
+        o,
         "dtls_handshakes_total",
         "counter",
         "DTLS-SRTP handshakes of DTLS legs, by outcome (fingerprint_mismatch is also in failed).",
@@ -254,53 +314,65 @@ pub fn render(shared: &Shared) -> String {
         ],
     );
     metric(
+        o,
         "webrtc_datagrams_ignored_total",
         "counter",
         "Datagrams on ICE/DTLS legs that were neither a check nor DTLS of a leg that runs it.",
         &one(wt.signals_ignored as f64),
     );
-    metric("sessions_without_media", "gauge", "Calls that hold no media port.", &one(without_media as f64));
+    metric(o, "sessions_without_media", "gauge", "Calls that hold no media port.", &one(without_media as f64));
     metric(
+        o,
         "ng_retransmits_total",
         "counter",
         "NG requests answered from the retransmission cache.",
         &one(shared.ng_retransmits.load(Relaxed) as f64),
     );
     metric(
+        o,
         "ng_replies_trimmed_total",
         "counter",
         "NG replies that did not fit a datagram as built (warnings left out, or an error sent instead).",
         &one(shared.ng_replies_trimmed.load(Relaxed) as f64),
     );
     metric(
+        o,
         "ng_cache_bytes",
         "gauge",
         "Bytes of the NG retransmission cache.",
         &one(shared.ng_cache_bytes.load(Relaxed) as f64),
     );
     metric(
+        o,
         "ng_cache_entries",
         "gauge",
         "Replies in the NG retransmission cache.",
         &one(shared.ng_cache_entries.load(Relaxed) as f64),
     );
+}
+
+/// HTTP connections and the management page.
+fn http_and_page(o: &mut String, shared: &Shared) {
     let h = &shared.http;
-    metric("http_connections", "gauge", "HTTP connections open.", &one(h.open.load(Relaxed) as f64));
+    metric(o, "http_connections", "gauge", "HTTP connections open.", &one(h.open.load(Relaxed) as f64));
     if let Some(u) = &shared.ui {
-        metric("ui_clients", "gauge", "Management pages connected.", &one(u.clients.load(Relaxed) as f64));
+        metric(o, "ui_clients", "gauge", "Management pages connected.", &one(u.clients.load(Relaxed) as f64));
         metric(
+            o,
             "ui_login_failures_total",
             "counter",
             "Management page logins refused.",
             &one(u.login_failures.load(Relaxed) as f64),
         );
         metric(
+            o,
             "ui_messages_refused_total",
             "counter",
             "Management page messages refused (malformed, unknown, not allowed or failed).",
             &one(u.messages_refused.load(Relaxed) as f64),
         );
         metric(
+            o,
             "ui_actions_total",
             "counter",
             "Actions done from the management page.",
@@ -308,6 +380,7 @@ pub fn render(shared: &Shared) -> String {
         );
     }
     metric(
+        o,
         "http_connections_total",
         "counter",
         "HTTP connections closed, by outcome (served, refused at the cap, timed out).",
@@ -318,45 +391,61 @@ pub fn render(shared: &Shared) -> String {
         ],
     );
     metric(
+        o,
         "open_files",
         "gauge",
         "Files the process has open.",
         &one(crate::relay::sys::open_files().unwrap_or(0) as f64),
     );
     metric(
+        o,
         "open_files_limit",
         "gauge",
         "The open-file limit (RLIMIT_NOFILE).",
         &one(crate::relay::sys::nofile_limit().0 as f64),
     );
+}
+
+/// Media packets, drops, and the workers' counters.
+fn media(o: &mut String, snap: &Snapshot) {
+    let media = &snap.media;
     metric(
+        o,
         "packets_received_total",
         "counter",
         "Media packets received from endpoints.",
         &one(media.packets_in as f64),
     );
-    metric("bytes_received_total", "counter", "Media bytes received from endpoints.", &one(media.bytes_in as f64));
-    metric("packets_sent_total", "counter", "Media packets sent to endpoints.", &one(media.packets_out as f64));
-    metric("bytes_sent_total", "counter", "Media bytes sent to endpoints.", &one(media.bytes_out as f64));
+    metric(o, "bytes_received_total", "counter", "Media bytes received from endpoints.", &one(media.bytes_in as f64));
+    metric(o, "packets_sent_total", "counter", "Media packets sent to endpoints.", &one(media.packets_out as f64));
+    metric(o, "bytes_sent_total", "counter", "Media bytes sent to endpoints.", &one(media.bytes_out as f64));
     let drops: Vec<_> =
         Drop::ALL.iter().map(|d| (format!("{{reason=\"{}\"}}", d.name()), media.drops[*d as usize] as f64)).collect();
-    metric("packets_dropped_total", "counter", "Media packets dropped, by reason.", &drops);
+    metric(o, "packets_dropped_total", "counter", "Media packets dropped, by reason.", &drops);
+}
+
+/// The workers' counters: system calls, transcoding, batches, pools, strays, signals.
+fn worker_counters(o: &mut String, shared: &Shared, snap: &Snapshot) {
+    let stats = &snap.stats;
     let per_worker = |f: &dyn Fn(&crate::relay::stats::WorkerStats) -> u64| -> Vec<(String, f64)> {
         stats.iter().enumerate().map(|(i, w)| (format!("{{worker=\"{i}\"}}"), f(w) as f64)).collect()
     };
     metric(
+        o,
         "worker_recv_calls_total",
         "counter",
         "Receive calls per worker (recvmmsg; none with io_uring or on the AF_XDP path).",
         &per_worker(&|w| w.recv_calls.load(Relaxed)),
     );
     metric(
+        o,
         "worker_send_calls_total",
         "counter",
         "Send batches per worker (sendmmsg calls; queued batches with io_uring).",
         &per_worker(&|w| w.send_calls.load(Relaxed)),
     );
     metric(
+        o,
         "worker_syscalls_total",
         "counter",
         "System calls of the I/O backend per worker (waits, receives, sends, submits).",
@@ -374,12 +463,14 @@ pub fn render(shared: &Shared) -> String {
             })
             .collect();
         metric(
+            o,
             "xdp_socket_drops_total",
             "counter",
             "The kernel's drop counters of the AF_XDP sockets, summed over workers (sampled once a second).",
             &drops,
         );
         metric(
+        o,
             "xdp_next_hops_evicted_total",
             "counter",
             "Next hops (destination -> MAC) the AF_XDP backend's bounded cache evicted to make room, summed over workers.",
@@ -387,6 +478,7 @@ pub fn render(shared: &Shared) -> String {
         );
         if let Ok([redirected, source, queue]) = x.counters() {
             metric(
+                o,
                 "xdp_frames_total",
                 "counter",
                 "Frames the XDP program saw for a leg: redirected to an AF_XDP socket, or passed to the kernel \
@@ -407,6 +499,7 @@ pub fn render(shared: &Shared) -> String {
         })
         .collect();
     metric(
+        o,
         "transcode_total",
         "counter",
         "Transcoding, summed over workers: packets decoded and encoded, samples inserted for lost packets, \
@@ -417,39 +510,51 @@ pub fn render(shared: &Shared) -> String {
         &transcode,
     );
     metric(
+        o,
         "worker_send_failed_total",
         "counter",
         "Sends the kernel refused after taking them, per worker.",
         &per_worker(&|w| w.send_failed.load(Relaxed)),
     );
     metric(
+        o,
         "worker_packets_received_total",
         "counter",
         "Packets received per worker.",
         &per_worker(&|w| w.total.packets_in.load(Relaxed)),
     );
-    metric("engine_batches_total", "counter", "Crypto batches per worker.", &per_worker(&|w| w.batches.load(Relaxed)));
     metric(
+        o,
+        "engine_batches_total",
+        "counter",
+        "Crypto batches per worker.",
+        &per_worker(&|w| w.batches.load(Relaxed)),
+    );
+    metric(
+        o,
         "engine_batch_packets_total",
         "counter",
         "Packets in crypto batches per worker.",
         &per_worker(&|w| w.batch_packets.load(Relaxed)),
     );
-    metric("worker_legs", "gauge", "Call legs per worker.", &per_worker(&|w| w.legs.load(Relaxed)));
-    metric("pool_buffers", "gauge", "Packet buffers per worker.", &per_worker(&|w| w.pool_size.load(Relaxed)));
+    metric(o, "worker_legs", "gauge", "Call legs per worker.", &per_worker(&|w| w.legs.load(Relaxed)));
+    metric(o, "pool_buffers", "gauge", "Packet buffers per worker.", &per_worker(&|w| w.pool_size.load(Relaxed)));
     metric(
+        o,
         "pool_buffers_free",
         "gauge",
         "Free packet buffers per worker.",
         &per_worker(&|w| w.pool_free.load(Relaxed)),
     );
     metric(
+        o,
         "stray_packets_total",
         "counter",
         "Packets for ports without a call.",
         &per_worker(&|w| w.stray.load(Relaxed)),
     );
     metric(
+        o,
         "webrtc_signals_total",
         "counter",
         "STUN and DTLS datagrams of ICE/DTLS legs per worker, handed to the WebRTC thread (and its replies \
@@ -465,17 +570,22 @@ pub fn render(shared: &Shared) -> String {
             })
             .collect::<Vec<_>>(),
     );
-    let h = Histogram::of(&stats);
+}
+
+/// The delay histogram and the engine's counters.
+fn delay_and_engine(o: &mut String, snap: &Snapshot) {
+    let stats = &snap.stats;
+    let engine_stats = &snap.engine_stats;
+    let h = Histogram::of(stats);
     let sum: u64 = stats.iter().map(|w| w.total.delay_ns_sum.load(Relaxed)).sum();
     let _ = writeln!(
         o,
         "# HELP srtpgate_relay_delay_seconds Time from a packet's arrival (kernel timestamp) to its send.\n# TYPE srtpgate_relay_delay_seconds histogram"
     );
-    h.write_prometheus(&mut o, "srtpgate_relay_delay_seconds", sum);
+    h.write_prometheus(o, "srtpgate_relay_delay_seconds", sum);
     if let Some(es) = engine_stats {
-        write_engine_stats(&mut o, &es);
+        write_engine_stats(o, es);
     }
-    o
 }
 
 /// The hybrid engine's share of batches and packets per path, its threshold

@@ -335,18 +335,7 @@ where
     let mut shared = Shared::new(control, name, kind.name(), xdp);
     shared.ui = cfg.ui.clone().map(|u| ui::Ui::new(u, log, &cfg.log_level));
     let shared = Arc::new(shared);
-    let weak = Arc::downgrade(&shared);
-    std::thread::Builder::new()
-        .name("webrtc".into())
-        .spawn(move || webrtc_loop(weak, signal_rx))
-        .map_err(|e| format!("cannot start the WebRTC thread: {e}"))?;
-    if keeping {
-        let weak = Arc::downgrade(&shared);
-        std::thread::Builder::new()
-            .name("keep".into())
-            .spawn(move || keep_loop(weak))
-            .map_err(|e| format!("cannot start the Redis reservation thread: {e}"))?;
-    }
+    start_threads(&shared, signal_rx, keeping)?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .thread_name("control")
@@ -399,6 +388,35 @@ where
             }
         }
     });
+    stop(shared, rt);
+    tracing::info!("stopped");
+    result
+}
+
+/// The WebRTC thread and, when calls are kept, the reservation thread.
+fn start_threads(
+    shared: &Arc<Shared>,
+    signal_rx: crossbeam_channel::Receiver<crate::relay::worker::Signal>,
+    keeping: bool,
+) -> Result<(), String> {
+    let weak = Arc::downgrade(shared);
+    std::thread::Builder::new()
+        .name("webrtc".into())
+        .spawn(move || webrtc_loop(weak, signal_rx))
+        .map_err(|e| format!("cannot start the WebRTC thread: {e}"))?;
+    if keeping {
+        let weak = Arc::downgrade(shared);
+        std::thread::Builder::new()
+            .name("keep".into())
+            .spawn(move || keep_loop(weak))
+            .map_err(|e| format!("cannot start the Redis reservation thread: {e}"))?;
+    }
+    Ok(())
+}
+
+/// A clean stop: writes where every kept stream stands, then ends every
+/// call and stops the workers.
+fn stop(shared: Arc<Shared>, rt: tokio::runtime::Runtime) {
     // A clean stop writes where every kept stream stands, the receiving
     // ones included (they are otherwise written every few seconds), so that
     // the next start resumes them exactly.
@@ -421,8 +439,6 @@ where
             drop(control);
         }
     }
-    tracing::info!("stopped");
-    result
 }
 
 /// The workers behind the call table, over the configured port range.
