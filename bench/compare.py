@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Prints the Markdown comparison of `srtpgate bench cpu --json` with the
+"""Prints the Markdown comparison of `srtpgate-bench engines cpu --json` with the
 libsrtp/OpenSSL figures of `srtp-tool bench --json` from the same run."""
 import json
 import platform

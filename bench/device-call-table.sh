@@ -6,6 +6,11 @@
 #   cargo build --release -p srtpgate              # after; BEFORE=path of the earlier build
 #   RUSTC_BOOTSTRAP=1 cargo fuzz build --sanitizer none --release call_table
 #   BEFORE=/tmp/srtpgate-before bench/device-call-table.sh bundle   # -> .gpurun/*.xz
+#
+# Both daemons of the 2026-11-27 run still held the load generator
+# (`srtpgate loadgen`); it is `srtpgate-bench loadgen` since, and a sweep
+# with a later pair runs one srtpgate-bench with SRTPGATE_BIN naming each
+# daemon in turn.
 #   # there (the device tool's run, carrying .gpurun):
 #   bench/device-call-table.sh fuzz "$OUT" [SECONDS] [WORKERS]     # libFuzzer fork mode from the corpus
 #   bench/device-call-table.sh sweep "$OUT"                          # the same SDES sweep, before then after

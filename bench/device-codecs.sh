@@ -36,6 +36,7 @@ bundle)
   done
   for p in opus spandsp g729 l16; do strip -o "$B/libsrtpgate_plugin_$p.so" "target/release/libsrtpgate_plugin_$p.so"; done
   strip -o "$B/srtpgate" target/release/srtpgate
+  strip -o "$B/srtpgate-bench" target/release/srtpgate-bench
   for l in $(ldd target/release/libsrtpgate_plugin_spandsp.so target/release/libsrtpgate_plugin_g729.so |
     awk '/=>/{print $3}' | sort -u | grep -v 'libc.so\|libm.so\|ld-linux\|libgcc_s'); do
     cp -L "$l" "$B/lib/"

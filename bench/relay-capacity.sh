@@ -4,7 +4,7 @@
 #   bench/relay-capacity.sh [SECONDS] [CALLS...]
 #
 # Starts `srtpgate serve` with one media worker pinned to core 0 (CPU engine,
-# loopback) and runs `srtpgate loadgen` pinned to core 1 for each number of
+# loopback) and runs `srtpgate-bench loadgen` pinned to core 1 for each number of
 # concurrent calls (default 200 400 600 700 800 900 1000), SECONDS of
 # measurement each (default 10). Every call has two SRTP legs with their own
 # keys; 50 packets/s each way. Prints one line per count (end-to-end delay
@@ -18,7 +18,7 @@ SECS=${1:-10}
 shift || true
 COUNTS=${*:-200 400 600 700 800 900 1000}
 BIN=${SRTPGATE_BIN:-target/release/srtpgate}
-[ -x "$BIN" ] || cargo build --release -p srtpgate --quiet
+[ -x "$BIN" ] && [ -x "$(dirname "$BIN")/srtpgate-bench" ] || cargo build --release -p srtpgate -p srtpgate-bench --quiet
 NG=127.0.0.1:${NG_PORT:-2390}
 HTTP=127.0.0.1:${HTTP_PORT:-9390}
 OUT=${OUT:-docs/results}
@@ -37,7 +37,7 @@ done
 echo "machine: $(lscpu | sed -n 's/^Model name: *//p') ($CORES cores), relay on core $RELAY_CPU, load generator on core $LG_CPU"
 printf '%6s %10s %9s %9s %9s %9s %12s %12s %8s %8s\n' calls pkts/s loss% e2e_p50 e2e_p99 e2e_max 'relay_p50<=' 'relay_p99<=' relayCPU lgCPU
 for n in $COUNTS; do
-  taskset -c $LG_CPU "$BIN" loadgen --ng "$NG" --calls "$n" --duration "$SECS" --setup-rate 1000 --quiet \
+  taskset -c $LG_CPU "$(dirname "$BIN")/srtpgate-bench" loadgen --ng "$NG" --calls "$n" --duration "$SECS" --setup-rate 1000 --quiet \
     --json "$OUT/relay-capacity-$n.json" >/dev/null
   python3 - "$OUT/relay-capacity-$n.json" <<'PY'
 import json, sys

@@ -7,7 +7,7 @@
 #    `openssl speed` of the public-key operations a handshake cannot avoid.
 # 2. Call set-up time, srtpgate beside rtpengine 10.5: the relay alone on
 #    core 0 (one srtpgate media worker, CPU engine; or rtpengine with one
-#    thread), `srtpgate loadgen` on core 1 setting up CALLS calls one after
+#    thread), `srtpgate-bench loadgen` on core 1 setting up CALLS calls one after
 #    another (`--setup-rate 100000`: each as soon as the last is up) for one
 #    second of media, SDES <-> SDES and browser (ICE check, DTLS handshake,
 #    SRTP with the exported keys) <-> SDES. RUNS runs, the relays taking
@@ -27,7 +27,7 @@ CALLS=${3:-300}
 HANDSHAKES=${4:-3000}
 BIN=target/release/srtpgate
 DTLS=target/release/examples/dtls_cost
-[ -x "$BIN" ] && [ -x "$DTLS" ] || { echo "build first: cargo build --release -p srtpgate && cargo build --release -p srtpgate-webrtc --example dtls_cost" >&2; exit 2; }
+[ -x "$BIN" ] && [ -x "$DTLS" ] || { echo "build first: cargo build --release -p srtpgate -p srtpgate-bench && cargo build --release -p srtpgate-webrtc --example dtls_cost" >&2; exit 2; }
 SG_NG=127.0.0.1:22232
 RE_PORT=2399
 tmp=$(mktemp -d)
@@ -78,7 +78,7 @@ setup_run() { # relay mode run
     CPU=0 NG_PORT=$RE_PORT PORT_MIN=40000 PORT_MAX=49999 bench/rtpengine/start.sh > /dev/null
     ng=127.0.0.1:$RE_PORT
   fi
-  taskset -c 1 "$BIN" loadgen --ng "$ng" --calls "$CALLS" --duration 1 --setup-rate 100000 $flag --quiet \
+  taskset -c 1 "$(dirname "$BIN")/srtpgate-bench" loadgen --ng "$ng" --calls "$CALLS" --duration 1 --setup-rate 100000 $flag --quiet \
     --json "$tmp/setup-$relay-$mode-$run.json" > /dev/null
   if [ "$relay" = srtpgate ]; then
     kill "$SG"; wait "$SG" 2>/dev/null || true; SG=""

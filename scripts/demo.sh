@@ -6,12 +6,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
-cargo build --release -p srtpgate --quiet
+cargo build --release -p srtpgate -p srtpgate-bench --quiet
 bin=target/release/srtpgate
+bench=target/release/srtpgate-bench
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-echo "== 1. srtpgate serve (cpu engine) relaying 200 SRTP calls for 5 s (srtpgate loadgen)"
+echo "== 1. srtpgate serve (cpu engine) relaying 200 SRTP calls for 5 s (srtpgate-bench loadgen)"
 # Media ports below the kernel's default ephemeral range (32768-60999, see
 # docs/OPERATIONS.md "Ephemeral ports"), where outgoing connections could
 # take them: the relay warns about a range that overlaps it.
@@ -23,7 +24,7 @@ for _ in $(seq 50); do
   curl -sf http://127.0.0.1:22231/health >/dev/null 2>&1 && break
   sleep 0.1
 done
-"$bin" loadgen --ng 127.0.0.1:22230 --calls 200 --duration 5 --json "$work/load.json" >/dev/null
+"$bench" loadgen --ng 127.0.0.1:22230 --calls 200 --duration 5 --json "$work/load.json" >/dev/null
 curl -s http://127.0.0.1:22231/metrics | grep -E '^srtpgate_(sessions|packets_(received|sent)_total|port_pairs_in_use) '
 kill -TERM $relay && wait $relay
 echo
@@ -43,6 +44,6 @@ echo
 echo "== 4. bench: cpu engine vs Debian libsrtp vs OpenSSL primitives (one core)"
 core=$(( $(nproc) - 1 ))
 taskset -c "$core" bench/libsrtp/srtp-tool bench --json > "$work/libsrtp.json"
-taskset -c "$core" "$bin" bench cpu --json --engine cpu --streams 1,10000 \
+taskset -c "$core" "$bench" engines cpu --json --engine cpu --streams 1,10000 \
   --suite AES_CM_128_HMAC_SHA1_80,AEAD_AES_128_GCM --seconds 0.3 > "$work/srtpgate.json"
 python3 bench/compare.py "$work/srtpgate.json" "$work/libsrtp.json" "$(date -u +%FT%TZ)"

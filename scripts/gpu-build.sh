@@ -6,8 +6,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .gpu
-cargo build --release -p srtpgate --quiet
-cp target/release/srtpgate .gpu/
+cargo build --release -p srtpgate -p srtpgate-bench --quiet
+cp target/release/srtpgate target/release/srtpgate-bench .gpu/
 bin=$(cargo test --release -p srtp-cuda --test gpu --no-run --message-format=json 2>/dev/null \
   | python3 -c 'import json,sys
 for l in sys.stdin:

@@ -29,7 +29,7 @@ echo "== relay sweep: srtpgate cpu vs gpu engine, 8 workers each"
 # relay does not start, sweep.json still holds the configurations measured
 # before it) is packed all the same, and the script then exits with it.
 status=0
-.gpu/srtpgate loadgen sweep --configs srtpgate:cpu:8,srtpgate:gpu:8 --counts "$counts" --duration "$secs" \
+.gpu/srtpgate-bench loadgen sweep --configs srtpgate:cpu:8,srtpgate:gpu:8 --counts "$counts" --duration "$secs" \
   --relay-cpus 0-7 --loadgen-cpus 8-15 --loadgen-threads 6 --out "$out/sweep" 2>&1 | tee "$out/sweep.log" || status=$?
 tar czf "$out/sweep.tar.gz" -C "$out" sweep
 ls -la "$out"

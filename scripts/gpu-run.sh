@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine (see docs/BENCHMARKS.md): the GPU tests, then
-# compute-sanitizer on the kernels, then `srtpgate bench gpu`. Results go to
+# compute-sanitizer on the kernels, then `srtpgate-bench engines gpu`. Results go to
 # $OUT (or ./gpu-out). Usage: .gpu/gpu-run.sh [tests|sanitize|bench|all] [bench args...]
 # Exits non-zero, and runs nothing after, when a step fails: a failed GPU test
 # must not be followed by figures that look like results.
@@ -63,9 +63,9 @@ if [ "$what" = sanitize ] || [ "$what" = all ]; then
   fi
 fi
 if [ "$what" = bench ] || [ "$what" = all ]; then
-  echo "== srtpgate bench gpu"
+  echo "== srtpgate-bench engines gpu"
   status=0
-  .gpu/srtpgate bench gpu --json "$@" > "$out/bench-gpu.json" 2> "$out/bench-gpu.err" || status=$?
+  .gpu/srtpgate-bench engines gpu --json "$@" > "$out/bench-gpu.json" 2> "$out/bench-gpu.err" || status=$?
   echo "exit $status"; tail -n 5 "$out/bench-gpu.err"
   if [ "$status" -ne 0 ]; then
     exit "$status"

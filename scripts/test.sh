@@ -38,7 +38,7 @@ echo "== RFC vector files, recomputed independently (Python cryptography)"
 .venv/bin/python tests/vectors/check.py -q   # -q: the failures, each with what differs, and the summary line
 
 echo "== interop with libsrtp (both directions)"
-cargo build --release -p srtpgate --quiet
+cargo build --release -p srtpgate -p srtpgate-bench --quiet
 SRTPGATE_BIN="$PWD/target/release/srtpgate" SRTP_TOOL="$PWD/bench/libsrtp/srtp-tool" \
   .venv/bin/python -m pytest tests/interop "${pytest_args[@]}"
 
@@ -61,7 +61,7 @@ echo "== Grafana dashboard: every metric it queries is one the relay writes"
 metrics_out=$(python3 examples/grafana/check_metrics.py 2>&1) || { printf '%s\n' "$metrics_out"; exit 1; }
 tail -n 1 <<<"$metrics_out"
 
-echo "== management page in Debian's chromium (Playwright), against srtpgate serve under loadgen"
+echo "== management page in Debian's chromium (Playwright), against srtpgate serve under srtpgate-bench loadgen"
 SRTPGATE_BIN="$PWD/target/release/srtpgate" .venv/bin/python -m pytest tests/ui "${pytest_args[@]}"
 
 if [ -f fuzz/Cargo.toml ]; then

@@ -34,12 +34,12 @@ taskset -c "$RELAY_CPUS" "$BIN" serve --listen-ng "$NG" --port-min 30000 --port-
 relay=$!
 trap 'kill $relay 2>/dev/null; rm -rf "$dir"' EXIT
 sleep 1
-taskset -c "$LG_CPUS" "$BIN" loadgen --ng "$NG" --calls "$PASS" --duration "$DURATION" --quiet --json "$OUT-alone.json" \
+taskset -c "$LG_CPUS" "$(dirname "$BIN")/srtpgate-bench" loadgen --ng "$NG" --calls "$PASS" --duration "$DURATION" --quiet --json "$OUT-alone.json" \
   --local 127.0.0.1
-taskset -c "$TC_CPUS" "$BIN" loadgen --ng "$NG" --calls "$TC" --duration $((DURATION + 4)) --quiet --codec PCMA \
+taskset -c "$TC_CPUS" "$(dirname "$BIN")/srtpgate-bench" loadgen --ng "$NG" --calls "$TC" --duration $((DURATION + 4)) --quiet --codec PCMA \
   --transcode-to opus --codec-plugin-dir "$dir" --json "$OUT-tc.json" --local 127.0.0.1 &
 tc=$!
 sleep 2
-taskset -c "$LG_CPUS" "$BIN" loadgen --ng "$NG" --calls "$PASS" --duration "$DURATION" --quiet --json "$OUT-beside.json" \
+taskset -c "$LG_CPUS" "$(dirname "$BIN")/srtpgate-bench" loadgen --ng "$NG" --calls "$PASS" --duration "$DURATION" --quiet --json "$OUT-beside.json" \
   --local 127.0.0.1
 wait $tc

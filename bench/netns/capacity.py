@@ -10,7 +10,7 @@ backends and rtpengine, in one run.
                              --loadgen-cpus 1 --loadgen-threads 1]
 
 The rig (bench/netns/rig.sh) puts the relay in one namespace (198.18.0.2,
-pinned to core 0) and `srtpgate loadgen` in another (198.18.0.1, pinned to
+pinned to core 0) and `srtpgate-bench loadgen` in another (198.18.0.1, pinned to
 core 1). For each configuration and count: G.711 SRTP calls re-keyed both
 ways, 50 packets/s each way; the end-to-end delay and loss from the load
 generator; the relay's CPU over the measurement window counted with the
@@ -194,7 +194,7 @@ def main():
                                                                    cpus(a.relay_cpus) + cpus(a.loadgen_cpus)))
                         before = relay_counters() if cfg != "rtpengine" else {}
                         t.start()
-                        subprocess.run(ns("lg") + ["taskset", "-c", a.loadgen_cpus, a.binary, "loadgen", "--ng",
+                        subprocess.run(ns("lg") + ["taskset", "-c", a.loadgen_cpus, os.path.join(os.path.dirname(a.binary), "srtpgate-bench"), "loadgen", "--ng",
                                                    "198.18.0.2:2223", "--local", "198.18.0.1", "--calls", str(n),
                                                    "--duration", str(a.seconds), "--setup-rate", "1000",
                                                    "--threads", str(a.loadgen_threads), "--quiet", "--json", js]

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Speech quality of transcoded calls, srtpgate against rtpengine in the same run.
 
-For each relay, codec pair and packet-loss level, `srtpgate loadgen quality`
+For each relay, codec pair and packet-loss level, `srtpgate-bench loadgen quality`
 places one call whose two endpoints send the same speech at once (Debian's
 asterisk-core-sounds-en-wav prompts, ~10 s), with loss and jitter on what
 they send; each endpoint decodes what it receives as a phone would. PESQ
@@ -122,7 +122,7 @@ def main():
                 rate = 16000 if a in WIDEBAND and b in WIDEBAND else 8000
                 for loss in [float(x) for x in args.losses.split(",")]:
                     out = os.path.join(tmp, f"{relay}-{a}-{b}-{loss}")
-                    cmd = [args.bin, "loadgen", "quality", "--ng", f"127.0.0.1:{port}", "--codec", a, "--transcode-to", b,
+                    cmd = [os.path.join(os.path.dirname(args.bin), "srtpgate-bench"), "loadgen", "quality", "--ng", f"127.0.0.1:{port}", "--codec", a, "--transcode-to", b,
                            "--speech", files[rate], "--phone-rate", str(rate), "--loss", str(loss),
                            "--jitter", str(args.jitter if loss > 0 else 0), "--seed", str(args.seed),
                            "--codec-plugin-dir", plugdir, "--out", out]

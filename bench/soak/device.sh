@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The long soak on a lent machine, in three calls of its 10-minute command
-# limit (docs/RELIABILITY.md). The soak test binary and srtpgate, built here
-# and packed as .rig/soak-bundle.tar.xz (files `soak` and `srtpgate`), are
-# carried; the test binary looks for srtpgate at the path it was built at
-# (/work/main/target/release/srtpgate), so it is put there.
+# limit (docs/RELIABILITY.md). The soak test binary (crates/bench), srtpgate
+# and srtpgate-bench, built here and packed as .rig/soak-bundle.tar.xz (files
+# `soak`, `srtpgate`, `srtpgate-bench`), are carried; the test finds the
+# daemon beside itself and the load generator at the path it was built at
+# (/work/main/target/release/srtpgate-bench), so it is put there.
 #
 #   bench/soak/device.sh start SECONDS CALLS   # starts it in the background, returns
 #   bench/soak/device.sh wait N                # waits up to N s (or until it ends), copies what it has to $OUT
@@ -20,6 +21,7 @@ start)
     rm -rf "$dir" && mkdir -p "$dir" /work/main/target/release /work/main/target/tmp
     tar -xJf .rig/soak-bundle.tar.xz -C "$dir"
     cp "$dir/srtpgate" /work/main/target/release/srtpgate
+    cp "$dir/srtpgate-bench" /work/main/target/release/srtpgate-bench
     {
         echo 'ulimit -n "$(ulimit -Hn)"'
         echo "export SRTPGATE_SOAK_SECONDS=$seconds SRTPGATE_SOAK_CALLS=$calls SRTPGATE_SOAK_WORKERS=4"

@@ -6,7 +6,7 @@ CPU with 0 and with K pages connected, alternating, same load.
         [--pages 5] [--runs 3] [--duration 10] [--out result.json]
 
 One `srtpgate serve` (WORKERS workers, default 1, CPU engine, the page on with a token); for
-each run `srtpgate loadgen` holds CALLS SRTP calls (20 ms packets) for
+each run `srtpgate-bench loadgen` holds CALLS SRTP calls (20 ms packets) for
 DURATION s and reports the relay's CPU (cores); calls per core = CALLS /
 cores. With pages, K WebSocket clients (Python `websockets`, threads) each
 watch a page of 50 rows sorted by packets and one call's detail, reading
@@ -76,7 +76,7 @@ def main():
         for run in range(a.runs):
             for k in (0, a.pages):
                 stop, threads, counts = threading.Event(), [], [0] * k
-                lg = subprocess.Popen(["taskset", "-c", lg_cpu, a.bin, "loadgen", "--ng", f"127.0.0.1:{ng}",
+                lg = subprocess.Popen(["taskset", "-c", lg_cpu, os.path.join(os.path.dirname(a.bin), "srtpgate-bench"), "loadgen", "--ng", f"127.0.0.1:{ng}",
                                        "--calls", str(a.calls), "--duration", str(a.duration), "--quiet",
                                        "--threads", str(a.threads),
                                        "--json", os.path.join(tmp, "lg.json")],

@@ -1,7 +1,7 @@
 """The management page (docs/MANAGEMENT.md) in a real browser: Debian's
 chromium, headless, driven by Playwright (pointed at the system browser;
 nothing downloads one), against `srtpgate serve` under load from
-`srtpgate loadgen` (2 000 calls at one packet a second per leg).
+`srtpgate-bench loadgen` (2 000 calls at one packet a second per leg).
 
 Checks: a wrong or missing credential is refused for the page, the socket
 and the write actions; the table shows the calls; updates arrive within a
@@ -108,7 +108,7 @@ def relay(tmp_path_factory):
         "--port-min", "42000", "--port-max", "52000",
         "--ui-token-sha256", hashlib.sha256(TOKEN.encode()).hexdigest(),
         "--ui-user", "ops", "--ui-password-hash", pw_hash])
-    lg = subprocess.Popen([BIN, "loadgen", "--ng", f"127.0.0.1:{ng}", "--calls", str(CALLS), "--ptime", "1000",
+    lg = subprocess.Popen([os.path.join(os.path.dirname(BIN), "srtpgate-bench"), "loadgen", "--ng", f"127.0.0.1:{ng}", "--calls", str(CALLS), "--ptime", "1000",
                            "--setup-rate", "1000", "--duration", "120", "--quiet"],
                           stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, "loadgen.log"), "w"))
     try:

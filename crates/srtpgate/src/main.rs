@@ -1,21 +1,13 @@
-//! `srtpgate`: the command-line entry point of the SRTP media relay and its tools.
+//! `srtpgate`: the command-line entry point of the SRTP media relay and its
+//! operator commands. The load generator and the benchmarks are another
+//! binary (`srtpgate-bench`, `crates/bench`), so the daemon carries none of
+//! what only they need.
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
-// The tools (feature `tools`): the load generator and the benchmarks pull in
-// plotting, progress bars, WAV writing and the reference crypto crates, none
-// of which the daemon needs.
-#[cfg(feature = "tools")]
-mod bench;
 mod codecs;
 mod decrypt;
-#[cfg(feature = "tools")]
-mod gpubench;
-#[cfg(feature = "tools")]
-mod loadgen;
-#[cfg(feature = "tools")]
-mod machine;
 mod packet;
 mod pcap;
 mod sample;
@@ -54,14 +46,8 @@ enum Command {
     Decrypt(decrypt::DecryptArgs),
     /// Write a sample capture of an SRTP call (for `decrypt`).
     Sample(sample::SampleArgs),
-    /// Measure the engines.
-    #[cfg(feature = "tools")]
-    Bench(bench::BenchArgs),
     /// Run the media relay, controlled by the rtpengine NG protocol.
     Serve(Box<serve::config::ServeArgs>),
-    /// Set up SRTP calls through a relay and measure the delay of every packet.
-    #[cfg(feature = "tools")]
-    Loadgen(Box<loadgen::LoadgenCli>),
     /// List the codecs available for transcoding: in-tree and from plugins.
     Codecs(codecs::CodecsArgs),
     /// Hash a password (read from stdin, first line) for the management
@@ -75,11 +61,7 @@ fn main() -> ExitCode {
         Command::Packet(args) => packet::run(args),
         Command::Decrypt(args) => decrypt::run(args),
         Command::Sample(args) => sample::run(args),
-        #[cfg(feature = "tools")]
-        Command::Bench(args) => bench::run(args),
         Command::Serve(args) => serve::run(*args),
-        #[cfg(feature = "tools")]
-        Command::Loadgen(args) => loadgen::main(*args),
         Command::Codecs(args) => codecs::run(args),
         Command::HashPassword => hash_password(),
     };

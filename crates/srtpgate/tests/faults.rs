@@ -23,14 +23,14 @@
 //! - each endpoint received exactly what was sent minus what the two links
 //!   dropped or corrupted, every packet intact.
 
-mod common;
-
-use common::{answer, cryptos, key, offer, reply_sdp, rtcp_sr, rtp, show, stream_stats, Daemon, SdpSpec, LO};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use srtp::{Context, CpuEngine, Error, Suite};
 use srtpgate_ng::Value;
 use srtpgate_sdp::crypto::CryptoAttr;
+use srtpgate_testkit::daemon::{
+    answer, cryptos, key, offer, reply_sdp, rtcp_sr, rtp, show, stream_stats, Daemon, SdpSpec, LO,
+};
 use std::collections::{BinaryHeap, HashMap};
 use std::io::ErrorKind;
 use std::net::{SocketAddr, UdpSocket};
@@ -290,8 +290,8 @@ fn endpoint(
     stop: Arc<AtomicBool>,
 ) -> JoinHandle<Ends> {
     std::thread::spawn(move || {
-        let mut tx = common::context(&tx_key);
-        let mut rx = common::context(&rx_key);
+        let mut tx = srtpgate_testkit::daemon::context(&tx_key);
+        let mut rx = srtpgate_testkit::daemon::context(&rx_key);
         let mut ends = Ends::default();
         let total = RATE * SECONDS + if burst { BURST.1 - BURST.0 } else { 0 };
         let mut seq = 0u16.wrapping_sub(before_wrap);
@@ -386,7 +386,7 @@ fn leg(q: &Value, tag: &str) -> (u64, u64, HashMap<String, u64>) {
 /// link): every datagram unprotects in order under the relay's key for that
 /// leg, no index twice, each the sender's packet unchanged.
 fn check_relay_output(what: &str, captured: &[Vec<u8>], relay_key: &CryptoAttr, sender: &Ends) -> u64 {
-    let mut ctx = common::context(relay_key);
+    let mut ctx = srtpgate_testkit::daemon::context(relay_key);
     let mut plain = vec![0u8; 2048];
     for (i, wire) in captured.iter().enumerate() {
         let rtcp = wire.len() >= 2 && (200..=204).contains(&wire[1]);
@@ -463,8 +463,8 @@ fn calls_survive_loss_reordering_duplication_corruption_and_outages() {
         let r = d.request(&answer(&id, &from_tag, &to_tag, &spec(lb.far_port(), std::slice::from_ref(&b_key))));
         let answer_out = reply_sdp(&r);
         let relay_for_a = cryptos(&answer_out).remove(0);
-        let (ra, _) = common::media_addrs(&answer_out);
-        let (rb, _) = common::media_addrs(&offer_out);
+        let (ra, _) = srtpgate_testkit::daemon::media_addrs(&answer_out);
+        let (rb, _) = srtpgate_testkit::daemon::media_addrs(&offer_out);
         let seed = 1000 + i as u64;
         let [a_up, a_down] = la.run(ea.local_addr().expect("addr"), ra, sc.faults, seed, start, [&stop_up, &stop_down]);
         let [b_up, b_down] =

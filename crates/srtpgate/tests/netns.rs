@@ -5,15 +5,11 @@
 //! keys, none lost. Skips, saying why, where the rig cannot be built (not
 //! root, no iproute2, no namespaces).
 
-mod common;
-
-use common::{context, cryptos, recv_within, srtp_call, Daemon, WAIT};
+use srtpgate_testkit::daemon::{context, cryptos, recv_within, srtp_call, Daemon, WAIT};
 use std::net::IpAddr;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
-// Only the load generator's test (feature `tools`) uses these.
-#[cfg(feature = "tools")]
 use std::{
     process::Stdio,
     time::{Duration, Instant},
@@ -43,7 +39,6 @@ impl Rig {
         Ok(Rig { name: name.to_string(), relay: None })
     }
 
-    #[cfg(feature = "tools")]
     fn exec(&self, side: &str) -> Command {
         let mut c = Command::new("ip");
         c.args(["netns", "exec", &format!("{}-{side}", self.name)]);
@@ -67,13 +62,13 @@ impl Drop for Rig {
 
 /// 40 calls for 2 s through the relay running `io`: the load generator's
 /// JSON result.
-#[cfg(feature = "tools")] // the load generator is one of the tools
 fn run(rig: &mut Rig, io: &str, out: &Path) -> serde_json::Value {
-    let bin = env!("CARGO_BIN_EXE_srtpgate");
+    let bin = srtpgate_testkit::daemon::bin();
     let log = std::fs::File::create(out.join(format!("relay-{io}.log"))).expect("log");
     let relay = rig
         .exec("relay")
-        .args([bin, "serve", "--interface", "198.18.0.2", "--listen-ng", "198.18.0.2:2223"])
+        .arg(&bin)
+        .args(["serve", "--interface", "198.18.0.2", "--listen-ng", "198.18.0.2:2223"])
         .args(["--port-min", "30000", "--port-max", "30999", "--workers", "1", "--io", io])
         .stdin(Stdio::null())
         .stdout(log.try_clone().expect("log"))
@@ -95,7 +90,8 @@ fn run(rig: &mut Rig, io: &str, out: &Path) -> serde_json::Value {
     let json = out.join(format!("loadgen-{io}.json"));
     let status = rig
         .exec("lg")
-        .args([bin, "loadgen", "--ng", "198.18.0.2:2223", "--local", "198.18.0.1", "--calls", "40"])
+        .arg(srtpgate_testkit::daemon::bench_bin())
+        .args(["loadgen", "--ng", "198.18.0.2:2223", "--local", "198.18.0.1", "--calls", "40"])
         .args(["--duration", "2", "--quiet", "--json"])
         .arg(&json)
         .status()
@@ -109,7 +105,6 @@ fn run(rig: &mut Rig, io: &str, out: &Path) -> serde_json::Value {
 }
 
 #[test]
-#[cfg(feature = "tools")] // the load generator is one of the tools
 fn calls_through_every_backend_in_the_namespace_rig() {
     let name = format!("sg{}", std::process::id() % 100_000);
     let mut rig = match Rig::up(&name) {
@@ -170,8 +165,8 @@ fn enter(ns: &str) {
 fn one_direction(
     io: &str,
     dir: &str,
-    from: &mut common::Endpoint,
-    to: &mut common::Endpoint,
+    from: &mut srtpgate_testkit::daemon::Endpoint,
+    to: &mut srtpgate_testkit::daemon::Endpoint,
     reference: &mut srtp::Context<srtp::CpuEngine>,
     n: usize,
 ) -> Vec<Vec<u8>> {

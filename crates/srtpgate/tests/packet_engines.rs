@@ -3,15 +3,13 @@
 //! unprotect, every suite. Where no GPU is usable, `--engine gpu` must exit
 //! with a clear reason, and the GPU part is skipped saying so.
 
-mod common;
-
 use srtp::Suite;
 use std::io::Write;
 use std::process::{Command, Stdio};
 
 /// The SDES inline key of a fresh `a=crypto` line of `suite`.
 fn inline_key(suite: Suite) -> String {
-    let line = common::key(1, suite).to_string();
+    let line = srtpgate_testkit::daemon::key(1, suite).to_string();
     let inline = line.split("inline:").nth(1).expect("an inline key");
     inline.split(['|', ' ']).next().expect("the key").to_string()
 }
@@ -45,7 +43,7 @@ fn plain_lines(rtcp: bool, n: usize) -> String {
                 p.extend((0..20).map(|j| (i * 7 + j) as u8));
                 p
             } else {
-                common::rtp(0xcafe_babe, 1000 + i as u16, &vec![i as u8; 1 + i * 13 % 300])
+                srtpgate_testkit::daemon::rtp(0xcafe_babe, 1000 + i as u16, &vec![i as u8; 1 + i * 13 % 300])
             };
             format!("{}\n", hex(&p))
         })

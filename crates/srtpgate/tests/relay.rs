@@ -3,12 +3,10 @@
 //! protocol as a SIP proxy's module would, and plays both endpoints of the
 //! calls with UDP sockets and the SRTP core's contexts.
 
-mod common;
-
-use common::*;
 use srtp::Suite;
 use srtpgate_ng::Value;
 use srtpgate_sdp::Sdp;
+use srtpgate_testkit::daemon::*;
 use std::io::{Read, Write};
 use std::net::{IpAddr, UdpSocket};
 use std::time::{Duration, Instant};

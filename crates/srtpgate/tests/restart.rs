@@ -8,10 +8,8 @@
 //! test command installs); skips, saying so on stderr, without it (fails
 //! with `SRTPGATE_REQUIRE=redis`).
 
-mod common;
-
-use common::{answer, cryptos, key, offer, reply_sdp, srtp_call, Daemon, Endpoint, SdpSpec, LO};
 use srtpgate_sdp::crypto::CryptoAttr;
+use srtpgate_testkit::daemon::{answer, cryptos, key, offer, reply_sdp, srtp_call, Daemon, Endpoint, SdpSpec, LO};
 use std::collections::HashSet;
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -159,12 +157,13 @@ fn stream_wrapping(
                 next += period;
                 continue;
             }
-            if let Some((wire, _)) = common::recv_within(&e.rtp, next.saturating_duration_since(now)) {
+            if let Some((wire, _)) = srtpgate_testkit::daemon::recv_within(&e.rtp, next.saturating_duration_since(now))
+            {
                 got.push((Instant::now(), wire));
             }
         }
         // What is still on its way.
-        while let Some((wire, _)) = common::recv_within(&e.rtp, Duration::from_millis(200)) {
+        while let Some((wire, _)) = srtpgate_testkit::daemon::recv_within(&e.rtp, Duration::from_millis(200)) {
             got.push((Instant::now(), wire));
         }
         (e, got)
@@ -313,19 +312,19 @@ fn calls_resume_after_a_crash_without_reusing_keystream() {
         assert!(after > 100, "{what}: only {after} packets after the restart");
     }
     let page = d.metrics();
-    assert_eq!(common::metric(&page, "calls_resumed_total"), Some(2.0), "{page}");
+    assert_eq!(srtpgate_testkit::daemon::metric(&page, "calls_resumed_total"), Some(2.0), "{page}");
     let q = d.query("kept-plain");
-    let refused = common::drops(&q, "pa", "replayed");
+    let refused = srtpgate_testkit::daemon::drops(&q, "pa", "replayed");
     assert!(refused >= old.len() as i64, "only {refused} of the {} old packets refused", old.len());
     println!("old packets sent again after the restart: {} (replayed drops of the plain leg: {refused})", old.len());
     // A clean stop (SIGTERM: a service restart) leaves the calls in Redis
     // for the next start too.
     d.restart_after(libc::SIGTERM);
     let page = d.metrics();
-    assert_eq!(common::metric(&page, "calls_resumed_total"), Some(2.0), "after SIGTERM: {page}");
+    assert_eq!(srtpgate_testkit::daemon::metric(&page, "calls_resumed_total"), Some(2.0), "after SIGTERM: {page}");
     // The resumed calls end normally, and leave Redis.
     for id in ["kept-srtp", "kept-plain"] {
-        assert_eq!(common::result(&d.delete(id)), "ok");
+        assert_eq!(srtpgate_testkit::daemon::result(&d.delete(id)), "ok");
     }
     let deadline = Instant::now() + Duration::from_secs(3);
     loop {
@@ -354,9 +353,10 @@ fn media_waits_for_redis_rather_than_go_past_its_reservation() {
     let away = Instant::now();
     std::thread::sleep(Duration::from_secs(3));
     let q = d.query("away");
-    let held = common::drops(&q, &c.from_tag, "not_reserved") + common::drops(&q, &c.to_tag, "not_reserved");
-    assert!(held > 0, "nothing held back while Redis was away: {}", common::show(&q));
-    let errors = common::metric(&d.metrics(), "redis_errors_total").unwrap_or(0.0);
+    let held = srtpgate_testkit::daemon::drops(&q, &c.from_tag, "not_reserved")
+        + srtpgate_testkit::daemon::drops(&q, &c.to_tag, "not_reserved");
+    assert!(held > 0, "nothing held back while Redis was away: {}", srtpgate_testkit::daemon::show(&q));
+    let errors = srtpgate_testkit::daemon::metric(&d.metrics(), "redis_errors_total").unwrap_or(0.0);
     assert!(errors > 0.0, "no Redis error counted");
     // Redis back on its port (empty: it kept nothing on disk).
     redis.child = Redis::spawn(redis.port).expect("redis-server again");
@@ -388,12 +388,12 @@ fn none_failed_authentication(d: &Daemon, ids: &[&str]) {
     for id in ids {
         let q = d.query(id);
         for tag in [format!("{id}-a"), format!("{id}-b")] {
-            let failed = common::drops(&q, &tag, "auth_failed");
+            let failed = srtpgate_testkit::daemon::drops(&q, &tag, "auth_failed");
             assert_eq!(
                 failed,
                 0,
                 "{tag}: packets failed authentication: {}",
-                common::show(common::stream_stats(&q, &tag))
+                srtpgate_testkit::daemon::show(srtpgate_testkit::daemon::stream_stats(&q, &tag))
             );
         }
     }

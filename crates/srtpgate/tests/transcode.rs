@@ -6,15 +6,13 @@
 //! packet-time change, transcoding kept across a re-INVITE, RFC 4733 events
 //! carried across.
 
-mod common;
-
-use common::*;
 use srtp::Suite;
 use srtpgate_codec::dtmf::power_share as share_at;
 use srtpgate_codec::g711::{alaw_decode, alaw_encode, ulaw_decode, ulaw_encode};
 use srtpgate_ng::Value;
 use srtpgate_sdp::crypto::CryptoAttr;
 use srtpgate_sdp::Sdp;
+use srtpgate_testkit::daemon::*;
 
 /// An endpoint's SDP offering only `codecs` (`"0"`, `"8 101"`, …), and
 /// telephone-event on `te_pt` (0: none).

@@ -7,13 +7,11 @@
 //! DTLS roles, media both ways, a certificate that is not the announced one
 //! refused, and bad ICE credentials refused, each with its counter.
 
-mod common;
-
-use common::*;
 use srtp::{Context, CpuEngine, Suite};
 use srtpgate_ng::Value;
 use srtpgate_sdp::crypto::CryptoAttr;
 use srtpgate_sdp::Sdp;
+use srtpgate_testkit::daemon::*;
 use srtpgate_webrtc::dtls::{DtlsLeg, Fingerprint, Identity, SrtpKeys};
 use srtpgate_webrtc::stun;
 use std::net::{SocketAddr, UdpSocket};
@@ -376,11 +374,10 @@ fn a_certificate_other_than_the_announced_one_and_bad_ice_credentials_are_refuse
 }
 
 #[test]
-#[cfg(feature = "tools")] // the load generator is one of the tools
 fn the_load_generator_plays_browsers() {
     let d = Daemon::start("webrtc-loadgen", 0, &[]);
     let json = std::env::temp_dir().join(format!("srtpgate-lg-webrtc-{}.json", std::process::id()));
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_srtpgate"))
+    let out = std::process::Command::new(srtpgate_testkit::daemon::bench_bin())
         .args(["loadgen", "--ng", &d.ng.to_string(), "--calls", "8", "--duration", "1", "--webrtc", "--quiet"])
         .arg("--json")
         .arg(&json)

@@ -13,9 +13,13 @@
 //! them fails instead.
 //!
 //! Also the counting allocator of the tests that prove a path allocates
-//! nothing ([`CountingAllocator`]), and the quarantine of the tests that look
-//! for keys left in freed memory ([`quarantine`]).
+//! nothing ([`CountingAllocator`]), the quarantine of the tests that look
+//! for keys left in freed memory ([`quarantine`]), and (feature `daemon`)
+//! the driver of `srtpgate serve` as a process with its NG client, SDP
+//! builders and SRTP endpoints ([`daemon`]).
 
+#[cfg(feature = "daemon")]
+pub mod daemon;
 pub mod quarantine;
 
 use std::alloc::{GlobalAlloc, Layout, System};

@@ -1,9 +1,8 @@
-//! Helpers of the `srtpgate serve` integration tests: a daemon per test (its
-//! own ports, killed on drop), an NG client over UDP, `/metrics` over a bare
+//! The tests that drive `srtpgate serve` as a process (the daemon's
+//! integration tests, the load generator's): a daemon per test (its own
+//! ports, killed on drop), an NG client over UDP, `/metrics` over a bare
 //! `TcpStream`, SDP offers/answers, and RTP/SRTP endpoints built on the SRTP
 //! core's contexts (independent of the daemon's media code).
-
-#![allow(dead_code)]
 
 use srtp::{Context, CpuEngine, Suite};
 use srtpgate_ng::Value;
@@ -16,6 +15,41 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
+
+/// The daemon's executable: `SRTPGATE_BIN`, else `srtpgate` in the
+/// directory of the test's own build (`target/<profile>/`, where cargo puts
+/// the workspace's binaries; `cargo test --workspace` builds it before any
+/// test runs). Panics, naming the path, when it is not there.
+pub fn bin() -> PathBuf {
+    if let Some(p) = std::env::var_os("SRTPGATE_BIN") {
+        return PathBuf::from(p);
+    }
+    // target/<profile>/deps/<test>-<hash> → target/<profile>/srtpgate
+    let exe = std::env::current_exe().expect("the test's own path");
+    let dir = exe.parent().and_then(|d| if d.ends_with("deps") { d.parent() } else { Some(d) });
+    let p = dir.expect("the test's build directory").join("srtpgate");
+    assert!(p.is_file(), "{} is not built: cargo build -p srtpgate (same profile), or set SRTPGATE_BIN", p.display());
+    p
+}
+
+/// The load generator's executable (`srtpgate-bench`), which some of the
+/// daemon's tests drive it with: `SRTPGATE_BENCH_BIN`, else beside the
+/// daemon ([`bin`]).
+pub fn bench_bin() -> PathBuf {
+    if let Some(p) = std::env::var_os("SRTPGATE_BENCH_BIN") {
+        return PathBuf::from(p);
+    }
+    let p = bin().with_file_name("srtpgate-bench");
+    assert!(p.is_file(), "{} is not built: cargo build -p srtpgate-bench (same profile)", p.display());
+    p
+}
+
+/// `target/tmp`, where the daemons' logs go (cargo's `CARGO_TARGET_TMPDIR`
+/// of integration tests, found from the test's own path).
+fn tmp_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test's own path");
+    exe.ancestors().find(|d| d.ends_with("target")).map_or_else(std::env::temp_dir, |t| t.join("tmp"))
+}
 
 /// 127.0.0.1.
 pub const LO: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
@@ -108,7 +142,7 @@ impl Daemon {
             (Some(lo), Some(hi)) => (lo, hi),
             _ => port_range(slot),
         };
-        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("relay-tests");
+        let dir = tmp_dir().join("relay-tests");
         std::fs::create_dir_all(&dir).expect("log dir");
         let log = dir.join(format!("{name}.log"));
         // A port held by someone else makes the start fail: retry on others.
@@ -139,11 +173,11 @@ impl Daemon {
             }
             args.extend(extra.iter().map(|s| s.to_string()));
             let logf = std::fs::File::create(&log).expect("log file");
-            let bin = env!("CARGO_BIN_EXE_srtpgate");
+            let bin = bin();
             let mut cmd = match (nofile, netns) {
                 (_, Some((ns, _))) => {
                     let mut c = Command::new("ip");
-                    c.args(["netns", "exec", ns, bin]);
+                    c.args(["netns", "exec", ns]).arg(&bin);
                     c
                 }
                 // The shell sets the limit and becomes the daemon (same pid).
@@ -407,7 +441,7 @@ impl Daemon {
     pub fn start_again(&mut self) -> Instant {
         let logf = std::fs::OpenOptions::new().append(true).open(&self.log).expect("log file");
         let started = Instant::now();
-        self.child = Command::new(env!("CARGO_BIN_EXE_srtpgate"))
+        self.child = Command::new(bin())
             .args(&self.args)
             .stdin(Stdio::null())
             .stdout(logf.try_clone().expect("log file"))

@@ -13,9 +13,7 @@
 //! SRTPGATE_SOAK_PORT_MAX, SRTPGATE_SOAK_PTIME (ms, default 20) and
 //! SRTPGATE_SOAK_CSV (a file for the samples).
 
-mod common;
-
-use common::*;
+use srtpgate_testkit::daemon::*;
 use std::io::Write;
 use std::time::{Duration, Instant};
 
@@ -96,7 +94,7 @@ fn calls_come_and_go_and_nothing_leaks() {
     std::thread::sleep(Duration::from_secs(1));
     let files_before = open_files(pid);
     let json = std::env::temp_dir().join(format!("srtpgate-soak-{}.json", std::process::id()));
-    let mut lg = std::process::Command::new(env!("CARGO_BIN_EXE_srtpgate"))
+    let mut lg = std::process::Command::new(env!("CARGO_BIN_EXE_srtpgate-bench"))
         .args(["loadgen", "--ng", &d.ng.to_string(), "--calls", &calls.to_string()])
         .args(["--duration", &seconds.to_string(), "--call-duration", &call_seconds.to_string()])
         .args(["--ramp", "2", "--threads", &threads, "--ptime", &ptime.to_string(), "--quiet", "--json"])

@@ -301,7 +301,7 @@ fn start(spec: &RelaySpec, args: &SweepArgs, port_base: u16) -> Result<Relay, St
     let mut relay = match spec {
         RelaySpec::Ng(_) => Relay { child: None, rtpengine_stop: None, ng },
         RelaySpec::Srtpgate { engine, workers, busy, io } => {
-            let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+            let exe = crate::daemon::bin();
             let mut cmd = match &args.relay_cpus {
                 Some(cpus) => {
                     let mut c = in_rig("taskset".as_ref());

@@ -7,7 +7,7 @@ use std::process::Command;
 fn short_sweep_writes_results_and_figures() {
     let out = std::env::temp_dir().join(format!("srtpgate-sweep-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
-    let status = Command::new(env!("CARGO_BIN_EXE_srtpgate"))
+    let status = Command::new(env!("CARGO_BIN_EXE_srtpgate-bench"))
         .args(["loadgen", "sweep", "--configs", "srtpgate:cpu:1", "--counts", "2,4", "--duration", "1"])
         .args(["--histogram-at", "4", "--out"])
         .arg(&out)
