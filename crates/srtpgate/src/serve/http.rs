@@ -170,6 +170,7 @@ pub fn render(shared: &Shared) -> String {
     http_and_page(&mut o, shared);
     media(&mut o, &snap);
     worker_counters(&mut o, shared, &snap);
+    worker_pipeline(&mut o, &snap);
     delay_and_engine(&mut o, &snap);
     o
 }
@@ -491,6 +492,14 @@ fn worker_counters(o: &mut String, shared: &Shared, snap: &Snapshot) {
             );
         }
     }
+}
+
+/// The workers' transcoding, batch, pool, stray and signal counters.
+fn worker_pipeline(o: &mut String, snap: &Snapshot) {
+    let stats = &snap.stats;
+    let per_worker = |f: &dyn Fn(&crate::relay::stats::WorkerStats) -> u64| -> Vec<(String, f64)> {
+        stats.iter().enumerate().map(|(i, w)| (format!("{{worker=\"{i}\"}}"), f(w) as f64)).collect()
+    };
     let transcode: Vec<_> = crate::relay::stats::TRANSCODE_COUNTERS
         .iter()
         .enumerate()
