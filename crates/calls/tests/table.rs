@@ -10,6 +10,7 @@ use srtpgate_codec::Registry;
 use srtpgate_ng::Value;
 use srtpgate_sdp::crypto::CryptoAttr;
 use srtpgate_sdp::Sdp;
+use srtpgate_testkit::ng::{answer, delete, offer};
 use srtpgate_webrtc::dtls::Identity;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -83,23 +84,6 @@ impl Rig {
         let leg = self.host.legs.iter().find(|(k, _)| (k.1, k.2) == (stream, party)).expect("leg").1;
         (leg.rx.clone(), leg.tx.clone())
     }
-}
-
-fn offer(call: &str, tag: &str, sdp: &str) -> Value {
-    Value::dict().with("command", "offer").with("call-id", call).with("from-tag", tag).with("sdp", sdp)
-}
-
-fn answer(call: &str, from: &str, to: &str, sdp: &str) -> Value {
-    Value::dict()
-        .with("command", "answer")
-        .with("call-id", call)
-        .with("from-tag", from)
-        .with("to-tag", to)
-        .with("sdp", sdp)
-}
-
-fn delete(call: &str) -> Value {
-    Value::dict().with("command", "delete").with("call-id", call)
 }
 
 fn key(tag: u32) -> CryptoAttr {

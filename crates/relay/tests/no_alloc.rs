@@ -77,12 +77,7 @@ fn config(peer: &UdpSocket, peer_rtcp: &UdpSocket) -> LegConfig<CpuEngine> {
 }
 
 fn rtp(pt: u8, ssrc: u32, seq: u16, payload: u8) -> Vec<u8> {
-    let mut p = vec![0x80, pt];
-    p.extend_from_slice(&seq.to_be_bytes());
-    p.extend_from_slice(&(seq as u32 * 160).to_be_bytes());
-    p.extend_from_slice(&ssrc.to_be_bytes());
-    p.resize(12 + 160, payload);
-    p
+    srtpgate_testkit::packets::Rtp::new(ssrc, seq).pt(pt).packet(&[payload; 160])
 }
 
 fn rtcp(n: u32) -> Vec<u8> {

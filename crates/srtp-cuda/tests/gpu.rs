@@ -5,6 +5,7 @@ use proptest::prelude::*;
 use srtp::engine::{Engine, Job, Op, Outcome};
 use srtp::{Context, CpuEngine, Error, MasterKey, Policy, SessionKeys, Suite};
 use srtp_cuda::{GpuConfig, GpuEngine, Mode};
+use srtpgate_testkit::packets::rtp;
 
 /// One engine per mode for the whole test binary (starting one compiles the
 /// kernels); None, with the reason printed, where there is no GPU.
@@ -58,15 +59,6 @@ fn skip(reason: &str) {
         srtpgate_testkit::skip("gpu", "GPU tests", reason);
     }
     SAID.call_once(|| srtpgate_testkit::skip("gpu", "GPU tests", reason));
-}
-
-fn rtp(ssrc: u32, seq: u16, payload: &[u8]) -> Vec<u8> {
-    let mut p = vec![0x80, 0x00];
-    p.extend(seq.to_be_bytes());
-    p.extend(0x1234_5678u32.to_be_bytes());
-    p.extend(ssrc.to_be_bytes());
-    p.extend_from_slice(payload);
-    p
 }
 
 /// Contexts on the GPU engine interoperate with contexts on the CPU engine,

@@ -6,6 +6,7 @@ use proptest::prelude::*;
 use serde_json::Value;
 use srtp::engine::{Engine, Job, Op, Outcome};
 use srtp::{Context, CpuEngine, Error, Kind, MasterKey, Policy, PortableEngine, SessionKeys, Suite};
+use srtpgate_testkit::packets::rtp;
 
 fn vectors(name: &str) -> Vec<Value> {
     let path = format!("{}/../../tests/vectors/{name}", env!("CARGO_MANIFEST_DIR"));
@@ -193,15 +194,6 @@ fn gcm_packets<E: Engine + Clone>(engine: &E) {
             }
         }
     }
-}
-
-fn rtp(ssrc: u32, seq: u16, payload: &[u8]) -> Vec<u8> {
-    let mut p = vec![0x80, 0x00];
-    p.extend(seq.to_be_bytes());
-    p.extend(0x1234_5678u32.to_be_bytes());
-    p.extend(ssrc.to_be_bytes());
-    p.extend_from_slice(payload);
-    p
 }
 
 fn rtcp_sr(ssrc: u32, fill: u8) -> Vec<u8> {

@@ -20,12 +20,7 @@ const BATCH: usize = 8;
 const BUF: usize = 512;
 
 fn rtp(ssrc: u32, seq: u16, out: &mut [u8; BUF]) -> usize {
-    out[..12].copy_from_slice(&[0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
-    out[2..4].copy_from_slice(&seq.to_be_bytes());
-    out[4..8].copy_from_slice(&(seq as u32 * 160).to_be_bytes());
-    out[8..12].copy_from_slice(&ssrc.to_be_bytes());
-    out[12..172].fill(seq as u8);
-    172
+    srtpgate_testkit::packets::Rtp::new(ssrc, seq).write(&[seq as u8; 160], out)
 }
 
 fn rtcp(ssrc: u32, n: u32, out: &mut [u8; BUF]) -> usize {

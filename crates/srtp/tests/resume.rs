@@ -23,13 +23,9 @@ fn policy(lifetime: Option<u64>) -> Policy {
 }
 
 fn rtp(seq: u16, n: u64) -> Vec<u8> {
-    let mut p = vec![0x80, 0];
-    p.extend_from_slice(&seq.to_be_bytes());
-    p.extend_from_slice(&(n as u32 * 160).to_be_bytes());
-    p.extend_from_slice(&SSRC.to_be_bytes());
-    p.extend_from_slice(&n.to_be_bytes());
-    p.resize(12 + 160, 0xd5);
-    p
+    let mut body = n.to_be_bytes().to_vec();
+    body.resize(160, 0xd5);
+    srtpgate_testkit::packets::Rtp::new(SSRC, seq).ts(n as u32 * 160).packet(&body)
 }
 
 fn rtcp(n: u32) -> Vec<u8> {

@@ -60,10 +60,7 @@ unsafe impl GlobalAlloc for Watch {
 static A: Watch = Watch;
 
 fn rtp(seq: u16) -> Vec<u8> {
-    let mut p = vec![0x80, 0, 0, 0, 0, 0, 0, 1, 0xca, 0xfe, 0xba, 0xbe];
-    p[2..4].copy_from_slice(&seq.to_be_bytes());
-    p.extend_from_slice(&[0x42; 160]);
-    p
+    srtpgate_testkit::packets::Rtp::new(0xcafe_babe, seq).ts(1).packet(&[0x42; 160])
 }
 
 /// A sender and a receiver under the key, a few packets each way, then

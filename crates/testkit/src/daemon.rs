@@ -623,15 +623,7 @@ impl SdpSpec<'_> {
     }
 }
 
-/// An `offer` request.
-pub fn offer(call_id: &str, from_tag: &str, sdp: &str) -> Value {
-    Value::dict().with("command", "offer").with("call-id", call_id).with("from-tag", from_tag).with("sdp", sdp)
-}
-
-/// An `answer` request.
-pub fn answer(call_id: &str, from_tag: &str, to_tag: &str, sdp: &str) -> Value {
-    offer(call_id, from_tag, sdp).with("command", "answer").with("to-tag", to_tag)
-}
+pub use crate::ng::{answer, delete, offer};
 
 /// The media address (RTP, RTCP) an SDP gives for its first m-line.
 pub fn media_addrs(sdp: &Sdp) -> (SocketAddr, SocketAddr) {
@@ -655,27 +647,7 @@ pub fn context(k: &CryptoAttr) -> Context<CpuEngine> {
     Context::new(k.policy().expect("policy"), CpuEngine::new()).expect("context")
 }
 
-/// A plain RTP packet.
-pub fn rtp(ssrc: u32, seq: u16, payload: &[u8]) -> Vec<u8> {
-    let mut p = vec![0x80, 0];
-    p.extend_from_slice(&seq.to_be_bytes());
-    p.extend_from_slice(&(seq as u32 * 160).to_be_bytes());
-    p.extend_from_slice(&ssrc.to_be_bytes());
-    p.extend_from_slice(payload);
-    p
-}
-
-/// A plain RTCP sender report.
-pub fn rtcp_sr(ssrc: u32, n: u32) -> Vec<u8> {
-    let mut p = vec![0x80, 200, 0, 6];
-    p.extend_from_slice(&ssrc.to_be_bytes());
-    p.extend_from_slice(&(0xe000_0000u32 + n).to_be_bytes());
-    p.extend_from_slice(&n.to_be_bytes());
-    p.extend_from_slice(&(n * 160).to_be_bytes());
-    p.extend_from_slice(&n.to_be_bytes());
-    p.extend_from_slice(&(n * 160).to_be_bytes());
-    p
-}
+pub use crate::packets::{rtcp_sr, rtp};
 
 /// Waits up to `wait` for a datagram on `s`.
 pub fn recv_within(s: &UdpSocket, wait: Duration) -> Option<(Vec<u8>, SocketAddr)> {

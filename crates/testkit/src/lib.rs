@@ -14,12 +14,16 @@
 //!
 //! Also the counting allocator of the tests that prove a path allocates
 //! nothing ([`CountingAllocator`]), the quarantine of the tests that look
-//! for keys left in freed memory ([`quarantine`]), and (feature `daemon`)
+//! for keys left in freed memory ([`quarantine`]), the RTP and RTCP packets
+//! the tests send ([`packets`]), and (feature `daemon`)
 //! the driver of `srtpgate serve` as a process with its NG client, SDP
 //! builders and SRTP endpoints ([`daemon`]).
 
 #[cfg(feature = "daemon")]
 pub mod daemon;
+#[cfg(feature = "ng")]
+pub mod ng;
+pub mod packets;
 pub mod quarantine;
 
 use std::alloc::{GlobalAlloc, Layout, System};

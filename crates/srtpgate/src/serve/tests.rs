@@ -9,6 +9,7 @@ use super::{ephemeral_overlap, fit_reply, handle_datagram, Shared};
 use proptest::prelude::*;
 use srtp::CpuEngine;
 use srtpgate_ng::{Value, MAX_REPLY};
+use srtpgate_testkit::ng::offer;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
@@ -70,10 +71,6 @@ fn sdp(media: usize, port: u16, pad: usize) -> String {
         s.push_str("a=x-padding:0123456789012345678901234\r\n");
     }
     s
-}
-
-fn offer(call: &str, tag: &str, sdp: &str) -> Value {
-    Value::dict().with("command", "offer").with("call-id", call).with("from-tag", tag).with("sdp", sdp)
 }
 
 /// created − ended = calls now, and calls without media as counted.
