@@ -29,9 +29,12 @@ HTTP_RS = os.path.join(ROOT, "crates/srtpgate/src/serve/http.rs")
 # engine paths) are named.
 VALUE_SOURCES = [
     HTTP_RS,
-    os.path.join(ROOT, "crates/relay/src/stats.rs"),
+    os.path.join(ROOT, "crates/stats/src/lib.rs"),
     os.path.join(ROOT, "crates/srtp-cuda/src/lib.rs"),
 ]
+for _src in VALUE_SOURCES:
+    if not os.path.isfile(_src):
+        sys.exit(f"FAIL: {_src} is not there (a source of label values moved? update VALUE_SOURCES)")
 DASHBOARD = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "srtpgate.json")
 
 failures = []
@@ -45,7 +48,8 @@ def fail(msg):
 # ------------------------------------------------------------ the source
 src = open(HTTP_RS).read()
 kinds = {}
-for name, kind in re.findall(r'metric\(\s*"([a-z0-9_]+)",\s*"([a-z]+)"', src):
+# `metric(o, "name", "kind", …)`: the page under construction comes first.
+for name, kind in re.findall(r'metric\(\s*(?:o,\s*)?"([a-z0-9_]+)",\s*"([a-z]+)"', src):
     kinds["srtpgate_" + name] = kind
 for name, kind in re.findall(r"# TYPE (srtpgate_[a-z0-9_]+) ([a-z]+)", src):
     kinds[name] = kind

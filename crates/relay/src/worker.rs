@@ -12,7 +12,7 @@
 
 use crate::io::{self, Datagram, Io, Wake};
 use crate::pool::{Buf, Pool};
-use crate::stats::{Drop, LegStats, WorkerStats};
+use crate::stats::{Drop, LegStats, Transcoded, WorkerStats};
 use crate::sys::{self, BATCH};
 use crate::WorkerConfig;
 use crossbeam_channel::{Receiver, TryRecvError};
@@ -383,13 +383,28 @@ struct Pkt {
     from: SocketAddr,
     rx_ns: u64,
     prep: Option<Prepared>,
-    /// Dropped, and why.
-    dropped: Option<Drop>,
-    /// Handed to the backend as a frame (its buffer went with it).
-    sent: bool,
+    /// What became of it so far.
+    fate: Fate,
+}
+
+/// What becomes of a packet in a round: one of these, never two.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fate {
+    /// On its way to the other leg.
+    Forward,
+    /// Dropped, and why (counted once, when the round returns its buffers).
+    Dropped(Drop),
     /// Taken by a transcoder that sends nothing for it yet (its audio
-    /// waits for the rest of an output packet): not a drop.
-    absorbed: bool,
+    /// waits for the rest of an output packet): accepted, not a drop.
+    Absorbed,
+    /// Handed to the backend as a frame (its buffer went with it).
+    Sent,
+}
+
+impl Fate {
+    fn is_dropped(self) -> bool {
+        matches!(self, Fate::Dropped(_))
+    }
 }
 
 impl Pkt {
@@ -972,9 +987,7 @@ where
                 from: d.from.unwrap_or(unknown),
                 rx_ns: d.rx_ns.unwrap_or(now),
                 prep: None,
-                sent: false,
-                absorbed: false,
-                dropped: if d.truncated || d.from.is_none() { Some(Drop::Malformed) } else { None },
+                fate: if d.truncated || d.from.is_none() { Fate::Dropped(Drop::Malformed) } else { Fate::Forward },
             });
         }
     }
@@ -987,11 +1000,11 @@ where
         }
         // 1. Source checks, and the unprotect step's prepare (into `b`).
         for p in self.pkts.iter_mut() {
-            if p.dropped.is_some() {
+            if p.fate.is_dropped() {
                 continue;
             }
             let Some(Some(s)) = self.streams.get_mut(p.slot as usize) else {
-                p.dropped = Some(Drop::Other);
+                p.fate = Fate::Dropped(Drop::Other);
                 continue;
             };
             let d = &mut s.legs[p.party as usize];
@@ -1003,18 +1016,18 @@ where
             // allows handover or the leg is SRTP: there a packet from a new
             // address re-latches only once it authenticated.
             if latched && peer != Some(p.from) && !(d.handover || d.rx.is_some()) {
-                p.dropped = Some(Drop::UnknownPeer);
+                p.fate = Fate::Dropped(Drop::UnknownPeer);
                 continue;
             }
             if !d.configured || d.keys_pending {
-                p.dropped = Some(Drop::NoDestination);
+                p.fate = Fate::Dropped(Drop::NoDestination);
                 continue;
             }
             let bytes = &p.a[..p.len];
             match d.rx.as_mut() {
                 Some(ctx) => {
                     let Some(mut b) = p.b.take().or_else(|| self.pool.take()) else {
-                        p.dropped = Some(Drop::PoolExhausted);
+                        p.fate = Fate::Dropped(Drop::PoolExhausted);
                         continue;
                     };
                     match ctx.prepare(p.kind, Op::Unprotect, bytes, &mut b) {
@@ -1022,7 +1035,7 @@ where
                             p.prep = Some(prep);
                             p.in_b = true;
                         }
-                        Err(e) => p.dropped = Some(Drop::of(&e)),
+                        Err(e) => p.fate = Fate::Dropped(Drop::of(&e)),
                     }
                     p.b = Some(b);
                 }
@@ -1032,7 +1045,7 @@ where
                         Kind::Rtcp => RtcpHeader::parse_fixed(bytes).is_ok(),
                     };
                     if !ok {
-                        p.dropped = Some(Drop::Malformed);
+                        p.fate = Fate::Dropped(Drop::Malformed);
                     }
                 }
             }
@@ -1042,7 +1055,7 @@ where
         // leg's peer): the leg's expected packets, for its loss. The header
         // is in the clear in the received buffer.
         for p in self.pkts.iter() {
-            if p.dropped.is_some() || p.kind != Kind::Rtp || p.len < 12 {
+            if p.fate.is_dropped() || p.kind != Kind::Rtp || p.len < 12 {
                 continue;
             }
             let Some(Some(s)) = self.streams.get_mut(p.slot as usize) else { continue };
@@ -1059,7 +1072,7 @@ where
         // delay another call's packets beyond its own round).
         let streams = &self.streams;
         let transcoded = |p: &Pkt| {
-            p.dropped.is_none()
+            !p.fate.is_dropped()
                 && streams
                     .get(p.slot as usize)
                     .and_then(|s| s.as_ref())
@@ -1093,7 +1106,7 @@ where
         // 2. Latch the source, then the protect step's prepare with the
         // other leg's keys (from the current buffer into the other one).
         for p in self.pkts.iter_mut() {
-            if p.dropped.is_some() {
+            if p.fate.is_dropped() {
                 continue;
             }
             p.prep = None;
@@ -1115,7 +1128,7 @@ where
                     self.io.latch(token(p.slot, p.party as usize, on_rtcp_port), Some(p.from));
                 }
             }
-            if p.absorbed {
+            if p.fate == Fate::Absorbed {
                 continue;
             }
             // An operator's hold or mute (RTP only: RTCP keeps flowing).
@@ -1123,7 +1136,7 @@ where
                 && (s.legs[p.party as usize].stats.blocked() & crate::stats::MUTED != 0
                     || s.legs[1 - p.party as usize].stats.blocked() & crate::stats::HELD != 0)
             {
-                p.dropped = Some(Drop::Blocked);
+                p.fate = Fate::Dropped(Drop::Blocked);
                 continue;
             }
             let o = &mut s.legs[1 - p.party as usize];
@@ -1132,7 +1145,7 @@ where
                 _ => o.peer_rtp,
             };
             if !o.configured || o.keys_pending || dest.is_none() {
-                p.dropped = Some(Drop::NoDestination);
+                p.fate = Fate::Dropped(Drop::NoDestination);
                 continue;
             }
             if let (Kind::Rtp, Some((id, mid, n))) = (p.kind, o.mid_ext) {
@@ -1146,7 +1159,7 @@ where
                 match self.pool.take() {
                     Some(b) => p.b = Some(b),
                     None => {
-                        p.dropped = Some(Drop::PoolExhausted);
+                        p.fate = Fate::Dropped(Drop::PoolExhausted);
                         continue;
                     }
                 }
@@ -1163,7 +1176,7 @@ where
                     if let srtp::Error::NotReserved { ssrc, index } = e {
                         o.wanted = Some((ssrc, index, *kind == Kind::Rtcp));
                     }
-                    p.dropped = Some(Drop::of(&e));
+                    p.fate = Fate::Dropped(Drop::of(&e));
                 }
             }
         }
@@ -1172,7 +1185,7 @@ where
         self.send_all();
         // 4. Count drops, return buffers.
         for mut p in self.pkts.drain(..) {
-            if let Some(why) = p.dropped {
+            if let Fate::Dropped(why) = p.fate {
                 if let Some(Some(s)) = self.streams.get(p.slot as usize) {
                     s.legs[p.party as usize].stats.dropped(why);
                 }
@@ -1195,7 +1208,7 @@ where
         let n = self.pkts.len();
         for i in 0..n {
             let p = &mut self.pkts[i];
-            if p.dropped.is_some() {
+            if p.fate.is_dropped() {
                 continue;
             }
             if p.kind == Kind::Rtcp {
@@ -1227,7 +1240,7 @@ where
             let Some(Some(s)) = self.streams.get_mut(p.slot as usize) else { continue };
             let d = &mut s.legs[p.party as usize];
             if d.transcode_failed {
-                p.dropped = Some(Drop::Transcode);
+                p.fate = Fate::Dropped(Drop::Transcode);
                 continue;
             }
             let Some(t) = d.transcode.as_mut() else { continue };
@@ -1239,36 +1252,36 @@ where
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| t.push(bytes)));
             let after = t.counts();
             let st = &self.stats;
-            st.transcoded(0, after.decoded - before.decoded);
-            st.transcoded(1, after.encoded - before.encoded);
-            st.transcoded(2, after.concealed_samples - before.concealed_samples);
-            st.transcoded(4, after.recovered_samples - before.recovered_samples);
-            st.transcoded(5, after.untransmitted - before.untransmitted);
-            st.transcoded(6, after.dtmf_detected - before.dtmf_detected);
-            st.transcoded(7, after.dtmf_played - before.dtmf_played);
-            st.transcoded(8, after.late - before.late);
-            st.transcoded(9, after.reordered - before.reordered);
+            st.transcoded(Transcoded::Decoded, after.decoded - before.decoded);
+            st.transcoded(Transcoded::Encoded, after.encoded - before.encoded);
+            st.transcoded(Transcoded::Concealed, after.concealed_samples - before.concealed_samples);
+            st.transcoded(Transcoded::FecDecoded, after.recovered_samples - before.recovered_samples);
+            st.transcoded(Transcoded::Untransmitted, after.untransmitted - before.untransmitted);
+            st.transcoded(Transcoded::DtmfDetected, after.dtmf_detected - before.dtmf_detected);
+            st.transcoded(Transcoded::DtmfPlayed, after.dtmf_played - before.dtmf_played);
+            st.transcoded(Transcoded::Late, after.late - before.late);
+            st.transcoded(Transcoded::Reordered, after.reordered - before.reordered);
             match r {
                 Ok(Ok(())) => {}
                 Ok(Err(e)) => {
-                    p.dropped = Some(Drop::Transcode);
+                    p.fate = Fate::Dropped(Drop::Transcode);
                     if e.is_fatal() {
                         tracing::warn!(call = s.call, stream = s.index, party = p.party, "transcoding ended: {e}");
-                        st.transcoded(3, 1);
+                        st.transcoded(Transcoded::CodecFailed, 1);
                         d.transcode = None;
                         d.transcode_failed = true;
                     }
                     continue;
                 }
                 Err(_) => {
-                    p.dropped = Some(Drop::Transcode);
+                    p.fate = Fate::Dropped(Drop::Transcode);
                     tracing::error!(
                         call = s.call,
                         stream = s.index,
                         party = p.party,
                         "transcoder panicked; transcoding ended"
                     );
-                    st.transcoded(3, 1);
+                    st.transcoded(Transcoded::CodecFailed, 1);
                     d.transcode = None;
                     d.transcode_failed = true;
                     continue;
@@ -1277,7 +1290,7 @@ where
             let Some(t) = d.transcode.as_ref() else { continue };
             let mut outs = t.outputs();
             let Some(first) = outs.next() else {
-                p.absorbed = true;
+                p.fate = Fate::Absorbed;
                 continue;
             };
             let buf: &mut Buf = match (p.in_b, p.b.as_mut()) {
@@ -1313,9 +1326,7 @@ where
                         from,
                         rx_ns,
                         prep: None,
-                        dropped: None,
-                        sent: false,
-                        absorbed: false,
+                        fate: Fate::Forward,
                     },
                 ));
             }
@@ -1348,9 +1359,9 @@ where
         };
         let mut jobs: Vec<Job<'_, E::Keys>> = recycle(std::mem::take(&mut self.jobs));
         for p in self.pkts.iter_mut() {
-            let (Some(prep), None) = (p.prep.as_ref(), p.dropped) else { continue };
+            let (Some(prep), false) = (p.prep.as_ref(), p.fate.is_dropped()) else { continue };
             let Some(ctx) = ctx_of(p) else {
-                p.dropped = Some(Drop::Other);
+                p.fate = Fate::Dropped(Drop::Other);
                 continue;
             };
             let out: &mut Buf = match (p.in_b, p.b.as_mut()) {
@@ -1360,7 +1371,7 @@ where
             };
             match ctx.job(prep, out) {
                 Ok(j) => jobs.push(j),
-                Err(e) => p.dropped = Some(Drop::of(&e)),
+                Err(e) => p.fate = Fate::Dropped(Drop::of(&e)),
             }
         }
         let mut verdicts = [Outcome::Pending; MAX_LOOP_PACKETS];
@@ -1374,7 +1385,7 @@ where
         self.jobs = recycle(jobs);
         let mut k = 0;
         for p in self.pkts.iter_mut() {
-            let (Some(prep), None) = (p.prep, p.dropped) else { continue };
+            let (Some(prep), false) = (p.prep, p.fate.is_dropped()) else { continue };
             let outcome = verdicts.get(k).copied().unwrap_or(Outcome::Pending);
             k += 1;
             let Some(Some(s)) = self.streams.get_mut(p.slot as usize) else { continue };
@@ -1394,7 +1405,7 @@ where
             };
             match committed {
                 Ok(len) => p.len = len,
-                Err(e) => p.dropped = Some(Drop::of(&e)),
+                Err(e) => p.fate = Fate::Dropped(Drop::of(&e)),
             }
         }
     }
@@ -1440,7 +1451,7 @@ where
                 }
             }
             for &pi in &idx[sent.min(m)..m] {
-                self.pkts[pi].dropped = Some(Drop::Other);
+                self.pkts[pi].fate = Fate::Dropped(Drop::Other);
             }
             i = j;
         }
@@ -1457,7 +1468,7 @@ where
             let buf = if p.in_b { p.b.take().unwrap_or_default() } else { std::mem::take(&mut p.a) };
             match self.io.transmit(tok, buf, len, to) {
                 Ok(()) => {
-                    p.sent = true;
+                    p.fate = Fate::Sent;
                     let Some(Some(s)) = self.streams.get(p.slot as usize) else { continue };
                     let delay = now.saturating_sub(p.rx_ns);
                     s.legs[1 - p.party as usize].stats.sent(len);
@@ -1475,7 +1486,7 @@ where
     /// The socket (token and descriptor) and address a processed packet
     /// leaves by.
     fn destination(&self, p: &Pkt) -> Option<(u32, RawFd, SocketAddr)> {
-        if p.dropped.is_some() || p.sent || p.absorbed {
+        if p.fate != Fate::Forward {
             return None;
         }
         let s = self.streams.get(p.slot as usize)?.as_ref()?;

@@ -311,7 +311,49 @@ pub struct WorkerStats {
     pub xdp_hops_evicted: AtomicU64,
 }
 
-/// The names of [`WorkerStats::transcode`], in order.
+/// What a transcoding counter counts: the index of
+/// [`WorkerStats::transcode`] and of [`TRANSCODE_COUNTERS`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Transcoded {
+    /// Packets decoded.
+    Decoded = 0,
+    /// Packets encoded.
+    Encoded = 1,
+    /// Samples inserted for lost packets.
+    Concealed = 2,
+    /// Streams whose codec failed (their transcoding ended).
+    CodecFailed = 3,
+    /// Inserted samples decoded from the next packet's in-band FEC.
+    FecDecoded = 4,
+    /// Frames the encoder left untransmitted (DTX).
+    Untransmitted = 5,
+    /// In-band DTMF tones detected (sent as RFC 4733 events).
+    DtmfDetected = 6,
+    /// RFC 4733 events played as tones.
+    DtmfPlayed = 7,
+    /// Packets dropped as too late (after later audio was taken).
+    Late = 8,
+    /// Packets put back in order by a reorder window.
+    Reordered = 9,
+}
+
+impl Transcoded {
+    /// Every counter, in index order.
+    pub const ALL: [Transcoded; 10] = [
+        Transcoded::Decoded,
+        Transcoded::Encoded,
+        Transcoded::Concealed,
+        Transcoded::CodecFailed,
+        Transcoded::FecDecoded,
+        Transcoded::Untransmitted,
+        Transcoded::DtmfDetected,
+        Transcoded::DtmfPlayed,
+        Transcoded::Late,
+        Transcoded::Reordered,
+    ];
+}
+
+/// The names of [`WorkerStats::transcode`], in [`Transcoded`] order.
 pub const TRANSCODE_COUNTERS: [&str; 10] = [
     "decoded_packets",
     "encoded_packets",
@@ -404,11 +446,11 @@ impl WorkerStats {
         bump(&self.send_failed, 1);
     }
 
-    /// Adds `n` to transcoding counter `i` ([`TRANSCODE_COUNTERS`]).
+    /// Adds `n` to a transcoding counter.
     #[inline]
-    pub fn transcoded(&self, i: usize, n: u64) {
+    pub fn transcoded(&self, what: Transcoded, n: u64) {
         if n != 0 {
-            bump(&self.transcode[i], n);
+            bump(&self.transcode[what as usize], n);
         }
     }
 
@@ -495,6 +537,14 @@ impl Histogram {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn transcoding_counters_are_named_in_index_order() {
+        for (i, t) in super::Transcoded::ALL.iter().enumerate() {
+            assert_eq!(*t as usize, i);
+        }
+        assert_eq!(super::Transcoded::ALL.len(), super::TRANSCODE_COUNTERS.len());
+    }
+
     use super::*;
     use std::sync::Arc;
 
