@@ -259,6 +259,26 @@ fn resolve_codecs(args: &ServeArgs, file: &FileConfig) -> Result<(Option<u8>, i3
     Ok((codec_complexity, plc, dtmf_delay_ms))
 }
 
+/// The SDES suites offered to a plain-RTP offerer's peer: the flags', else
+/// the file's, else [`DEFAULT_SUITES`]; at least one.
+fn resolve_suites(flags: &[String], file: Option<Vec<String>>) -> Result<Vec<Suite>, String> {
+    let names: Vec<String> = if !flags.is_empty() {
+        flags.to_vec()
+    } else if let Some(l) = file {
+        l
+    } else {
+        DEFAULT_SUITES.iter().map(|s| s.name().to_string()).collect()
+    };
+    let suites = names
+        .iter()
+        .map(|n| Suite::from_str(n.trim()).map_err(|e| format!("sdes-suites: {e}")))
+        .collect::<Result<Vec<_>, _>>()?;
+    if suites.is_empty() {
+        return Err("sdes-suites: at least one suite is needed".into());
+    }
+    Ok(suites)
+}
+
 /// `value` (or `default`), refused outside `range` with a line naming `what`.
 fn bounded<T>(what: &str, value: Option<T>, default: T, range: std::ops::RangeInclusive<T>) -> Result<T, String>
 where
@@ -345,20 +365,7 @@ impl Config {
             return Err("timeout: must be at least 1 second".into());
         }
         let final_timeout = args.final_timeout.or(file.final_timeout).unwrap_or(0);
-        let names: Vec<String> = if !args.sdes_suites.is_empty() {
-            args.sdes_suites.clone()
-        } else if let Some(l) = file.sdes_suites {
-            l
-        } else {
-            DEFAULT_SUITES.iter().map(|s| s.name().to_string()).collect()
-        };
-        let sdes_suites = names
-            .iter()
-            .map(|n| Suite::from_str(n.trim()).map_err(|e| format!("sdes-suites: {e}")))
-            .collect::<Result<Vec<_>, _>>()?;
-        if sdes_suites.is_empty() {
-            return Err("sdes-suites: at least one suite is needed".into());
-        }
+        let sdes_suites = resolve_suites(&args.sdes_suites, file.sdes_suites)?;
         let http_max_connections =
             bounded("http-max-connections", args.http_max_connections.or(file.http_max_connections), 64, 1..=4096)?;
         let http_timeout =
