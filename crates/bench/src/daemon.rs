@@ -19,3 +19,17 @@ pub fn bin() -> PathBuf {
         .filter(|p| p.is_file())
         .unwrap_or_else(|| PathBuf::from("srtpgate"))
 }
+
+/// [`bin`], refused with a line that says how to mend it when it names a
+/// file that is not there (a bare `srtpgate` is looked up on `PATH` when it
+/// is started).
+pub fn checked() -> Result<PathBuf, String> {
+    let p = bin();
+    if p.components().count() > 1 && !p.is_file() {
+        return Err(format!(
+            "the daemon to start, {}, is not there: build it (cargo build --release -p srtpgate) or name it with {ENV}",
+            p.display()
+        ));
+    }
+    Ok(p)
+}

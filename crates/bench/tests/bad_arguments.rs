@@ -1,30 +1,12 @@
 //! Bad command-line input and bad files for `srtpgate-bench`: each exits
 //! non-zero with a message that names what is wrong, and never panics.
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+use std::process::Command;
 
-fn bench(args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_srtpgate-bench"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run srtpgate-bench");
-    let _ = child.stdin.take().expect("stdin").write_all(stdin.as_bytes());
-    child.wait_with_output().expect("srtpgate-bench")
-}
-
-/// Exits with an error (not a panic) whose text holds every one of `want`.
+/// `srtpgate-bench ARGS` exits with an error (not a panic) whose text holds every
+/// one of `want`.
 fn refused(args: &[&str], want: &[&str]) {
-    let out = bench(args, "");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{args:?} succeeded: {err}");
-    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
-    for w in want {
-        assert!(err.contains(w), "{args:?}: {w:?} not in {err:?}");
-    }
+    srtpgate_testkit::cli::refused(Command::new(env!("CARGO_BIN_EXE_srtpgate-bench")).args(args), want);
 }
 
 #[test]
@@ -94,5 +76,21 @@ fn sweep_stops_when_its_relay_exits_before_answering() {
         &["listen-ng 127.0.0.1:9000", "srtpgate cpu, 1 worker exited (exit status: 2)", "before it answered ping"],
     );
     assert!(started.elapsed().as_secs() < 60, "the sweep waited {:?} for a relay that had exited", started.elapsed());
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+/// A daemon named by `SRTPGATE_BIN` that is not there stops the sweep at
+/// once with the path and how to mend it.
+#[test]
+fn sweep_names_a_daemon_that_is_not_there() {
+    let out = std::env::temp_dir().join(format!("srtpgate-sweep-nobin-{}", std::process::id()));
+    let missing = out.join("no-such-srtpgate");
+    srtpgate_testkit::cli::refused(
+        Command::new(env!("CARGO_BIN_EXE_srtpgate-bench"))
+            .env("SRTPGATE_BIN", &missing)
+            .args(["loadgen", "sweep", "--configs", "srtpgate:cpu:1", "--counts", "2", "--duration", "1", "--out"])
+            .arg(&out),
+        &[missing.to_str().expect("path"), "is not there", "SRTPGATE_BIN"],
+    );
     let _ = std::fs::remove_dir_all(&out);
 }

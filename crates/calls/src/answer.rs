@@ -200,8 +200,8 @@ impl Table {
         now: Now,
     ) -> Result<AnswerLine, Refusal> {
         let a = other(o);
-        let AnswerContext { session_addr, answer_bundles, owners, kdf } = ctx;
-        let (session_addr, kdf) = (*session_addr, *kdf);
+        let (session_addr, kdf) = (ctx.session_addr, ctx.kdf);
+        let (answer_bundles, owners) = (&ctx.answer_bundles, &ctx.owners);
         let m = &sdp.media()[i];
         let Some(stream) = stream else {
             return Ok(AnswerLine::NotRelayed);

@@ -143,6 +143,20 @@ pub struct Stream {
     pub transcoding: Option<(usize, Transcoding)>,
 }
 
+impl Stream {
+    /// The command that opens this stream, stream `index` of call `call`,
+    /// on `worker`: its legs' port pairs and counters.
+    pub(crate) fn add_command(&self, worker: usize, call: CallKey, index: usize) -> crate::command::Command {
+        crate::command::Command::AddStream {
+            worker,
+            call,
+            stream: index,
+            ports: [self.legs[0].port, self.legs[1].port],
+            stats: [self.legs[0].stats.clone(), self.legs[1].stats.clone()],
+        }
+    }
+}
+
 /// One call.
 pub struct Call {
     /// Its name in the data plane.

@@ -412,7 +412,7 @@ impl Table {
             }
         };
         let call = Call {
-            key: 0,
+            key: 0, // given by `insert`
             worker,
             created: UNIX_EPOCH + Duration::from_secs(r.created),
             last_signal: now.mono,
@@ -422,22 +422,13 @@ impl Table {
             offerer: r.offerer.min(1),
             block: r.block,
         };
-        let adds: Vec<Command> = call
+        let key = self.insert(r.id.clone(), call);
+        let adds: Vec<Command> = self.calls[&r.id]
             .streams
             .iter()
             .enumerate()
-            .filter_map(|(i, s)| {
-                let s = s.as_ref()?;
-                Some(Command::AddStream {
-                    worker,
-                    call: 0,
-                    stream: i,
-                    ports: [s.legs[0].port, s.legs[1].port],
-                    stats: [s.legs[0].stats.clone(), s.legs[1].stats.clone()],
-                })
-            })
+            .filter_map(|(i, s)| Some(s.as_ref()?.add_command(worker, key, i)))
             .collect();
-        let key = self.insert(r.id.clone(), call);
         // The reservations kept are where the new ones start.
         if let Some(k) = self.keep.as_mut() {
             for ((i, party, tx, kid), (sts, _)) in &states {
@@ -450,10 +441,7 @@ impl Table {
                 }
             }
         }
-        for mut c in adds {
-            if let Command::AddStream { call, .. } = &mut c {
-                *call = key;
-            }
+        for c in adds {
             self.command(c);
         }
         for (stream, party, setup) in setups {

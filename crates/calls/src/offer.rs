@@ -223,8 +223,9 @@ impl Table {
         ctx: &OfferContext,
     ) -> Result<LinePlan, Refusal> {
         let a = other(o);
-        let OfferContext { session_addr, family_v6, allowed, sdes_off, bundles, offer_bundle } = ctx;
-        let (session_addr, family_v6, sdes_off, offer_bundle) = (*session_addr, *family_v6, *sdes_off, *offer_bundle);
+        let (session_addr, family_v6, sdes_off, offer_bundle) =
+            (ctx.session_addr, ctx.family_v6, ctx.sdes_off, ctx.offer_bundle);
+        let (allowed, bundles) = (&ctx.allowed, &ctx.bundles);
         let m = &sdp.media()[i];
         if m.port() == 0 {
             return Ok(LinePlan::Untouched);
@@ -494,13 +495,6 @@ impl Table {
                 for (p, leg) in legs.iter().enumerate() {
                     leg.stats.block.store(call.block[p], std::sync::atomic::Ordering::Relaxed);
                 }
-                added.push(Command::AddStream {
-                    worker: call.worker,
-                    call: call.key,
-                    stream: i,
-                    ports: [legs[0].port, legs[1].port],
-                    stats: [legs[0].stats.clone(), legs[1].stats.clone()],
-                });
                 call.streams[i] = Some(Stream {
                     media_type: r.media_type.clone(),
                     legs,
@@ -509,6 +503,7 @@ impl Table {
                     offered: Offered::default(),
                     transcoding: None,
                 });
+                added.push(i);
             }
             let Some(stream) = call.streams[i].as_mut() else { continue };
             let r = *r;
@@ -543,7 +538,10 @@ impl Table {
             self.without_media -= 1;
         }
         self.pairs += 2 * added.len();
-        for c in added {
+        let (worker, key) = (call.worker, call.key);
+        let adds: Vec<Command> =
+            added.iter().filter_map(|&i| Some(call.streams[i].as_ref()?.add_command(worker, key, i))).collect();
+        for c in adds {
             self.command(c);
         }
     }

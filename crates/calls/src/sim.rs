@@ -19,8 +19,6 @@ pub struct LegModel {
     pub tx: Option<Vec<u8>>,
     /// It transcodes what it receives.
     pub transcodes: bool,
-    /// Configured at least once.
-    pub configured: bool,
     /// Waits for DTLS keys.
     pub keys_pending: bool,
 }
@@ -80,7 +78,6 @@ impl SimHost {
                     self.faults.push(format!("configure {call}/{stream} on worker {worker}, which does not hold it"));
                 }
                 let leg = self.legs.entry((call, stream, party)).or_default();
-                leg.configured = true;
                 leg.keys_pending = setup.keys_pending;
                 if let Some(k) = setup.rx {
                     leg.rx = k.as_ref().map(material);

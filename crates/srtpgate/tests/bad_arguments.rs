@@ -2,30 +2,12 @@
 //! each exits non-zero with a message that names what is wrong, and never
 //! panics.
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+use std::process::Command;
 
-fn srtpgate(args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_srtpgate"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run srtpgate");
-    let _ = child.stdin.take().expect("stdin").write_all(stdin.as_bytes());
-    child.wait_with_output().expect("srtpgate")
-}
-
-/// Exits with an error (not a panic) whose text holds every one of `want`.
+/// `srtpgate ARGS` exits with an error (not a panic) whose text holds every
+/// one of `want`.
 fn refused(args: &[&str], want: &[&str]) {
-    let out = srtpgate(args, "");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{args:?} succeeded: {err}");
-    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
-    for w in want {
-        assert!(err.contains(w), "{args:?}: {w:?} not in {err:?}");
-    }
+    srtpgate_testkit::cli::refused(Command::new(env!("CARGO_BIN_EXE_srtpgate")).args(args), want);
 }
 
 #[test]

@@ -19,6 +19,7 @@
 //! the driver of `srtpgate serve` as a process with its NG client, SDP
 //! builders and SRTP endpoints ([`daemon`]).
 
+pub mod cli;
 #[cfg(feature = "daemon")]
 pub mod daemon;
 #[cfg(feature = "ng")]

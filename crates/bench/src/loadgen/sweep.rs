@@ -301,7 +301,8 @@ fn start(spec: &RelaySpec, args: &SweepArgs, port_base: u16) -> Result<Relay, St
     let mut relay = match spec {
         RelaySpec::Ng(_) => Relay { child: None, rtpengine_stop: None, ng },
         RelaySpec::Srtpgate { engine, workers, busy, io } => {
-            let exe = crate::daemon::bin();
+            let exe = crate::daemon::checked()?;
+            let exe_name = exe.display().to_string();
             let mut cmd = match &args.relay_cpus {
                 Some(cpus) => {
                     let mut c = in_rig("taskset".as_ref());
@@ -322,7 +323,7 @@ fn start(spec: &RelaySpec, args: &SweepArgs, port_base: u16) -> Result<Relay, St
                 .args(if *busy { &["--busy-poll"][..] } else { &[][..] })
                 .args(io.iter().flat_map(|io| ["--io", io.as_str()]))
                 .stdout(Stdio::null());
-            let child = cmd.spawn().map_err(|e| format!("cannot start srtpgate serve: {e}"))?;
+            let child = cmd.spawn().map_err(|e| format!("cannot start {exe_name} serve: {e}"))?;
             Relay { child: Some(child), rtpengine_stop: None, ng }
         }
         RelaySpec::Rtpengine { threads } if args.netns.is_some() => {

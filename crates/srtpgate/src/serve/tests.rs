@@ -9,6 +9,7 @@ use super::{ephemeral_overlap, fit_reply, handle_datagram, Shared};
 use proptest::prelude::*;
 use srtp::CpuEngine;
 use srtpgate_ng::{Value, MAX_REPLY};
+use srtpgate_testkit::daemon::padded_sdp;
 use srtpgate_testkit::ng::offer;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -57,20 +58,6 @@ fn result(v: &Value) -> &str {
 
 fn reason(v: &Value) -> &str {
     v.get("error-reason").and_then(Value::as_str).unwrap_or("")
-}
-
-/// An SDP of `media` m-lines, each with port `port` (0: rejected), padded
-/// with attribute lines to about `pad` bytes.
-fn sdp(media: usize, port: u16, pad: usize) -> String {
-    let mut s = String::from("v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n");
-    for i in 0..media {
-        let p = if port == 0 { 0 } else { port + 2 * i as u16 };
-        s.push_str(&format!("m=audio {p} RTP/AVP 0\r\n"));
-    }
-    while s.len() + 40 < pad {
-        s.push_str("a=x-padding:0123456789012345678901234\r\n");
-    }
-    s
 }
 
 /// created − ended = calls now, and calls without media as counted.
@@ -126,7 +113,7 @@ fn replies_always_fit_a_datagram() {
     let n = 2100;
     let id = |i: usize| format!("{i:06}{}", "c".repeat(194));
     for i in 0..n {
-        let v = ask(&s, &mut cache, from(1), &format!("o{i}"), &offer(&id(i), "a", &sdp(1, 0, 0)));
+        let v = ask(&s, &mut cache, from(1), &format!("o{i}"), &offer(&id(i), "a", &padded_sdp(1, 0, 0)));
         assert_eq!(result(&v), "ok", "{}", reason(&v));
     }
     // Default page: 32, in order, with where the next page starts.
@@ -161,7 +148,7 @@ fn replies_always_fit_a_datagram() {
 #[test]
 fn retransmission_cache_is_per_sender() {
     let (s, mut cache) = server(43_100, ServeArgs::default());
-    let o = offer("c", "a", &sdp(1, 40_000, 0));
+    let o = offer("c", "a", &padded_sdp(1, 40_000, 0));
     let first = ask(&s, &mut cache, from(1), "same", &o);
     assert_eq!(result(&first), "ok", "{}", reason(&first));
     let again = ask(&s, &mut cache, from(1), "same", &o);
@@ -188,30 +175,30 @@ fn request_limits_and_counters() {
         ask(&s, &mut cache, from(1), &format!("k{k}"), body)
     };
     let long = "x".repeat(60_000);
-    let v = send(&offer(&long[..65], "a", &sdp(1, 40_000, 0)));
+    let v = send(&offer(&long[..65], "a", &padded_sdp(1, 40_000, 0)));
     assert!(reason(&v).contains("call-id of 65 bytes is over the limit of 64 (max-id-length)"), "{}", reason(&v));
-    let v = send(&offer("c", &long[..100], &sdp(1, 40_000, 0)));
+    let v = send(&offer("c", &long[..100], &padded_sdp(1, 40_000, 0)));
     assert!(reason(&v).contains("from-tag of 100 bytes"), "{}", reason(&v));
-    let v = send(&offer("c", "a", &sdp(1, 40_000, 40_000)));
+    let v = send(&offer("c", "a", &padded_sdp(1, 40_000, 40_000)));
     assert!(reason(&v).contains("over the limit of 32768 (max-sdp-length)"), "{}", reason(&v));
-    let v = send(&offer("c", "a", &sdp(17, 0, 0)));
+    let v = send(&offer("c", "a", &padded_sdp(17, 0, 0)));
     assert!(reason(&v).contains("17 media sections; at most 16"), "{}", reason(&v));
     let v = send(&offer("c", "a", "not SDP"));
     assert_eq!(result(&v), "error");
     for i in 0..3 {
-        let v = send(&offer(&format!("nomedia{i}"), "a", &sdp(2, 0, 0)));
+        let v = send(&offer(&format!("nomedia{i}"), "a", &padded_sdp(2, 0, 0)));
         assert_eq!(result(&v), "ok", "{}", reason(&v));
     }
-    let v = send(&offer("nomedia3", "a", &sdp(2, 0, 0)));
+    let v = send(&offer("nomedia3", "a", &padded_sdp(2, 0, 0)));
     assert!(reason(&v).contains("at most 3 (max-sessions-without-media)"), "{}", reason(&v));
     // A call with media is not held back by that limit, and a call without
     // media that gets some leaves the count.
-    let v = send(&offer("media", "a", &sdp(1, 40_000, 0)));
+    let v = send(&offer("media", "a", &padded_sdp(1, 40_000, 0)));
     assert_eq!(result(&v), "ok", "{}", reason(&v));
-    let v = send(&offer("nomedia0", "a", &sdp(2, 40_010, 0)));
+    let v = send(&offer("nomedia0", "a", &padded_sdp(2, 40_010, 0)));
     assert_eq!(result(&v), "ok", "{}", reason(&v));
     assert_eq!(s.control.lock().expect("lock").table.without_media(), 2);
-    let v = send(&offer("nomedia3", "a", &sdp(2, 0, 0)));
+    let v = send(&offer("nomedia3", "a", &padded_sdp(2, 0, 0)));
     assert_eq!(result(&v), "ok", "{}", reason(&v));
     let v = send(&Value::dict().with("command", "delete").with("call-id", "nomedia1"));
     assert_eq!(result(&v), "ok");
@@ -239,19 +226,19 @@ fn request_limits_and_counters() {
 #[test]
 fn refused_reoffer_changes_nothing() {
     let (s, mut cache) = server(43_500, ServeArgs { max_media: Some(4), ..Default::default() });
-    let v = ask(&s, &mut cache, from(1), "r1", &offer("c", "a", &sdp(1, 40_000, 0)));
+    let v = ask(&s, &mut cache, from(1), "r1", &offer("c", "a", &padded_sdp(1, 40_000, 0)));
     assert_eq!(result(&v), "ok", "{}", reason(&v));
     let before = s.control.lock().expect("lock").plane.ports().0;
     // Two more streams, the second with a crypto line nobody can use: refused
     // after the first of them bound its ports.
-    let mut bad = sdp(3, 40_000, 0);
+    let mut bad = padded_sdp(3, 40_000, 0);
     bad = bad.replacen("m=audio 40004 RTP/AVP 0\r\n", "m=audio 40004 RTP/SAVP 0\r\na=crypto:1 ROT13 inline:x\r\n", 1);
     let v = ask(&s, &mut cache, from(1), "r2", &offer("c", "a", &bad));
     assert_eq!(result(&v), "error", "{v:?}");
     assert_eq!(s.control.lock().expect("lock").plane.ports().0, before, "ports of the refused re-offer stay bound");
     check_counts(&s);
     // The call goes on as before: a re-offer of its one stream is taken.
-    let v = ask(&s, &mut cache, from(1), "r3", &offer("c", "a", &sdp(1, 40_000, 0)));
+    let v = ask(&s, &mut cache, from(1), "r3", &offer("c", "a", &padded_sdp(1, 40_000, 0)));
     assert_eq!(result(&v), "ok", "{}", reason(&v));
     assert_eq!(s.control.lock().expect("lock").plane.ports().0, before);
 }
@@ -331,9 +318,9 @@ proptest! {
             let body = match op {
                 Op::Offer { call, id_len, media, port0, pad } => {
                     let port = if *port0 { 0 } else { 40_000 };
-                    offer(&call_id(*call, *id_len), "a", &sdp(*media, port, *pad))
+                    offer(&call_id(*call, *id_len), "a", &padded_sdp(*media, port, *pad))
                 }
-                Op::Answer { call } => offer(&call_id(*call, 8), "a", &sdp(1, 40_100, 0))
+                Op::Answer { call } => offer(&call_id(*call, 8), "a", &padded_sdp(1, 40_100, 0))
                     .with("command", "answer").with("to-tag", "b"),
                 Op::Delete { call } => Value::dict().with("command", "delete").with("call-id", call_id(*call, 8)),
                 Op::Query { call } => Value::dict().with("command", "query").with("call-id", call_id(*call, 8)),
@@ -388,7 +375,7 @@ proptest! {
 #[test]
 fn cached_replies_expire() {
     let (s, mut cache) = server(43_400, ServeArgs { ng_cache_seconds: Some(1), ..Default::default() });
-    let dgram = srtpgate_ng::request("x", &offer("c", "a", &sdp(1, 40_000, 0)));
+    let dgram = srtpgate_ng::request("x", &offer("c", "a", &padded_sdp(1, 40_000, 0)));
     let t = Instant::now();
     handle_datagram(&dgram, from(1), &s, &mut cache, t).expect("reply");
     handle_datagram(&dgram, from(1), &s, &mut cache, t + Duration::from_millis(500)).expect("cached");
@@ -404,7 +391,8 @@ fn cached_replies_expire() {
 fn malformed_codec_options_are_ignored_with_a_warning_and_counted() {
     let (s, mut cache) = server(43_700, ServeArgs::default());
     let flags = Value::from(vec!["codec-transcode-PCMA/8000/1/fast", "codec-transcode-PCMA"]);
-    let v = ask(&s, &mut cache, from(1), "m1", &offer("malformed", "a", &sdp(1, 40_000, 0)).with("flags", flags));
+    let v =
+        ask(&s, &mut cache, from(1), "m1", &offer("malformed", "a", &padded_sdp(1, 40_000, 0)).with("flags", flags));
     assert_eq!(result(&v), "ok", "{}", reason(&v));
     let w = v.get("warning").and_then(Value::as_str).unwrap_or("");
     assert!(w.contains("codec option 'PCMA/8000/1/fast' is not name/clock/channels/bitrate/ptime/fmtp"), "{w}");
@@ -428,7 +416,7 @@ fn ignored_keys_are_warned_and_counted() {
     let list = |items: &[&str]| Value::from(items.to_vec());
     // What Kamailio sends with every request, and values that ask for the
     // default: no warning, nothing counted.
-    let quiet = offer("quiet", "a", &sdp(1, 40_000, 0))
+    let quiet = offer("quiet", "a", &padded_sdp(1, 40_000, 0))
         .with("supports", list(&["load limit"]))
         .with("delete delay", 0i64)
         .with("delete-delay", "0")
@@ -436,7 +424,7 @@ fn ignored_keys_are_warned_and_counted() {
     let v = ask(&s, &mut cache, from(1), "q1", &quiet);
     assert_eq!(result(&v), "ok", "{}", reason(&v));
     assert!(v.get("warning").is_none(), "{}", warning(&v));
-    let v = ask(&s, &mut cache, from(1), "q2", &offer("quiet2", "a", &sdp(1, 40_010, 0)));
+    let v = ask(&s, &mut cache, from(1), "q2", &offer("quiet2", "a", &padded_sdp(1, 40_010, 0)));
     assert!(v.get("warning").is_none(), "{}", warning(&v));
     assert!(s.control.lock().expect("lock").table.totals.keys_ignored.is_empty());
 
@@ -481,7 +469,8 @@ fn ignored_keys_are_warned_and_counted() {
     ];
     for (i, (key, label, value, text)) in cases.iter().enumerate() {
         let before = s.control.lock().expect("lock").table.totals.keys_ignored.get(label).copied().unwrap_or(0);
-        let body = offer(&format!("ignored-{i}"), "a", &sdp(1, 40_020 + 10 * i as u16, 0)).with(key, value.clone());
+        let body =
+            offer(&format!("ignored-{i}"), "a", &padded_sdp(1, 40_020 + 10 * i as u16, 0)).with(key, value.clone());
         let v = ask(&s, &mut cache, from(1), &format!("i{i}"), &body);
         assert_eq!(result(&v), "ok", "{key}: {}", reason(&v));
         assert_eq!(warning(&v), *text, "{key}");
@@ -525,9 +514,9 @@ fn ignored_keys_are_warned_and_counted() {
 fn load_limit_is_answered_when_supported() {
     let (s, mut cache) = server(43_800, ServeArgs { max_sessions: Some(1), ..Default::default() });
     let supports = Value::from(vec!["load limit"]);
-    let v = ask(&s, &mut cache, from(1), "l1", &offer("first", "a", &sdp(1, 40_000, 0)));
+    let v = ask(&s, &mut cache, from(1), "l1", &offer("first", "a", &padded_sdp(1, 40_000, 0)));
     assert_eq!(result(&v), "ok", "{}", reason(&v));
-    let v = ask(&s, &mut cache, from(1), "l2", &offer("second", "a", &sdp(1, 40_010, 0)));
+    let v = ask(&s, &mut cache, from(1), "l2", &offer("second", "a", &padded_sdp(1, 40_010, 0)));
     assert_eq!(result(&v), "error");
     assert_eq!(reason(&v), "session limit reached (1 calls)");
     let v = ask(
@@ -535,13 +524,18 @@ fn load_limit_is_answered_when_supported() {
         &mut cache,
         from(1),
         "l3",
-        &offer("second", "a", &sdp(1, 40_010, 0)).with("supports", supports.clone()),
+        &offer("second", "a", &padded_sdp(1, 40_010, 0)).with("supports", supports.clone()),
     );
     assert_eq!(result(&v), "load limit");
     assert_eq!(v.get("message").and_then(Value::as_str), Some("session limit reached (1 calls)"));
     // The call that exists takes re-offers, with or without the key.
-    let v =
-        ask(&s, &mut cache, from(1), "l4", &offer("first", "a", &sdp(1, 40_000, 0)).with("supports", supports.clone()));
+    let v = ask(
+        &s,
+        &mut cache,
+        from(1),
+        "l4",
+        &offer("first", "a", &padded_sdp(1, 40_000, 0)).with("supports", supports.clone()),
+    );
     assert_eq!(result(&v), "ok", "{}", reason(&v));
     // Other refusals stay errors.
     let v = ask(&s, &mut cache, from(1), "l5", &offer("first", "b", "bogus").with("supports", supports.clone()));
@@ -551,7 +545,8 @@ fn load_limit_is_answered_when_supported() {
         assert_eq!(c.totals.offers_refused, 3);
         c.set_draining(true);
     }
-    let v = ask(&s, &mut cache, from(1), "l6", &offer("third", "a", &sdp(1, 40_020, 0)).with("supports", supports));
+    let v =
+        ask(&s, &mut cache, from(1), "l6", &offer("third", "a", &padded_sdp(1, 40_020, 0)).with("supports", supports));
     assert_eq!(result(&v), "load limit");
     assert_eq!(v.get("message").and_then(Value::as_str), Some("draining: this relay takes no new calls"));
     check_counts(&s);
