@@ -47,6 +47,17 @@ fn udp() -> UdpSocket {
     s
 }
 
+/// A datagram, waiting through interruptions: with io_uring in the process
+/// a blocking receive on the test's thread sometimes returns EINTR.
+fn recv(s: &UdpSocket, buf: &mut [u8]) -> std::io::Result<usize> {
+    loop {
+        match s.recv(buf) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            r => return r,
+        }
+    }
+}
+
 fn addr(s: &UdpSocket) -> SocketAddr {
     s.local_addr().unwrap()
 }
@@ -222,14 +233,14 @@ impl Rig {
 
         let mut inb = [0u8; 1500];
         for _ in 0..n {
-            let got = self.b.recv(&mut inb).expect("B receives the relayed SRTP");
+            let got = recv(&self.b, &mut inb).expect("B receives the relayed SRTP");
             let len = self.b_rx.unprotect_rtp(&inb[..got], &mut out).expect("B unprotects");
             assert_eq!((len, out[1], out[12]), (172, 0, 0x55));
-            let got = self.d.recv(&mut inb).expect("D receives the transcoded RTP");
+            let got = recv(&self.d, &mut inb).expect("D receives the transcoded RTP");
             // PCMA (payload type 8) of the PCMU silence sent.
             assert_eq!((got, inb[1] & 0x7f), (172, 8));
         }
-        let got = self.b_rtcp.recv(&mut inb).expect("B receives the relayed SRTCP");
+        let got = recv(&self.b_rtcp, &mut inb).expect("B receives the relayed SRTCP");
         let len = self.b_rx.unprotect_rtcp(&inb[..got], &mut out).expect("B unprotects SRTCP");
         assert_eq!(&out[..len], &rtcp(self.seq as u32)[..]);
         let sig = self.signals.recv_timeout(PATIENCE).expect("the STUN request reaches the control side");

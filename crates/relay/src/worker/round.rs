@@ -1,0 +1,535 @@
+//! A worker's round: what the backend delivered, through named stages, with
+//! the crypto of the whole round as two engine batches.
+//!
+//! | stage | what it does to a packet |
+//! |---|---|
+//! | [`receive`](Shard::receive) | a datagram becomes a packet: its stream by the socket's token (on a BUNDLE transport, the member stream by payload type or SSRC), STUN and DTLS handed to the control thread, RTP or RTCP |
+//! | [`unprotect`](Shard::unprotect) | the source and the leg checked, then one engine batch with each receiving leg's context, then the commit |
+//! | [`route`] | the authenticated packet: its sequence number for the leg's loss, its source latched |
+//! | [`transcode`](Shard::transcode) | (streams with a codec) decoded and encoded: one packet, several or none |
+//! | [`protect`](Shard::protect) | hold and mute, a destination, the mid extension; one engine batch with each sending leg's context, then the commit |
+//! | [`send`](Shard::send) | by the backend, in runs of packets that leave by one socket |
+//! | [`release`](Shard::release) | each packet's fate counted once, its buffers back to the pool |
+//!
+//! A stage looks a packet's stream up once and hands it to the packet's
+//! step (`route`, `check_and_prepare`, `prepare_protect`) with the packet.
+//! Packets of transcoded streams wait in a queue of their own: the others
+//! of the round are protected and sent first, so a slow codec does not
+//! delay another call's packets beyond its own round.
+
+use super::packet::{add_mid_extension, classify, token, untoken, Fate, Pkt};
+use super::shard::Shard;
+use super::stream::{Leg, Stream};
+use super::{Signal, MAX_LOOP_PACKETS};
+use crate::io::{Datagram, Io};
+use crate::pool::{Buf, Pool};
+use crate::stats::{Drop, HELD, MUTED};
+use crate::sys::{self, BATCH};
+use srtp::header::{RtcpHeader, RtpHeader};
+use srtp::{Engine, Job, Kind, Op, Outcome};
+use std::net::SocketAddr;
+use std::os::fd::{AsRawFd, RawFd};
+
+/// The round's packets between stages, and the engine batch; all allocated
+/// once, when the worker starts.
+pub(super) struct Queues<K: 'static> {
+    /// What the backend delivered.
+    pub rx: Vec<Datagram>,
+    /// Packets of streams relayed as they are.
+    relayed: Vec<Pkt>,
+    /// Packets of streams with a transcoder, until it runs.
+    coded: Vec<Pkt>,
+    /// What the transcoders made of them, in each stream's order.
+    transcoded: Vec<Pkt>,
+    /// The engine batch (its allocation kept from step to step).
+    jobs: Vec<Job<'static, K>>,
+}
+
+impl<K: 'static> Queues<K> {
+    pub fn new() -> Queues<K> {
+        Queues {
+            rx: Vec::with_capacity(MAX_LOOP_PACKETS),
+            relayed: Vec::with_capacity(MAX_LOOP_PACKETS),
+            coded: Vec::with_capacity(MAX_LOOP_PACKETS),
+            transcoded: Vec::with_capacity(MAX_LOOP_PACKETS),
+            jobs: Vec::with_capacity(MAX_LOOP_PACKETS),
+        }
+    }
+}
+
+impl<E: Engine> Shard<E>
+where
+    E::Keys: 'static,
+{
+    /// Runs one round over what the backend delivered into `q.rx`.
+    pub fn round(&mut self, q: &mut Queues<E::Keys>) {
+        let now = sys::now_ns();
+        for d in q.rx.drain(..) {
+            self.receive(d, now, &mut q.relayed, &mut q.coded);
+        }
+        if q.relayed.is_empty() && q.coded.is_empty() {
+            return;
+        }
+        self.unprotect(&mut q.relayed, &mut q.coded, &mut q.jobs);
+        self.forward(&mut q.relayed, &mut q.jobs);
+        if !q.coded.is_empty() {
+            self.transcode(&mut q.coded, &mut q.transcoded);
+            self.forward(&mut q.transcoded, &mut q.jobs);
+        }
+    }
+
+    /// Protect, send, release: the rest of the way of the packets in `pkts`.
+    fn forward(&mut self, pkts: &mut Vec<Pkt>, jobs: &mut Vec<Job<'static, E::Keys>>) {
+        if pkts.is_empty() {
+            return;
+        }
+        self.protect(pkts, jobs);
+        self.send(pkts);
+        self.release(pkts);
+    }
+
+    /// Receive: one datagram becomes a packet of its stream, into `relayed`
+    /// or (a stream with a transcoder) `coded`; STUN and DTLS on an ICE/DTLS
+    /// leg go to the control thread instead.
+    fn receive(&mut self, d: Datagram, now: u64, relayed: &mut Vec<Pkt>, coded: &mut Vec<Pkt>) {
+        let (owner, party, rtcp_port) = untoken(d.tok);
+        let slot = self.bundle_member(owner, party, rtcp_port, &d.buf[..d.len.min(d.buf.len())]);
+        let Some(stream) = self.streams.get(slot) else {
+            self.stats.stray();
+            if !d.pool_exhausted() {
+                self.pool.put(d.buf);
+            }
+            return;
+        };
+        let leg = &stream.legs[party];
+        if d.pool_exhausted() {
+            leg.stats.dropped(Drop::PoolExhausted);
+            self.stats.total.dropped(Drop::PoolExhausted);
+            return;
+        }
+        let len = d.len.min(d.buf.len());
+        if leg.demux && !(128..=191).contains(&d.buf.first().copied().unwrap_or(0)) {
+            // STUN or DTLS (or noise) on an ICE/DTLS leg: the control
+            // thread's business, not the media's.
+            let forwarded = match (&self.signal, d.from) {
+                // A full queue is seen before a buffer is taken for it.
+                (Some(tx), Some(from)) if !d.truncated && !tx.is_full() => match self.signal_bufs.copy(&d.buf[..len]) {
+                    Some(data) => {
+                        tx.try_send(Signal { call: stream.call, stream: stream.index, party, from, data }).is_ok()
+                    }
+                    None => false,
+                },
+                _ => false,
+            };
+            self.stats.signal(forwarded);
+            self.pool.put(d.buf);
+            return;
+        }
+        leg.stats.received(len);
+        self.stats.total.received(len);
+        let kind = classify(rtcp_port, leg.mux, &d.buf[..len]);
+        let from = d.from.unwrap_or(SocketAddr::from(([0, 0, 0, 0], 0)));
+        let mut p = Pkt::new(d.buf, len, slot, party as u8, kind, from, d.rx_ns.unwrap_or(now));
+        if d.truncated || d.from.is_none() {
+            p.fate = Fate::Dropped(Drop::Malformed);
+        }
+        if stream.transcodes() {
+            coded.push(p);
+        } else {
+            relayed.push(p);
+        }
+    }
+
+    /// The stream a datagram on `owner`'s port belongs to: on a BUNDLE
+    /// transport, media of another stream of the call goes to that stream
+    /// (RTP by payload type, RTCP by sender SSRC); otherwise `owner`.
+    fn bundle_member(&mut self, owner: u32, party: usize, rtcp_port: bool, b: &[u8]) -> u32 {
+        let Some(s) = self.streams.get_mut(owner) else { return owner };
+        let leg = &mut s.legs[party];
+        if leg.members.is_empty() || b.len() < 12 || !(128..=191).contains(&b[0]) {
+            return owner;
+        }
+        if classify(rtcp_port, leg.mux, b) == Kind::Rtp {
+            let ssrc = u32::from_be_bytes([b[8], b[9], b[10], b[11]]);
+            if let Some(m) = leg.members.iter_mut().find(|m| m.takes_pt(b[1] & 0x7f)) {
+                // Learnt before authentication: a forged packet can at worst
+                // send the RTCP of that SSRC to another stream of the same
+                // call, whose context (the same keys) still checks it.
+                m.note_ssrc(ssrc);
+                return m.slot;
+            }
+        } else {
+            let ssrc = u32::from_be_bytes([b[4], b[5], b[6], b[7]]);
+            if let Some(m) = leg.members.iter().find(|m| m.has_ssrc(ssrc)) {
+                return m.slot;
+            }
+        }
+        owner
+    }
+
+    /// Unprotect: each packet checked against its leg and prepared, then
+    /// both queues' packets as one engine batch, then each committed and
+    /// routed.
+    fn unprotect(&mut self, relayed: &mut [Pkt], coded: &mut [Pkt], jobs: &mut Vec<Job<'static, E::Keys>>) {
+        for p in relayed.iter_mut().chain(coded.iter_mut()) {
+            if p.fate.is_dropped() {
+                continue;
+            }
+            match self.streams.get_mut(p.slot) {
+                Some(s) => check_and_prepare(p, &mut s.legs[p.party as usize], &mut self.pool),
+                None => p.fate = Fate::Dropped(Drop::Other),
+            }
+        }
+        self.transform(Op::Unprotect, [relayed, coded], jobs);
+        let now_ms = sys::now_ns() / 1_000_000;
+        for p in relayed.iter_mut().chain(coded.iter_mut()) {
+            if p.fate.is_dropped() {
+                continue;
+            }
+            if let Some(s) = self.streams.get_mut(p.slot) {
+                route(p, &mut s.legs[p.party as usize], &mut *self.io, now_ms);
+            }
+        }
+    }
+
+    /// Protect: each packet forwarded is prepared with the other leg's
+    /// context, then the queue runs as one engine batch and is committed.
+    fn protect(&mut self, pkts: &mut [Pkt], jobs: &mut Vec<Job<'static, E::Keys>>) {
+        for p in pkts.iter_mut() {
+            if p.fate != Fate::Forward {
+                continue;
+            }
+            match self.streams.get_mut(p.slot) {
+                Some(s) => prepare_protect(p, s, &mut self.pool),
+                None => p.fate = Fate::Dropped(Drop::Other),
+            }
+        }
+        self.transform(Op::Protect, [pkts, &mut []], jobs);
+    }
+
+    /// Runs the engine over the packets prepared in this step (unprotect
+    /// with the receiving leg's context, or protect with the sending one's),
+    /// as one batch, then commits each in order.
+    fn transform(&mut self, op: Op, queues: [&mut [Pkt]; 2], jobs: &mut Vec<Job<'static, E::Keys>>) {
+        let [first, second] = queues;
+        let streams = &self.streams;
+        let mut batch: Vec<Job<'_, E::Keys>> = recycle(std::mem::take(jobs));
+        for p in first.iter_mut().chain(second.iter_mut()) {
+            let (Some(prep), false) = (p.prep.as_ref(), p.fate.is_dropped()) else { continue };
+            let ctx = streams.get(p.slot).and_then(|s| match op {
+                Op::Unprotect => s.legs[p.party as usize].rx.as_ref(),
+                Op::Protect => s.legs[p.other()].tx.as_ref(),
+            });
+            let out: Option<&mut Buf> = if p.in_b { p.b.as_mut() } else { Some(&mut p.a) };
+            let (Some(ctx), Some(out)) = (ctx, out) else {
+                p.fate = Fate::Dropped(Drop::Other);
+                continue;
+            };
+            match ctx.job(prep, out) {
+                Ok(j) => batch.push(j),
+                Err(e) => p.fate = Fate::Dropped(Drop::of(&e)),
+            }
+        }
+        let mut verdicts = [Outcome::Pending; MAX_LOOP_PACKETS];
+        if !batch.is_empty() {
+            self.stats.batch(batch.len());
+            self.engine.transform(&mut batch);
+            for (v, j) in verdicts.iter_mut().zip(batch.iter()) {
+                *v = j.outcome;
+            }
+        }
+        *jobs = recycle(batch);
+        let mut k = 0;
+        for p in first.iter_mut().chain(second.iter_mut()) {
+            let Some(prep) = p.prep.take() else { continue };
+            if p.fate.is_dropped() {
+                continue;
+            }
+            let outcome = verdicts.get(k).copied().unwrap_or(Outcome::Pending);
+            k += 1;
+            let Some(s) = self.streams.get_mut(p.slot) else { continue };
+            let ctx = match op {
+                Op::Unprotect => s.legs[p.party as usize].rx.as_mut(),
+                Op::Protect => s.legs[p.other()].tx.as_mut(),
+            };
+            let Some(ctx) = ctx else { continue };
+            let out: &[u8] = if p.in_b { p.b.as_deref().unwrap_or(&[]) } else { &p.a };
+            let committed = match ctx.commit(&prep, outcome, out) {
+                // A resumed stream's kept rollover counter may be one behind
+                // the sender's (Context::resume_rx): the packet, still as
+                // received in `a`, is tried once under the next one.
+                Err(srtp::Error::AuthFailed) if op == Op::Unprotect && prep.next_roc_possible() => match p.b.as_mut() {
+                    Some(b) => ctx.retry_next_roc(&prep, &p.a[..p.len], b),
+                    None => Err(srtp::Error::AuthFailed),
+                },
+                r => r,
+            };
+            match committed {
+                Ok(len) => p.len = len,
+                Err(e) => p.fate = Fate::Dropped(Drop::of(&e)),
+            }
+        }
+    }
+
+    /// Send: the packets forwarded leave by the backend, as frames where
+    /// it sends them as they lie (AF_XDP), else in runs of packets that
+    /// leave by one socket. A packet the backend took is [`Fate::Sent`].
+    fn send(&mut self, pkts: &mut [Pkt]) {
+        if self.io.frames() {
+            self.transmit_frames(pkts);
+        }
+        let mut i = 0;
+        while i < pkts.len() {
+            // The run of packets leaving by one socket to one address.
+            let Some((tok, fd, to)) = self.destination(&mut pkts[i]) else {
+                i += 1;
+                continue;
+            };
+            let mut idx = [0usize; BATCH];
+            let mut addr = [to; BATCH];
+            let mut m = 0;
+            let mut j = i;
+            while j < pkts.len() && m < BATCH {
+                match self.destination(&mut pkts[j]) {
+                    Some((_, f, t)) if f == fd => {
+                        (idx[m], addr[m]) = (j, t);
+                        m += 1;
+                        j += 1;
+                    }
+                    None => j += 1,
+                    Some(_) => break,
+                }
+            }
+            let msgs: [(&[u8], SocketAddr); BATCH] =
+                std::array::from_fn(|k| if k < m { (pkts[idx[k]].bytes(), addr[k]) } else { (&[][..], to) });
+            let sent = self.io.send(tok, fd, &msgs[..m]).min(m);
+            let now = sys::now_ns();
+            for (k, &pi) in idx[..m].iter().enumerate() {
+                let p = &mut pkts[pi];
+                if k < sent {
+                    p.fate = Fate::Sent;
+                    p.sent_ns = now;
+                } else {
+                    p.fate = Fate::Dropped(Drop::Other);
+                }
+            }
+            i = j;
+        }
+    }
+
+    /// Hands every packet the backend can send as it lies in its buffer
+    /// (AF_XDP frames) to the backend; the rest stay for the sockets.
+    fn transmit_frames(&mut self, pkts: &mut [Pkt]) {
+        let now = sys::now_ns();
+        for p in pkts.iter_mut() {
+            let Some((tok, _, to)) = self.destination(p) else { continue };
+            let buf = if p.in_b { p.b.take().unwrap_or_default() } else { std::mem::take(&mut p.a) };
+            match self.io.transmit(tok, buf, p.len, to) {
+                Ok(()) => {
+                    p.fate = Fate::Sent;
+                    p.sent_ns = now;
+                }
+                Err(buf) if p.in_b => p.b = Some(buf),
+                Err(buf) => p.a = buf,
+            }
+        }
+        self.io.flush(&mut self.pool);
+    }
+
+    /// The socket (token and descriptor) and address a forwarded packet
+    /// leaves by; `None` for one not forwarded, and for one with nowhere
+    /// to go (dropped, `no_destination`).
+    fn destination(&self, p: &mut Pkt) -> Option<(u32, RawFd, SocketAddr)> {
+        if p.fate != Fate::Forward {
+            return None;
+        }
+        let to = self.streams.get(p.slot).and_then(|s| {
+            let other = p.other();
+            let o = &s.legs[other];
+            if let Some(ps) = o.bundle_slot {
+                // Bundled: out of the transport owner's port, to its peer.
+                let t = self.streams.get(ps).filter(|t| t.call == s.call)?;
+                let od = &t.legs[other];
+                return Some((token(ps, other, false), od.rtp.as_raw_fd(), od.peer_rtp?));
+            }
+            match (p.kind, o.mux) {
+                (Kind::Rtcp, false) => Some((token(p.slot, other, true), o.rtcp.as_raw_fd(), o.peer_rtcp?)),
+                _ => Some((token(p.slot, other, false), o.rtp.as_raw_fd(), o.peer_rtp?)),
+            }
+        });
+        if to.is_none() {
+            p.fate = Fate::Dropped(Drop::NoDestination);
+        }
+        to
+    }
+
+    /// Release: each packet's fate counted on its leg and the worker's
+    /// totals (a packet sent, on the leg it left by, with its delay on
+    /// the leg it came from), and its buffers returned to the pool.
+    fn release(&mut self, pkts: &mut Vec<Pkt>) {
+        for mut p in pkts.drain(..) {
+            let s = self.streams.get(p.slot);
+            match p.fate {
+                Fate::Dropped(why) => {
+                    if let Some(s) = s {
+                        s.legs[p.party as usize].stats.dropped(why);
+                    }
+                    self.stats.total.dropped(why);
+                }
+                Fate::Sent => {
+                    let delay = p.sent_ns.saturating_sub(p.rx_ns);
+                    if let Some(s) = s {
+                        s.legs[p.other()].stats.sent(p.len);
+                        s.legs[p.party as usize].stats.delay(delay);
+                    }
+                    self.stats.total.sent(p.len);
+                    self.stats.delay(delay);
+                }
+                Fate::Forward | Fate::Absorbed => {}
+            }
+            self.pool.put(std::mem::take(&mut p.a));
+            if let Some(b) = p.b.take() {
+                self.pool.put(b);
+            }
+        }
+    }
+}
+
+/// Unprotect's first step for one packet on its leg: the source checked
+/// (after latching, another one is refused unless the call allows handover
+/// or the leg is SRTP, where a packet from a new address re-latches only
+/// once it authenticated), the leg ready, then the SRTP prepare into a
+/// second buffer, or a plain packet's header checked.
+fn check_and_prepare<E: Engine>(p: &mut Pkt, leg: &mut Leg<E>, pool: &mut Pool) {
+    let (peer, latched) = leg.peer(p.kind == Kind::Rtcp);
+    if latched && peer != Some(p.from) && !(leg.handover || leg.rx.is_some()) {
+        p.fate = Fate::Dropped(Drop::UnknownPeer);
+        return;
+    }
+    if !leg.ready() {
+        p.fate = Fate::Dropped(Drop::NoDestination);
+        return;
+    }
+    let bytes = &p.a[..p.len];
+    match leg.rx.as_mut() {
+        Some(ctx) => {
+            let Some(mut b) = p.b.take().or_else(|| pool.take()) else {
+                p.fate = Fate::Dropped(Drop::PoolExhausted);
+                return;
+            };
+            match ctx.prepare(p.kind, Op::Unprotect, bytes, &mut b) {
+                Ok(prep) => {
+                    p.prep = Some(prep);
+                    p.in_b = true;
+                }
+                Err(e) => p.fate = Fate::Dropped(Drop::of(&e)),
+            }
+            p.b = Some(b);
+        }
+        None => {
+            let ok = match p.kind {
+                Kind::Rtp => RtpHeader::parse(bytes).is_ok(),
+                Kind::Rtcp => RtcpHeader::parse_fixed(bytes).is_ok(),
+            };
+            if !ok {
+                p.fate = Fate::Dropped(Drop::Malformed);
+            }
+        }
+    }
+}
+
+/// Route: a packet accepted from its leg's endpoint (authenticated, or
+/// plain and well formed). Its sequence number counts towards the leg's
+/// expected packets (the header is in the clear in the received buffer),
+/// and its source is latched: media to the endpoint goes where it sends
+/// from.
+fn route<E: Engine>(p: &mut Pkt, leg: &mut Leg<E>, io: &mut dyn Io, now_ms: u64) {
+    if p.kind == Kind::Rtp && p.len >= 12 {
+        let seq = u16::from_be_bytes([p.a[2], p.a[3]]);
+        let ssrc = u32::from_be_bytes([p.a[8], p.a[9], p.a[10], p.a[11]]);
+        let t = leg.seq.get_or_insert(super::stream::SeqTrack::new(ssrc, seq));
+        t.note(ssrc, seq);
+        leg.stats.rtp_seen(t.expected());
+    }
+    leg.stats.accepted(now_ms);
+    let on_rtcp_port = p.kind == Kind::Rtcp && !leg.mux;
+    let (peer, latched) = if on_rtcp_port {
+        (&mut leg.peer_rtcp, &mut leg.latched_rtcp)
+    } else {
+        (&mut leg.peer_rtp, &mut leg.latched_rtp)
+    };
+    if !*latched || *peer != Some(p.from) {
+        *peer = Some(p.from);
+        *latched = true;
+        // A bundled leg's own port is not in use: the transport's owner
+        // latched on the same packet's address.
+        if leg.bundle_slot.is_none() {
+            io.latch(token(p.slot, p.party as usize, on_rtcp_port), Some(p.from));
+        }
+    }
+}
+
+/// Protect's first step for one forwarded packet: an operator's hold or
+/// mute (RTP only: RTCP keeps flowing), the leg it leaves by ready and with
+/// a peer, the mid extension (BUNDLE towards an endpoint that needs it),
+/// then the SRTP prepare with that leg's context from the current buffer
+/// into the other one (a plain leg sends the bytes as they are).
+fn prepare_protect<E: Engine>(p: &mut Pkt, s: &mut Stream<E>, pool: &mut Pool) {
+    let (this, o) = s.legs_of(p.party as usize);
+    if p.kind == Kind::Rtp && (this.stats.blocked() & MUTED != 0 || o.stats.blocked() & HELD != 0) {
+        p.fate = Fate::Dropped(Drop::Blocked);
+        return;
+    }
+    if !o.ready() || o.peer(p.kind == Kind::Rtcp).0.is_none() {
+        p.fate = Fate::Dropped(Drop::NoDestination);
+        return;
+    }
+    if let (Kind::Rtp, Some((id, mid, n))) = (p.kind, o.mid_ext) {
+        let buf = if p.in_b { p.b.as_deref_mut() } else { Some(&mut p.a[..]) };
+        if let Some(buf) = buf {
+            p.len = add_mid_extension(buf, p.len, id, &mid[..n as usize]);
+        }
+    }
+    let Some(ctx) = o.tx.as_mut() else { return };
+    if p.b.is_none() {
+        match pool.take() {
+            Some(b) => p.b = Some(b),
+            None => {
+                p.fate = Fate::Dropped(Drop::PoolExhausted);
+                return;
+            }
+        }
+    }
+    let Pkt { a, b: Some(b), in_b, len, kind, .. } = p else { return };
+    let (src, dst): (&[u8], &mut [u8]) = if *in_b { (&b[..*len], &mut a[..]) } else { (&a[..*len], &mut b[..]) };
+    match ctx.prepare(*kind, Op::Protect, src, dst) {
+        Ok(prep) => {
+            p.prep = Some(prep);
+            p.in_b = !p.in_b;
+        }
+        Err(e) => {
+            if let srtp::Error::NotReserved { ssrc, index } = e {
+                o.wanted = Some((ssrc, index, *kind == Kind::Rtcp));
+            }
+            p.fate = Fate::Dropped(Drop::of(&e));
+        }
+    }
+}
+
+/// Reuses a vector's allocation for another element type of the same layout
+/// (here: the same type with another lifetime), so the round's engine batch
+/// is allocated once. Done by hand: `collect()` reusing the source's
+/// allocation is an optimisation std does not promise, and a round that
+/// allocated its job vector would break the worker's no-allocation rule
+/// silently.
+fn recycle<T, U>(v: Vec<T>) -> Vec<U> {
+    const { assert!(size_of::<T>() == size_of::<U>() && align_of::<T>() == align_of::<U>()) };
+    let mut v = std::mem::ManuallyDrop::new(v);
+    v.clear();
+    let (ptr, cap) = (v.as_mut_ptr(), v.capacity());
+    // SAFETY: the allocation came from a `Vec<T>` of capacity `cap`, and `U`
+    // has `T`'s size and alignment (checked above), so it is the allocation
+    // of a `Vec<U>` of that capacity; length 0: no element is read as a `U`;
+    // `ManuallyDrop` keeps the old vector from freeing it.
+    unsafe { Vec::from_raw_parts(ptr.cast::<U>(), 0, cap) }
+}

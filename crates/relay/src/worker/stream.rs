@@ -1,0 +1,289 @@
+//! A media stream as its worker holds it: two legs, each with its sockets,
+//! its latched peer, its SRTP contexts, its transcoder and its BUNDLE links.
+
+use super::{CallKey, LegConfig, LegSockets};
+use crate::stats::LegStats;
+use srtp::{Context, Engine};
+use srtpgate_codec::transcode::Transcoder;
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::Arc;
+
+/// One m-line of a call: the leg towards each party.
+pub(super) struct Stream<E: Engine> {
+    pub call: CallKey,
+    /// The m-line's index.
+    pub index: usize,
+    pub legs: [Leg<E>; 2],
+}
+
+impl<E: Engine> Stream<E> {
+    /// The leg a packet of `party` arrived on and the leg it leaves by.
+    pub fn legs_of(&mut self, party: usize) -> (&mut Leg<E>, &mut Leg<E>) {
+        let (a, b) = self.legs.split_at_mut(1);
+        if party == 0 {
+            (&mut a[0], &mut b[0])
+        } else {
+            (&mut b[0], &mut a[0])
+        }
+    }
+
+    /// The stream has a transcoder on either leg (working or failed): its
+    /// packets wait for the others of the round to leave first.
+    pub fn transcodes(&self) -> bool {
+        self.legs.iter().any(|d| d.transcode.is_some() || d.transcode_failed)
+    }
+}
+
+/// One leg of a stream: the relay's end towards one party.
+pub(super) struct Leg<E: Engine> {
+    pub rtp: UdpSocket,
+    pub rtcp: UdpSocket,
+    pub stats: Arc<LegStats>,
+    pub peer_rtp: Option<SocketAddr>,
+    pub peer_rtcp: Option<SocketAddr>,
+    pub latched_rtp: bool,
+    pub latched_rtcp: bool,
+    pub mux: bool,
+    pub configured: bool,
+    pub rx: Option<Context<E>>,
+    pub tx: Option<Context<E>>,
+    pub handover: bool,
+    pub transcode: Option<Box<Transcoder>>,
+    /// The transcoder failed: this leg's RTP is dropped until the
+    /// signalling sets the stream up again.
+    pub transcode_failed: bool,
+    /// The sequence numbers of the RTP from the endpoint, for the leg's
+    /// expected and lost packets.
+    pub seq: Option<SeqTrack>,
+    /// See [`LegConfig::demux`].
+    pub demux: bool,
+    /// See [`LegConfig::keys_pending`].
+    pub keys_pending: bool,
+    /// See [`LegConfig::bundle`].
+    pub bundle: Option<usize>,
+    /// See [`LegConfig::payload_types`] (bit per type).
+    pub pts: u128,
+    /// The slot of the stream whose port this bundled leg shares (kept by
+    /// [`super::streams::Streams::relink`]).
+    pub bundle_slot: Option<u32>,
+    /// On the leg that owns a BUNDLE transport: the other bundled streams.
+    pub members: Vec<Member>,
+    /// See [`LegConfig::mid_ext`]: id, the mid and its length.
+    pub mid_ext: Option<(u8, [u8; 16], u8)>,
+    /// A packet to this leg waited for an index reservation (SSRC,
+    /// index, SRTCP), for the next [`super::Cmd::Snapshot`].
+    pub wanted: Option<(u32, u64, bool)>,
+    /// [`LegConfig::tx_key`] of `tx`.
+    pub tx_key: u64,
+}
+
+/// What [`Leg::configure`] changed that the worker must act on.
+pub(super) struct Configured {
+    /// The peer addresses changed: the backend's latch is cleared.
+    pub unlatched: bool,
+    /// BUNDLE links may have changed: the call's streams are relinked.
+    pub relink: bool,
+}
+
+impl<E: Engine> Leg<E> {
+    /// A leg on its sockets, not configured yet (media to and from it is
+    /// dropped until it is).
+    pub fn new(s: LegSockets) -> Leg<E> {
+        Leg {
+            rtp: s.rtp,
+            rtcp: s.rtcp,
+            stats: s.stats,
+            peer_rtp: None,
+            peer_rtcp: None,
+            latched_rtp: false,
+            latched_rtcp: false,
+            mux: false,
+            configured: false,
+            rx: None,
+            tx: None,
+            handover: false,
+            transcode: None,
+            transcode_failed: false,
+            seq: None,
+            demux: false,
+            keys_pending: false,
+            bundle: None,
+            pts: 0,
+            bundle_slot: None,
+            members: Vec::new(),
+            mid_ext: None,
+            wanted: None,
+            tx_key: 0,
+        }
+    }
+
+    /// Applies what the signalling agreed for this leg of stream `stream`.
+    pub fn configure(&mut self, config: LegConfig<E>, stream: usize) -> Configured {
+        let mut unlatched = false;
+        if let Some((rtp, rtcp)) = config.peer {
+            if (rtp, rtcp) != (self.peer_rtp, self.peer_rtcp) || !self.configured {
+                self.peer_rtp = rtp;
+                self.peer_rtcp = rtcp;
+                self.latched_rtp = false;
+                self.latched_rtcp = false;
+                unlatched = true;
+            }
+        }
+        self.mux = config.rtcp_mux;
+        if let Some(rx) = config.rx {
+            self.rx = rx;
+        }
+        if let Some(tx) = config.tx {
+            self.tx = tx;
+            self.tx_key = config.tx_key;
+        }
+        if let Some(tx) = self.tx.as_mut().filter(|t| t.reserving() != config.reserving) {
+            tx.set_reserving(config.reserving);
+        }
+        self.handover = config.handover;
+        if let Some(t) = config.transcode {
+            self.transcode = t;
+            self.transcode_failed = false;
+        }
+        self.demux = config.demux;
+        self.keys_pending = config.keys_pending;
+        self.configured = true;
+        let relink = self.bundle.is_some() || config.bundle.is_some() || !self.members.is_empty();
+        self.bundle = config.bundle.filter(|&b| b != stream);
+        self.pts = pt_bits(&config.payload_types);
+        self.mid_ext =
+            config.mid_ext.as_ref().filter(|(id, m)| (1..=14).contains(id) && (1..=16).contains(&m.len())).map(
+                |(id, m)| {
+                    let mut b = [0u8; 16];
+                    b[..m.len()].copy_from_slice(m);
+                    (*id, b, m.len() as u8)
+                },
+            );
+        Configured { unlatched, relink }
+    }
+
+    /// The leg's peer address for a packet of `rtcp` kind and whether it
+    /// is latched: RTCP has its own unless multiplexed.
+    pub fn peer(&self, rtcp: bool) -> (Option<SocketAddr>, bool) {
+        if rtcp && !self.mux {
+            (self.peer_rtcp, self.latched_rtcp)
+        } else {
+            (self.peer_rtp, self.latched_rtp)
+        }
+    }
+
+    /// Media can go to this leg's endpoint: configured, keyed (or plain).
+    pub fn ready(&self) -> bool {
+        self.configured && !self.keys_pending
+    }
+
+    /// A leg's snapshot of where its contexts stand, `None` for a plain leg.
+    pub fn state(&mut self, call: CallKey, stream: usize, party: usize) -> Option<super::LegState> {
+        if self.rx.is_none() && self.tx.is_none() {
+            return None;
+        }
+        Some(super::LegState {
+            call,
+            stream,
+            party,
+            rx: self.rx.as_ref().map(Context::streams_state).unwrap_or_default(),
+            rx_uses: self.rx.as_ref().map(Context::key_uses).unwrap_or_default(),
+            tx: self.tx.as_ref().map(Context::streams_state).unwrap_or_default(),
+            tx_uses: self.tx.as_ref().map(Context::key_uses).unwrap_or_default(),
+            wanted: self.wanted.take(),
+        })
+    }
+}
+
+/// A stream bundled into another's transport, as that transport's leg
+/// sees it: RTP goes to it by payload type, RTCP by the sender's SSRC
+/// (learnt from its RTP; RTCP of an SSRC not seen stays with the owner).
+#[derive(Clone, Copy)]
+pub(super) struct Member {
+    pub slot: u32,
+    pub pts: u128,
+    pub ssrcs: [u32; 4],
+    pub seen: u8,
+}
+
+impl Member {
+    pub fn note_ssrc(&mut self, ssrc: u32) {
+        let n = (self.seen as usize).min(self.ssrcs.len());
+        if !self.ssrcs[..n].contains(&ssrc) {
+            self.ssrcs[n % self.ssrcs.len()] = ssrc;
+            self.seen = self.seen.saturating_add(1).min(self.ssrcs.len() as u8);
+        }
+    }
+
+    /// The member takes RTP of this payload type.
+    pub fn takes_pt(&self, pt: u8) -> bool {
+        self.pts >> pt & 1 == 1
+    }
+
+    /// The member's RTP came from this SSRC.
+    pub fn has_ssrc(&self, ssrc: u32) -> bool {
+        self.ssrcs[..self.seen as usize].contains(&ssrc)
+    }
+}
+
+/// Payload types as a bit set.
+fn pt_bits(pts: &[u8]) -> u128 {
+    pts.iter().filter(|&&p| p < 128).fold(0, |m, &p| m | 1u128 << p)
+}
+
+/// Expected RTP packets of one leg by sequence number (RFC 3550 A.1, in
+/// short): the extended highest sequence number since the count began; a
+/// new SSRC or a jump of more than [`SeqTrack::MAX_DROPOUT`] (a restarted
+/// sender) begins a new span, the packets of the spans before kept.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct SeqTrack {
+    ssrc: u32,
+    first: u64,
+    high: u64,
+    before: u64,
+}
+
+impl SeqTrack {
+    const MAX_DROPOUT: u16 = 3000;
+
+    pub fn new(ssrc: u32, seq: u16) -> SeqTrack {
+        SeqTrack { ssrc, first: 1 << 16 | seq as u64, high: 1 << 16 | seq as u64, before: 0 }
+    }
+
+    pub fn note(&mut self, ssrc: u32, seq: u16) {
+        let ahead = seq.wrapping_sub(self.high as u16);
+        if ssrc != self.ssrc || (ahead > Self::MAX_DROPOUT && ahead < 0x8000) {
+            let before = self.expected();
+            *self = SeqTrack { before, ..SeqTrack::new(ssrc, seq) };
+        } else if ahead > 0 && ahead < 0x8000 {
+            self.high += ahead as u64;
+        }
+    }
+
+    pub fn expected(&self) -> u64 {
+        self.before + self.high - self.first + 1
+    }
+}
+
+#[cfg(test)]
+mod seq_tests {
+    use super::SeqTrack;
+
+    #[test]
+    fn expected_packets_follow_the_sequence_across_wraps_and_restarts() {
+        let mut t = SeqTrack::new(7, 65_530);
+        for s in [65_531u16, 65_535, 2, 1, 2] {
+            t.note(7, s);
+        }
+        // 65 530 ..= 65 538 (2 after the wrap): 9 expected; late and
+        // duplicate packets do not move it.
+        assert_eq!(t.expected(), 9);
+        // A new SSRC starts a new span, the old one kept.
+        t.note(8, 40_000);
+        t.note(8, 40_004);
+        assert_eq!(t.expected(), 9 + 5);
+        // A restart far ahead (a new stream on the same SSRC) too.
+        t.note(8, 50_000);
+        assert_eq!(t.expected(), 14 + 1);
+    }
+}
