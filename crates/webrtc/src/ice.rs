@@ -7,6 +7,8 @@ use std::net::SocketAddr;
 const ICE_CHARS: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 /// The relay's `ice-ufrag` and `ice-pwd` for one leg, and the peer's.
+/// The browser's end ([`crate::client::Client`]) keeps its own in the same
+/// shape, with the relay's as `remote`.
 #[derive(Clone, PartialEq, Eq)]
 pub struct IceCreds {
     /// The relay's username fragment (8 characters: 48 bits).

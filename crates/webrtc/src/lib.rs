@@ -1,9 +1,12 @@
 //! The relay's WebRTC leg, sans I/O: ICE-lite connectivity checks answered
 //! ([`stun`]), the leg's ICE credentials ([`ice`]) and DTLS-SRTP
-//! ([`dtls`]). The daemon (`srtpgate serve`) moves the datagrams.
+//! ([`dtls`]). The daemon (`srtpgate serve`) moves the datagrams. The
+//! browser's end of such a leg ([`client`]), which the load generator and
+//! the daemon's tests play, is built from the same pieces.
 
 #![forbid(unsafe_code)]
 
+pub mod client;
 pub mod dtls;
 pub mod ice;
 pub mod stun;

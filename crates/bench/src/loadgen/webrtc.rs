@@ -13,18 +13,25 @@ use crossbeam_channel::Receiver;
 use srtp::{Context, CpuEngine};
 use srtpgate_ng::Value;
 use srtpgate_sdp::Sdp;
-use srtpgate_webrtc::dtls::{DtlsLeg, Fingerprint, Identity, Setup};
-use srtpgate_webrtc::{ice::IceCreds, stun};
+use srtpgate_webrtc::client::{Client, Event, LocalSdp};
+use srtpgate_webrtc::dtls::Identity;
+use srtpgate_webrtc::ice::IceCreds;
 use std::net::{IpAddr, SocketAddr, UdpSocket};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// A datagram the group's receiver passed on (not RTP): where from, bytes.
 pub type Signal = (SocketAddr, Vec<u8>);
 
+/// How long the ICE check, and then the handshake, may take.
+const PHASE: Duration = Duration::from_secs(3);
+
 /// The browser side of one group: its certificate, ICE credentials, the
 /// caller socket (a clone) and the STUN/DTLS datagrams the receiver hands on.
+/// Each call's association is an srtpgate-webrtc client machine that
+/// [`Browser::connect`] drives.
 pub struct Browser {
-    id: Identity,
+    id: Arc<Identity>,
     creds: IceCreds,
     sock: UdpSocket,
     signals: Receiver<Signal>,
@@ -43,22 +50,15 @@ pub struct Connected {
 impl Browser {
     /// A browser on `sock`, fed by `signals`.
     pub fn new(sock: UdpSocket, signals: Receiver<Signal>) -> Result<Browser, String> {
-        Ok(Browser { id: Identity::generate().map_err(|e| e.to_string())?, creds: IceCreds::generate(), sock, signals })
+        let id = Identity::generate().map_err(|e| e.to_string())?;
+        Ok(Browser { id: Arc::new(id), creds: IceCreds::generate(), sock, signals })
     }
 
-    /// The browser's offer (PCMU, as the SDES legs' test payload).
+    /// The browser's offer (PCMU, as the SDES legs' test payload). Written
+    /// before the call's machine exists: the relay's answer fixes the DTLS
+    /// role without it.
     pub fn offer_sdp(&self, id: u64, ip: IpAddr, port: u16) -> String {
-        let fam = if ip.is_ipv6() { "IP6" } else { "IP4" };
-        format!(
-            "v=0\r\no=- {id} 2 IN {fam} {ip}\r\ns=-\r\nt=0 0\r\na=group:BUNDLE 0\r\n\
-             m=audio {port} UDP/TLS/RTP/SAVPF 0\r\nc=IN {fam} {ip}\r\na=rtcp:9 IN {fam} {ip}\r\n\
-             a=candidate:1 1 udp 2122260223 {ip} {port} typ host\r\na=ice-ufrag:{}\r\na=ice-pwd:{}\r\n\
-             a=fingerprint:{}\r\na=setup:actpass\r\na=mid:0\r\na=sendrecv\r\na=rtcp-mux\r\n\
-             a=rtpmap:0 PCMU/8000\r\n",
-            self.creds.ufrag,
-            self.creds.pwd,
-            self.id.fingerprint()
-        )
+        LocalSdp { session_id: id, ..LocalSdp::minimal(ip, port) }.write(&self.creds, self.id.fingerprint())
     }
 
     /// The offer's NG options: towards the phone.
@@ -82,6 +82,9 @@ impl Browser {
             .with("SDES", list(&["off"]))
     }
 
+    /// The next datagram from `from` before `until`: empty after 20 ms
+    /// without one (the machine's timers run then), `None` once `until`
+    /// passed.
     fn next(&self, from: SocketAddr, until: Instant) -> Option<Vec<u8>> {
         loop {
             let left = until.checked_duration_since(Instant::now())?;
@@ -98,74 +101,51 @@ impl Browser {
         }
     }
 
-    /// ICE, then DTLS, with the relay whose answer for the browser is `sdp`.
+    fn send(&self, c: &mut Client) -> Result<(), String> {
+        while let Some(t) = c.poll_transmit() {
+            self.sock.send_to(&t.contents, t.destination).map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    }
+
+    /// ICE, then DTLS, with the relay whose answer for the browser is
+    /// `sdp`: a nominating check, repeated until answered (3 s), then the
+    /// handshake in the role the relay's `a=setup` leaves (3 s more).
     pub fn connect(&self, sdp: &str) -> Result<Connected, String> {
         let s = Sdp::parse(sdp).map_err(|e| format!("relay SDP: {e}"))?;
-        let m = s.media().first().ok_or("relay SDP without media")?;
-        let attr = |n: &str| m.attr(n).or_else(|| s.session_attr(n)).map(str::trim).map(str::to_string);
-        let ip = s.media_connection(0).ok_or("relay SDP without address")?;
-        let relay = SocketAddr::new(ip, m.port());
-        let (ufrag, pwd) = match (attr("ice-ufrag"), attr("ice-pwd")) {
-            (Some(u), Some(p)) => (u, p),
-            _ => return Err("the relay's SDP for the browser has no ICE credentials".into()),
-        };
-        let fp = attr("fingerprint").and_then(|f| Fingerprint::parse(&f)).ok_or("no a=fingerprint for the browser")?;
-        let active = match attr("setup").and_then(|v| Setup::parse(&v)) {
-            Some(Setup::Active) => false,
-            Some(Setup::Passive) => true,
-            other => return Err(format!("a=setup {other:?} in the relay's answer")),
-        };
-        // A nominating check, repeated until answered.
-        let user = format!("{ufrag}:{}", self.creds.ufrag);
-
-        let deadline = Instant::now() + Duration::from_secs(3);
-        let mut answered = false;
-        while !answered {
-            let mut b = [0u8; stun::MAX_ANSWER];
-            let n = stun::request(&rand::random(), &user, &pwd, 1_845_501_695, true, &mut b);
-            self.sock.send_to(&b[..n], relay).map_err(|e| e.to_string())?;
-            let again = Instant::now() + Duration::from_millis(200);
-            while let Some(d) = self.next(relay, again.min(deadline)) {
-                if stun::is_stun(&d) {
-                    match stun::parse_response(&d, &pwd) {
-                        Ok(Ok(_)) => {
-                            answered = true;
-                            break;
-                        }
-                        other => return Err(format!("ICE check answered {other:?}")),
+        let mut c = Client::new(self.id.clone(), self.creds.clone());
+        c.learn(&s).map_err(|e| e.to_string())?;
+        let relay = c.relay().ok_or("the relay's SDP gave no address")?;
+        c.check(Instant::now()).map_err(|e| e.to_string())?;
+        let mut deadline = Instant::now() + PHASE;
+        let mut checked = false;
+        loop {
+            self.send(&mut c)?;
+            while let Some(e) = c.poll_event() {
+                match e {
+                    Event::IceConnected { .. } => {
+                        checked = true;
+                        deadline = Instant::now() + PHASE;
+                    }
+                    Event::IceRefused { code } => return Err(format!("ICE check answered {code}")),
+                    Event::Connected(k) => {
+                        self.send(&mut c)?;
+                        let ctx = |p: Result<srtp::Policy, srtp::Error>| {
+                            p.and_then(|p| Context::new(p, CpuEngine::new())).map_err(|e| e.to_string())
+                        };
+                        return Ok(Connected { relay, tx: ctx(k.local_policy())?, rx: ctx(k.remote_policy())? });
                     }
                 }
             }
-            if !answered && Instant::now() >= deadline {
-                return Err("no answer to the ICE check".into());
+            let Some(d) = self.next(relay, deadline) else {
+                return Err(if checked { "no DTLS handshake within 3 s" } else { "no answer to the ICE check" }.into());
+            };
+            let now = Instant::now();
+            if !d.is_empty() {
+                c.handle(&d, now).map_err(|e| e.to_string())?;
             }
-        }
-        // DTLS.
-        let now = Instant::now();
-
-        let mut leg = DtlsLeg::new(&self.id, active, fp, true, now).map_err(|e| e.to_string())?;
-        let mut out = leg.start(now).map_err(|e| e.to_string())?.send;
-        let deadline = Instant::now() + Duration::from_secs(3);
-        loop {
-            for d in out.drain(..) {
-                self.sock.send_to(&d, relay).map_err(|e| e.to_string())?;
-            }
-            let Some(d) = self.next(relay, deadline) else { return Err("no DTLS handshake within 3 s".into()) };
-            let step = if (20..=63).contains(&d.first().copied().unwrap_or(0)) {
-                leg.handle(&d, Instant::now())
-            } else {
-                leg.timeout(Instant::now())
-            }
-            .map_err(|e| e.to_string())?;
-            out = step.send;
-            if let Some(k) = step.keys {
-                for d in out.drain(..) {
-                    self.sock.send_to(&d, relay).map_err(|e| e.to_string())?;
-                }
-                let ctx = |p: Result<srtp::Policy, srtp::Error>| {
-                    p.and_then(|p| Context::new(p, CpuEngine::new())).map_err(|e| e.to_string())
-                };
-                return Ok(Connected { relay, tx: ctx(k.local_policy())?, rx: ctx(k.remote_policy())? });
+            if d.is_empty() || c.poll_timeout().is_some_and(|t| t <= now) {
+                c.handle_timeout(now).map_err(|e| e.to_string())?;
             }
         }
     }
