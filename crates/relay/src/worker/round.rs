@@ -281,18 +281,20 @@ where
         let mut i = 0;
         while i < pkts.len() {
             // The run of packets leaving by one socket to one address.
-            let Some((tok, fd, to)) = self.destination(&mut pkts[i]) else {
+            let Some((tok, fd, to)) = self.destination(&pkts[i]) else {
+                nowhere(&mut pkts[i]);
                 i += 1;
                 continue;
             };
+            let mut msgs: [(&[u8], SocketAddr); BATCH] = [(&[], to); BATCH];
             let mut idx = [0usize; BATCH];
-            let mut addr = [to; BATCH];
             let mut m = 0;
             let mut j = i;
             while j < pkts.len() && m < BATCH {
-                match self.destination(&mut pkts[j]) {
+                match self.destination(&pkts[j]) {
                     Some((_, f, t)) if f == fd => {
-                        (idx[m], addr[m]) = (j, t);
+                        msgs[m] = (pkts[j].bytes(), t);
+                        idx[m] = j;
                         m += 1;
                         j += 1;
                     }
@@ -300,8 +302,6 @@ where
                     Some(_) => break,
                 }
             }
-            let msgs: [(&[u8], SocketAddr); BATCH] =
-                std::array::from_fn(|k| if k < m { (pkts[idx[k]].bytes(), addr[k]) } else { (&[][..], to) });
             let sent = self.io.send(tok, fd, &msgs[..m]).min(m);
             let now = sys::now_ns();
             for (k, &pi) in idx[..m].iter().enumerate() {
@@ -313,6 +313,8 @@ where
                     p.fate = Fate::Dropped(Drop::Other);
                 }
             }
+            // What the run skipped and is still on its way had nowhere to go.
+            pkts[i..j].iter_mut().for_each(nowhere);
             i = j;
         }
     }
@@ -337,30 +339,24 @@ where
     }
 
     /// The socket (token and descriptor) and address a forwarded packet
-    /// leaves by; `None` for one not forwarded, and for one with nowhere
-    /// to go (dropped, `no_destination`).
-    fn destination(&self, p: &mut Pkt) -> Option<(u32, RawFd, SocketAddr)> {
+    /// leaves by; `None` for one not forwarded, or with nowhere to go.
+    fn destination(&self, p: &Pkt) -> Option<(u32, RawFd, SocketAddr)> {
         if p.fate != Fate::Forward {
             return None;
         }
-        let to = self.streams.get(p.slot).and_then(|s| {
-            let other = p.other();
-            let o = &s.legs[other];
-            if let Some(ps) = o.bundle_slot {
-                // Bundled: out of the transport owner's port, to its peer.
-                let t = self.streams.get(ps).filter(|t| t.call == s.call)?;
-                let od = &t.legs[other];
-                return Some((token(ps, other, false), od.rtp.as_raw_fd(), od.peer_rtp?));
-            }
-            match (p.kind, o.mux) {
-                (Kind::Rtcp, false) => Some((token(p.slot, other, true), o.rtcp.as_raw_fd(), o.peer_rtcp?)),
-                _ => Some((token(p.slot, other, false), o.rtp.as_raw_fd(), o.peer_rtp?)),
-            }
-        });
-        if to.is_none() {
-            p.fate = Fate::Dropped(Drop::NoDestination);
+        let s = self.streams.get(p.slot)?;
+        let other = p.other();
+        let o = &s.legs[other];
+        if let Some(ps) = o.bundle_slot {
+            // Bundled: out of the transport owner's port, to its peer.
+            let t = self.streams.get(ps).filter(|t| t.call == s.call)?;
+            let od = &t.legs[other];
+            return Some((token(ps, other, false), od.rtp.as_raw_fd(), od.peer_rtp?));
         }
-        to
+        match (p.kind, o.mux) {
+            (Kind::Rtcp, false) => Some((token(p.slot, other, true), o.rtcp.as_raw_fd(), o.peer_rtcp?)),
+            _ => Some((token(p.slot, other, false), o.rtp.as_raw_fd(), o.peer_rtp?)),
+        }
     }
 
     /// Release: each packet's fate counted on its leg and the worker's
@@ -392,6 +388,14 @@ where
                 self.pool.put(b);
             }
         }
+    }
+}
+
+/// A packet still on its way when the send stage passed it had no
+/// destination (a bundled leg whose transport has no peer).
+fn nowhere(p: &mut Pkt) {
+    if p.fate == Fate::Forward {
+        p.fate = Fate::Dropped(Drop::NoDestination);
     }
 }
 
