@@ -20,33 +20,28 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The browser's end of a WebRTC leg: srtpgate-webrtc's client machine
-/// driven over a socket, and RTP with the keys it ends in.
+/// driven over the socket of a test endpoint, which carries the media with
+/// the keys the machine ends in.
 struct Browser {
-    sock: UdpSocket,
+    media: Endpoint,
     client: Client,
-    tx: Option<Context<CpuEngine>>,
-    rx: Option<Context<CpuEngine>>,
-    ssrc: u32,
-    seq: u16,
 }
 
 impl Browser {
     fn new() -> Browser {
-        let sock = UdpSocket::bind((LO, 0)).unwrap();
-        sock.set_read_timeout(Some(Duration::from_millis(50))).unwrap();
+        let mut media = Endpoint::new(LO);
+        media.ssrc = 0x5eb5eb;
         let creds = IceCreds { ufrag: "brws".into(), pwd: "browserpassword0123456789".into(), remote: None };
-        Browser {
-            sock,
-            client: Client::new(Arc::new(Identity::generate().unwrap()), creds),
-            tx: None,
-            rx: None,
-            ssrc: 0x5eb5eb,
-            seq: 100,
-        }
+        Browser { media, client: Client::new(Arc::new(Identity::generate().unwrap()), creds) }
+    }
+
+    /// The one socket of ICE, DTLS and media.
+    fn sock(&self) -> &UdpSocket {
+        &self.media.rtp
     }
 
     fn port(&self) -> u16 {
-        self.sock.local_addr().unwrap().port()
+        self.media.port()
     }
 
     /// The relay's address for the browser, from its SDP.
@@ -70,7 +65,7 @@ impl Browser {
     /// Sends what the machine has for the relay.
     fn flush(&mut self) {
         while let Some(t) = self.client.poll_transmit() {
-            self.sock.send_to(&t.contents, t.destination).unwrap();
+            self.sock().send_to(&t.contents, t.destination).unwrap();
         }
     }
 
@@ -90,10 +85,11 @@ impl Browser {
         }
         .expect("a check");
         self.flush();
+        self.sock().set_read_timeout(Some(Duration::from_millis(50))).unwrap();
         let deadline = Instant::now() + WAIT;
         let mut b = [0u8; 2048];
         while Instant::now() < deadline {
-            if let Ok((n, _)) = self.sock.recv_from(&mut b) {
+            if let Ok((n, _)) = self.sock().recv_from(&mut b) {
                 self.client.handle(&b[..n], Instant::now()).expect("a STUN answer that verifies");
                 match self.client.poll_event() {
                     Some(Event::IceConnected { mapped }) => return Ok(mapped),
@@ -112,11 +108,12 @@ impl Browser {
     fn handshake(&mut self, active: bool) -> Result<SrtpKeys, String> {
         let role = if active { Setup::Active } else { Setup::Passive };
         assert_eq!(self.client.dtls_role(), Ok(role), "the browser's DTLS role");
+        self.sock().set_read_timeout(Some(Duration::from_millis(50))).unwrap();
         let deadline = Instant::now() + WAIT;
         let mut b = [0u8; 2048];
         while Instant::now() < deadline {
             self.flush();
-            match self.sock.recv_from(&mut b) {
+            match self.sock().recv_from(&mut b) {
                 Ok((n, _)) => self.client.handle(&b[..n], Instant::now()),
                 Err(_) => self.client.handle_timeout(Instant::now()),
             }
@@ -137,35 +134,18 @@ impl Browser {
     /// comes 20 ms after connection at the earliest).
     fn keyed(&mut self, k: &SrtpKeys) {
         std::thread::sleep(Duration::from_millis(50));
-        self.tx = Some(Context::new(k.local_policy().unwrap(), CpuEngine::new()).unwrap());
-        self.rx = Some(Context::new(k.remote_policy().unwrap(), CpuEngine::new()).unwrap());
+        let ctx = |p: Result<srtp::Policy, srtp::Error>| Context::new(p.unwrap(), CpuEngine::new()).unwrap();
+        self.media.contexts(ctx(k.local_policy()), ctx(k.remote_policy()));
+        let relay = self.relay();
+        (self.media.relay_rtp, self.media.relay_rtcp, self.media.mux) = (relay, relay, true);
     }
 
     fn send_rtp(&mut self, tag: &str) -> Vec<u8> {
-        self.seq = self.seq.wrapping_add(1);
-        let mut payload = format!("{tag} {}", self.seq).into_bytes();
-        payload.resize(160, 0xd5);
-        let plain = rtp(self.ssrc, self.seq, &payload);
-        let mut out = vec![0u8; plain.len() + 64];
-        let n = self.tx.as_mut().unwrap().protect_rtp(&plain, &mut out).unwrap();
-        self.sock.send_to(&out[..n], self.relay()).unwrap();
-        plain
+        self.media.send_rtp(tag)
     }
 
     fn recv_rtp(&mut self, what: &str) -> Vec<u8> {
-        let deadline = Instant::now() + WAIT;
-        let mut b = [0u8; 2048];
-        while Instant::now() < deadline {
-            if let Ok((n, _)) = self.sock.recv_from(&mut b) {
-                if (128..=191).contains(&b[0]) && !(192..=223).contains(&b[1]) {
-                    let mut out = vec![0u8; n];
-                    let m = self.rx.as_mut().unwrap().unprotect_rtp(&b[..n], &mut out).expect("SRTP from the relay");
-                    out.truncate(m);
-                    return out;
-                }
-            }
-        }
-        panic!("{what}: no RTP reached the browser");
+        self.media.recv_rtp(what)
     }
 }
 
@@ -269,7 +249,7 @@ fn browser_calls_a_phone_through_the_relay() {
     // Media before DTLS finishes goes nowhere.
     phone.send_rtp("too early");
     // ICE, then DTLS with the browser as the client.
-    assert_eq!(b.check(), Ok(b.sock.local_addr().unwrap()));
+    assert_eq!(b.check(), Ok(b.sock().local_addr().unwrap()));
     let keys = b.handshake(true).expect("DTLS handshake");
     assert_eq!(keys.suite, Suite::AEAD_AES_256_GCM, "dimpl's first preference");
     b.keyed(&keys);
@@ -348,7 +328,7 @@ fn a_certificate_other_than_the_announced_one_and_bad_ice_credentials_are_refuse
     let deadline = Instant::now() + Duration::from_millis(300);
     let mut buf = [0u8; 2048];
     while Instant::now() < deadline {
-        if let Ok((n, _)) = b.sock.recv_from(&mut buf) {
+        if let Ok((n, _)) = b.sock().recv_from(&mut buf) {
             assert!(!(128..=191).contains(&buf[0]), "media reached the browser without keys ({n} bytes)");
         }
     }
@@ -505,7 +485,7 @@ fn a_browser_bundles_audio_and_video_on_one_port() {
             let sent = b.send_rtp(&format!("audio {i}"));
             assert_eq!(pa.recv_rtp("browser audio"), sent);
             let (plain, wire) = video_rtp(&mut vtx, 500 + i);
-            b.sock.send_to(&wire, b.relay()).unwrap();
+            b.sock().send_to(&wire, b.relay()).unwrap();
             assert_eq!(pv.recv_rtp("browser video"), plain, "video {i}");
             // And both of the phone's streams reach the browser's socket.
             // Towards a browser that offered the mid extension, the relay
@@ -520,7 +500,7 @@ fn a_browser_bundles_audio_and_video_on_one_port() {
             let mut buf = [0u8; 2048];
             let deadline = Instant::now() + WAIT;
             while got.is_none() && Instant::now() < deadline {
-                if let Ok((n, from)) = b.sock.recv_from(&mut buf) {
+                if let Ok((n, from)) = b.sock().recv_from(&mut buf) {
                     assert_eq!(from, b.relay(), "video leaves by the bundle's port");
                     let mut out = vec![0u8; n];
                     let m = vrx.unprotect_rtp(&buf[..n], &mut out).expect("video under the bundle's keys");
@@ -535,7 +515,7 @@ fn a_browser_bundles_audio_and_video_on_one_port() {
         let mut sr = rtcp_sr(0x71de0, 1);
         let mut out = vec![0u8; sr.len() + 64];
         let n = vtx.protect_rtcp(&sr, &mut out).unwrap();
-        b.sock.send_to(&out[..n], b.relay()).unwrap();
+        b.sock().send_to(&out[..n], b.relay()).unwrap();
         pv.mux = false;
         assert_eq!(pv.recv_rtcp("browser video RTCP"), std::mem::take(&mut sr));
         assert_quiet(&pa.rtcp, "the phone's audio RTCP port");
@@ -614,10 +594,10 @@ fn bundle_offer_groups_the_m_lines_towards_a_browser() {
     }
     for i in 0..3u16 {
         let (plain, wire) = video_rtp(&mut vtx, 700 + i);
-        b.sock.send_to(&wire, b.relay()).unwrap();
+        b.sock().send_to(&wire, b.relay()).unwrap();
         assert_eq!(pv.recv_rtp("browser video"), plain);
         let sent = pv.send_rtp(&format!("phone video {i}"));
-        let (wire, from) = recv_within(&b.sock, WAIT).expect("phone video reaches the browser");
+        let (wire, from) = recv_within(b.sock(), WAIT).expect("phone video reaches the browser");
         assert_eq!(from, b.relay(), "out of the group's port");
         let mut out = vec![0u8; wire.len()];
         let n = vrx.unprotect_rtp(&wire, &mut out).expect("under the group's keys");

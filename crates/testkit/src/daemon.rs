@@ -744,6 +744,13 @@ impl Endpoint {
         self.rx = k.map(context);
     }
 
+    /// SRTP contexts agreed elsewhere (a DTLS handshake's keys): `tx`
+    /// protects what it sends, `rx` unprotects what it receives.
+    pub fn contexts(&mut self, tx: Context<CpuEngine>, rx: Context<CpuEngine>) {
+        self.tx = Some(tx);
+        self.rx = Some(rx);
+    }
+
     /// Where the relay is for it, from the SDP it received.
     pub fn relay(&mut self, sdp: &Sdp) {
         let (rtp, rtcp) = media_addrs(sdp);
@@ -864,8 +871,17 @@ impl Endpoint {
     }
 
     /// Receives one RTP packet on the RTP socket and returns it plain.
+    /// What else arrives there is passed over: RTCP on a multiplexed port,
+    /// and STUN or DTLS (RFC 7983's first byte) on a WebRTC endpoint's.
     pub fn recv_rtp(&mut self, what: &str) -> Vec<u8> {
-        let (wire, _) = recv_within(&self.rtp, WAIT).unwrap_or_else(|| panic!("{what}: no RTP packet arrived"));
+        let deadline = Instant::now() + WAIT;
+        let wire = loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let (wire, _) = recv_within(&self.rtp, left).unwrap_or_else(|| panic!("{what}: no RTP packet arrived"));
+            if wire.len() >= 2 && (128..=191).contains(&wire[0]) && !(192..=223).contains(&wire[1]) {
+                break wire;
+            }
+        };
         self.open_rtp(&wire).unwrap_or_else(|e| panic!("{what}: the RTP packet does not unprotect: {e}"))
     }
 

@@ -56,7 +56,7 @@ use xdpilone::{DeviceQueue, IfInfo, RingRx, RingTx, Socket, SocketConfig, Umem, 
 const RING: u32 = 8192;
 
 /// Frames of a worker's pool with the AF_XDP backend, at least: the fill
-/// ring's share (half the pool, up to [`RING`]) and as many for frames being
+/// ring's share (half the pool, up to `RING`) and as many for frames being
 /// re-keyed and in flight (64 MiB of frames per worker).
 pub const MIN_FRAMES: usize = 2 * RING as usize;
 

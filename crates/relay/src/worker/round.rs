@@ -19,8 +19,8 @@
 
 use super::packet::{add_mid_extension, classify, token, untoken, Fate, Pkt};
 use super::shard::Shard;
+use super::signal::Signal;
 use super::stream::{Leg, Stream};
-use super::{Signal, MAX_LOOP_PACKETS};
 use crate::io::{Datagram, Io};
 use crate::pool::{Buf, Pool};
 use crate::stats::{Drop, HELD, MUTED};
@@ -29,6 +29,10 @@ use srtp::header::{RtcpHeader, RtpHeader};
 use srtp::{Engine, Job, Kind, Op, Outcome};
 use std::net::SocketAddr;
 use std::os::fd::{AsRawFd, RawFd};
+
+/// Most packets one round can handle (one engine batch); the configured
+/// batch is at most this.
+pub const MAX_LOOP_PACKETS: usize = 1024;
 
 /// The round's packets between stages, and the engine batch; all allocated
 /// once, when the worker starts.

@@ -2,11 +2,12 @@
 //! registered with, the buffer pool, the engine; and how a stream comes
 //! into the shard and leaves it.
 
+use super::command::LegSockets;
 use super::packet::token;
+use super::signal::Signal;
 use super::signal::SignalBufs;
-use super::stream::{Leg, Stream};
+use super::stream::{CallKey, Leg, Stream};
 use super::streams::Streams;
-use super::{CallKey, LegSockets, Signal};
 use crate::io::{Datagram, Io};
 use crate::pool::Pool;
 use crate::stats::WorkerStats;
@@ -51,7 +52,7 @@ where
 {
     /// A new stream of a call on its two legs' sockets.
     pub fn add_stream(&mut self, call: CallKey, index: usize, legs: [LegSockets; 2]) -> std::io::Result<()> {
-        self.adopt(Stream { call, index, legs: legs.map(Leg::new) })
+        self.adopt(Stream { call, index, legs: legs.map(|s| Leg::new(s.rtp, s.rtcp, s.stats)) })
     }
 
     /// Takes a stream, new or handed over by another worker: a free slot,

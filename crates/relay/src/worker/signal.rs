@@ -1,7 +1,7 @@
 //! STUN and DTLS datagrams on the way from a worker to the control thread,
 //! in buffers the worker reuses.
 
-use super::CallKey;
+use super::stream::CallKey;
 use crossbeam_channel::Receiver;
 use std::net::SocketAddr;
 
@@ -30,7 +30,7 @@ pub const SIGNAL_BUFS: usize = 1024;
 /// The bytes of a [`Signal`]: a buffer of the worker that sent it, which
 /// goes back to that worker when dropped (on whichever thread), so the
 /// hand-off allocates only while a worker's set of them grows to the most
-/// it needed at once (at most [`SIGNAL_BUFS`]). A pool [`Buf`] cannot make
+/// it needed at once (at most [`SIGNAL_BUFS`]). A pool [`Buf`](crate::pool::Buf) cannot make
 /// the trip: it belongs to the worker's thread and region.
 pub struct SignalData {
     bytes: Vec<u8>,

@@ -1,12 +1,14 @@
 //! A media stream as its worker holds it: two legs, each with its sockets,
 //! its latched peer, its SRTP contexts, its transcoder and its BUNDLE links.
 
-use super::{CallKey, LegConfig, LegSockets};
 use crate::stats::LegStats;
 use srtp::{Context, Engine};
 use srtpgate_codec::transcode::Transcoder;
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::Arc;
+
+/// Identifies a call across the control thread and the workers.
+pub type CallKey = u64;
 
 /// One m-line of a call: the leg towards each party.
 pub(super) struct Stream<E: Engine> {
@@ -55,44 +57,36 @@ pub(super) struct Leg<E: Engine> {
     /// The sequence numbers of the RTP from the endpoint, for the leg's
     /// expected and lost packets.
     pub seq: Option<SeqTrack>,
-    /// See [`LegConfig::demux`].
+    /// See [`crate::worker::LegConfig::demux`].
     pub demux: bool,
-    /// See [`LegConfig::keys_pending`].
+    /// See [`crate::worker::LegConfig::keys_pending`].
     pub keys_pending: bool,
-    /// See [`LegConfig::bundle`].
+    /// See [`crate::worker::LegConfig::bundle`].
     pub bundle: Option<usize>,
-    /// See [`LegConfig::payload_types`] (bit per type).
+    /// See [`crate::worker::LegConfig::payload_types`] (bit per type).
     pub pts: u128,
     /// The slot of the stream whose port this bundled leg shares (kept by
     /// [`super::streams::Streams::relink`]).
     pub bundle_slot: Option<u32>,
     /// On the leg that owns a BUNDLE transport: the other bundled streams.
     pub members: Vec<Member>,
-    /// See [`LegConfig::mid_ext`]: id, the mid and its length.
+    /// See [`crate::worker::LegConfig::mid_ext`]: id, the mid and its length.
     pub mid_ext: Option<(u8, [u8; 16], u8)>,
     /// A packet to this leg waited for an index reservation (SSRC,
-    /// index, SRTCP), for the next [`super::Cmd::Snapshot`].
+    /// index, SRTCP), for the next [`crate::worker::Cmd::Snapshot`].
     pub wanted: Option<(u32, u64, bool)>,
-    /// [`LegConfig::tx_key`] of `tx`.
+    /// [`crate::worker::LegConfig::tx_key`] of `tx`.
     pub tx_key: u64,
-}
-
-/// What [`Leg::configure`] changed that the worker must act on.
-pub(super) struct Configured {
-    /// The peer addresses changed: the backend's latch is cleared.
-    pub unlatched: bool,
-    /// BUNDLE links may have changed: the call's streams are relinked.
-    pub relink: bool,
 }
 
 impl<E: Engine> Leg<E> {
     /// A leg on its sockets, not configured yet (media to and from it is
     /// dropped until it is).
-    pub fn new(s: LegSockets) -> Leg<E> {
+    pub fn new(rtp: UdpSocket, rtcp: UdpSocket, stats: Arc<LegStats>) -> Leg<E> {
         Leg {
-            rtp: s.rtp,
-            rtcp: s.rtcp,
-            stats: s.stats,
+            rtp,
+            rtcp,
+            stats,
             peer_rtp: None,
             peer_rtcp: None,
             latched_rtp: false,
@@ -117,51 +111,6 @@ impl<E: Engine> Leg<E> {
         }
     }
 
-    /// Applies what the signalling agreed for this leg of stream `stream`.
-    pub fn configure(&mut self, config: LegConfig<E>, stream: usize) -> Configured {
-        let mut unlatched = false;
-        if let Some((rtp, rtcp)) = config.peer {
-            if (rtp, rtcp) != (self.peer_rtp, self.peer_rtcp) || !self.configured {
-                self.peer_rtp = rtp;
-                self.peer_rtcp = rtcp;
-                self.latched_rtp = false;
-                self.latched_rtcp = false;
-                unlatched = true;
-            }
-        }
-        self.mux = config.rtcp_mux;
-        if let Some(rx) = config.rx {
-            self.rx = rx;
-        }
-        if let Some(tx) = config.tx {
-            self.tx = tx;
-            self.tx_key = config.tx_key;
-        }
-        if let Some(tx) = self.tx.as_mut().filter(|t| t.reserving() != config.reserving) {
-            tx.set_reserving(config.reserving);
-        }
-        self.handover = config.handover;
-        if let Some(t) = config.transcode {
-            self.transcode = t;
-            self.transcode_failed = false;
-        }
-        self.demux = config.demux;
-        self.keys_pending = config.keys_pending;
-        self.configured = true;
-        let relink = self.bundle.is_some() || config.bundle.is_some() || !self.members.is_empty();
-        self.bundle = config.bundle.filter(|&b| b != stream);
-        self.pts = pt_bits(&config.payload_types);
-        self.mid_ext =
-            config.mid_ext.as_ref().filter(|(id, m)| (1..=14).contains(id) && (1..=16).contains(&m.len())).map(
-                |(id, m)| {
-                    let mut b = [0u8; 16];
-                    b[..m.len()].copy_from_slice(m);
-                    (*id, b, m.len() as u8)
-                },
-            );
-        Configured { unlatched, relink }
-    }
-
     /// The leg's peer address for a packet of `rtcp` kind and whether it
     /// is latched: RTCP has its own unless multiplexed.
     pub fn peer(&self, rtcp: bool) -> (Option<SocketAddr>, bool) {
@@ -175,23 +124,6 @@ impl<E: Engine> Leg<E> {
     /// Media can go to this leg's endpoint: configured, keyed (or plain).
     pub fn ready(&self) -> bool {
         self.configured && !self.keys_pending
-    }
-
-    /// A leg's snapshot of where its contexts stand, `None` for a plain leg.
-    pub fn state(&mut self, call: CallKey, stream: usize, party: usize) -> Option<super::LegState> {
-        if self.rx.is_none() && self.tx.is_none() {
-            return None;
-        }
-        Some(super::LegState {
-            call,
-            stream,
-            party,
-            rx: self.rx.as_ref().map(Context::streams_state).unwrap_or_default(),
-            rx_uses: self.rx.as_ref().map(Context::key_uses).unwrap_or_default(),
-            tx: self.tx.as_ref().map(Context::streams_state).unwrap_or_default(),
-            tx_uses: self.tx.as_ref().map(Context::key_uses).unwrap_or_default(),
-            wanted: self.wanted.take(),
-        })
     }
 }
 
@@ -224,11 +156,6 @@ impl Member {
     pub fn has_ssrc(&self, ssrc: u32) -> bool {
         self.ssrcs[..self.seen as usize].contains(&ssrc)
     }
-}
-
-/// Payload types as a bit set.
-fn pt_bits(pts: &[u8]) -> u128 {
-    pts.iter().filter(|&&p| p < 128).fold(0, |m, &p| m | 1u128 << p)
 }
 
 /// Expected RTP packets of one leg by sequence number (RFC 3550 A.1, in

@@ -2,8 +2,8 @@
 //! backend token, so a received datagram finds its stream by index, and a
 //! command finds it through the call's list of slots.
 
+use super::stream::CallKey;
 use super::stream::{Leg, Member, Stream};
-use super::CallKey;
 use srtp::Engine;
 use std::collections::HashMap;
 

@@ -2,9 +2,9 @@
 //! through their transcoders, and their RTCP rewritten to match.
 
 use super::packet::{Fate, Pkt};
+use super::round::MAX_LOOP_PACKETS;
 use super::shard::Shard;
 use super::stream::Leg;
-use super::MAX_LOOP_PACKETS;
 use crate::stats::{Drop, Transcoded, WorkerStats};
 use srtp::{Engine, Kind};
 use srtpgate_codec::transcode::Counts;
