@@ -25,6 +25,7 @@
 use arbitrary::{Arbitrary, Unstructured};
 use base64::Engine as _;
 use srtp::Suite;
+use srtpgate_calls::interface::{Interfaces, Pair, Spec};
 use srtpgate_calls::sim::SimHost;
 use srtpgate_calls::{Limits, Now, Settings, Table};
 use srtpgate_codec::Registry;
@@ -119,6 +120,9 @@ struct Opts {
     flags: Vec<u8>,
     ptime: Option<u8>,
     to_tag: Option<u8>,
+    /// `direction`: two of the relay's interfaces (or an unknown or
+    /// obsolete name).
+    direction: Option<(u8, u8)>,
 }
 
 #[derive(Arbitrary, Debug)]
@@ -237,6 +241,9 @@ fn with_opts(mut v: Value, o: &Opts) -> Value {
     if let Some(t) = o.to_tag {
         v.insert("to-tag", format!("t{}", t % 3));
     }
+    if let Some((a, b)) = o.direction {
+        v.insert("direction", vec![Value::from(pick(INTERFACES, a)), Value::from(pick(INTERFACES, b))]);
+    }
     let flags: Vec<Value> = o.flags.iter().take(6).map(|f| Value::from(pick(FLAGS, *f))).collect();
     if !flags.is_empty() {
         v.insert("flags", flags);
@@ -250,9 +257,17 @@ fn identity() -> Arc<Identity> {
     ID.get_or_init(|| Arc::new(Identity::generate().expect("a DTLS identity"))).clone()
 }
 
+/// Names a request's `direction` may carry: the relay's two interfaces,
+/// none, an unknown one and rtpengine's obsolete family names.
+const INTERFACES: &[&str] = &["priv", "pub", "", "dmz", "internal", "external"];
+
 fn settings() -> Settings {
+    let specs: Vec<Spec> = ["priv/198.18.0.1", "priv/2001:db8::1", "pub/198.18.1.1!203.0.113.1"]
+        .iter()
+        .map(|s| Spec::parse(s).expect("spec"))
+        .collect();
     Settings {
-        interfaces: vec!["198.18.0.1".parse().expect("ip"), "2001:db8::1".parse().expect("ip")],
+        interfaces: Interfaces::new(&specs, &[]).expect("interfaces"),
         limits: Limits {
             max_id_length: 64,
             max_sdp_length: 8192,
@@ -371,11 +386,23 @@ pub fn call_table(data: &[u8]) {
 fn check(table: &Table, host: &SimHost) {
     table.check_invariants().expect("table invariants");
     assert!(host.faults.is_empty(), "{:?}", host.faults);
-    let held: BTreeSet<u16> = table
+    let held: BTreeSet<Pair> = table
         .calls()
-        .flat_map(|(_, c)| c.streams.iter().flatten().flat_map(|s| s.legs.iter().map(|l| l.port)))
+        .flat_map(|(_, c)| c.streams.iter().flatten().flat_map(|s| s.legs.iter().map(|l| l.pair())))
         .collect();
     assert_eq!(held, host.bound, "ports the calls hold vs ports bound");
+    // Every leg on an address of its interface; a party's legs on one.
+    let interfaces = &table.settings().interfaces;
+    for (id, c) in table.calls() {
+        for party in 0..2 {
+            let legs: Vec<_> = c.streams.iter().flatten().map(|s| s.legs[party].at).collect();
+            for at in &legs {
+                let i = interfaces.get(at.interface).expect("a leg's interface exists");
+                assert!(i.addrs.contains(&at.addr), "call {id}: {at:?} is no address of '{}'", i.name);
+                assert_eq!(at.interface, legs[0].interface, "call {id}: party {party}'s legs on two interfaces");
+            }
+        }
+    }
     // The relay's sending keys: one per leg, never an endpoint's.
     let mut relay: HashMap<&Vec<u8>, (u64, usize, usize)> = HashMap::new();
     let endpoint: BTreeSet<&Vec<u8>> = host.legs.values().filter_map(|l| l.rx.as_ref()).collect();

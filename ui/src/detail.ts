@@ -2,7 +2,7 @@
 // and the delay histogram. Updated in place every interval; rebuilt only when its shape changes.
 
 import { drawHistogram } from "./charts";
-import { $, age, drops, el, int, micros, setText } from "./format";
+import { $, age, drops, el, int, micros, named, setText } from "./format";
 import { DIRECTIONS, type CallRow, type Detail, type Direction, type StreamSide } from "./protocol";
 
 export interface DetailHandlers {
@@ -238,7 +238,7 @@ export class DetailView {
       const tr = this.legsBody.rows[i]!;
       const td = (k: string): HTMLElement => tr.querySelector(`.l-${k}`)!;
       setText(td("tag"), leg.tag);
-      setText(td("addr"), `${leg.local} → ${leg.peer}`);
+      setText(td("addr"), `${named(leg.interface)}${leg.local} → ${leg.peer}`);
       setText(td("codec"), leg.codec || "–");
       td("addr").title = leg.suite ? `suite ${leg.suite}` : "";
       setText(td("packets"), `${int(leg.packets_in)} / ${int(leg.packets_out)}`);

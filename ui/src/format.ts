@@ -92,3 +92,8 @@ export function el<K extends keyof HTMLElementTagNameMap>(
 export function setText(node: Node, text: string): void {
   if (node.textContent !== text) node.textContent = text;
 }
+
+/** A leg's interface before its address, where the relay has named ones. */
+export function named(iface: string): string {
+  return iface && iface !== "default" ? `${iface}: ` : "";
+}

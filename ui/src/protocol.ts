@@ -59,6 +59,8 @@ export interface Summary {
 
 export interface CallLeg {
   tag: string;
+  /** The relay's interface of this leg (its name; "default" when unnamed). */
+  interface: string;
   local: string;
   peer: string;
   suite: string;
@@ -92,6 +94,7 @@ export interface CallRow {
 /** One leg of one stream, with every counter the relay keeps (extra fields are shown as they come). */
 export interface StreamSide {
   tag: string;
+  interface: string;
   local: string;
   peer: string;
   protocol: string;

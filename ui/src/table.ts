@@ -1,6 +1,6 @@
 // The live call table: one <tr data-id> per row of the page, updated in place, ordered by the view.
 
-import { age, drops, el, int, OVER_US, setText } from "./format";
+import { age, drops, el, int, named, OVER_US, setText } from "./format";
 
 /** A delay cell (µs): "> 100 ms" above the relay's last bucket. */
 function delay(us: number | null | undefined): string {
@@ -31,7 +31,10 @@ function cellText(c: CallRow): Record<CellKey, string> {
     id: c.call_id,
     tags: `${c.from_tag}\n${c.to_tag ?? "–"}`,
     legs: c.legs
-      .map((l) => `${l.local} → ${l.peer}${l.direction && l.direction !== "sendrecv" ? ` (${l.direction})` : ""}`)
+      .map(
+        (l) =>
+          `${named(l.interface)}${l.local} → ${l.peer}${l.direction && l.direction !== "sendrecv" ? ` (${l.direction})` : ""}`,
+      )
       .join("\n"),
     suites: uniq(c.legs.map((l) => l.suite)),
     codecs: (c.codecs || uniq(c.legs.map((l) => l.codec))) + (c.transcoded ? " ⇄" : ""),

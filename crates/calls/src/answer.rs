@@ -15,7 +15,7 @@
 
 use crate::call::{other, Call, Leg, Stream};
 use crate::command::{Command, Keying, LegSetup, Resources};
-use crate::edit::{fits_reply, is_dtls, is_secure, point_media, point_session, pts_of};
+use crate::edit::{fits_reply, is_dtls, is_secure, point_media, point_session, pts_of, sdp_address};
 use crate::keys::{key_tag, keying, renewed, same_key};
 use crate::negotiate::{self, Plan, Transcoding};
 use crate::offer::{endpoint, runs_ice, sip_source};
@@ -133,10 +133,20 @@ impl Table {
         let to_tag = req.to_tag.clone().ok_or("missing key 'to-tag'")?;
         let text = req.sdp.as_deref().ok_or("missing key 'sdp'")?;
         let mut sdp = Sdp::parse(text).map_err(|e| format!("bad SDP: {e}"))?;
+        // The answer's sender is the answerer: `direction`'s first name is
+        // its leg's interface, the second the offerer's (rtpengine's
+        // reading, so an answer repeats the offer's list reversed).
+        let (from, to, notes) = self.cfg.interfaces.requested(req.direction.as_ref())?;
+        self.notes.extend(notes);
         let call = self.calls.get(&call_id).ok_or_else(|| format!("Unknown call-id '{call_id}'"))?;
         let o =
             call.party_of(&from_tag).ok_or_else(|| format!("from-tag '{from_tag}' is no party of call '{call_id}'"))?;
         let a = other(o);
+        for s in call.streams.iter().flatten() {
+            for (party, named) in [(a, from), (o, to)] {
+                self.leg_binding(call, Some(s), party, named, false)?;
+            }
+        }
         if matches!(&call.tags[a], Some(t) if *t != to_tag && call.answered) {
             // Another branch of a forked call answered: it takes the leg.
             tracing::info!(call_id, to_tag, "answer from another to-tag replaces the callee");
@@ -416,7 +426,8 @@ impl Table {
             let Some(stream) = call.streams[i].as_ref() else { continue };
             let so = &stream.legs[o];
             let (o_ice_on, o_ice) = ice[i].clone().unwrap_or((false, None));
-            point_media(m, (so.ip, so.port), &so.proto, r.o_keys.relay.as_slice(), so.mux, req);
+            let ip = sdp_address(so.advertised(), req);
+            point_media(m, (ip, so.port), &so.proto, r.o_keys.relay.as_slice(), so.mux, req);
             web::strip_dtls(m);
             m.remove_attrs("mid");
             let (port, ice) = match &r.o_owner {
@@ -429,7 +440,7 @@ impl Table {
                 dtls: r.o_setup.map(|s| (self.identity.fingerprint(), s)),
                 mid: so.transport.mid.clone(),
             };
-            web::write_local(m, &local, SocketAddr::new(so.ip, port), so.mux);
+            web::write_local(m, &local, SocketAddr::new(ip, port), so.mux);
             let mut o_mid_ext = None;
             if r.o_bundle.is_some() {
                 offerer_mids.extend(so.transport.mid.clone());
@@ -440,7 +451,13 @@ impl Table {
             edits.push(Some(Edited { pts, o_mid_ext }));
             ice_towards_offerer |= o_ice_on;
         }
-        let relay_ip = call.streams.iter().flatten().next().map(|s| s.legs[o].ip).unwrap_or(self.cfg.interfaces[0]);
+        let relay_ip = call
+            .streams
+            .iter()
+            .flatten()
+            .next()
+            .map_or_else(|| self.cfg.interfaces.bind(0, false).addr.advertised, |s| s.legs[o].advertised());
+        let relay_ip = sdp_address(relay_ip, req);
         point_session(sdp, relay_ip, req);
         web::strip_session(sdp);
         if ice_towards_offerer {

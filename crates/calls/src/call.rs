@@ -12,6 +12,7 @@
 //! unprotected with `p`'s endpoint key and protected with the relay's key
 //! for the other party's leg, so each endpoint only ever holds its own keys.
 
+use crate::interface::{Binding, Pair};
 use crate::negotiate::{Offered, Transcoding};
 use crate::transport::PeerTransport;
 use srtpgate_sdp::crypto::CryptoAttr;
@@ -33,8 +34,9 @@ pub fn other(party: usize) -> usize {
 /// One party's end of a media stream on the relay.
 #[derive(Clone)]
 pub struct Leg {
-    /// The relay's address of this leg.
-    pub ip: IpAddr,
+    /// Where the relay binds this leg: its interface and address (local,
+    /// and advertised in SDP).
+    pub at: Binding,
     /// The relay's RTP port of this leg (RTCP is the next).
     pub port: u16,
     /// Its counters, written by the worker that owns its sockets.
@@ -86,9 +88,9 @@ pub struct Leg {
 
 impl Leg {
     /// A leg on the relay's `ip` and `port`, nothing negotiated yet.
-    pub fn new(ip: IpAddr, port: u16, stats: Arc<LegStats>) -> Leg {
+    pub fn new(at: Binding, port: u16, stats: Arc<LegStats>) -> Leg {
         Leg {
-            ip,
+            at,
             port,
             stats,
             srtp: false,
@@ -111,6 +113,16 @@ impl Leg {
             pts: Vec::new(),
             mid_ext: None,
         }
+    }
+
+    /// The port pair this leg holds on its interface.
+    pub fn pair(&self) -> Pair {
+        Pair { interface: self.at.interface, port: self.port }
+    }
+
+    /// The relay's address in SDP and ICE candidates for this leg.
+    pub fn advertised(&self) -> IpAddr {
+        self.at.addr.advertised
     }
 
     /// The mid header extension this leg's RTP carries (bundled legs): its
@@ -151,7 +163,7 @@ impl Stream {
             worker,
             call,
             stream: index,
-            ports: [self.legs[0].port, self.legs[1].port],
+            ports: [self.legs[0].pair(), self.legs[1].pair()],
             stats: [self.legs[0].stats.clone(), self.legs[1].stats.clone()],
         }
     }

@@ -13,23 +13,25 @@
 //! relay.
 
 use crate::call::CallKey;
+use crate::interface::{Binding, Pair};
 use srtp::{Policy, StreamState};
 use srtpgate_codec::transcode::Transcoder;
 use srtpgate_stats::{Histogram, LegSnapshot, LegStats};
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 /// Port pairs and workers, as the table's host has them.
 pub trait Resources {
-    /// Binds an RTP/RTCP port pair on `ip`; the RTP port. The sockets wait
-    /// in the host until [`Command::AddStream`] names the port, or until
+    /// Binds an RTP/RTCP port pair at `at` (the interface's port range,
+    /// its local address); the RTP port. The sockets wait in the host until
+    /// [`Command::AddStream`] names the pair, or until
     /// [`release`](Resources::release).
-    fn allocate(&mut self, ip: IpAddr) -> Result<u16, String>;
-    /// Binds the pair at `port` on `ip` (a call resumed from Redis).
-    fn allocate_at(&mut self, ip: IpAddr, port: u16) -> Result<(), String>;
-    /// The pair at `port` is free again (its sockets close once no worker
-    /// holds them).
-    fn release(&mut self, port: u16);
+    fn allocate(&mut self, at: Binding) -> Result<u16, String>;
+    /// Binds the pair at `port` at `at` (a call resumed from Redis).
+    fn allocate_at(&mut self, at: Binding, port: u16) -> Result<(), String>;
+    /// The pair is free again (its sockets close once no worker holds
+    /// them).
+    fn release(&mut self, pair: Pair);
     /// Whether worker `w` runs.
     fn worker_alive(&self, w: usize) -> bool;
     /// Every packet the workers handled, live calls or ended, and the
@@ -106,7 +108,7 @@ pub struct LegSetup {
 pub enum Command {
     /// A new media stream: the port pairs [`Resources::allocate`] bound, and
     /// the counters of its two legs.
-    AddStream { worker: usize, call: CallKey, stream: usize, ports: [u16; 2], stats: [Arc<LegStats>; 2] },
+    AddStream { worker: usize, call: CallKey, stream: usize, ports: [Pair; 2], stats: [Arc<LegStats>; 2] },
     /// The negotiated parameters of one leg.
     Configure { worker: usize, call: CallKey, stream: usize, party: usize, setup: Box<LegSetup> },
     /// Close one stream (its ports were released).

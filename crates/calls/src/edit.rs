@@ -47,6 +47,13 @@ pub(crate) fn fits_reply(sdp: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// The relay's address as the SDP of this message carries it: the leg's
+/// advertised address, or `media-address` where the request gives one
+/// (rtpengine writes it, for this message only, in place of its own).
+pub(crate) fn sdp_address(advertised: IpAddr, req: &Request) -> IpAddr {
+    req.media_address.as_deref().and_then(|a| a.parse().ok()).unwrap_or(advertised)
+}
+
 /// Points an m-line at the relay's leg on `ip`/`port`: port, protocol, `c=`
 /// (where the section has its own), the relay's crypto lines, `a=rtcp` and
 /// `a=rtcp-mux`; ICE attributes go (written again by the transport edit

@@ -5,31 +5,16 @@
 //! instead of getting other behaviour without a word. Keys are also named
 //! for `srtpgate_ng_keys_ignored_total`. A value that asks for what the
 //! relay does anyway (`delete-delay=0`, rtpengine's `default` interface)
-//! gets no warning.
+//! gets no warning. `direction` and `media-address` are acted on
+//! (`interface.rs`, `edit.rs`).
 
 use srtpgate_ng::{Ice, Osrtp, Request};
-
-/// Untrusted text echoed in a warning is cut to this many characters, as
-/// the parser cuts it.
-const MAX_ECHO: usize = 64;
-
-/// rtpengine's name for an interface configured without a name. The
-/// relay's media addresses (`--interface ADDR`, no names) are that
-/// interface, so naming it asks for what the relay does.
-const DEFAULT_INTERFACE: &str = "default";
-
-fn clip(s: &str) -> String {
-    s.chars().take(MAX_ECHO).collect()
-}
 
 /// Keys parsed into the request that the relay does not act on as
 /// rtpengine would: (the key's label for `srtpgate_ng_keys_ignored_total`,
 /// the warning).
 pub(crate) fn ignored_keys(req: &Request) -> Vec<(&'static str, String)> {
     let mut w = Vec::new();
-    if let Some(text) = req.direction.as_ref().and_then(|(from, to)| direction(from, to)) {
-        w.push(("direction", text));
-    }
     if !req.osrtp.is_empty() {
         w.push(("osrtp", osrtp(&req.osrtp)));
     }
@@ -38,16 +23,6 @@ pub(crate) fn ignored_keys(req: &Request) -> Vec<(&'static str, String)> {
     // value asks for something it does not do.
     if let Some(n) = req.delete_delay.filter(|&n| n > 0) {
         w.push(("delete-delay", format!("delete-delay={n} ignored: srtpgate deletes calls at once")));
-    }
-    if let Some(addr) = &req.media_address {
-        w.push((
-            "media-address",
-            format!(
-                "media-address={} ignored: media goes to the address in the SDP (received-from with \
-                 SIP-source-address), then to where the peer's packets come from",
-                clip(addr)
-            ),
-        ));
     }
     if matches!(req.ice, Some(Ice::ForceRelay | Ice::Optional)) {
         w.push((
@@ -59,32 +34,6 @@ pub(crate) fn ignored_keys(req: &Request) -> Vec<(&'static str, String)> {
         w.push(("codec", "codec 'ignore' has no effect in srtpgate".into()));
     }
     w
-}
-
-/// The warning for `direction` (`from-interface`, `to-interface`), unless
-/// it names no interface or only the default one. The relay has no named
-/// interfaces: each side's media address is the configured one of its
-/// address family. rtpengine reads `internal` and `external`, when no
-/// interface has that name, as IPv4 and IPv6 (obsolete, `address family`
-/// replaces it); the relay does not, and says so.
-fn direction(from: &str, to: &str) -> Option<String> {
-    let named = |s: &str| !s.is_empty() && s != DEFAULT_INTERFACE;
-    if !named(from) && !named(to) {
-        return None;
-    }
-    let (from, to) = (clip(from), clip(to));
-    let what = match (from.is_empty(), to.is_empty()) {
-        (false, true) => format!("from-interface={from}"),
-        (true, false) => format!("to-interface={to}"),
-        _ => format!("direction=[{from} {to}]"),
-    };
-    let legacy = [&from, &to].iter().any(|s| matches!(s.as_str(), "internal" | "external"));
-    let why = if legacy {
-        "srtpgate has no named interfaces and does not take internal/external as IPv4/IPv6 (address-family does)"
-    } else {
-        "srtpgate has no named interfaces"
-    };
-    Some(format!("{what} ignored: {why}; media addresses are picked by address family alone"))
 }
 
 /// The warning for `OSRTP` and `OSRTP-…` flags. The relay speaks no
@@ -156,8 +105,8 @@ mod tests {
         for extra in [
             ("delete-delay", Value::from(0i64)),
             ("delete-delay", Value::from(-1i64)),
-            ("direction", list(&["default", "default"])),
-            ("from-interface", Value::from("default")),
+            ("direction", list(&["priv", "pub"])),
+            ("media-address", Value::from("192.0.2.9")),
             ("supports", list(&["load limit"])),
             ("ICE", Value::from("force")),
         ] {
@@ -168,49 +117,16 @@ mod tests {
 
     #[test]
     fn each_ignored_key_says_what_happens_instead() {
-        let r = req(&[
-            ("direction", list(&["priv", "pub"])),
-            ("OSRTP", list(&["accept-RFC"])),
-            ("delete-delay", Value::from("30")),
-            ("media-address", Value::from("192.0.2.9")),
-        ]);
+        let r = req(&[("OSRTP", list(&["accept-RFC"])), ("delete-delay", Value::from("30"))]);
         let w = ignored_keys(&r);
         let keys: Vec<&str> = w.iter().map(|(k, _)| *k).collect();
-        assert_eq!(keys, ["direction", "osrtp", "delete-delay", "media-address"]);
+        assert_eq!(keys, ["osrtp", "delete-delay"]);
         assert_eq!(
             w[0].1,
-            "direction=[priv pub] ignored: srtpgate has no named interfaces; media addresses are picked by \
-             address family alone"
-        );
-        assert_eq!(
-            w[1].1,
             "OSRTP=[accept-RFC] ignored: opportunistic SRTP is not supported: a=crypto lines of RTP/AVP m-lines \
              are dropped and none are added to them, so those legs carry plain RTP"
         );
-        assert_eq!(w[2].1, "delete-delay=30 ignored: srtpgate deletes calls at once");
-        assert!(w[3].1.starts_with("media-address=192.0.2.9 ignored: media goes to the address in the SDP"));
-    }
-
-    #[test]
-    fn one_side_and_legacy_names() {
-        let w = |extra: &[(&str, Value)]| ignored_keys(&req(extra)).into_iter().map(|(_, t)| t).collect::<Vec<_>>();
-        assert_eq!(
-            w(&[("from-interface", Value::from("priv"))]),
-            ["from-interface=priv ignored: srtpgate has no named interfaces; media addresses are picked by \
-              address family alone"]
-        );
-        assert!(w(&[("to-interface", Value::from("pub"))])[0].starts_with("to-interface=pub ignored:"));
-        // One side named other than default: the whole direction is shown.
-        assert!(w(&[("direction", list(&["default", "pub"]))])[0].starts_with("direction=[default pub] ignored:"));
-        assert_eq!(
-            w(&[("direction", list(&["internal", "internal"]))]),
-            ["direction=[internal internal] ignored: srtpgate has no named interfaces and does not take \
-              internal/external as IPv4/IPv6 (address-family does); media addresses are picked by address \
-              family alone"]
-        );
-        // Untrusted names are cut.
-        let long = "x".repeat(300);
-        assert_eq!(w(&[("from-interface", Value::from(long.as_str()))])[0].matches('x').count(), MAX_ECHO);
+        assert_eq!(w[1].1, "delete-delay=30 ignored: srtpgate deletes calls at once");
     }
 
     #[test]

@@ -10,6 +10,7 @@
 
 use crate::call::{Call, CallKey, Leg, Stream};
 use crate::command::{Command, Keying, LegSetup, Resources, Resume};
+use crate::interface::{Binding, Interfaces, Pair};
 use crate::keys::{key_tag, keying};
 use crate::negotiate::Offered;
 use crate::record::{self, CallRecord, LegRecord, StreamRecord};
@@ -124,10 +125,11 @@ pub(crate) struct Keeper {
     out: VecDeque<Persist>,
 }
 
-fn leg_record(d: &Leg) -> LegRecord {
+fn leg_record(d: &Leg, interfaces: &Interfaces) -> LegRecord {
     let s = |k: &CryptoAttr| k.to_string();
     LegRecord {
-        ip: d.ip,
+        ip: d.at.addr.local,
+        interface: interfaces.get(d.at.interface).map(|i| i.name.clone()),
         port: d.port,
         srtp: d.srtp,
         proto: d.proto.clone(),
@@ -208,7 +210,10 @@ impl Table {
                         media_type: s.media_type.clone(),
                         rejected: s.rejected,
                         mux_offered: s.mux_offered,
-                        legs: [leg_record(&s.legs[0]), leg_record(&s.legs[1])],
+                        legs: [
+                            leg_record(&s.legs[0], &self.cfg.interfaces),
+                            leg_record(&s.legs[1], &self.cfg.interfaces),
+                        ],
                     })
                 })
                 .collect(),
@@ -340,7 +345,7 @@ impl Table {
                     mux: d.mux,
                     proto: d.proto.clone(),
                     pts: d.pts.clone(),
-                    ..Leg::new(d.ip, d.port, Arc::new(LegStats::default()))
+                    ..Leg::new(kept_binding(&self.cfg.interfaces, d)?, d.port, Arc::new(LegStats::default()))
                 };
                 leg.stats.block.store(r.block[p], std::sync::atomic::Ordering::Relaxed);
                 let resumed = |c: &Option<CryptoAttr>, tx: bool| -> Result<Option<Keying>, String> {
@@ -390,16 +395,16 @@ impl Table {
         }
         // Its ports, once everything else is made: a call that cannot have
         // them all is not resumed, and holds none.
-        let mut bound: Vec<u16> = Vec::new();
+        let mut bound: Vec<Pair> = Vec::new();
         for s in streams.iter().flatten() {
             for d in &s.legs {
-                if let Err(e) = res.allocate_at(d.ip, d.port) {
+                if let Err(e) = res.allocate_at(d.at, d.port) {
                     for p in bound {
                         res.release(p);
                     }
-                    return Err(format!("port {} on {}: {e}", d.port, d.ip));
+                    return Err(format!("port {} on {}: {e}", d.port, d.at.addr.local));
                 }
-                bound.push(d.port);
+                bound.push(d.pair());
             }
         }
         let worker = match self.place(res) {
@@ -527,6 +532,23 @@ fn reserve(
             rtcp: end.saturating_sub(1),
         });
     }
+}
+
+/// Where a kept leg binds again: its interface by name (else the one that
+/// holds its address), on its address, advertised as the configuration
+/// says now (an operator may have changed the NAT address).
+fn kept_binding(interfaces: &Interfaces, d: &LegRecord) -> Result<Binding, String> {
+    let found = match &d.interface {
+        Some(name) => {
+            let index = interfaces.find(name).ok_or_else(|| format!("interface '{name}' is no longer configured"))?;
+            interfaces
+                .get(index)
+                .and_then(|i| i.addrs.iter().find(|a| a.local == d.ip))
+                .map(|&addr| Binding { interface: index, addr })
+        }
+        None => interfaces.holding(d.ip),
+    };
+    found.ok_or_else(|| format!("address {} is no longer on its interface", d.ip))
 }
 
 /// The indices kept of a call, by (m-line, party, direction, key): streams

@@ -36,6 +36,7 @@ pub mod call;
 pub mod command;
 mod edit;
 mod ignored;
+pub mod interface;
 pub mod keep;
 mod keys;
 pub mod negotiate;

@@ -13,7 +13,8 @@
 
 use crate::call::{other, Call, Leg, Stream};
 use crate::command::{Command, Resources};
-use crate::edit::{fits_reply, is_dtls, is_secure, point_media, point_session, pts_of, with_security};
+use crate::edit::{fits_reply, is_dtls, is_secure, point_media, point_session, pts_of, sdp_address, with_security};
+use crate::interface::{Binding, Named, Pair};
 use crate::keys::{allowed_suites, fresh, with_params};
 use crate::negotiate::{self, Offered};
 use crate::table::{Now, Refusal, Table};
@@ -53,8 +54,8 @@ struct Relayed {
     peer_t: PeerTransport,
     /// ICE-lite towards the answerer.
     ice_a: bool,
-    /// The relay's addresses towards the offerer and the answerer.
-    ips: (IpAddr, IpAddr),
+    /// Where the relay binds its legs towards the offerer and the answerer.
+    at: (Binding, Binding),
     /// The offerer's addresses from its SDP.
     peer: Option<(Option<SocketAddr>, Option<SocketAddr>)>,
     /// The offerer multiplexes RTCP; the answerer is offered rtcp-mux.
@@ -98,6 +99,9 @@ struct OfferContext {
     bundles: Vec<Option<usize>>,
     /// `BUNDLE-offer`/`-require`.
     offer_bundle: bool,
+    /// The interfaces `direction` names for the offerer's and the
+    /// answerer's legs.
+    interfaces: (Option<Named>, Option<Named>),
 }
 
 /// What the edit of an m-line leaves for the commit.
@@ -121,6 +125,10 @@ impl Table {
             // state: one SDP must not be able to take the whole range.
             return Err(format!("{sections} media sections; at most {max_media} per call (max-media)"));
         }
+        // The offer's sender is the offerer: `direction`'s first name is
+        // its leg's interface, the second the answerer's.
+        let (from, to, notes) = self.cfg.interfaces.requested(req.direction.as_ref())?;
+        self.notes.extend(notes);
         let new = !self.calls.contains_key(&call_id);
         let fresh_call = if new { Some(self.admit(&from_tag, now, res)?) } else { None };
         let call = match &fresh_call {
@@ -129,7 +137,7 @@ impl Table {
         };
         let (o, tags) = offerer(call, &call_id, &from_tag, req)?;
         let call_holds = call.holds_ports();
-        let decided = self.decide_offer(call, o, req, &mut sdp);
+        let decided = self.decide_offer(call, o, req, &mut sdp, (from, to));
         let mut plans = decided?;
         for p in &plans {
             if let LinePlan::Relay(r) = p {
@@ -157,8 +165,8 @@ impl Table {
                 for p in &plans {
                     if let LinePlan::Relay(r) = p {
                         if r.new {
-                            res.release(r.ports.0);
-                            res.release(r.ports.1);
+                            res.release(Pair { interface: r.at.0.interface, port: r.ports.0 });
+                            res.release(Pair { interface: r.at.1.interface, port: r.ports.1 });
                         }
                     }
                 }
@@ -176,7 +184,14 @@ impl Table {
 
     /// Step 1: one plan per m-line. Reads the call; edits the offered SDP
     /// only where a BUNDLE member's port 0 stands for its owner's port.
-    fn decide_offer(&self, call: &Call, o: usize, req: &Request, sdp: &mut Sdp) -> Result<Vec<LinePlan>, Refusal> {
+    fn decide_offer(
+        &self,
+        call: &Call,
+        o: usize,
+        req: &Request,
+        sdp: &mut Sdp,
+        interfaces: (Option<Named>, Option<Named>),
+    ) -> Result<Vec<LinePlan>, Refusal> {
         let n = sdp.media().len();
         if call.streams.len() > n {
             return Err(format!("re-offer has {n} media sections, fewer than the {} before", call.streams.len()));
@@ -208,6 +223,7 @@ impl Table {
             sdes_off: req.sdes.contains(&Sdes::Off),
             bundles,
             offer_bundle,
+            interfaces,
         };
         (0..n).map(|i| self.decide_line(call, o, i, req, sdp, &ctx)).collect()
     }
@@ -257,14 +273,18 @@ impl Table {
         let ice_a = runs_ice(req, peer_t.ice.is_some());
         let peer_ip = sip_source(req).or(addr.filter(|ip| !ip.is_unspecified()));
         let peer_v6 = peer_ip.or(session_addr).is_some_and(|ip| ip.is_ipv6());
-        let ips = (self.cfg.interface_for(peer_v6), self.cfg.interface_for(family_v6.unwrap_or(peer_v6)));
+        let existing = call.streams.get(i).and_then(Option::as_ref);
+        let at = (
+            self.leg_binding(call, existing, o, ctx.interfaces.0, peer_v6).map_err(|e| format!("media {i}: {e}"))?,
+            self.leg_binding(call, existing, a, ctx.interfaces.1, family_v6.unwrap_or(peer_v6))
+                .map_err(|e| format!("media {i}: {e}"))?,
+        );
         let peer = peer_ip.map(|ip| endpoint(ip, m.port(), m.rtcp()));
         let mux_flags = &req.rtcp_mux;
         let o_mux = m.rtcp_mux() && !mux_flags.contains(&RtcpMux::Reject);
         let mux_onwards = (o_mux && !mux_flags.contains(&RtcpMux::Demux))
             || mux_flags.contains(&RtcpMux::Offer)
             || mux_flags.contains(&RtcpMux::Require);
-        let existing = call.streams.get(i).and_then(Option::as_ref);
         // Codecs: the options applied; a stream that transcodes keeps
         // the receiver's codec in a re-offer that names none.
         let implicit: Vec<Format> = match existing.and_then(|s| s.transcoding.as_ref()) {
@@ -317,7 +337,7 @@ impl Table {
             offered,
             peer_t,
             ice_a,
-            ips,
+            at,
             peer,
             o_mux,
             mux_onwards,
@@ -331,6 +351,48 @@ impl Table {
             ports: existing.map_or((0, 0), |s| (s.legs[o].port, s.legs[a].port)),
             new: existing.is_none(),
         })))
+    }
+
+    /// Where a leg of m-line stream `existing` (`None`: a new one) binds
+    /// for `party`: an existing leg stays where it is; a new one goes to
+    /// the interface of the party's other legs in the call (so a
+    /// re-offer's new m-line joins them), else to the one the request
+    /// names, else to the default; on the address of the family `v6` (or
+    /// the one an obsolete name asks for). A request naming another
+    /// interface than the party's is refused: the relay does not move a
+    /// party's legs between interfaces within a call.
+    pub(crate) fn leg_binding(
+        &self,
+        call: &Call,
+        existing: Option<&Stream>,
+        party: usize,
+        named: Option<Named>,
+        v6: bool,
+    ) -> Result<Binding, Refusal> {
+        let all = &self.cfg.interfaces;
+        // The party's interface in this call so far: this stream's leg,
+        // else the leg of any other stream.
+        let current = existing
+            .map(|s| s.legs[party].at)
+            .or_else(|| call.streams.iter().flatten().map(|s| s.legs[party].at).next());
+        if let (Some(now), Some(n)) = (current, named) {
+            if n.index != now.interface {
+                let name = |k: usize| all.get(k).map_or("?", |i| i.name.as_str()).to_string();
+                return Err(format!(
+                    "a leg on interface '{}' cannot move to '{}' within a call (direction names each leg's \
+                     interface in the first offer; later requests repeat it or leave it out)",
+                    name(now.interface),
+                    name(n.index)
+                ));
+            }
+        }
+        if existing.is_some() {
+            if let Some(at) = current {
+                return Ok(at);
+            }
+        }
+        let index = named.map(|n| n.index).or(current.map(|at| at.interface)).unwrap_or(0);
+        Ok(all.bind(index, named.and_then(|n| n.v6).unwrap_or(v6)))
     }
 
     /// The warnings of an offer's codec options, once each.
@@ -353,23 +415,26 @@ impl Table {
     /// Step 2: port pairs for the new streams (offerer's leg, then the
     /// answerer's, in m-line order); all or none.
     fn bind_ports(&self, plans: &mut [LinePlan], res: &mut dyn Resources) -> Result<(), Refusal> {
-        let mut bound: Vec<u16> = Vec::new();
+        let mut bound: Vec<Pair> = Vec::new();
         let mut fail = None;
         for p in plans.iter_mut() {
             let LinePlan::Relay(r) = p else { continue };
             if !r.new {
                 continue;
             }
-            match res.allocate(r.ips.0).and_then(|po| match res.allocate(r.ips.1) {
+            match res.allocate(r.at.0).and_then(|po| match res.allocate(r.at.1) {
                 Ok(pa) => Ok((po, pa)),
                 Err(e) => {
-                    res.release(po);
+                    res.release(Pair { interface: r.at.0.interface, port: po });
                     Err(e)
                 }
             }) {
                 Ok(ports) => {
                     r.ports = ports;
-                    bound.extend([ports.0, ports.1]);
+                    bound.extend([
+                        Pair { interface: r.at.0.interface, port: ports.0 },
+                        Pair { interface: r.at.1.interface, port: ports.1 },
+                    ]);
                 }
                 Err(e) => {
                     fail = Some(e);
@@ -420,7 +485,7 @@ impl Table {
                     m.set_ptime(Some(ms));
                 }
             }
-            let at = (r.ips.1, r.ports.1);
+            let at = (sdp_address(r.at.1.addr.advertised, req), r.ports.1);
             point_media(m, at, &r.out_proto, &r.relay_keys, r.mux_onwards, req);
             web::strip_dtls(m);
             let local = LocalTransport {
@@ -439,18 +504,19 @@ impl Table {
         // The session `c=`: the first stream's address towards the answerer
         // (streams of earlier offers that this one leaves at port 0 count).
         let call = fresh_call.or_else(|| req.call_id.as_deref().and_then(|id| self.calls.get(id)));
-        let first_kept = call
-            .and_then(|c| c.streams.iter().enumerate().find_map(|(i, s)| s.as_ref().map(|s| (i, s.legs[other(o)].ip))));
+        let first_kept = call.and_then(|c| {
+            c.streams.iter().enumerate().find_map(|(i, s)| s.as_ref().map(|s| (i, s.legs[other(o)].advertised())))
+        });
         let first_new = plans.iter().enumerate().find_map(|(i, p)| match p {
-            LinePlan::Relay(r) => Some((i, r.ips.1)),
+            LinePlan::Relay(r) => Some((i, r.at.1.addr.advertised)),
             _ => None,
         });
         let relay_ip = match (first_kept, first_new) {
             (Some(k), Some(n)) => Some(if k.0 <= n.0 { k.1 } else { n.1 }),
             (k, n) => k.or(n).map(|x| x.1),
         }
-        .unwrap_or_else(|| self.cfg.interface_for(family(req).unwrap_or(false)));
-        point_session(sdp, relay_ip, req);
+        .unwrap_or_else(|| self.cfg.interfaces.bind(0, family(req).unwrap_or(false)).addr.advertised);
+        point_session(sdp, sdp_address(relay_ip, req), req);
         web::strip_session(sdp);
         if ice_towards_answerer {
             sdp.add_session_attr("ice-lite", None);
@@ -486,8 +552,8 @@ impl Table {
             }
             if r.new {
                 let mut legs = [
-                    Leg::new(r.ips.0, r.ports.0, Arc::new(LegStats::default())),
-                    Leg::new(r.ips.1, r.ports.1, Arc::new(LegStats::default())),
+                    Leg::new(r.at.0, r.ports.0, Arc::new(LegStats::default())),
+                    Leg::new(r.at.1, r.ports.1, Arc::new(LegStats::default())),
                 ];
                 if o == 1 {
                     legs.swap(0, 1);

@@ -56,8 +56,12 @@ pub struct StreamRecord {
 /// One leg of an m-line. Keys are `a=crypto` values, zeroized on drop.
 #[derive(Serialize, Deserialize)]
 pub struct LegRecord {
-    /// The relay's address of this leg.
+    /// The relay's local address of this leg.
     pub ip: IpAddr,
+    /// The name of its interface (absent in records written before
+    /// interfaces had names: the interface holding `ip` is taken).
+    #[serde(default)]
+    pub interface: Option<String>,
     /// The relay's RTP port (RTCP is the next).
     pub port: u16,
     /// The endpoint speaks SRTP.

@@ -44,10 +44,20 @@ impl Table {
                 for why in srtpgate_stats::Drop::ALL {
                     drops.insert(why.name(), st.drops[why as usize]);
                 }
+                let family = |ip: std::net::IpAddr| if ip.is_ipv6() { "IPv6" } else { "IPv4" };
+                let (local, advertised) = (d.at.addr.local, d.at.addr.advertised);
                 let stream = Value::dict()
-                    .with("local address", d.ip.to_string())
+                    .with("local address", local.to_string())
                     .with("local port", d.port as u64)
+                    .with("family", family(local))
                     .with("endpoint", endpoint)
+                    .with(
+                        "advertised endpoint",
+                        Value::dict()
+                            .with("family", family(advertised))
+                            .with("address", advertised.to_string())
+                            .with("port", d.port as u64),
+                    )
                     .with("rtcp-mux", if d.mux { "yes" } else { "no" })
                     .with("crypto suite", d.endpoint_key.as_ref().map_or("", |k| k.suite.name()))
                     .with(
@@ -64,8 +74,10 @@ impl Table {
                             .with("delay max us", st.delay_ns_max / 1000)
                             .with("last packet", st.last_packet_ms / 1000),
                     );
+                let interface = self.cfg.interfaces.get(d.at.interface).map_or("", |i| i.name.as_str());
                 let mut media = Value::dict()
                     .with("index", (i + 1) as u64)
+                    .with("interface", interface)
                     .with("type", s.media_type.as_str())
                     .with("protocol", d.proto.as_str())
                     .with("streams", vec![stream]);

@@ -5,9 +5,9 @@
 
 use crate::call::CallKey;
 use crate::command::{Command, Keying, Resources};
+use crate::interface::{Binding, Pair};
 use srtpgate_stats::{Histogram, LegSnapshot, DELAY_BOUNDS_US};
 use std::collections::{BTreeMap, BTreeSet};
-use std::net::IpAddr;
 
 /// What a modelled worker holds of one leg.
 #[derive(Default, Debug)]
@@ -30,16 +30,16 @@ pub struct SimHost {
     pub workers: usize,
     /// Workers that stopped.
     pub dead: BTreeSet<usize>,
-    /// Ports bound and not released.
-    pub bound: BTreeSet<u16>,
-    /// Ports handed to a worker (bound ones only).
-    pub handed: BTreeSet<u16>,
+    /// Port pairs bound and not released (per interface).
+    pub bound: BTreeSet<Pair>,
+    /// Pairs handed to a worker (bound ones only).
+    pub handed: BTreeSet<Pair>,
     /// The lowest port; ports run up to `last`, the lowest free first.
     pub first: u16,
     /// The highest port.
     pub last: u16,
     /// Streams each worker holds: (worker, call, stream) → ports.
-    pub streams: BTreeMap<(usize, CallKey, usize), [u16; 2]>,
+    pub streams: BTreeMap<(usize, CallKey, usize), [Pair; 2]>,
     /// Legs: (call, stream, party).
     pub legs: BTreeMap<(CallKey, usize, usize), LegModel>,
     /// Commands that did not make sense, described.
@@ -65,7 +65,7 @@ impl SimHost {
             Command::AddStream { worker, call, stream, ports, .. } => {
                 for p in ports {
                     if !self.bound.contains(&p) || !self.handed.insert(p) {
-                        self.faults.push(format!("stream {call}/{stream} takes port {p}, not bound or taken"));
+                        self.faults.push(format!("stream {call}/{stream} takes pair {p:?}, not bound or taken"));
                     }
                 }
                 if self.find(call, stream).is_some() {
@@ -143,24 +143,26 @@ fn material(k: &Keying) -> Vec<u8> {
 }
 
 impl Resources for SimHost {
-    fn allocate(&mut self, _ip: IpAddr) -> Result<u16, String> {
-        let p = (self.first..=self.last).step_by(2).find(|p| !self.bound.contains(p)).ok_or("no free port pair")?;
-        self.bound.insert(p);
+    fn allocate(&mut self, at: Binding) -> Result<u16, String> {
+        let pair = |port| Pair { interface: at.interface, port };
+        let p =
+            (self.first..=self.last).step_by(2).find(|&p| !self.bound.contains(&pair(p))).ok_or("no free port pair")?;
+        self.bound.insert(pair(p));
         Ok(p)
     }
 
-    fn allocate_at(&mut self, _ip: IpAddr, port: u16) -> Result<(), String> {
-        if !self.bound.insert(port) {
-            return Err(format!("port {port} is in use"));
+    fn allocate_at(&mut self, at: Binding, port: u16) -> Result<(), String> {
+        if !self.bound.insert(Pair { interface: at.interface, port }) {
+            return Err(format!("port {port} is in use on interface {}", at.interface));
         }
         Ok(())
     }
 
-    fn release(&mut self, port: u16) {
-        if !self.bound.remove(&port) {
-            self.faults.push(format!("port {port} released but not bound"));
+    fn release(&mut self, pair: Pair) {
+        if !self.bound.remove(&pair) {
+            self.faults.push(format!("pair {pair:?} released but not bound"));
         }
-        self.handed.remove(&port);
+        self.handed.remove(&pair);
     }
 
     fn worker_alive(&self, w: usize) -> bool {

@@ -9,6 +9,7 @@
 use crate::call::{Call, CallKey};
 use crate::command::{Command, Resources};
 use crate::ignored;
+use crate::interface::Interfaces;
 use crate::keep::Keeper;
 use crate::web_leg::{WebLeg, WebTotals};
 use srtp::Suite;
@@ -16,7 +17,6 @@ use srtpgate_codec::Registry;
 use srtpgate_ng::{Command as Ng, Request, Value};
 use srtpgate_webrtc::dtls::Identity;
 use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -63,8 +63,8 @@ pub struct Limits {
 /// What the table is configured with.
 #[derive(Clone, Debug)]
 pub struct Settings {
-    /// The relay's media addresses (the first of a family serves it).
-    pub interfaces: Vec<IpAddr>,
+    /// The relay's logical interfaces (the first is the default).
+    pub interfaces: Interfaces,
     /// Bounds.
     pub limits: Limits,
     /// Suites offered to a plain-RTP offerer's peer.
@@ -85,13 +85,6 @@ pub struct Settings {
     pub timeout: Duration,
     /// Longest call (`None`: no limit).
     pub final_timeout: Option<Duration>,
-}
-
-impl Settings {
-    /// The relay's address of a family.
-    pub fn interface_for(&self, v6: bool) -> IpAddr {
-        self.interfaces.iter().copied().find(|ip| ip.is_ipv6() == v6).unwrap_or(self.interfaces[0])
-    }
 }
 
 /// Counters of the signalling.
@@ -488,7 +481,7 @@ impl Table {
         for s in call.streams.iter().flatten() {
             self.pairs -= 2;
             for d in &s.legs {
-                res.release(d.port);
+                res.release(d.pair());
             }
         }
     }

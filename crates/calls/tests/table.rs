@@ -4,6 +4,7 @@
 //! queued, carried out on [`SimHost`]'s model of the workers.
 
 use srtp::Suite;
+use srtpgate_calls::interface::{Interfaces, Spec};
 use srtpgate_calls::sim::SimHost;
 use srtpgate_calls::{Limits, Now, Settings, Table};
 use srtpgate_codec::Registry;
@@ -26,7 +27,7 @@ struct Rig {
 
 fn settings(workers: usize, transcode_workers: usize) -> Settings {
     Settings {
-        interfaces: vec!["198.18.0.1".parse().unwrap()],
+        interfaces: Interfaces::plain(&["198.18.0.1".parse().unwrap()]),
         limits: Limits {
             max_id_length: 256,
             max_sdp_length: 32 * 1024,
@@ -48,9 +49,14 @@ fn settings(workers: usize, transcode_workers: usize) -> Settings {
 
 impl Rig {
     fn new(workers: usize, transcode_workers: usize) -> Rig {
+        Rig::with(settings(workers, transcode_workers))
+    }
+
+    fn with(cfg: Settings) -> Rig {
         let now = Now { mono: Instant::now(), wall: SystemTime::now() };
         let id = Arc::new(Identity::generate().expect("identity"));
-        let table = Table::new(settings(workers, transcode_workers), Arc::new(Registry::new()), id, now);
+        let workers = cfg.workers;
+        let table = Table::new(cfg, Arc::new(Registry::new()), id, now);
         Rig { table, host: SimHost::new(workers, 30_000, 30_098), now }
     }
 
@@ -137,7 +143,7 @@ fn sdes_offer_answer_reoffer_delete() {
     let a = sdp("198.18.2.2", &[("audio", 5000, "RTP/SAVP", "0", crypto_line(&kb))]);
     let to_a = r.ok(answer("c1", "a", "b", &a));
     let relay_a = first_crypto(&to_a, 0);
-    assert_eq!(to_a.media()[0].port(), r.host.streams.values().next().unwrap()[0]);
+    assert_eq!(to_a.media()[0].port(), r.host.streams.values().next().unwrap()[0].port);
     let (a_rx, a_tx) = r.keys(0, 0);
     let (b_rx, b_tx) = r.keys(0, 1);
     assert_eq!(a_rx, Some(material(&ka)), "party a's leg receives with a's key");
@@ -315,4 +321,76 @@ fn limits_refuse_new_calls_with_nothing_bound() {
     r.ask(delete("f0"));
     let v = r.ask(offer("drained", "a", &o).with("supports", vec![Value::from("load limit")]));
     assert_eq!(v.get("result").and_then(Value::as_str), Some("load limit"));
+}
+
+/// The relay between a private and a public network, behind 1:1 NAT on the
+/// public side: `direction` puts each leg on its interface (the first name
+/// for the leg towards the sender of the SDP), the SDP carries each
+/// interface's advertised address, a port number may serve both, the
+/// choice holds across the answer and re-offers, and an unknown name or a
+/// move between interfaces is refused.
+#[test]
+fn direction_binds_each_leg_on_its_interface() {
+    let specs: Vec<Spec> = ["priv/198.18.1.254", "pub/198.18.2.254!203.0.113.7", "priv/fd00:1::254"]
+        .iter()
+        .map(|s| Spec::parse(s).unwrap())
+        .collect();
+    let mut r = Rig::with(Settings { interfaces: Interfaces::new(&specs, &[]).unwrap(), ..settings(1, 0) });
+    let dir = |a: &str, b: &str| Value::from(vec![a, b]);
+    let ka = key(1);
+    let o = sdp("198.18.1.1", &[("audio", 4000, "RTP/SAVP", "0 8", crypto_line(&ka))]);
+    let to_b = r.ok(offer("n1", "a", &o).with("direction", dir("priv", "pub")));
+    // Towards the callee (public side): the NAT address, never the local one.
+    assert_eq!(to_b.media_connection(0), Some("203.0.113.7".parse().unwrap()), "{}", to_b.text().as_str());
+    assert!(!to_b.text().contains("198.18.2.254"));
+    // Each leg's pair on its own interface; the same port number may serve
+    // both (one range, two interfaces).
+    let pairs = *r.host.streams.values().next().unwrap();
+    assert_eq!((pairs[0].interface, pairs[1].interface), (0, 1));
+    assert_eq!(pairs[0].port, pairs[1].port, "ports are counted per interface");
+    let kb = key(first_crypto(&to_b, 0).tag);
+    let a = sdp("198.18.2.2", &[("audio", 5000, "RTP/SAVP", "0", crypto_line(&kb))]);
+    // The answer repeats the list reversed (its sender is the callee).
+    let to_a = r.ok(answer("n1", "a", "b", &a).with("direction", dir("pub", "priv")));
+    assert_eq!(to_a.media_connection(0), Some("198.18.1.254".parse().unwrap()));
+    // query: each leg's interface and both its addresses.
+    let q = r.ask(Value::dict().with("command", "query").with("call-id", "n1"));
+    let b_media = q.get("tags").and_then(|t| t.get("b")).and_then(|t| t.get("medias")).and_then(Value::as_list);
+    let b_media = &b_media.expect("b's medias")[0];
+    assert_eq!(b_media.get("interface").and_then(Value::as_str), Some("pub"));
+    let stream = &b_media.get("streams").and_then(Value::as_list).expect("streams")[0];
+    let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
+    assert_eq!(text(stream.get("local address")).as_deref(), Some("198.18.2.254"));
+    let adv = stream.get("advertised endpoint").and_then(|e| e.get("address"));
+    assert_eq!(text(adv).as_deref(), Some("203.0.113.7"));
+    // A re-offer that leaves direction out keeps both; one that moves a leg
+    // is refused and leaves the call as it was.
+    let again = r.ok(offer("n1", "a", &o));
+    assert_eq!(again.media_connection(0), Some("203.0.113.7".parse().unwrap()));
+    let e = r.error(offer("n1", "a", &o).with("direction", dir("priv", "priv")));
+    assert!(e.contains("cannot move to 'priv'"), "{e}");
+    // A new m-line of a re-offer joins its party's interface.
+    let two = sdp(
+        "198.18.1.1",
+        &[("audio", 4000, "RTP/SAVP", "0 8", crypto_line(&ka)), ("video", 4002, "RTP/SAVP", "96", crypto_line(&ka))],
+    );
+    let to_b = r.ok(offer("n1", "a", &two));
+    assert_eq!(to_b.media_connection(1), Some("203.0.113.7".parse().unwrap()));
+    // An unknown name is refused with the names there are; the obsolete
+    // internal/external stand for the default interface's families.
+    let e = r.error(offer("n2", "a", &o).with("direction", dir("priv", "dmz")));
+    assert_eq!(e, "unknown interface 'dmz' (this relay has: priv, pub)");
+    let v = r.ask(offer("n3", "a", &o).with("direction", dir("internal", "external")));
+    assert_eq!(v.get("result").and_then(Value::as_str), Some("ok"), "{v:?}");
+    let to_b = Sdp::parse(v.get("sdp").and_then(Value::as_str).unwrap()).unwrap();
+    assert_eq!(to_b.media_connection(0), Some("fd00:1::254".parse().unwrap()));
+    let warning = v.get("warning").and_then(Value::as_str).unwrap_or("");
+    assert!(warning.contains("no interface has that name"), "{warning}");
+    // media-address: this message's SDP carries it instead.
+    let to_b = r.ok(offer("n4", "a", &o).with("direction", dir("priv", "pub")).with("media-address", "192.0.2.44"));
+    assert_eq!(to_b.media_connection(0), Some("192.0.2.44".parse().unwrap()));
+    for id in ["n1", "n3", "n4"] {
+        r.ask(delete(id));
+    }
+    assert!(r.host.bound.is_empty(), "every pair released: {:?}", r.host.bound);
 }

@@ -86,8 +86,69 @@ pub struct Ports {
     used: BTreeSet<u16>,
     /// Socket receive/send buffer size in bytes (0 = the system default).
     pub socket_buffer: usize,
+}
+
+/// The port ranges of the relay's interfaces, one [`Ports`] each (two
+/// interfaces may hand out the same port number: their sockets bind
+/// different addresses), under one open-file budget.
+#[derive(Debug)]
+pub struct PortSet {
+    ranges: Vec<Ports>,
     /// Most files the media sockets may hold (`None`: no cap but the kernel's).
     pub fd_budget: Option<usize>,
+}
+
+impl PortSet {
+    /// One range per interface, in the interfaces' order.
+    pub fn new(ranges: Vec<Ports>) -> PortSet {
+        PortSet { ranges, fd_budget: None }
+    }
+
+    /// Pairs in every range.
+    pub fn capacity(&self) -> usize {
+        self.ranges.iter().map(Ports::capacity).sum()
+    }
+
+    /// Pairs in use on every interface.
+    pub fn in_use(&self) -> usize {
+        self.ranges.iter().map(Ports::in_use).sum()
+    }
+
+    /// Binds a free pair of `interface`'s range on `ip`.
+    pub fn allocate(&mut self, interface: usize, ip: IpAddr) -> Result<PortPair, PortError> {
+        self.check_budget()?;
+        self.range(interface, ip)?.allocate(ip)
+    }
+
+    /// Binds the pair at `port` of `interface`'s range on `ip`.
+    pub fn allocate_at(&mut self, interface: usize, ip: IpAddr, port: u16) -> Result<PortPair, PortError> {
+        self.check_budget()?;
+        self.range(interface, ip)?.allocate_at(ip, port)
+    }
+
+    /// Marks a pair of `interface` free.
+    pub fn release(&mut self, interface: usize, port: u16) {
+        if let Some(r) = self.ranges.get_mut(interface) {
+            r.release(port);
+        }
+    }
+
+    fn check_budget(&self) -> Result<(), PortError> {
+        let pairs = self.in_use();
+        match self.fd_budget {
+            Some(budget) if 2 * (pairs + 1) > budget => {
+                Err(PortError::Budget { pairs, budget, limit: crate::sys::nofile_limit().0 })
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn range(&mut self, interface: usize, ip: IpAddr) -> Result<&mut Ports, PortError> {
+        self.ranges.get_mut(interface).ok_or_else(|| PortError::Bind {
+            addr: SocketAddr::new(ip, 0),
+            source: io::Error::new(io::ErrorKind::NotFound, "no such interface"),
+        })
+    }
 }
 
 impl Ports {
@@ -97,7 +158,7 @@ impl Ports {
         if max < first.saturating_add(1) || min == 0 {
             return Err(format!("port range {min}-{max} holds no RTP/RTCP pair (need an even port and the next one)"));
         }
-        Ok(Ports { min: first, max, next: first, used: BTreeSet::new(), socket_buffer: 0, fd_budget: None })
+        Ok(Ports { min: first, max, next: first, used: BTreeSet::new(), socket_buffer: 0 })
     }
 
     /// Pairs in the range.
@@ -112,11 +173,6 @@ impl Ports {
 
     /// Binds a free pair on `ip`. Ports another process holds are skipped.
     pub fn allocate(&mut self, ip: IpAddr) -> Result<PortPair, PortError> {
-        if let Some(budget) = self.fd_budget {
-            if 2 * (self.used.len() + 1) > budget {
-                return Err(PortError::Budget { pairs: self.used.len(), budget, limit: crate::sys::nofile_limit().0 });
-            }
-        }
         for _ in 0..self.capacity() {
             let port = self.next;
             // In u32: with port-max 65535 the next pair would overflow u16.
@@ -233,7 +289,7 @@ mod tests {
     /// full port range).
     #[test]
     fn out_of_files_names_the_limit() {
-        let mut p = Ports::new(41_101, 41_110).expect("range");
+        let p = Ports::new(41_101, 41_110).expect("range");
         for errno in [libc::EMFILE, libc::ENFILE] {
             let e = p
                 .check_bind(io::Error::from_raw_os_error(errno), "127.0.0.1:41102".parse().expect("addr"))
@@ -248,14 +304,22 @@ mod tests {
         let e =
             Ports::new(41_121, 41_130).expect("range").allocate("192.0.2.1".parse().expect("ip")).expect_err("foreign");
         assert!(matches!(e, PortError::Bind { .. }) && e.to_string().contains("192.0.2.1:4112"), "{e}");
-        // The budget: two pairs (four files), then a clear refusal.
-        p.fd_budget = Some(5);
+        // The budget, shared by the interfaces: two pairs (four files),
+        // then a clear refusal on either.
+        let mut set = PortSet::new(vec![p, Ports::new(41_101, 41_110).expect("range")]);
+        set.fd_budget = Some(5);
         let ip: IpAddr = "127.0.0.1".parse().expect("ip");
-        let _a = p.allocate(ip).expect("first pair");
-        let _b = p.allocate(ip).expect("second pair");
-        let e = p.allocate(ip).expect_err("over the budget");
-        assert!(matches!(e, PortError::Budget { pairs: 2, budget: 5, .. }), "{e}");
-        assert!(e.to_string().starts_with("open-file limit reached: 2 port pairs hold the 5 files"), "{e}");
+        let _a = set.allocate(0, ip).expect("first pair");
+        let _b = set.allocate(1, "127.0.0.2".parse().expect("ip")).expect("second pair, same range, other address");
+        assert_eq!(_a.port, _b.port, "each interface counts its own ports");
+        for k in 0..2 {
+            let e = set.allocate(k, ip).expect_err("over the budget");
+            assert!(matches!(e, PortError::Budget { pairs: 2, budget: 5, .. }), "{e}");
+            assert!(e.to_string().starts_with("open-file limit reached: 2 port pairs hold the 5 files"), "{e}");
+        }
+        assert_eq!((set.in_use(), set.capacity()), (2, 8));
+        set.release(1, _b.port);
+        assert_eq!(set.in_use(), 1);
     }
 
     #[test]

@@ -25,7 +25,9 @@ pub const MAX_FILTER: usize = 256;
 #[derive(Serialize, Clone, Debug, PartialEq, Default)]
 pub struct LegRow {
     pub tag: String,
-    /// The relay's address for this leg.
+    /// The relay's interface of this leg (its name).
+    pub interface: String,
+    /// The relay's address for this leg (as advertised in SDP).
     pub local: String,
     /// The endpoint's address (latched, else from its SDP; empty if none).
     pub peer: String,

@@ -295,7 +295,9 @@ where
         0 => 32,
         n => n,
     };
-    let (io, passed_over) = crate::relay::io::resolve(&cfg.io, &cfg.interfaces, cfg.workers)?;
+    let media_addrs: Vec<std::net::IpAddr> =
+        cfg.interfaces.iter().flat_map(|i| i.addrs.iter().map(|a| a.local)).collect();
+    let (io, passed_over) = crate::relay::io::resolve(&cfg.io, &media_addrs, cfg.workers)?;
     for why in passed_over {
         tracing::info!("io auto: {why}");
     }
@@ -345,9 +347,9 @@ where
     let result = rt.block_on(async {
         let ng = UdpSocket::bind(cfg.listen_ng).await.map_err(|e| format!("listen-ng {}: {e}", cfg.listen_ng))?;
         tracing::info!(
-            "srtpgate serve: NG on udp {}, media on {:?} ports {}-{}, {} workers, engine {}",
+            "srtpgate serve: NG on udp {}, media on {} ports {}-{}, {} workers, engine {}",
             cfg.listen_ng,
-            cfg.interfaces,
+            describe_interfaces(&cfg.interfaces),
             cfg.port_min,
             cfg.port_max,
             cfg.workers,
@@ -451,9 +453,32 @@ where
     E: Engine + Clone + 'static,
     E::Keys: 'static,
 {
-    let mut ports = crate::relay::ports::Ports::new(cfg.port_min, cfg.port_max)?;
-    ports.socket_buffer = cfg.socket_buffer;
-    Ok(Box::new(plane::Relay::new(engine, workers, ports)))
+    // Each interface its own range (its own, or the relay's): a port
+    // number may serve two interfaces, whose sockets bind different
+    // addresses.
+    let mut ranges = Vec::new();
+    for i in cfg.interfaces.iter() {
+        let (min, max) = i.ports.unwrap_or((cfg.port_min, cfg.port_max));
+        let mut ports =
+            crate::relay::ports::Ports::new(min, max).map_err(|e| format!("interface '{}': {e}", i.name))?;
+        ports.socket_buffer = cfg.socket_buffer;
+        ranges.push(ports);
+    }
+    Ok(Box::new(plane::Relay::new(engine, workers, crate::relay::ports::PortSet::new(ranges))))
+}
+
+/// The interfaces as the start-up line names them:
+/// `priv 10.0.0.5, pub 10.0.1.5 (advertised 203.0.113.5)`.
+fn describe_interfaces(all: &srtpgate_calls::interface::Interfaces) -> String {
+    let mut out = Vec::new();
+    for i in all.iter() {
+        for a in &i.addrs {
+            let nat = if a.advertised != a.local { format!(" (advertised {})", a.advertised) } else { String::new() };
+            let range = i.ports.map_or(String::new(), |(min, max)| format!(" ports {min}-{max}"));
+            out.push(format!("{} {}{nat}{range}", i.name, a.local));
+        }
+    }
+    out.join(", ")
 }
 
 /// Sets aside for media sockets what the open-file limit leaves beside the

@@ -7,15 +7,15 @@
 //! engine. Everything else (the table, NG, HTTP, the management page) holds
 //! a `dyn Plane` and is not generic over the engine.
 
-use crate::relay::ports::{PortPair, Ports};
+use crate::relay::ports::{PortPair, PortSet};
 use crate::relay::stats::{Histogram, LegSnapshot, WorkerStats};
 use crate::relay::worker::{self, Cmd, LegConfig, LegSockets};
 use crate::relay::WorkerHandle;
 use crate::serve::redis_store::Then;
 use srtp::{Context, Engine, EngineStats};
+use srtpgate_calls::interface::{Binding, Pair};
 use srtpgate_calls::{Command, Keying, LegSetup, LegState, Resources};
 use std::collections::HashMap;
-use std::net::IpAddr;
 use std::sync::mpsc::Receiver;
 use std::sync::Arc;
 use std::time::Duration;
@@ -37,25 +37,26 @@ pub trait Plane: Resources + Send {
     fn engine_stats(&self) -> Option<EngineStats>;
     /// Port pairs in use and in the range.
     fn ports(&self) -> (usize, usize);
-    /// Caps the files media sockets may hold (see [`Ports::fd_budget`]).
+    /// Caps the files media sockets may hold (see [`PortSet::fd_budget`]).
     fn set_fd_budget(&mut self, files: usize);
 }
 
-/// The media workers, their engine and the port range.
+/// The media workers, their engine and the interfaces' port ranges.
 pub struct Relay<E: Engine> {
     engine: E,
     workers: Vec<WorkerHandle<E>>,
-    ports: Ports,
+    ports: PortSet,
     /// Port pairs bound for streams the table has not yet sent to a worker.
-    pending: HashMap<u16, PortPair>,
+    pending: HashMap<Pair, PortPair>,
 }
 
 impl<E: Engine + Clone + 'static> Relay<E>
 where
     E::Keys: 'static,
 {
-    /// The workers over `ports` (a range with its socket buffer size).
-    pub fn new(engine: E, workers: Vec<WorkerHandle<E>>, ports: Ports) -> Relay<E> {
+    /// The workers over `ports` (each interface's range with its socket
+    /// buffer size).
+    pub fn new(engine: E, workers: Vec<WorkerHandle<E>>, ports: PortSet) -> Relay<E> {
         Relay { engine, workers, ports, pending: HashMap::new() }
     }
 
@@ -187,22 +188,22 @@ impl<E: Engine + Clone + 'static> Resources for Relay<E>
 where
     E::Keys: 'static,
 {
-    fn allocate(&mut self, ip: IpAddr) -> Result<u16, String> {
-        let p = self.ports.allocate(ip).map_err(|e| e.to_string())?;
+    fn allocate(&mut self, at: Binding) -> Result<u16, String> {
+        let p = self.ports.allocate(at.interface, at.addr.local).map_err(|e| e.to_string())?;
         let port = p.port;
-        self.pending.insert(port, p);
+        self.pending.insert(Pair { interface: at.interface, port }, p);
         Ok(port)
     }
 
-    fn allocate_at(&mut self, ip: IpAddr, port: u16) -> Result<(), String> {
-        let p = self.ports.allocate_at(ip, port).map_err(|e| e.to_string())?;
-        self.pending.insert(port, p);
+    fn allocate_at(&mut self, at: Binding, port: u16) -> Result<(), String> {
+        let p = self.ports.allocate_at(at.interface, at.addr.local, port).map_err(|e| e.to_string())?;
+        self.pending.insert(Pair { interface: at.interface, port }, p);
         Ok(())
     }
 
-    fn release(&mut self, port: u16) {
-        self.pending.remove(&port);
-        self.ports.release(port);
+    fn release(&mut self, pair: Pair) {
+        self.pending.remove(&pair);
+        self.ports.release(pair.interface, pair.port);
     }
 
     fn worker_alive(&self, w: usize) -> bool {

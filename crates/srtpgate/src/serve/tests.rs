@@ -428,28 +428,7 @@ fn ignored_keys_are_warned_and_counted() {
     assert!(v.get("warning").is_none(), "{}", warning(&v));
     assert!(s.control.lock().expect("lock").table.totals.keys_ignored.is_empty());
 
-    let cases: [(&str, &str, Value, &str); 6] = [
-        (
-            "direction",
-            "direction",
-            list(&["priv", "pub"]),
-            "direction=[priv pub] ignored: srtpgate has no named interfaces; media addresses are picked by \
-             address family alone",
-        ),
-        (
-            "from-interface",
-            "direction",
-            Value::from("priv"),
-            "from-interface=priv ignored: srtpgate has no named interfaces; media addresses are picked by \
-             address family alone",
-        ),
-        (
-            "to-interface",
-            "direction",
-            Value::from("pub"),
-            "to-interface=pub ignored: srtpgate has no named interfaces; media addresses are picked by address \
-             family alone",
-        ),
+    let cases: [(&str, &str, Value, &str); 3] = [
         (
             "OSRTP",
             "osrtp",
@@ -478,7 +457,16 @@ fn ignored_keys_are_warned_and_counted() {
         assert_eq!(after, before + 1, "{key}");
     }
     let page = super::http::render(&s);
-    assert!(page.contains("srtpgate_ng_keys_ignored_total{key=\"direction\"} 3\n"), "{page}");
+    // `direction` is acted on: a name this relay has no interface for is
+    // refused with the names there are.
+    let v = ask(
+        &s,
+        &mut cache,
+        from(1),
+        "dir",
+        &offer("named", "a", &padded_sdp(1, 40_090, 0)).with("direction", list(&["priv", "pub"])),
+    );
+    assert_eq!(reason(&v), "unknown interface 'priv' (this relay has: default)");
     assert!(page.contains("srtpgate_ng_keys_ignored_total{key=\"osrtp\"} 2\n"), "{page}");
     assert!(page.contains("srtpgate_ng_keys_ignored_total{key=\"delete-delay\"} 1\n"), "{page}");
 

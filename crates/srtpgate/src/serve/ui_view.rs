@@ -5,6 +5,7 @@
 use super::control::Control;
 use crate::relay::stats;
 use serde_json::json;
+use srtpgate_calls::interface::Interfaces;
 use srtpgate_calls::{Call, Table};
 use srtpgate_ui::{CallRow, Direction, LegRow};
 use std::net::SocketAddr;
@@ -14,10 +15,11 @@ use std::time::SystemTime;
 /// One row per call, for the page's table.
 pub fn rows(t: &Table) -> Vec<CallRow> {
     let now = SystemTime::now();
-    t.calls().map(|(id, c)| row(id, c, now)).collect()
+    let interfaces = &t.settings().interfaces;
+    t.calls().map(|(id, c)| row(id, c, now, interfaces)).collect()
 }
 
-fn row(call_id: &str, c: &Call, now: SystemTime) -> CallRow {
+fn row(call_id: &str, c: &Call, now: SystemTime, interfaces: &Interfaces) -> CallRow {
     let mut row = CallRow {
         call_id: call_id.to_string(),
         from_tag: c.tags[0].clone().unwrap_or_default(),
@@ -48,7 +50,8 @@ fn row(call_id: &str, c: &Call, now: SystemTime) -> CallRow {
                 *b += n;
             }
             if k == 0 {
-                leg.local = SocketAddr::new(d.ip, d.port).to_string();
+                leg.local = SocketAddr::new(d.at.addr.advertised, d.port).to_string();
+                leg.interface = interfaces.get(d.at.interface).map_or(String::new(), |i| i.name.clone());
                 leg.peer = match d.peer {
                     Some((Some(a), _)) => a.to_string(),
                     _ => String::new(),
@@ -93,7 +96,8 @@ fn row(call_id: &str, c: &Call, now: SystemTime) -> CallRow {
 /// Everything the relay keeps about one call, for the page's detail view.
 pub fn detail(t: &Table, call_id: &str) -> Option<serde_json::Value> {
     let c = t.call(call_id)?;
-    let row = row(call_id, c, SystemTime::now());
+    let interfaces = &t.settings().interfaces;
+    let row = row(call_id, c, SystemTime::now(), interfaces);
     let mut hist = stats::Histogram { buckets: vec![0; stats::DELAY_BOUNDS_US.len() + 1] };
     let mut streams = Vec::new();
     for (i, st) in c.streams.iter().enumerate() {
@@ -110,7 +114,8 @@ pub fn detail(t: &Table, call_id: &str) -> Option<serde_json::Value> {
             let block = d.stats.blocked();
             sides.push(json!({
                 "tag": c.tags[party].clone().unwrap_or_default(),
-                "local": SocketAddr::new(d.ip, d.port).to_string(),
+                "local": SocketAddr::new(d.at.addr.advertised, d.port).to_string(),
+                "interface": interfaces.get(d.at.interface).map_or("", |i| i.name.as_str()),
                 "peer": match d.peer { Some((Some(a), _)) => a.to_string(), _ => String::new() },
                 "protocol": d.proto,
                 "suite": d.endpoint_key.as_ref().map_or(if d.srtp { "" } else { "RTP" }, |k| k.suite.name()),

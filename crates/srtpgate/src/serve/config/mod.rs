@@ -5,9 +5,10 @@
 mod sources;
 
 pub use sources::ServeArgs;
-use sources::{FileConfig, UiFile};
+use sources::{FileConfig, InterfaceEntry, UiFile};
 use srtp::Suite;
-use std::net::{IpAddr, SocketAddr};
+use srtpgate_calls::interface::{self, Interfaces, Spec};
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
@@ -43,8 +44,8 @@ pub enum EngineChoice {
 pub struct Config {
     /// NG control address.
     pub listen_ng: SocketAddr,
-    /// Media addresses.
-    pub interfaces: Vec<IpAddr>,
+    /// Media interfaces (the first is the default).
+    pub interfaces: Interfaces,
     /// Media port range.
     pub port_min: u16,
     /// Media port range.
@@ -178,27 +179,13 @@ fn resolve_limits(args: &ServeArgs, file: &FileConfig) -> Result<Limits, String>
 fn resolve_addresses(
     args: &ServeArgs,
     file: &FileConfig,
-) -> Result<(SocketAddr, Vec<IpAddr>, (u16, u16), Option<SocketAddr>), String> {
+) -> Result<(SocketAddr, Interfaces, (u16, u16), Option<SocketAddr>), String> {
     let listen_ng = match (args.listen_ng, &file.listen_ng) {
         (Some(a), _) => a,
         (None, Some(s)) => parse("listen_ng", s)?,
         (None, None) => SocketAddr::from(([127, 0, 0, 1], 2223)),
     };
-    let interfaces: Vec<IpAddr> = if !args.interface.is_empty() {
-        args.interface.clone()
-    } else if let Some(list) = &file.interface {
-        list.iter().map(|s| parse("interface", s)).collect::<Result<_, _>>()?
-    } else {
-        vec![IpAddr::from([127, 0, 0, 1])]
-    };
-    if interfaces.is_empty() {
-        return Err("interface: at least one media address is needed".into());
-    }
-    if let Some(ip) = interfaces.iter().find(|ip| ip.is_unspecified() || ip.is_multicast()) {
-        return Err(format!(
-            "interface: {ip} cannot be a media address (it goes into SDP; give the address peers reach)"
-        ));
-    }
+    let (specs, ranges) = interface_specs(args, file)?;
     let port_min = args.port_min.or(file.port_min).unwrap_or(30_000);
     let port_max = args.port_max.or(file.port_max).unwrap_or(40_000);
     if port_min == 0 || port_min >= port_max {
@@ -209,7 +196,42 @@ fn resolve_addresses(
         (None, Some(s)) => Some(parse("listen_http", s)?),
         (None, None) => None,
     };
+    let interfaces = Interfaces::new(&specs, &ranges).map_err(|e| e.to_string())?;
     Ok((listen_ng, interfaces, (port_min, port_max), listen_http))
+}
+
+/// The interfaces the command line names (all of them, when it names
+/// any), else the file's, else 127.0.0.1; and the port ranges of those the
+/// file gives one.
+#[allow(clippy::type_complexity)]
+fn interface_specs(args: &ServeArgs, file: &FileConfig) -> Result<(Vec<Spec>, Vec<(String, (u16, u16))>), String> {
+    let spec = |s: &str| Spec::parse(s).map_err(|e| e.to_string());
+    if !args.interface.is_empty() {
+        return Ok((args.interface.iter().map(|s| spec(s)).collect::<Result<_, _>>()?, Vec::new()));
+    }
+    let Some(entries) = &file.interface else {
+        return Ok((vec![spec("127.0.0.1")?], Vec::new()));
+    };
+    let (mut specs, mut ranges) = (Vec::new(), Vec::new());
+    for e in entries {
+        match e {
+            InterfaceEntry::Spec(s) => specs.push(spec(s)?),
+            InterfaceEntry::Table(t) => {
+                let name = t.name.as_deref().unwrap_or(interface::DEFAULT);
+                let text = match &t.advertised {
+                    Some(a) => format!("{name}/{}!{a}", t.address),
+                    None => format!("{name}/{}", t.address),
+                };
+                specs.push(spec(&text)?);
+                match (t.port_min, t.port_max) {
+                    (Some(min), Some(max)) => ranges.push((name.to_string(), (min, max))),
+                    (None, None) => {}
+                    _ => return Err(format!("interface '{name}': give both port_min and port_max, or neither")),
+                }
+            }
+        }
+    }
+    Ok((specs, ranges))
 }
 
 /// Media workers, and how many of them carry the transcoded calls.
@@ -562,12 +584,45 @@ mod tests {
         let c = with_file("listen_ng = \"127.0.0.1:9\"\ninterface = [\"::1\", \"127.0.0.2\"]\nport_min = 2000\nport_max = 3000\nengine = \"auto\"\n")
             .expect("file");
         assert_eq!(c.listen_ng.port(), 9);
-        assert_eq!(c.table_settings().interface_for(false), "127.0.0.2".parse::<IpAddr>().expect("ip"));
-        assert_eq!(c.table_settings().interface_for(true), "::1".parse::<IpAddr>().expect("ip"));
+        let ip = |s: &str| s.parse::<std::net::IpAddr>().expect("ip");
+        assert_eq!(c.table_settings().interfaces.bind(0, false).addr.local, ip("127.0.0.2"));
+        assert_eq!(c.table_settings().interfaces.bind(0, true).addr.local, ip("::1"));
         assert_eq!(c.engine, EngineChoice::Auto);
         let args = ServeArgs { port_min: Some(5000), port_max: Some(6000), ..Default::default() };
         let c = Config::resolve(&args).expect("flags");
         assert_eq!((c.port_min, c.port_max), (5000, 6000));
+    }
+
+    /// Named interfaces as rtpengine writes them, on the command line or
+    /// in the file, where a table can also give one its own port range.
+    #[test]
+    fn named_interfaces_with_nat_and_port_ranges() {
+        let ip = |s: &str| s.parse::<std::net::IpAddr>().expect("ip");
+        let args = ServeArgs {
+            interface: vec!["priv/127.0.0.1".into(), "pub/127.0.0.2!203.0.113.5".into()],
+            ..Default::default()
+        };
+        let c = Config::resolve(&args).expect("flags");
+        let names: Vec<&str> = c.interfaces.iter().map(|i| i.name.as_str()).collect();
+        assert_eq!(names, ["priv", "pub"]);
+        assert_eq!(c.interfaces.bind(1, false).addr.advertised, ip("203.0.113.5"));
+        let c = with_file(
+            "interface = [\"priv/127.0.0.1\", { name = \"pub\", address = \"127.0.0.2\", advertised = \"203.0.113.5\", \
+             port_min = 42000, port_max = 42999 }]\n",
+        )
+        .expect("file");
+        assert_eq!(c.interfaces.get(1).map(|i| i.ports), Some(Some((42_000, 42_999))));
+        assert_eq!(c.interfaces.get(0).map(|i| i.ports), Some(None));
+        assert_eq!(c.interfaces.bind(1, false).addr.local, ip("127.0.0.2"));
+        for (bad, says) in [
+            ("interface = [{ name = \"x\", address = \"127.0.0.1\", port_min = 4000 }]\n", "both port_min"),
+            ("interface = [{ address = \"127.0.0.1\", colour = 1 }]\n", "interface"),
+            ("interface = [\"a/127.0.0.1\", \"b/127.0.0.1\"]\n", "given twice"),
+            ("interface = [\"a/eth0\"]\n", "not an IP address"),
+        ] {
+            let e = with_file(bad).expect_err(bad);
+            assert!(e.contains(says), "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use clap::Args;
 use serde::Deserialize;
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::path::PathBuf;
 
 /// Flags of `srtpgate serve`. Each has an environment variable
@@ -17,9 +17,12 @@ pub struct ServeArgs {
     /// Address of the NG control protocol (UDP), e.g. 127.0.0.1:2223.
     #[arg(long = "listen-ng", env = "SRTPGATE_LISTEN_NG")]
     pub listen_ng: Option<SocketAddr>,
-    /// Media address (IPv4 or IPv6); repeat for both families.
+    /// Media interface, as rtpengine writes it: [NAME/]ADDRESS[!ADVERTISED]
+    /// (the name `default` when left out; ADVERTISED goes into SDP where
+    /// the socket binds ADDRESS, as behind 1:1 NAT). Repeat for more
+    /// interfaces, and for both families of one; the first is the default.
     #[arg(long = "interface", short = 'i', env = "SRTPGATE_INTERFACE", value_delimiter = ',')]
-    pub interface: Vec<IpAddr>,
+    pub interface: Vec<String>,
     /// Lowest media port.
     #[arg(long = "port-min", short = 'm', env = "SRTPGATE_PORT_MIN")]
     pub port_min: Option<u16>,
@@ -177,12 +180,34 @@ pub struct ServeArgs {
     pub foreground: bool,
 }
 
+/// One `interface` of the configuration file: rtpengine's string, or a
+/// table that can also give the interface its own port range.
+#[derive(Deserialize, Debug, Clone)]
+#[serde(untagged)]
+pub(super) enum InterfaceEntry {
+    /// `[NAME/]ADDRESS[!ADVERTISED]`.
+    Spec(String),
+    /// `{ name, address, advertised, port_min, port_max }`.
+    Table(InterfaceTable),
+}
+
+/// An interface written as a table.
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub(super) struct InterfaceTable {
+    pub(super) name: Option<String>,
+    pub(super) address: String,
+    pub(super) advertised: Option<String>,
+    pub(super) port_min: Option<u16>,
+    pub(super) port_max: Option<u16>,
+}
+
 /// The configuration file: every key optional, unknown keys refused.
 #[derive(Deserialize, Debug, Default)]
 #[serde(deny_unknown_fields)]
 pub(super) struct FileConfig {
     pub(super) listen_ng: Option<String>,
-    pub(super) interface: Option<Vec<String>>,
+    pub(super) interface: Option<Vec<InterfaceEntry>>,
     pub(super) port_min: Option<u16>,
     pub(super) port_max: Option<u16>,
     pub(super) listen_http: Option<String>,
