@@ -150,7 +150,8 @@ function onSummary(s: Summary): void {
   setText($("summary-p50"), micros(s.delay_p50_us));
   setText($("summary-p99"), micros(s.delay_p99_us));
   const draining = $("summary-draining");
-  setText(draining, s.draining ? "draining" : "accepting");
+  const refused = s.load_limited ? ` · ${s.load_limited} refused at load limits` : "";
+  setText(draining, (s.draining ? "draining" : "accepting") + refused);
   draining.className = `pill ${s.draining ? "warn" : "ok"}`;
   if (pendingDrain === null && drain.checked !== s.draining) drain.checked = s.draining;
   if (s.log_level !== undefined) setLogLevel(s.log_level);

@@ -54,6 +54,8 @@ export interface Summary {
   delay_p50_us: number | null;
   delay_p99_us: number | null;
   draining: boolean;
+  /** New calls refused at the relay's load limits (and while draining) since it started. */
+  load_limited?: number;
   log_level: string;
 }
 

@@ -32,11 +32,26 @@ pub trait Resources {
     /// The pair is free again (its sockets close once no worker holds
     /// them).
     fn release(&mut self, pair: Pair);
+    /// What the data plane bears now, for the load limits.
+    fn load(&self) -> Load;
     /// Whether worker `w` runs.
     fn worker_alive(&self, w: usize) -> bool;
     /// Every packet the workers handled, live calls or ended, and the
     /// delay histogram (for `statistics`).
     fn media_totals(&self) -> (LegSnapshot, Histogram);
+}
+
+/// What the data plane bears now (sampled over the last second or so).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Load {
+    /// Share of the media workers' time spent on packets and commands
+    /// rather than waiting for them (0–1, the workers' mean).
+    pub busy: f64,
+    /// Bytes the workers received per second.
+    pub bytes_per_s: u64,
+    /// Files left for media sockets under the open-file budget (`None`:
+    /// no budget known).
+    pub free_files: Option<usize>,
 }
 
 /// How a worker builds one SRTP context.

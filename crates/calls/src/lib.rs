@@ -51,8 +51,8 @@ pub mod web;
 pub mod web_leg;
 
 pub use call::{Call, CallKey, Leg, Stream};
-pub use command::{Command, Keying, LegSetup, Resources, Resume};
+pub use command::{Command, Keying, LegSetup, Load, Resources, Resume};
 pub use keep::{LegState, Persist};
 pub use report::LIST_PAGE;
-pub use table::{Limits, Now, Refusal, Settings, Table, Totals};
+pub use table::{Limits, LoadLimit, Now, Refusal, Settings, Table, Totals};
 pub use web::Signal;

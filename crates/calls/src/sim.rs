@@ -4,7 +4,7 @@
 //! checks on the way that every command makes sense.
 
 use crate::call::CallKey;
-use crate::command::{Command, Keying, Resources};
+use crate::command::{Command, Keying, Load, Resources};
 use crate::interface::{Binding, Pair};
 use srtpgate_stats::{Histogram, LegSnapshot, DELAY_BOUNDS_US};
 use std::collections::{BTreeMap, BTreeSet};
@@ -44,6 +44,8 @@ pub struct SimHost {
     pub legs: BTreeMap<(CallKey, usize, usize), LegModel>,
     /// Commands that did not make sense, described.
     pub faults: Vec<String>,
+    /// What [`Resources::load`] reports (set by a test).
+    pub load: Load,
     /// Commands carried out.
     pub applied: u64,
 }
@@ -163,6 +165,10 @@ impl Resources for SimHost {
             self.faults.push(format!("pair {pair:?} released but not bound"));
         }
         self.handed.remove(&pair);
+    }
+
+    fn load(&self) -> Load {
+        self.load
     }
 
     fn worker_alive(&self, w: usize) -> bool {

@@ -58,6 +58,68 @@ pub struct Limits {
     pub max_sessions_without_media: usize,
     /// Most calls.
     pub max_sessions: usize,
+    /// New calls wait while the workers are busier than this share of
+    /// their time (0–1).
+    pub max_load: Option<f64>,
+    /// ... or while they receive more bytes per second than this.
+    pub max_bandwidth: Option<u64>,
+    /// ... or while fewer files than this are left for media sockets.
+    pub min_free_files: Option<usize>,
+}
+
+/// Why a new call was refused for the relay's load: rtpengine's load-limit
+/// kinds (a proxy's module tries its next relay on them), and a drain.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LoadLimit {
+    /// `max-sessions`.
+    Sessions,
+    /// `max-load`.
+    Load,
+    /// `max-bandwidth`.
+    Bandwidth,
+    /// `min-free-files`.
+    Files,
+    /// A drain from the management page.
+    Draining,
+}
+
+impl LoadLimit {
+    /// Every kind, for the metrics.
+    pub const ALL: [LoadLimit; 5] =
+        [LoadLimit::Sessions, LoadLimit::Load, LoadLimit::Bandwidth, LoadLimit::Files, LoadLimit::Draining];
+
+    /// The label of `srtpgate_ng_load_limited_total`.
+    pub fn name(self) -> &'static str {
+        match self {
+            LoadLimit::Sessions => "sessions",
+            LoadLimit::Load => "load",
+            LoadLimit::Bandwidth => "bandwidth",
+            LoadLimit::Files => "files",
+            LoadLimit::Draining => "draining",
+        }
+    }
+
+    /// The reply's `message` under `supports: [load limit]`: rtpengine's
+    /// text for the kind. Files use the text of rtpengine's port shortage,
+    /// which Kamailio's and OpenSIPS's modules also fail over on.
+    pub fn message(self) -> &'static str {
+        match self {
+            LoadLimit::Sessions | LoadLimit::Draining => "Parallel session limit reached",
+            LoadLimit::Load => "Load limit exceeded",
+            LoadLimit::Bandwidth => "Bandwidth limit exceeded",
+            LoadLimit::Files => "Ran out of ports",
+        }
+    }
+
+    /// The `error-reason` without `supports: [load limit]`: rtpengine's
+    /// one text for every load kind (OpenSIPS's module, which never sends
+    /// `supports`, matches it to fail over), the port shortage's for files.
+    pub fn error_reason(self) -> &'static str {
+        match self {
+            LoadLimit::Files => "Ran out of ports",
+            _ => "Parallel session limit reached",
+        }
+    }
 }
 
 /// What the table is configured with.
@@ -119,6 +181,8 @@ pub struct Totals {
     pub calls_resumed: u64,
     /// Calls kept in Redis that could not be resumed.
     pub calls_not_resumed: u64,
+    /// New calls refused for the relay's load, by kind.
+    pub load_limited: BTreeMap<LoadLimit, u64>,
 }
 
 /// The call table.
@@ -144,7 +208,7 @@ pub struct Table {
     pub(crate) notes: Vec<String>,
     /// The request being handled was refused by a limit on new calls: with
     /// `supports: [load limit]` its reply is `result: load limit`.
-    pub(crate) load_limited: bool,
+    pub(crate) load_limited: Option<LoadLimit>,
     /// New calls are refused (drain, from the management page).
     draining: bool,
     /// The running transport of every ICE/DTLS leg: (call, stream, party).
@@ -176,7 +240,7 @@ impl Table {
             next_worker: 0,
             next_tc_worker: 0,
             notes: Vec::new(),
-            load_limited: false,
+            load_limited: None,
             draining: false,
             web: BTreeMap::new(),
             web_totals: WebTotals::default(),
@@ -257,7 +321,7 @@ impl Table {
     pub fn handle(&mut self, req: &Request, now: Now, res: &mut dyn Resources) -> Value {
         *self.totals.commands.entry(req.command.name()).or_default() += 1;
         self.notes.clear();
-        self.load_limited = false;
+        self.load_limited = None;
         let r = self.check_lengths(req).and_then(|()| match req.command {
             Ng::Ping => Ok(Value::dict().with("result", "pong")),
             Ng::Offer => self.offer(req, now, res),
@@ -304,10 +368,10 @@ impl Table {
                     call_id = req.call_id.as_deref().unwrap_or(""),
                     "refused: {e}"
                 );
-                if self.load_limited && req.supports_load_limit {
+                if let Some(kind) = self.load_limited.filter(|_| req.supports_load_limit) {
                     // rtpengine's `load limit` extension: the module tries
                     // its next relay instead of failing the call.
-                    return Value::dict().with("result", "load limit").with("message", e.as_str());
+                    return Value::dict().with("result", "load limit").with("message", kind.message());
                 }
                 srtpgate_ng::error(&e)
             }
@@ -371,13 +435,11 @@ impl Table {
     /// A new call of `call_id` with its first party's tag, on a worker of
     /// the pass-through pool; refused at the limits on new calls.
     pub(crate) fn admit(&mut self, tag: &str, now: Now, res: &dyn Resources) -> Result<Call, Refusal> {
-        if self.draining {
-            self.load_limited = true;
-            return Err("draining: this relay takes no new calls".into());
-        }
-        if self.calls.len() >= self.cfg.limits.max_sessions {
-            self.load_limited = true;
-            return Err(format!("session limit reached ({} calls)", self.cfg.limits.max_sessions));
+        if let Some((kind, why)) = self.over_limit(res) {
+            tracing::warn!("new call refused: {why}");
+            *self.totals.load_limited.entry(kind).or_default() += 1;
+            self.load_limited = Some(kind);
+            return Err(kind.error_reason().to_string());
         }
         let worker = self.place(res)?;
         Ok(Call {
@@ -391,6 +453,34 @@ impl Table {
             answered: false,
             offerer: 0,
         })
+    }
+
+    /// The first load limit a new call would pass, with what was measured
+    /// (rtpengine's order: sessions, load, bandwidth; then files).
+    fn over_limit(&self, res: &dyn Resources) -> Option<(LoadLimit, String)> {
+        let l = &self.cfg.limits;
+        if self.draining {
+            return Some((LoadLimit::Draining, "draining: this relay takes no new calls".into()));
+        }
+        if self.calls.len() >= l.max_sessions {
+            return Some((LoadLimit::Sessions, format!("{} calls, max-sessions {}", self.calls.len(), l.max_sessions)));
+        }
+        if l.max_load.is_none() && l.max_bandwidth.is_none() && l.min_free_files.is_none() {
+            return None;
+        }
+        let load = res.load();
+        if let Some(max) = l.max_load.filter(|&m| load.busy >= m) {
+            return Some((LoadLimit::Load, format!("workers busy {:.2} of their time, max-load {max}", load.busy)));
+        }
+        if let Some(max) = l.max_bandwidth.filter(|&m| load.bytes_per_s >= m) {
+            return Some((LoadLimit::Bandwidth, format!("{} bytes/s received, max-bandwidth {max}", load.bytes_per_s)));
+        }
+        match (l.min_free_files, load.free_files) {
+            (Some(min), Some(free)) if free < min => {
+                Some((LoadLimit::Files, format!("{free} files left for media sockets, min-free-files {min}")))
+            }
+            _ => None,
+        }
     }
 
     /// Puts a new call in the table under a fresh key.

@@ -6,7 +6,7 @@
 use srtp::Suite;
 use srtpgate_calls::interface::{Interfaces, Spec};
 use srtpgate_calls::sim::SimHost;
-use srtpgate_calls::{Limits, Now, Settings, Table};
+use srtpgate_calls::{Limits, Load, Now, Settings, Table};
 use srtpgate_codec::Registry;
 use srtpgate_ng::Value;
 use srtpgate_sdp::crypto::CryptoAttr;
@@ -34,6 +34,9 @@ fn settings(workers: usize, transcode_workers: usize) -> Settings {
             max_media: 16,
             max_sessions_without_media: 10,
             max_sessions: 100,
+            max_load: None,
+            max_bandwidth: None,
+            min_free_files: None,
         },
         sdes_suites: vec![Suite::AES_CM_128_HMAC_SHA1_80, Suite::AES_CM_128_HMAC_SHA1_32],
         libsrtp_aes192_kdf: false,
@@ -321,6 +324,49 @@ fn limits_refuse_new_calls_with_nothing_bound() {
     r.ask(delete("f0"));
     let v = r.ask(offer("drained", "a", &o).with("supports", vec![Value::from("load limit")]));
     assert_eq!(v.get("result").and_then(Value::as_str), Some("load limit"));
+}
+
+/// rtpengine's load limits: at each, a new call is refused with its text,
+/// as `result: load limit` where the request supports it (the proxy tries
+/// its next relay), else as rtpengine's one error; a call that exists goes
+/// on; each refusal is counted by kind.
+#[test]
+fn load_limits_answer_as_rtpengine_does() {
+    let limits = Limits {
+        max_sessions: 2,
+        max_load: Some(0.9),
+        max_bandwidth: Some(1_000_000),
+        min_free_files: Some(100),
+        ..settings(1, 0).limits
+    };
+    let mut r = Rig::with(Settings { limits, ..settings(1, 0) });
+    let o = sdp("198.18.1.1", &[("audio", 4000, "RTP/AVP", "0", String::new())]);
+    let supports = || Value::from(vec!["load limit"]);
+    r.ok(offer("l1", "a", &o));
+    let refused = |r: &mut Rig, load: Load, message: &str, reason: &str| {
+        r.host.load = load;
+        let v = r.ask(offer("new", "a", &o).with("supports", supports()));
+        assert_eq!(v.get("result").and_then(Value::as_str), Some("load limit"), "{v:?}");
+        assert_eq!(v.get("message").and_then(Value::as_str), Some(message));
+        assert_eq!(r.error(offer("new", "a", &o)), reason);
+        // The call that exists takes re-offers.
+        r.ok(offer("l1", "a", &o).with("supports", supports()));
+    };
+    let calm = Load { busy: 0.2, bytes_per_s: 10_000, free_files: Some(5_000) };
+    refused(&mut r, Load { busy: 0.95, ..calm }, "Load limit exceeded", "Parallel session limit reached");
+    refused(
+        &mut r,
+        Load { bytes_per_s: 2_000_000, ..calm },
+        "Bandwidth limit exceeded",
+        "Parallel session limit reached",
+    );
+    refused(&mut r, Load { free_files: Some(40), ..calm }, "Ran out of ports", "Ran out of ports");
+    r.host.load = calm;
+    r.ok(offer("l2", "a", &o));
+    refused(&mut r, calm, "Parallel session limit reached", "Parallel session limit reached");
+    let counted: Vec<(&str, u64)> = r.table.totals.load_limited.iter().map(|(k, n)| (k.name(), *n)).collect();
+    assert_eq!(counted, [("sessions", 2), ("load", 2), ("bandwidth", 2), ("files", 2)]);
+    assert_eq!(r.table.len(), 2, "no refused offer made a call");
 }
 
 /// The relay between a private and a public network, behind 1:1 NAT on the

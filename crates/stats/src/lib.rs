@@ -309,6 +309,9 @@ pub struct WorkerStats {
     pub xdp_socket_drops: [AtomicU64; 4],
     /// Next hops the AF_XDP backend's bounded cache evicted to make room.
     pub xdp_hops_evicted: AtomicU64,
+    /// Nanoseconds the worker spent on commands and rounds rather than
+    /// waiting for packets (its load: the `max-load` limit reads it).
+    pub busy_ns: AtomicU64,
 }
 
 /// What a transcoding counter counts: the index of
@@ -393,6 +396,7 @@ impl WorkerStats {
             transcode: std::array::from_fn(|_| AtomicU64::new(0)),
             xdp_socket_drops: std::array::from_fn(|_| AtomicU64::new(0)),
             xdp_hops_evicted: AtomicU64::new(0),
+            busy_ns: AtomicU64::new(0),
         }
     }
 

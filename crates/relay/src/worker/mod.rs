@@ -138,6 +138,7 @@ where
             let idle = if self.busy_poll || more { Duration::ZERO } else { Duration::from_millis(500) };
             let shard = &mut self.shard;
             let round = shard.io.wait(idle, self.max_batch, &mut shard.pool, &mut self.queues.rx);
+            let woke = crate::sys::now_ns();
             more = round.more;
             if round.woken || !self.cmds.is_empty() {
                 loop {
@@ -149,7 +150,9 @@ where
                 }
             }
             self.shard.round(&mut self.queues);
-            self.shard.stats.pool_free.store(self.shard.pool.free() as u64, Relaxed);
+            let stats = &self.shard.stats;
+            stats.pool_free.store(self.shard.pool.free() as u64, Relaxed);
+            stats.busy_ns.fetch_add(crate::sys::now_ns().saturating_sub(woke), Relaxed);
         }
     }
 }

@@ -243,6 +243,17 @@ fn signalling(o: &mut String, shared: &Shared, snap: &Snapshot) {
         "NG requests answered with a key accepted but not acted on (named in the reply's warning), by key.",
         &keys,
     );
+    let limited: Vec<_> = srtpgate_calls::LoadLimit::ALL
+        .iter()
+        .map(|k| (format!("{{limit=\"{}\"}}", k.name()), t.load_limited.get(k).copied().unwrap_or(0) as f64))
+        .collect();
+    metric(
+        o,
+        "ng_load_limited_total",
+        "counter",
+        "New calls refused for the relay's load (answered as rtpengine's load limit), by limit.",
+        &limited,
+    );
     metric(
         o,
         "calls_ended_total",

@@ -14,11 +14,14 @@ use crate::relay::WorkerHandle;
 use crate::serve::redis_store::Then;
 use srtp::{Context, Engine, EngineStats};
 use srtpgate_calls::interface::{Binding, Pair};
-use srtpgate_calls::{Command, Keying, LegSetup, LegState, Resources};
+use srtpgate_calls::{Command, Keying, LegSetup, LegState, Load, Resources};
+use std::cell::Cell;
 use std::collections::HashMap;
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::mpsc::Receiver;
 use std::sync::Arc;
 use std::time::Duration;
+use std::time::Instant;
 
 /// What the control plane needs of the workers.
 pub trait Plane: Resources + Send {
@@ -48,7 +51,23 @@ pub struct Relay<E: Engine> {
     ports: PortSet,
     /// Port pairs bound for streams the table has not yet sent to a worker.
     pending: HashMap<Pair, PortPair>,
+    /// The load as last sampled, and the counters it was sampled from.
+    load: Cell<LoadSample>,
 }
+
+/// The workers' busy time and received bytes at one instant, and the load
+/// computed from the sample before.
+#[derive(Clone, Copy)]
+struct LoadSample {
+    at: Instant,
+    busy_ns: u64,
+    bytes_in: u64,
+    load: Load,
+}
+
+/// How long a load sample stands: offers in between read it again, so an
+/// offer costs no walk over the workers' counters.
+const LOAD_SAMPLE: Duration = Duration::from_millis(500);
 
 impl<E: Engine + Clone + 'static> Relay<E>
 where
@@ -57,7 +76,8 @@ where
     /// The workers over `ports` (each interface's range with its socket
     /// buffer size).
     pub fn new(engine: E, workers: Vec<WorkerHandle<E>>, ports: PortSet) -> Relay<E> {
-        Relay { engine, workers, ports, pending: HashMap::new() }
+        let load = LoadSample { at: Instant::now(), busy_ns: 0, bytes_in: 0, load: Load::default() };
+        Relay { engine, workers, ports, pending: HashMap::new(), load: Cell::new(load) }
     }
 
     fn send(&self, worker: usize, cmd: Cmd<E>) {
@@ -204,6 +224,30 @@ where
     fn release(&mut self, pair: Pair) {
         self.pending.remove(&pair);
         self.ports.release(pair.interface, pair.port);
+    }
+
+    fn load(&self) -> Load {
+        let last = self.load.get();
+        let now = Instant::now();
+        let span = now.duration_since(last.at);
+        if span < LOAD_SAMPLE {
+            return last.load;
+        }
+        let (mut busy_ns, mut bytes_in) = (0u64, 0u64);
+        for w in &self.workers {
+            busy_ns += w.stats.busy_ns.load(Relaxed);
+            bytes_in += w.stats.total.snapshot().bytes_in;
+        }
+        let secs = span.as_secs_f64();
+        let workers = self.workers.len().max(1) as f64;
+        let files = self.ports.fd_budget.map(|b| b.saturating_sub(2 * self.ports.in_use()));
+        let load = Load {
+            busy: (busy_ns.saturating_sub(last.busy_ns) as f64 / 1e9 / secs / workers).clamp(0.0, 1.0),
+            bytes_per_s: (bytes_in.saturating_sub(last.bytes_in) as f64 / secs) as u64,
+            free_files: files,
+        };
+        self.load.set(LoadSample { at: now, busy_ns, bytes_in, load });
+        load
     }
 
     fn worker_alive(&self, w: usize) -> bool {

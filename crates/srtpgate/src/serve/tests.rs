@@ -506,7 +506,7 @@ fn load_limit_is_answered_when_supported() {
     assert_eq!(result(&v), "ok", "{}", reason(&v));
     let v = ask(&s, &mut cache, from(1), "l2", &offer("second", "a", &padded_sdp(1, 40_010, 0)));
     assert_eq!(result(&v), "error");
-    assert_eq!(reason(&v), "session limit reached (1 calls)");
+    assert_eq!(reason(&v), "Parallel session limit reached");
     let v = ask(
         &s,
         &mut cache,
@@ -515,7 +515,7 @@ fn load_limit_is_answered_when_supported() {
         &offer("second", "a", &padded_sdp(1, 40_010, 0)).with("supports", supports.clone()),
     );
     assert_eq!(result(&v), "load limit");
-    assert_eq!(v.get("message").and_then(Value::as_str), Some("session limit reached (1 calls)"));
+    assert_eq!(v.get("message").and_then(Value::as_str), Some("Parallel session limit reached"));
     // The call that exists takes re-offers, with or without the key.
     let v = ask(
         &s,
@@ -536,6 +536,9 @@ fn load_limit_is_answered_when_supported() {
     let v =
         ask(&s, &mut cache, from(1), "l6", &offer("third", "a", &padded_sdp(1, 40_020, 0)).with("supports", supports));
     assert_eq!(result(&v), "load limit");
-    assert_eq!(v.get("message").and_then(Value::as_str), Some("draining: this relay takes no new calls"));
+    assert_eq!(v.get("message").and_then(Value::as_str), Some("Parallel session limit reached"));
+    let page = super::http::render(&s);
+    assert!(page.contains("srtpgate_ng_load_limited_total{limit=\"sessions\"} 2\n"), "{page}");
+    assert!(page.contains("srtpgate_ng_load_limited_total{limit=\"draining\"} 1\n"), "{page}");
     check_counts(&s);
 }

@@ -557,6 +557,7 @@ pub async fn sampler(s: Arc<Shared>) {
         let (media, hist) = control.plane.media_totals();
         let workers = super::ui_view::workers(&control);
         let draining = control.table.draining();
+        let load_limited: u64 = control.table.totals.load_limited.values().sum();
         let engine_stats = control.plane.engine_stats();
         drop(control);
         let stats: Vec<_> = workers.iter().map(|w| w.0.clone()).collect();
@@ -577,7 +578,8 @@ pub async fn sampler(s: Arc<Shared>) {
             "time_ms": time_ms, "calls": rows.len(), "packets_per_s": rate,
             "packets_in": media.packets_in, "packets_out": media.packets_out, "dropped": media.dropped(),
             "delay_p50_us": recent.quantile_or_over_us(0.5), "delay_p99_us": recent.quantile_or_over_us(0.99),
-            "draining": draining, "log_level": u.log_level.lock().map(|l| l.clone()).unwrap_or_default(),
+            "draining": draining, "load_limited": load_limited,
+            "log_level": u.log_level.lock().map(|l| l.clone()).unwrap_or_default(),
         });
         let (batches, packets) =
             stats.iter().fold((0, 0), |(b, p), w| (b + w.batches.load(Relaxed), p + w.batch_packets.load(Relaxed)));

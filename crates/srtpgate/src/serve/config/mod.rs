@@ -87,6 +87,13 @@ pub struct Config {
     pub final_timeout: Option<Duration>,
     /// Most calls.
     pub max_sessions: usize,
+    /// Load limits beside it: workers' busy share, bytes/s received,
+    /// files left for media.
+    pub max_load: Option<f64>,
+    /// See `max_load`.
+    pub max_bandwidth: Option<u64>,
+    /// See `max_load`.
+    pub min_free_files: Option<usize>,
     /// Suites offered to a plain-RTP offerer's peer.
     pub sdes_suites: Vec<Suite>,
     /// libsrtp < 2.8 AES-192 key derivation.
@@ -383,6 +390,11 @@ impl Config {
             return Err(format!("batch: {batch} is more than {}", crate::relay::worker::MAX_LOOP_PACKETS));
         }
         let timeout = args.timeout.or(file.timeout).unwrap_or(60);
+        // rtpengine's 0 turns a limit off.
+        let max_load = args.max_load.or(file.max_load).filter(|&l| l != 0.0);
+        if let Some(l) = max_load.filter(|l| !(0.0..=1.0).contains(l)) {
+            return Err(format!("max-load: {l} is not a share of the workers' time (0.0-1.0; 0 turns it off)"));
+        }
         if timeout == 0 {
             return Err("timeout: must be at least 1 second".into());
         }
@@ -420,6 +432,9 @@ impl Config {
             timeout: Duration::from_secs(timeout),
             final_timeout: (final_timeout > 0).then(|| Duration::from_secs(final_timeout)),
             max_sessions: args.max_sessions.or(file.max_sessions).unwrap_or(100_000),
+            max_load,
+            max_bandwidth: args.max_bandwidth.or(file.max_bandwidth).filter(|&b| b > 0),
+            min_free_files: args.min_free_files.or(file.min_free_files).filter(|&f| f > 0),
             sdes_suites,
             libsrtp_aes192_kdf: args.libsrtp_aes192_kdf || file.libsrtp_aes192_kdf.unwrap_or(false),
             dtls_certificate: match (
@@ -461,6 +476,9 @@ impl Config {
                 max_media: self.limits.max_media,
                 max_sessions_without_media: self.limits.max_sessions_without_media,
                 max_sessions: self.max_sessions,
+                max_load: self.max_load,
+                max_bandwidth: self.max_bandwidth,
+                min_free_files: self.min_free_files,
             },
             sdes_suites: self.sdes_suites.clone(),
             libsrtp_aes192_kdf: self.libsrtp_aes192_kdf,

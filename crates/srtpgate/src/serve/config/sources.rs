@@ -104,6 +104,16 @@ pub struct ServeArgs {
     /// Most concurrent calls (further offers are refused).
     #[arg(long = "max-sessions", env = "SRTPGATE_MAX_SESSIONS")]
     pub max_sessions: Option<usize>,
+    /// New calls are refused while the media workers are busier than this
+    /// share of their time (0.0-1.0), answered as rtpengine's load limit.
+    #[arg(long = "max-load", env = "SRTPGATE_MAX_LOAD")]
+    pub max_load: Option<f64>,
+    /// ... or while they receive more than this many bytes per second.
+    #[arg(long = "max-bandwidth", env = "SRTPGATE_MAX_BANDWIDTH")]
+    pub max_bandwidth: Option<u64>,
+    /// ... or while fewer than this many files are left for media sockets.
+    #[arg(long = "min-free-files", env = "SRTPGATE_MIN_FREE_FILES")]
+    pub min_free_files: Option<usize>,
     /// SDES suites offered to a leg that did not offer any, in order
     /// (comma-separated SDES names).
     #[arg(long = "sdes-suites", env = "SRTPGATE_SDES_SUITES", value_delimiter = ',')]
@@ -228,6 +238,9 @@ pub(super) struct FileConfig {
     pub(super) timeout: Option<u64>,
     pub(super) final_timeout: Option<u64>,
     pub(super) max_sessions: Option<usize>,
+    pub(super) max_load: Option<f64>,
+    pub(super) max_bandwidth: Option<u64>,
+    pub(super) min_free_files: Option<usize>,
     pub(super) sdes_suites: Option<Vec<String>>,
     pub(super) libsrtp_aes192_kdf: Option<bool>,
     pub(super) dtls_certificate: Option<PathBuf>,
