@@ -17,8 +17,10 @@ need=()
 # by Playwright, which never downloads one); nodejs and npm: the page's
 # TypeScript build and JsSIP; kamailio-websocket-modules: SIP over WebSocket
 # for the browser phone of the WebRTC tests; redis-server: the store of the
-# restart test (calls kept across a crash).
-for pkg in redis-server libsrtp2-dev libspandsp-dev libbcg729-dev pkg-config libssl-dev build-essential clang iproute2 python3-venv kamailio kamailio-websocket-modules baresip-core curl fonts-dejavu-core chromium; do
+# restart test (calls kept across a crash); dpkg-dev (dpkg-shlibdeps for
+# cargo-deb), systemd (systemd-analyze verify), man-db (the unit's man:
+# link) and adduser: the Debian package's build and test.
+for pkg in redis-server libsrtp2-dev libspandsp-dev libbcg729-dev pkg-config libssl-dev build-essential clang iproute2 python3-venv kamailio kamailio-websocket-modules baresip-core curl fonts-dejavu-core chromium dpkg-dev systemd man-db adduser; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 # Node.js from Debian only where none is installed (another packaging of it

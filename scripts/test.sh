@@ -64,6 +64,11 @@ tail -n 1 <<<"$metrics_out"
 echo "== management page in Debian's chromium (Playwright), against srtpgate serve under srtpgate-bench loadgen"
 SRTPGATE_BIN="$PWD/target/release/srtpgate" .venv/bin/python -m pytest tests/ui "${pytest_args[@]}"
 
+echo "== Debian package: built (cargo-deb), installed with dpkg, run from its unit's ExecStart as its user, purged"
+command -v cargo-deb >/dev/null 2>&1 || cargo install cargo-deb --version 3.8.0 --locked --quiet
+scripts/package.sh >/dev/null
+SRTPGATE_PACKAGE_TEST=1 .venv/bin/python -m pytest tests/package "${pytest_args[@]}"
+
 if [ -f fuzz/Cargo.toml ]; then
   echo "== fuzz targets: seed and committed corpora replay"
   corpora=$(mktemp -d)

@@ -53,6 +53,13 @@ enum Command {
     /// Hash a password (read from stdin, first line) for the management
     /// page's `password_hash` (Argon2id, PHC string).
     HashPassword,
+    /// Write the manual pages (srtpgate.1 and one per command) into DIR:
+    /// the package's pages come from the same definitions as `--help`.
+    #[command(hide = true)]
+    Man {
+        /// Where the pages go.
+        dir: std::path::PathBuf,
+    },
 }
 
 fn main() -> ExitCode {
@@ -64,6 +71,7 @@ fn main() -> ExitCode {
         Command::Serve(args) => serve::run(*args),
         Command::Codecs(args) => codecs::run(args),
         Command::HashPassword => hash_password(),
+        Command::Man { dir } => man_pages(&dir),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -72,6 +80,27 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// `srtpgate man DIR`: section 1 pages of the command and of each
+/// subcommand (`srtpgate-serve.1`, …), hidden ones left out.
+fn man_pages(dir: &std::path::Path) -> Result<(), String> {
+    use clap::CommandFactory;
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let cmd = Cli::command();
+    let write = |name: &str, c: clap::Command| -> Result<(), String> {
+        let path = dir.join(format!("{name}.1"));
+        let mut out = Vec::new();
+        clap_mangen::Man::new(c).render(&mut out).map_err(|e| format!("{name}: {e}"))?;
+        std::fs::write(&path, out).map_err(|e| format!("{}: {e}", path.display()))
+    };
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+        // The page's name and its synopsis: `srtpgate-serve`, `srtpgate serve …`.
+        let name = format!("srtpgate-{}", sub.get_name());
+        let usage = format!("srtpgate {}", sub.get_name());
+        write(&name, sub.clone().name(name.clone()).bin_name(usage))?;
+    }
+    write("srtpgate", cmd)
 }
 
 /// `srtpgate hash-password`: Argon2id with a random salt, RustCrypto's

@@ -181,6 +181,19 @@ fn resolve_limits(args: &ServeArgs, file: &FileConfig) -> Result<Limits, String>
     })
 }
 
+/// Where the Debian package puts the codec plugins; searched when no
+/// directory is given.
+pub const DEFAULT_CODEC_DIR: &str = "/usr/lib/srtpgate/codecs";
+
+/// The codec plugin directory: the one given, else the package's where it
+/// exists.
+fn codec_plugin_dir(args: &ServeArgs, file: &FileConfig) -> Option<PathBuf> {
+    args.codec_plugin_dir.clone().or(file.codec_plugin_dir.clone()).or_else(|| {
+        let d = PathBuf::from(DEFAULT_CODEC_DIR);
+        d.is_dir().then_some(d)
+    })
+}
+
 /// The NG and HTTP addresses, the media addresses and the port range.
 #[allow(clippy::type_complexity)]
 fn resolve_addresses(
@@ -252,7 +265,7 @@ fn resolve_workers(args: &ServeArgs, file: &FileConfig) -> Result<(usize, usize)
     // By default a pool only where codec plugins are loaded: the
     // built-in G.711 costs ~1 µs a packet, no reason to take workers
     // from pass-through calls.
-    let plugins = args.codec_plugin_dir.is_some() || file.codec_plugin_dir.is_some();
+    let plugins = codec_plugin_dir(args, file).is_some();
     let transcode_workers = match args.transcode_workers.or(file.transcode_workers) {
         None if workers >= 4 && plugins => workers / 4,
         None => 0,
@@ -354,6 +367,7 @@ impl Config {
             }
             None => FileConfig::default(),
         };
+        let codec_plugin_dir = codec_plugin_dir(args, &file);
         let (listen_ng, interfaces, (port_min, port_max), listen_http) = resolve_addresses(args, &file)?;
         let (workers, transcode_workers) = resolve_workers(args, &file)?;
         let limits = resolve_limits(args, &file)?;
@@ -418,7 +432,7 @@ impl Config {
             engine,
             gpu_mode,
             gpu_min_batch,
-            codec_plugin_dir: args.codec_plugin_dir.clone().or(file.codec_plugin_dir),
+            codec_plugin_dir,
             codec_complexity,
             plc,
             dtmf_delay_ms,

@@ -43,7 +43,8 @@ pub struct ServeArgs {
     #[arg(long = "gpu-min-batch", env = "SRTPGATE_GPU_MIN_BATCH")]
     pub gpu_min_batch: Option<String>,
     /// Directory of codec plugins (`*.so`) loaded at start for transcoding
-    /// (the in-tree G.711 is always there).
+    /// (the in-tree G.711 is always there); by default /usr/lib/srtpgate/codecs
+    /// where it exists (the Debian package's).
     #[arg(long = "codec-plugin-dir", env = "SRTPGATE_CODEC_PLUGIN_DIR")]
     pub codec_plugin_dir: Option<PathBuf>,
     /// Encoder complexity of transcoding codecs that have one (Opus: 0–10;
