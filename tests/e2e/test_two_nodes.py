@@ -1,5 +1,6 @@
 """Two relay nodes in one Kamailio rtpengine set: calls spread over both, each
-call stays on its node, and when a node dies the calls go to the other one.
+call stays on its node, when a node dies the calls go to the other one, and
+a node at its load limit sends new calls to the other one.
 
 Kamailio runs tests/e2e/kamailio-two-nodes.cfg (the example config with both
 NG sockets in set 0, equal weight, and a short NG timeout). The phones are
@@ -203,28 +204,63 @@ def wait_idle(node, timeout=3.0):
 
 # --- the test ----------------------------------------------------------------
 
-@pytest.fixture
-def two_nodes(srtpgate_binary, tmp_path):
+def start_two(srtpgate_binary, tmp_path, started, extra_a=()):
+    """Nodes A (with `extra_a` flags) and B, on disjoint port ranges so that
+    an SDP port names its node, and Kamailio with both in its set."""
     if not harness.kamailio_path():
         skip("kamailio is not installed (apt-get install kamailio; it ships rtpengine.so)")
+    nodes = []
+    for name, extra in (("A", extra_a), ("B", ())):
+        work = tmp_path / name
+        work.mkdir()
+        while True:
+            proc, cfg = harness.start_relay("srtpgate", str(work), srtpgate_binary, extra)
+            if all(cfg["port_max"] < o.cfg["port_min"] or cfg["port_min"] > o.cfg["port_max"] for o in nodes):
+                break
+            proc.stop()
+        started.append(proc)
+        nodes.append(Node(name, proc, cfg))
+    kam, sip = start_kamailio_two(str(tmp_path), nodes[0].ng, nodes[1].ng)
+    started.append(kam)
+    return nodes, kam, sip
+
+
+@pytest.fixture
+def two_nodes(srtpgate_binary, tmp_path):
     started = []
     try:
-        nodes = []
-        for name in ("A", "B"):
-            work = tmp_path / name
-            work.mkdir()
-            while True:
-                proc, cfg = harness.start_relay("srtpgate", str(work), srtpgate_binary)
-                # Disjoint port ranges, so that an SDP port names its node.
-                if all(cfg["port_max"] < o.cfg["port_min"] or cfg["port_min"] > o.cfg["port_max"]
-                       for o in nodes):
-                    break
-                proc.stop()
-            started.append(proc)
-            nodes.append(Node(name, proc, cfg))
-        kam, sip = start_kamailio_two(str(tmp_path), nodes[0].ng, nodes[1].ng)
-        started.append(kam)
-        yield nodes, kam, sip
+        yield start_two(srtpgate_binary, tmp_path, started)
+    except BaseException:
+        for proc in started:
+            print(proc.describe(), file=sys.stderr)
+        raise
+    finally:
+        for proc in reversed(started):
+            proc.stop()
+
+
+def test_a_node_at_its_load_limit_sends_new_calls_to_the_other(srtpgate_binary, tmp_path, capsys):
+    """Node A at its session limit (`--max-sessions 0`, as a node that is
+    full): Kamailio's module sends `supports: [load limit]`, A answers
+    `result: load limit`, and the module tries B; no call fails, every call
+    is on B, and A counts each refusal."""
+    started = []
+    try:
+        (a, b), kam, sip = start_two(srtpgate_binary, tmp_path, started, extra_a=("--max-sessions", "0"))
+        calls = 10
+        results = [one_call(sip, [a, b]) for _ in range(calls)]
+        bad = failures(results)
+        assert not bad, "%d of %d calls failed with A at its limit:\n  %s" % (len(bad), calls, "\n  ".join(bad))
+        assert all(r["node"] == "B" for r in results), [r["node"] for r in results]
+        to_a = sum(kamailio_node_of(r["call_id"], [a, b]) is a for r in results)
+        refused = a.metrics().get('srtpgate_ng_load_limited_total{limit="sessions"}', 0)
+        assert to_a > 0, "no Call-ID hashed to A: the case did not happen"
+        assert refused == to_a, "A refused %d offers; %d calls hashed to it" % (refused, to_a)
+        assert a.counts()[3] == 0 and not a.calls()
+        wait_idle(b)
+        with capsys.disabled():
+            print("\nload limit: %d calls, %d hashed to A (at its limit) and answered 'load limit', all on B"
+                  % (calls, to_a))
     except BaseException:
         for proc in started:
             print(proc.describe(), file=sys.stderr)
