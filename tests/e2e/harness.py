@@ -89,13 +89,13 @@ class Proc:
         return "%s (%s) log:\n%s" % (self.name, " ".join(self.argv), self.output())
 
 
-def start_relay(kind, workdir, srtpgate_bin=None, extra=()):
-    """Starts `srtpgate serve` (kind "srtpgate", with `extra` flags) or
-    ng_stub.py (kind "stub") with the same flags; waits for it to answer an
-    NG ping. Returns (proc, cfg)."""
+def start_relay(kind, workdir, srtpgate_bin=None, extra=(), interfaces=(IP,)):
+    """Starts `srtpgate serve` (kind "srtpgate", with `extra` flags and its
+    media on `interfaces`) or ng_stub.py (kind "stub") with the same flags;
+    waits for it to answer an NG ping. Returns (proc, cfg)."""
     cfg = {"ng": (IP, free_udp_port()), "http": (IP, free_tcp_port())}
     cfg["port_min"], cfg["port_max"] = free_port_range()
-    flags = ["--listen-ng", "%s:%d" % cfg["ng"], "--interface", IP,
+    flags = ["--listen-ng", "%s:%d" % cfg["ng"]] + [a for i in interfaces for a in ("--interface", i)] + [
              "--port-min", str(cfg["port_min"]), "--port-max", str(cfg["port_max"]),
              "--listen-http", "%s:%d" % cfg["http"]]
     if kind == "stub":
