@@ -329,3 +329,94 @@ mod tests {
         assert!(pin_to(libc::CPU_SETSIZE as usize).is_err());
     }
 }
+
+/// One address of one of this host's network interfaces.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostAddr {
+    /// The interface's name (`eth0`).
+    pub name: String,
+    /// Its index.
+    pub index: u32,
+    /// The address.
+    pub ip: std::net::IpAddr,
+    /// The interface is up.
+    pub up: bool,
+}
+
+/// Every IPv4 and IPv6 address of this host's interfaces (`getifaddrs`;
+/// written here because the few lines of it that the relay needs are all
+/// it needs, and both the AF_XDP backend and the configuration's device
+/// names read them).
+pub fn host_addrs() -> Vec<HostAddr> {
+    let mut list: *mut libc::ifaddrs = std::ptr::null_mut();
+    // SAFETY: getifaddrs fills a list that is freed below.
+    if unsafe { libc::getifaddrs(&mut list) } != 0 {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let mut p = list;
+    while !p.is_null() {
+        // SAFETY: a node of the list getifaddrs returned.
+        let ifa = unsafe { &*p };
+        p = ifa.ifa_next;
+        if ifa.ifa_addr.is_null() {
+            continue;
+        }
+        // SAFETY: ifa_addr points at a sockaddr of its family's size.
+        let ip = unsafe {
+            match (*ifa.ifa_addr).sa_family as i32 {
+                libc::AF_INET => {
+                    let sa = &*(ifa.ifa_addr as *const libc::sockaddr_in);
+                    std::net::IpAddr::from(u32::from_be(sa.sin_addr.s_addr).to_be_bytes())
+                }
+                libc::AF_INET6 => {
+                    let sa = &*(ifa.ifa_addr as *const libc::sockaddr_in6);
+                    std::net::IpAddr::from(sa.sin6_addr.s6_addr)
+                }
+                _ => continue,
+            }
+        };
+        // SAFETY: a NUL-terminated name.
+        let name = unsafe { std::ffi::CStr::from_ptr(ifa.ifa_name) }.to_string_lossy().into_owned();
+        // SAFETY: the same name.
+        let index = unsafe { libc::if_nametoindex(ifa.ifa_name) };
+        out.push(HostAddr { name, index, ip, up: ifa.ifa_flags & libc::IFF_UP as u32 != 0 });
+    }
+    // SAFETY: the list from getifaddrs, freed once.
+    unsafe { libc::freeifaddrs(list) };
+    out
+}
+
+/// The media addresses of network device `name`, as rtpengine takes an
+/// interface given by device: its IPv4 addresses and its IPv6 ones but
+/// link-local, while it is up; `None` when no device has that name.
+pub fn device_addrs(name: &str) -> Option<Vec<std::net::IpAddr>> {
+    let all: Vec<HostAddr> = host_addrs().into_iter().filter(|a| a.name == name).collect();
+    if all.is_empty() {
+        return None;
+    }
+    Some(all.into_iter().filter(HostAddr::serves_media).map(|a| a.ip).collect())
+}
+
+/// rtpengine's `any`: the media addresses of every device but loopback.
+pub fn any_addrs() -> Vec<std::net::IpAddr> {
+    host_addrs().into_iter().filter(|a| a.serves_media() && !a.ip.is_loopback()).map(|a| a.ip).collect()
+}
+
+impl HostAddr {
+    /// Up, and not an IPv6 link-local address (which needs a scope no SDP
+    /// can carry).
+    fn serves_media(&self) -> bool {
+        self.up && !matches!(self.ip, std::net::IpAddr::V6(v6) if v6.segments()[0] & 0xffc0 == 0xfe80)
+    }
+}
+
+#[cfg(test)]
+mod host_tests {
+    #[test]
+    fn loopback_device_has_its_address() {
+        let lo = super::device_addrs("lo").expect("a loopback device");
+        assert!(lo.contains(&std::net::IpAddr::from([127, 0, 0, 1])), "{lo:?}");
+        assert_eq!(super::device_addrs("no-such-device0"), None);
+    }
+}

@@ -144,48 +144,9 @@ fn map_err(e: aya::maps::MapError) -> io::Error {
     io::Error::other(e)
 }
 
-/// The interface that holds `ip`: its name and index.
+/// The interface (name, index) that holds `ip`.
 fn interface_of(ip: IpAddr) -> Option<(String, u32)> {
-    let mut list: *mut libc::ifaddrs = std::ptr::null_mut();
-    // SAFETY: getifaddrs fills a list that is freed below.
-    if unsafe { libc::getifaddrs(&mut list) } != 0 {
-        return None;
-    }
-    let mut found = None;
-    let mut p = list;
-    while !p.is_null() {
-        // SAFETY: a node of the list getifaddrs returned.
-        let ifa = unsafe { &*p };
-        p = ifa.ifa_next;
-        if ifa.ifa_addr.is_null() {
-            continue;
-        }
-        // SAFETY: ifa_addr points at a sockaddr of its family's size.
-        let addr = unsafe {
-            match (*ifa.ifa_addr).sa_family as i32 {
-                libc::AF_INET => {
-                    let sa = &*(ifa.ifa_addr as *const libc::sockaddr_in);
-                    IpAddr::from(u32::from_be(sa.sin_addr.s_addr).to_be_bytes())
-                }
-                libc::AF_INET6 => {
-                    let sa = &*(ifa.ifa_addr as *const libc::sockaddr_in6);
-                    IpAddr::from(sa.sin6_addr.s6_addr)
-                }
-                _ => continue,
-            }
-        };
-        if addr == ip {
-            // SAFETY: a NUL-terminated name.
-            let name = unsafe { std::ffi::CStr::from_ptr(ifa.ifa_name) }.to_string_lossy().into_owned();
-            // SAFETY: the same name.
-            let index = unsafe { libc::if_nametoindex(ifa.ifa_name) };
-            found = Some((name, index));
-            break;
-        }
-    }
-    // SAFETY: the list from getifaddrs, freed once.
-    unsafe { libc::freeifaddrs(list) };
-    found
+    crate::sys::host_addrs().into_iter().find(|a| a.ip == ip).map(|a| (a.name, a.index))
 }
 
 /// An `ioctl` on an interface with a `struct ifreq` (name, then a 24-byte

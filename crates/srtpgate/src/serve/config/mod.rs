@@ -181,6 +181,36 @@ fn resolve_limits(args: &ServeArgs, file: &FileConfig) -> Result<Limits, String>
     })
 }
 
+/// An interface given by network device (`pub/eth0`) or as `any`, as
+/// rtpengine takes them: one spec per address the device has (IPv4, and
+/// IPv6 but link-local, while it is up), or per address of every device but
+/// loopback for `any`, each with the spec's name and advertised address.
+/// `None` when the address part is an IP address or names no device (the
+/// spec is parsed as written, and refused if it is not an address).
+fn device_specs(s: &str) -> Option<Result<Vec<Spec>, String>> {
+    let (name, rest) = s.split_once('/').map_or(("", s), |(n, r)| (n, r));
+    let (addr, advertised) = rest.split_once('!').map_or((rest, None), |(a, v)| (a, Some(v)));
+    if addr.parse::<std::net::IpAddr>().is_ok() {
+        return None;
+    }
+    let ips = if addr == "any" { crate::relay::sys::any_addrs() } else { crate::relay::sys::device_addrs(addr)? };
+    if ips.is_empty() {
+        return Some(Err(format!("interface '{s}': device {addr} has no address to serve media on (is it up?)")));
+    }
+    let prefix = if name.is_empty() { String::new() } else { format!("{name}/") };
+    let suffix = advertised.map_or(String::new(), |a| format!("!{a}"));
+    // One advertised address fits one family: the device's others keep
+    // their own.
+    Some(
+        ips.iter()
+            .map(|ip| {
+                let with = format!("{prefix}{ip}{suffix}");
+                Spec::parse(&with).or_else(|_| Spec::parse(&format!("{prefix}{ip}"))).map_err(|e| e.to_string())
+            })
+            .collect(),
+    )
+}
+
 /// Where the Debian package puts the codec plugins; searched when no
 /// directory is given.
 pub const DEFAULT_CODEC_DIR: &str = "/usr/lib/srtpgate/codecs";
@@ -225,24 +255,27 @@ fn resolve_addresses(
 /// file gives one.
 #[allow(clippy::type_complexity)]
 fn interface_specs(args: &ServeArgs, file: &FileConfig) -> Result<(Vec<Spec>, Vec<(String, (u16, u16))>), String> {
-    let spec = |s: &str| Spec::parse(s).map_err(|e| e.to_string());
+    let spec = |s: &str| -> Result<Vec<Spec>, String> {
+        device_specs(s).unwrap_or_else(|| Ok(vec![Spec::parse(s).map_err(|e| e.to_string())?]))
+    };
     if !args.interface.is_empty() {
-        return Ok((args.interface.iter().map(|s| spec(s)).collect::<Result<_, _>>()?, Vec::new()));
+        let specs: Vec<Vec<Spec>> = args.interface.iter().map(|s| spec(s)).collect::<Result<_, _>>()?;
+        return Ok((specs.into_iter().flatten().collect(), Vec::new()));
     }
     let Some(entries) = &file.interface else {
-        return Ok((vec![spec("127.0.0.1")?], Vec::new()));
+        return Ok((spec("127.0.0.1")?, Vec::new()));
     };
     let (mut specs, mut ranges) = (Vec::new(), Vec::new());
     for e in entries {
         match e {
-            InterfaceEntry::Spec(s) => specs.push(spec(s)?),
+            InterfaceEntry::Spec(s) => specs.extend(spec(s)?),
             InterfaceEntry::Table(t) => {
                 let name = t.name.as_deref().unwrap_or(interface::DEFAULT);
                 let text = match &t.advertised {
                     Some(a) => format!("{name}/{}!{a}", t.address),
                     None => format!("{name}/{}", t.address),
                 };
-                specs.push(spec(&text)?);
+                specs.extend(spec(&text)?);
                 match (t.port_min, t.port_max) {
                     (Some(min), Some(max)) => ranges.push((name.to_string(), (min, max))),
                     (None, None) => {}
@@ -646,11 +679,15 @@ mod tests {
         assert_eq!(c.interfaces.get(1).map(|i| i.ports), Some(Some((42_000, 42_999))));
         assert_eq!(c.interfaces.get(0).map(|i| i.ports), Some(None));
         assert_eq!(c.interfaces.bind(1, false).addr.local, ip("127.0.0.2"));
+        // A network device, as rtpengine takes one: its addresses.
+        let c = Config::resolve(&ServeArgs { interface: vec!["priv/lo".into()], ..Default::default() }).expect("lo");
+        assert_eq!(c.interfaces.iter().map(|i| i.name.as_str()).collect::<Vec<_>>(), ["priv"]);
+        assert_eq!(c.interfaces.bind(0, false).addr.local, ip("127.0.0.1"));
         for (bad, says) in [
             ("interface = [{ name = \"x\", address = \"127.0.0.1\", port_min = 4000 }]\n", "both port_min"),
             ("interface = [{ address = \"127.0.0.1\", colour = 1 }]\n", "interface"),
             ("interface = [\"a/127.0.0.1\", \"b/127.0.0.1\"]\n", "given twice"),
-            ("interface = [\"a/eth0\"]\n", "not an IP address"),
+            ("interface = [\"a/nosuchdev0\"]\n", "not an IP address"),
         ] {
             let e = with_file(bad).expect_err(bad);
             assert!(e.contains(says), "{bad}: {e}");

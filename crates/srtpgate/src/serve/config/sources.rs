@@ -18,8 +18,9 @@ pub struct ServeArgs {
     #[arg(long = "listen-ng", env = "SRTPGATE_LISTEN_NG")]
     pub listen_ng: Option<SocketAddr>,
     /// Media interface, as rtpengine writes it: [NAME/]ADDRESS[!ADVERTISED]
-    /// (the name `default` when left out; ADVERTISED goes into SDP where
-    /// the socket binds ADDRESS, as behind 1:1 NAT). Repeat for more
+    /// (the name `default` when left out; ADDRESS an IP address, a network
+    /// device's name or `any`; ADVERTISED goes into SDP where the socket
+    /// binds ADDRESS, as behind 1:1 NAT). Repeat for more
     /// interfaces, and for both families of one; the first is the default.
     #[arg(long = "interface", short = 'i', env = "SRTPGATE_INTERFACE", value_delimiter = ',')]
     pub interface: Vec<String>,
