@@ -233,10 +233,14 @@ impl Interfaces {
                 "external" => true,
                 _ => return self.named(Some(name)).map(|index| Some(Named { index, v6: None })),
             };
-            notes.push(format!(
-                "direction '{name}': no interface has that name; the default interface's {} address serves                  (rtpengine's obsolete reading; 'address family' says it today)",
+            let note = format!(
+                "direction '{name}': no interface has that name; the default interface's {} address serves \
+                 (rtpengine's obsolete reading; 'address family' says it today)",
                 if v6 { "IPv6" } else { "IPv4" }
-            ));
+            );
+            if !notes.contains(&note) {
+                notes.push(note);
+            }
             Ok(Some(Named { index: 0, v6: Some(v6) }))
         };
         let (from, to) = match direction {
