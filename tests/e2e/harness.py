@@ -2,6 +2,7 @@
 serve, or ng_stub.py in its place) and Kamailio with examples/kamailio/kamailio.cfg.
 Used by conftest.py and capture_kamailio.py."""
 
+import contextlib
 import os
 import random
 import shutil
@@ -87,6 +88,23 @@ class Proc:
 
     def describe(self):
         return "%s (%s) log:\n%s" % (self.name, " ".join(self.argv), self.output())
+
+
+@contextlib.contextmanager
+def running():
+    """A list to append started processes to: they are stopped when the
+    block ends, the newest first, and their descriptions (command line, log
+    tail) go to stderr when it ends in a failure."""
+    started = []
+    try:
+        yield started
+    except BaseException:
+        for proc in started:
+            print(proc.describe(), file=sys.stderr)
+        raise
+    finally:
+        for proc in reversed(started):
+            proc.stop()
 
 
 def start_relay(kind, workdir, srtpgate_bin=None, extra=(), interfaces=(IP,)):

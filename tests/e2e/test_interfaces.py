@@ -35,21 +35,13 @@ def skip(reason):
 def two_networks(srtpgate_binary, tmp_path):
     if not harness.kamailio_path():
         skip("kamailio is not installed (apt-get install kamailio; it ships rtpengine.so)")
-    started = []
-    try:
+    with harness.running() as started:
         relay, cfg = harness.start_relay("srtpgate", str(tmp_path), srtpgate_binary,
                                          interfaces=("priv/" + PRIVATE, "pub/" + PUBLIC))
         started.append(relay)
         kam, sip = harness.start_kamailio(str(tmp_path), cfg["ng"], cfg_path=CFG)
         started.append(kam)
         yield cfg, sip
-    except BaseException:
-        for proc in started:
-            print(proc.describe(), file=sys.stderr)
-        raise
-    finally:
-        for proc in reversed(started):
-            proc.stop()
 
 
 def interface_of(q, tag):

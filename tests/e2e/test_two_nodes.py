@@ -227,16 +227,8 @@ def start_two(srtpgate_binary, tmp_path, started, extra_a=()):
 
 @pytest.fixture
 def two_nodes(srtpgate_binary, tmp_path):
-    started = []
-    try:
+    with harness.running() as started:
         yield start_two(srtpgate_binary, tmp_path, started)
-    except BaseException:
-        for proc in started:
-            print(proc.describe(), file=sys.stderr)
-        raise
-    finally:
-        for proc in reversed(started):
-            proc.stop()
 
 
 def test_a_node_at_its_load_limit_sends_new_calls_to_the_other(srtpgate_binary, tmp_path, capsys):
@@ -244,8 +236,7 @@ def test_a_node_at_its_load_limit_sends_new_calls_to_the_other(srtpgate_binary, 
     full): Kamailio's module sends `supports: [load limit]`, A answers
     `result: load limit`, and the module tries B; no call fails, every call
     is on B, and A counts each refusal."""
-    started = []
-    try:
+    with harness.running() as started:
         (a, b), kam, sip = start_two(srtpgate_binary, tmp_path, started, extra_a=("--max-sessions", "0"))
         calls = 10
         results = [one_call(sip, [a, b]) for _ in range(calls)]
@@ -261,13 +252,6 @@ def test_a_node_at_its_load_limit_sends_new_calls_to_the_other(srtpgate_binary, 
         with capsys.disabled():
             print("\nload limit: %d calls, %d hashed to A (at its limit) and answered 'load limit', all on B"
                   % (calls, to_a))
-    except BaseException:
-        for proc in started:
-            print(proc.describe(), file=sys.stderr)
-        raise
-    finally:
-        for proc in reversed(started):
-            proc.stop()
 
 
 def test_two_nodes_split_and_failover(two_nodes, capsys):

@@ -368,17 +368,16 @@ where
     /// the leg it came from), and its buffers returned to the pool.
     fn release(&mut self, pkts: &mut Vec<Pkt>) {
         for mut p in pkts.drain(..) {
-            let s = self.streams.get(p.slot);
             match p.fate {
                 Fate::Dropped(why) => {
-                    if let Some(s) = s {
+                    if let Some(s) = self.streams.get(p.slot) {
                         s.legs[p.party as usize].stats.dropped(why);
                     }
                     self.stats.total.dropped(why);
                 }
                 Fate::Sent => {
                     let delay = p.sent_ns.saturating_sub(p.rx_ns);
-                    if let Some(s) = s {
+                    if let Some(s) = self.streams.get(p.slot) {
                         s.legs[p.other()].stats.sent(p.len);
                         s.legs[p.party as usize].stats.delay(delay);
                     }
