@@ -149,6 +149,63 @@ fn interface_of(ip: IpAddr) -> Option<(String, u32)> {
     crate::sys::host_addrs().into_iter().find(|a| a.ip == ip).map(|a| (a.name, a.index))
 }
 
+/// The device the XDP program attaches to, the media addresses it serves,
+/// and the others with why they take the socket path.
+#[derive(Debug)]
+#[cfg_attr(not(xdp_program), allow(dead_code))]
+struct DeviceChoice {
+    name: String,
+    index: u32,
+    served: Vec<IpAddr>,
+    passed: Vec<(IpAddr, String)>,
+}
+
+/// One program serves one device (its queues, its MAC, its next hops): the
+/// device that holds the most media addresses, the first one's on a tie
+/// (the default interface comes first). Addresses on other devices relay
+/// through their sockets, as every leg does before it latches; loopback
+/// ones too (no Ethernet to write). Refused only when no media address is
+/// on a device XDP can serve, or one is on no device of this host.
+#[cfg_attr(not(xdp_program), allow(dead_code))]
+fn choose_device(
+    addrs: &[IpAddr],
+    device_of: impl Fn(IpAddr) -> Option<(String, u32)>,
+) -> Result<DeviceChoice, String> {
+    let mut found: Vec<(IpAddr, String, u32)> = Vec::new();
+    let mut passed = Vec::new();
+    for &ip in addrs {
+        let Some((name, index)) = device_of(ip) else {
+            return Err(format!("media address {ip} is on no interface of this host"));
+        };
+        if ip.is_loopback() {
+            passed.push((ip, "on loopback, which has no Ethernet to write".to_string()));
+        } else {
+            found.push((ip, name, index));
+        }
+    }
+    let mut best: Option<(usize, &str, u32)> = None;
+    for (_, name, index) in &found {
+        let n = found.iter().filter(|f| f.2 == *index).count();
+        if best.is_none_or(|b| n > b.0) {
+            best = Some((n, name, *index));
+        }
+    }
+    let Some((_, name, index)) = best else {
+        let ip = addrs.first().ok_or("no media address")?;
+        return Err(format!("media address {ip} is on loopback, which has no Ethernet to write"));
+    };
+    let name = name.to_string();
+    let mut served = Vec::new();
+    for (ip, dev, i) in &found {
+        if *i == index {
+            served.push(*ip);
+        } else {
+            passed.push((*ip, format!("on {dev}, and the program serves {name}")));
+        }
+    }
+    Ok(DeviceChoice { name, index, served, passed })
+}
+
 /// An `ioctl` on an interface with a `struct ifreq` (name, then a 24-byte
 /// union); the union's bytes after the call.
 fn ifreq(name: &str, req: libc::c_ulong, data: Option<*mut libc::c_void>) -> io::Result<[u8; 24]> {
@@ -209,25 +266,12 @@ impl Program {
     #[cfg(xdp_program)]
     fn load(addrs: &[IpAddr], workers: usize, native_only: bool) -> Result<Arc<Program>, String> {
         use aya::programs::{Xdp, XdpMode};
-        let mut iface: Option<(String, u32)> = None;
-        for ip in addrs {
-            let Some(found) = interface_of(*ip) else {
-                return Err(format!("media address {ip} is on no interface of this host"));
-            };
-            if ip.is_loopback() {
-                return Err(format!("media address {ip} is on loopback, which has no Ethernet to write"));
-            }
-            match &iface {
-                Some(i) if i.1 != found.1 => {
-                    return Err(format!(
-                        "media addresses are on more than one interface ({} and {}); xdp serves one",
-                        i.0, found.0
-                    ))
-                }
-                _ => iface = Some(found),
-            }
+        let choice = choose_device(addrs, |ip| interface_of(ip))?;
+        let (ifname, ifindex) = (choice.name.clone(), choice.index);
+        let served = choice.served.clone();
+        for (ip, why) in &choice.passed {
+            tracing::warn!("xdp: media address {ip} is {why}; its legs relay through the socket path");
         }
-        let (ifname, ifindex) = iface.ok_or("no media address")?;
         let hw = ifreq(&ifname, libc::SIOCGIFHWADDR, None).map_err(|e| format!("{ifname}: MAC address: {e}"))?;
         if u16::from_ne_bytes([hw[0], hw[1]]) != libc::ARPHRD_ETHER {
             return Err(format!("{ifname} is not an Ethernet interface"));
@@ -278,7 +322,8 @@ impl Program {
             .and_then(|d| PerCpuArray::try_from(Map::PerCpuArray(d)))
             .map_err(|e| format!("map counters: {e}"))?;
         tracing::info!(
-            "xdp: program attached to {ifname} ({mode} mode), {queues} receive queue(s), {workers} worker(s)"
+            "xdp: program attached to {ifname} ({mode} mode) for {}, {queues} receive queue(s), {workers} worker(s)",
+            choice.served.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", ")
         );
         if (queues as usize) < workers {
             tracing::warn!(
@@ -296,7 +341,7 @@ impl Program {
             mtu,
             queues,
             mode,
-            addrs: addrs.to_vec(),
+            addrs: served,
             workers: workers.max(1) as u32,
             legs,
             owner,
@@ -920,6 +965,35 @@ impl Io for XdpIo {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Two networks on two devices: the program serves the device with
+    /// more media addresses (the first one's on a tie); the rest, loopback
+    /// included, are named with why they take the socket path.
+    #[test]
+    fn one_device_is_served_and_the_others_are_named() {
+        let ip = |s: &str| s.parse::<IpAddr>().unwrap();
+        let device_of = |a: IpAddr| match a.to_string().as_str() {
+            "198.18.1.1" => Some(("priv0".to_string(), 2)),
+            "198.18.2.1" | "2001:db8::1" => Some(("pub0".to_string(), 3)),
+            "127.0.0.1" => Some(("lo".to_string(), 1)),
+            _ => None,
+        };
+        let c = choose_device(&[ip("198.18.1.1"), ip("198.18.2.1"), ip("2001:db8::1")], device_of).unwrap();
+        assert_eq!((c.name.as_str(), c.index), ("pub0", 3));
+        assert_eq!(c.served, [ip("198.18.2.1"), ip("2001:db8::1")]);
+        assert_eq!(c.passed.len(), 1);
+        assert_eq!(c.passed[0].0, ip("198.18.1.1"));
+        assert!(c.passed[0].1.contains("on priv0, and the program serves pub0"), "{:?}", c.passed);
+
+        let c = choose_device(&[ip("198.18.1.1"), ip("198.18.2.1"), ip("127.0.0.1")], device_of).unwrap();
+        assert_eq!(c.name, "priv0", "a tie goes to the first (default) interface's device");
+        assert!(c.passed.iter().any(|(a, why)| *a == ip("127.0.0.1") && why.contains("loopback")));
+
+        let e = choose_device(&[ip("127.0.0.1")], device_of).unwrap_err();
+        assert!(e.contains("loopback"), "{e}");
+        let e = choose_device(&[ip("198.18.1.1"), ip("192.0.2.9")], device_of).unwrap_err();
+        assert!(e.contains("192.0.2.9 is on no interface"), "{e}");
+    }
 
     /// However many peers send, the next-hop cache stays at its bound, and
     /// each entry it gives up is counted.
