@@ -266,7 +266,7 @@ impl Program {
     #[cfg(xdp_program)]
     fn load(addrs: &[IpAddr], workers: usize, native_only: bool) -> Result<Arc<Program>, String> {
         use aya::programs::{Xdp, XdpMode};
-        let choice = choose_device(addrs, |ip| interface_of(ip))?;
+        let choice = choose_device(addrs, interface_of)?;
         let (ifname, ifindex) = (choice.name.clone(), choice.index);
         let served = choice.served.clone();
         for (ip, why) in &choice.passed {
