@@ -100,6 +100,10 @@ pub(crate) struct Res {
     /// When its last write was queued (a packet waiting on a write already
     /// queued does not queue another).
     queued: Option<Instant>,
+    /// Resumed from this reservation, which the sender has not passed yet:
+    /// the stream's highest index is the reservation, not a packet sent,
+    /// and the jump to the sender's first index past it is no rate.
+    resumed: Option<u64>,
 }
 
 /// Most sending streams (SSRCs) of one leg whose reservations are kept:
@@ -111,7 +115,7 @@ const MAX_RX_STREAMS: usize = 1 << 20;
 
 impl Res {
     fn new(key: String) -> Res {
-        Res { key, rtp: None, rtcp_end: 0, last: None, span: MIN_SPAN, queued: None }
+        Res { key, rtp: None, rtcp_end: 0, last: None, span: MIN_SPAN, queued: None, resumed: None }
     }
 }
 
@@ -442,7 +446,8 @@ impl Table {
                 }
                 for st in sts {
                     let rtcp_end = st.rtcp.unwrap_or(0).saturating_add(RTCP_JUMP);
-                    k.res.insert((key, *i, *party, st.ssrc), Res { rtp: st.rtp, rtcp_end, ..Res::new(kid.clone()) });
+                    let r = Res { rtp: st.rtp, rtcp_end, resumed: st.rtp, ..Res::new(kid.clone()) };
+                    k.res.insert((key, *i, *party, st.ssrc), r);
                 }
             }
         }
@@ -486,6 +491,14 @@ fn reserve(
         if r.key != key {
             // A new key: its indices start over.
             *r = Res::new(key.to_string());
+        }
+        if let Some(from) = r.resumed {
+            // Until the sender passes the reservation resumed from, and at
+            // that first packet, there is no rate to measure.
+            if highest.is_some_and(|h| h > from) {
+                r.resumed = None;
+            }
+            r.last = None;
         }
         if let (Some((h0, t0)), Some(h)) = (r.last, highest) {
             let dt = now.duration_since(t0).as_secs_f64();

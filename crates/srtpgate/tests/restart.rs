@@ -322,17 +322,20 @@ fn calls_resume_after_a_crash_without_reusing_keystream() {
     d.restart_after(libc::SIGTERM);
     let page = d.metrics();
     assert_eq!(srtpgate_testkit::daemon::metric(&page, "calls_resumed_total"), Some(2.0), "after SIGTERM: {page}");
-    // The resumed calls end normally, and leave Redis.
+    // The resumed calls end normally, and leave Redis (the relay's lease
+    // and its epoch stay).
     for id in ["kept-srtp", "kept-plain"] {
         assert_eq!(srtpgate_testkit::daemon::result(&d.delete(id)), "ok");
     }
     let deadline = Instant::now() + Duration::from_secs(3);
     loop {
         let left = redis.command(&["KEYS", &format!("{ns}:*")]).expect("KEYS");
-        if !String::from_utf8_lossy(&left).contains(&ns) {
+        let left =
+            String::from_utf8_lossy(&left).replace(&format!("{ns}:lease"), "").replace(&format!("{ns}:epoch"), "");
+        if !left.contains(&ns) {
             break;
         }
-        assert!(Instant::now() < deadline, "left in Redis: {}", String::from_utf8_lossy(&left));
+        assert!(Instant::now() < deadline, "left in Redis: {left}");
         std::thread::sleep(Duration::from_millis(50));
     }
 }
@@ -474,6 +477,93 @@ fn calls_that_wrapped_just_before_a_crash_resume() {
         let roc = e.rx_roc(ssrc).unwrap_or(0);
         assert_eq!(roc, 1, "{what}: the stream received has rollover counter {roc}");
     }
+}
+
+/// One relay at a time owns a namespace: a standby of another instance
+/// name waits while the relay renews its lease, takes the calls over once
+/// the relay is killed and its lease runs out, and a relay whose lease is
+/// taken from it is fenced: its media stops at the end of what it reserved,
+/// it writes nothing more, and it takes no new calls.
+#[test]
+fn a_standby_takes_over_only_when_the_lease_ends_and_a_relay_that_lost_it_is_fenced() {
+    let Some(redis) = Redis::for_test() else { return };
+    let ns = format!("lease{}", std::process::id());
+    let flags = redis.flags("lease");
+    let mut args: Vec<&str> = flags.iter().map(String::as_str).collect();
+    args.extend(["--redis-namespace", &ns, "--redis-lease-ms", "1000", "--redis-instance", "a"]);
+    let mut d = Daemon::start("lease", 3, &args);
+    let c = srtp_call(&d, "leased", LO, true);
+    let stop = Arc::new(AtomicBool::new(false));
+    let threads = [stream(c.a, Arc::default(), stop.clone()), stream(c.b, Arc::default(), stop.clone())];
+
+    // The standby waits: three lease times pass, and it binds nothing (the
+    // NG address is the relay's too: its log says whether it bound it).
+    let mut standby = d.standby(&["--redis-instance", "b"]);
+    std::thread::sleep(Duration::from_secs(3));
+    let log = std::fs::read_to_string(&standby.log).unwrap_or_default();
+    assert!(log.contains(&format!("namespace {ns} is held by a ")), "standby log:\n{log}");
+    assert!(!log.contains("NG on udp"), "the standby started while the relay held its lease:\n{log}");
+    assert_eq!(d.metric("redis_lease_held"), Some(1.0));
+
+    // The relay dies; the standby takes over once the lease runs out.
+    d.stop_with(libc::SIGKILL);
+    let killed = Instant::now();
+    let deadline = killed + Duration::from_secs(10);
+    while !std::fs::read_to_string(&standby.log).unwrap_or_default().contains("NG on udp") {
+        assert!(Instant::now() < deadline, "the standby did not take over: {}", standby.log_tail());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(standby.is_ready(Duration::from_secs(5)), "the standby does not answer: {}", standby.log_tail());
+    println!("the standby answered {:?} after the relay was killed (lease 1 s)", killed.elapsed());
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(standby.metric("calls_resumed_total"), Some(1.0), "{}", standby.log_tail());
+
+    // Another relay takes the lease from the standby (as an operator's
+    // mistake, or a partition, would): the standby is fenced.
+    redis.command(&["SET", &format!("{ns}:lease"), "c 1000000"]).expect("SET");
+    let fenced = Instant::now();
+    let deadline = fenced + Duration::from_secs(5);
+    while standby.metric("redis_lease_held") != Some(0.0) {
+        assert!(Instant::now() < deadline, "the standby did not notice it lost its lease");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    println!("the standby saw it was fenced {:?} after the lease was taken", fenced.elapsed());
+    std::thread::sleep(Duration::from_secs(3));
+    stop.store(true, Ordering::SeqCst);
+    let ends = threads.map(|t| t.join().expect("endpoint"));
+    for (i, (_, got)) in ends.iter().enumerate() {
+        let what = ["caller", "callee"][i];
+        // RTP only: 16 SRTCP indices are reserved ahead, 8 s of reports.
+        let rtp = |w: &&(Instant, Vec<u8>)| w.1.len() > 1 && !(200..=204).contains(&w.1[1]);
+        let between = |from: Instant, to: Instant| got.iter().filter(rtp).filter(|w| w.0 > from && w.0 < to).count();
+        // From half a second after the takeover (about 1.5 s after the
+        // kill) to the fencing (2 s after the takeover): 75 packets sent.
+        let taken_over = between(killed + Duration::from_millis(1600), fenced);
+        assert!(taken_over >= 60, "{what}: {taken_over} packets between the takeover and the fencing");
+        // The reservations run out within 0.75 s of the fencing; no RTP
+        // comes after that.
+        let late = between(fenced + Duration::from_millis(1500), fenced + Duration::from_secs(3));
+        let last = got.iter().filter(rtp).map(|w| w.0).max().map(|t| t.saturating_duration_since(fenced));
+        println!("{what}: {taken_over} packets between the takeover and the fencing, {late} from 1.5 s after the fencing; the last {last:?} after it");
+        if late > 0 {
+            println!(
+                "{}",
+                standby
+                    .metrics()
+                    .lines()
+                    .filter(|l| l.contains("drop") || l.contains("redis"))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            );
+        }
+        assert_eq!(late, 0, "{what}: the fenced relay went on sending");
+    }
+    let sdp =
+        SdpSpec { ip: LO, origin: LO, port: 40000, rtcp: None, proto: "RTP/AVP", crypto: &[], mux: true, ice: false };
+    let refused = standby.request(&offer("after-fencing", "x", &sdp.text()));
+    assert_eq!(srtpgate_testkit::daemon::result(&refused), "error", "{refused:?}");
+    let log = std::fs::read_to_string(&standby.log).unwrap_or_default();
+    assert!(log.contains("this relay is fenced"), "standby log:\n{log}");
 }
 
 /// The SSRC of the RTP that `e` received (its peer's).

@@ -436,6 +436,66 @@ impl Daemon {
         self.start_again()
     }
 
+    /// Starts a second daemon with this one's command line (same NG, HTTP
+    /// and media ports) and `extra` flags (`--flag value` pairs), its log in `NAME-standby.log`,
+    /// without waiting for it: a standby (of another Redis instance name)
+    /// binds nothing until it holds the lease. [`Daemon::is_ready`] says
+    /// when it answers.
+    pub fn standby(&self, extra: &[&str]) -> Daemon {
+        let log = self.log.with_file_name(format!("{}-standby.log", self.name));
+        let logf = std::fs::File::create(&log).expect("log file");
+        // A flag given again replaces its value (the CLI takes each once).
+        let mut args = self.args.clone();
+        let mut rest = extra.iter();
+        while let Some(flag) = rest.next() {
+            let value = rest.next().map(|v| v.to_string());
+            match (args.iter().position(|a| a == flag), value) {
+                (Some(i), Some(v)) if i + 1 < args.len() => args[i + 1] = v,
+                (_, v) => args.extend(std::iter::once(flag.to_string()).chain(v)),
+            }
+        }
+        let child = Command::new(bin())
+            .args(&args)
+            .stdin(Stdio::null())
+            .stdout(logf.try_clone().expect("log file"))
+            .stderr(logf)
+            .spawn()
+            .expect("start the standby");
+        let sock = UdpSocket::bind((IpAddr::from([0u8; 4]), 0)).expect("bind NG client");
+        sock.connect(self.ng).expect("connect NG");
+        Daemon {
+            child,
+            name: format!("{}-standby", self.name),
+            ng: self.ng,
+            http: self.http,
+            port_min: self.port_min,
+            port_max: self.port_max,
+            log,
+            sock,
+            seq: AtomicU64::new(0),
+            args,
+        }
+    }
+
+    /// Whether the daemon answers `ping` within `within` (false at once
+    /// when it exited).
+    pub fn is_ready(&mut self, within: Duration) -> bool {
+        let deadline = Instant::now() + within;
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return false;
+            }
+            let cookie = self.cookie();
+            let _ = self.sock.send(&srtpgate_ng::request(&cookie, &Value::dict().with("command", "ping")));
+            if let Some((c, v)) = self.recv_reply(Duration::from_millis(50)) {
+                if c == cookie.as_bytes() && v.get("result").and_then(Value::as_str) == Some("pong") {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
     /// Starts the stopped daemon again with the same command line (its log
     /// goes on in the same file); returns when it answers `ping`.
     pub fn start_again(&mut self) -> Instant {

@@ -83,8 +83,10 @@ impl Control {
         }
     }
 
-    /// One NG request; its reply.
+    /// One NG request; its reply. A relay fenced off Redis (another took
+    /// its lease over) drains: no new calls, `/health` says so.
     pub fn handle(&mut self, req: &Request) -> Value {
+        self.drain_if_fenced();
         let v = self.table.handle(req, now(), &mut *self.plane);
         self.flush();
         v
@@ -136,9 +138,11 @@ impl Control {
     }
 
     /// The Redis counters: failed operations, batches written, writes
-    /// waiting.
-    pub fn keep_counters(&self) -> Option<(u64, u64, u64)> {
-        self.store.as_ref().map(|s| (s.errors.load(Relaxed), s.batches.load(Relaxed), s.pending.load(Relaxed)))
+    /// waiting, and whether the relay is fenced.
+    pub fn keep_counters(&self) -> Option<(u64, u64, u64, bool)> {
+        self.store
+            .as_ref()
+            .map(|s| (s.errors.load(Relaxed), s.batches.load(Relaxed), s.pending.load(Relaxed), s.fenced.load(Relaxed)))
     }
 
     /// Raises the reservations from the workers' reports (`flush`: every
@@ -151,8 +155,24 @@ impl Control {
             self.recoveries = r;
             self.table.rewrite_kept();
         }
+        self.drain_if_fenced();
         self.table.keep_states(states.into_iter().map(leg_state).collect(), now(), flush);
         self.flush();
+    }
+
+    /// A relay fenced off Redis takes no new calls.
+    fn drain_if_fenced(&mut self) {
+        if self.store.as_ref().is_some_and(|s| s.fenced.load(Relaxed)) && !self.table.draining() {
+            tracing::error!("redis: fenced: this relay takes no new calls (draining)");
+            self.table.set_draining(true);
+        }
+    }
+
+    /// Gives the Redis lease up after the writes queued (a clean stop).
+    pub fn release_lease(&self) {
+        if let Some(s) = &self.store {
+            s.release();
+        }
     }
 
     /// Waits up to `within` for the store to have every write queued.

@@ -136,7 +136,7 @@ struct Snapshot {
     ports_all: usize,
     t: srtpgate_calls::Totals,
     wt: srtpgate_calls::web_leg::WebTotals,
-    keep: Option<(u64, u64, u64)>,
+    keep: Option<(u64, u64, u64, bool)>,
     sessions: usize,
     without_media: usize,
     running: usize,
@@ -291,10 +291,18 @@ fn calls_and_store(o: &mut String, shared: &Shared, snap: &Snapshot) {
     let wt = &snap.wt;
     let keep = snap.keep;
     let without_media = snap.without_media;
-    if let Some((errors, batches, pending)) = keep {
+    if let Some((errors, batches, pending, fenced)) = keep {
         metric(o, "redis_errors_total", "counter", "Failed Redis writes (each retried).", &one(errors as f64));
         metric(o, "redis_batches_total", "counter", "Batches of writes in Redis.", &one(batches as f64));
         metric(o, "redis_pending_writes", "gauge", "Writes waiting for Redis.", &one(pending as f64));
+        metric(
+            o,
+            "redis_lease_held",
+            "gauge",
+            "1 while this relay holds its namespace's lease; 0 once another took it over (fenced: no writes, \
+             no new calls, media stops at the end of its reservations).",
+            &one(if fenced { 0.0 } else { 1.0 }),
+        );
     }
     metric(
         o,

@@ -426,6 +426,7 @@ fn stop(shared: Arc<Shared>, rt: tokio::runtime::Runtime) {
         let states = worker_states(&shared).unwrap_or_default();
         if let Ok(mut c) = shared.control.lock() {
             c.keep_states(states, true);
+            c.release_lease();
             if !c.written(Duration::from_secs(2)) {
                 tracing::warn!("redis: the streams' last state was not written within 2 s");
             }

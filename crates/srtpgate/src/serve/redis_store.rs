@@ -24,21 +24,31 @@
 //! `srtpgate_calls::record`'s; this file is the store: the connection, the
 //! writer thread, and loading at start.
 //!
+//! One relay at a time owns a namespace's calls: it holds the namespace's
+//! **lease** (`<namespace>:lease`, `INSTANCE EPOCH`, expiring after
+//! `redis_lease_ms` unless renewed, every third of it). A relay starts only
+//! once it holds the lease: at once when the lease is free or its own
+//! instance's (a restart), else when the holder stops renewing it (a
+//! standby). Each taking raises `<namespace>:epoch`, so a relay whose lease
+//! was taken over, even by its own instance restarted, is **fenced**: its
+//! writes are refused (each batch runs in a transaction watched on the
+//! lease), its reservations stop growing, and within the 0.75 s reserved
+//! ahead its media stops. Two relays never send under the same key and
+//! index.
+//!
 //! Writes go through one thread that owns the connection, in pipelined
 //! batches; the signalling and the media never wait for Redis. While Redis
 //! cannot be reached, writes wait and are retried, so reservations are not
 //! raised: a stream that reaches the end of its reservation stops (its
 //! packets are counted as `not_reserved`) rather than go on unprotected by
-//! a persisted reservation. Calls with DTLS-SRTP or ICE legs, and
-//! transcoded calls, are not kept (their DTLS and codec state cannot be
-//! resumed); they end with the relay.
+//! a persisted reservation.
 
 use super::config::RedisConfig;
 use crossbeam_channel::{Receiver, Sender};
 pub use srtpgate_calls::record::Loaded;
 use srtpgate_calls::record::{CallRecord, Sealer};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::Duration;
 use zeroize::Zeroizing;
@@ -55,9 +65,20 @@ pub fn redacted(url: &str) -> String {
 pub type Then = Box<dyn FnOnce() + Send>;
 
 enum Write {
-    Call { id: String, record: Vec<u8> },
-    Delete { id: String },
-    Fields { id: String, fields: Vec<(String, Vec<u8>)>, then: Vec<Then> },
+    /// Give the lease up (a clean stop, after every other write).
+    Release,
+    Call {
+        id: String,
+        record: Vec<u8>,
+    },
+    Delete {
+        id: String,
+    },
+    Fields {
+        id: String,
+        fields: Vec<(String, Vec<u8>)>,
+        then: Vec<Then>,
+    },
 }
 
 /// The relay's handle on Redis.
@@ -74,6 +95,9 @@ pub struct Store {
     /// Times a write went through after failures (Redis may have come back
     /// empty: the relay then writes everything again).
     pub recoveries: Arc<AtomicU64>,
+    /// Another relay (or this instance restarted) took the lease: nothing
+    /// this relay writes goes to Redis any more.
+    pub fenced: Arc<AtomicBool>,
 }
 
 impl Store {
@@ -86,6 +110,7 @@ impl Store {
         let mut con = connect(&client).map_err(|e| format!("redis {shown}: {e}"))?;
         let sealer = Arc::new(Sealer::new(&cfg.key));
         let ns = cfg.namespace.clone();
+        let lease = Lease::take(&mut con, &ns, &cfg.instance, cfg.lease)?;
         let loaded = load(&mut con, &ns, &sealer)?;
         let (tx, rx) = crossbeam_channel::unbounded();
         let store = Store {
@@ -96,16 +121,18 @@ impl Store {
             batches: Arc::default(),
             pending: Arc::default(),
             recoveries: Arc::default(),
+            fenced: Arc::default(),
         };
         let counters = Counters {
             errors: store.errors.clone(),
             batches: store.batches.clone(),
             pending: store.pending.clone(),
             recoveries: store.recoveries.clone(),
+            fenced: store.fenced.clone(),
         };
         std::thread::Builder::new()
             .name("redis".into())
-            .spawn(move || writer(client, con, ns, rx, counters))
+            .spawn(move || writer(client, con, ns, lease, rx, counters))
             .map_err(|e| format!("cannot start the Redis thread: {e}"))?;
         Ok((store, loaded))
     }
@@ -149,6 +176,12 @@ impl Store {
         true
     }
 
+    /// Gives the namespace's lease up once every write queued so far is
+    /// in Redis (a clean stop: a standby takes over at once).
+    pub fn release(&self) {
+        self.send(Write::Release);
+    }
+
     fn send(&self, w: Write) {
         self.pending.fetch_add(1, Relaxed);
         let _ = self.tx.send(w);
@@ -173,6 +206,139 @@ struct Counters {
     batches: Arc<AtomicU64>,
     pending: Arc<AtomicU64>,
     recoveries: Arc<AtomicU64>,
+    fenced: Arc<AtomicBool>,
+}
+
+/// Takes the lease: free, or its holder is this instance (a restart). The
+/// epoch goes up either way, which fences a holder still running.
+/// KEYS: lease, epoch. ARGV: instance, lease ms. Returns
+/// `{1, "INSTANCE EPOCH"}`, or `{0, holder, ms left}`.
+const TAKE: &str = r"
+local v = redis.call('GET', KEYS[1])
+if v and string.match(v, '^(.*) %d+$') ~= ARGV[1] then
+  return {0, v, redis.call('PTTL', KEYS[1])}
+end
+local mine = ARGV[1] .. ' ' .. redis.call('INCR', KEYS[2])
+redis.call('SET', KEYS[1], mine, 'PX', ARGV[2])
+return {1, mine, 0}
+";
+
+/// Renews the lease while it is this relay's: also when it expired while
+/// Redis was away and nobody has taken it since (the epoch is still ours,
+/// or gone with everything else: a Redis that came back empty).
+/// KEYS: lease, epoch. ARGV: `INSTANCE EPOCH`, lease ms, epoch. Returns 1
+/// when held, 0 when fenced.
+const RENEW: &str = r"
+local v = redis.call('GET', KEYS[1])
+if v == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+local e = redis.call('GET', KEYS[2])
+if not v and (e == ARGV[3] or not e) then
+  redis.call('SET', KEYS[2], ARGV[3])
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return 1
+end
+return 0
+";
+
+/// Gives the lease up at a clean stop, while it is this relay's, so that a
+/// standby takes over at once. KEYS: lease. ARGV: `INSTANCE EPOCH`.
+const RELEASE: &str = r"
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
+";
+
+/// The namespace's lease, as this relay holds it.
+struct Lease {
+    key: String,
+    epoch_key: String,
+    /// `INSTANCE EPOCH`: the lease's value while it is ours.
+    mine: String,
+    epoch: String,
+    ttl: Duration,
+    renewed: std::time::Instant,
+}
+
+impl Lease {
+    /// Takes the namespace's lease, waiting while another instance holds
+    /// it (a standby: it takes over once the holder stops renewing).
+    fn take(con: &mut redis::Connection, ns: &str, instance: &str, ttl: Duration) -> Result<Lease, String> {
+        let (key, epoch_key) = (format!("{ns}:lease"), format!("{ns}:epoch"));
+        let mut said = None;
+        loop {
+            // EVAL: the scripts are short and run once a renewal.
+            let (won, value, left): (i64, String, Option<i64>) = redis::cmd("EVAL")
+                .arg(TAKE)
+                .arg(2)
+                .arg(&key)
+                .arg(&epoch_key)
+                .arg(instance)
+                .arg(ttl.as_millis() as u64)
+                .query(con)
+                .map_err(|e| format!("redis: taking the lease of namespace {ns}: {e}"))?;
+            if won == 1 {
+                let epoch = value.rsplit(' ').next().unwrap_or_default().to_string();
+                tracing::info!("redis: lease of namespace {ns} taken as {value}");
+                return Ok(Lease { key, epoch_key, mine: value, epoch, ttl, renewed: std::time::Instant::now() });
+            }
+            if said.as_deref() != Some(value.as_str()) {
+                tracing::warn!(
+                    "redis: namespace {ns} is held by {value} (its lease ends in {} ms unless renewed): \
+                     this relay waits to take over",
+                    left.unwrap_or(0)
+                );
+                said = Some(value);
+            }
+            std::thread::sleep((ttl / 6).max(Duration::from_millis(50)));
+        }
+    }
+
+    /// Renews the lease when a third of it has passed. Returns false once
+    /// it is another's.
+    fn renew_due(&mut self, con: &mut redis::Connection, force: bool) -> redis::RedisResult<bool> {
+        if !force && self.renewed.elapsed() < self.ttl / 3 {
+            return Ok(true);
+        }
+        let held: i64 = redis::cmd("EVAL")
+            .arg(RENEW)
+            .arg(2)
+            .arg(&self.key)
+            .arg(&self.epoch_key)
+            .arg(&self.mine)
+            .arg(self.ttl.as_millis() as u64)
+            .arg(&self.epoch)
+            .query(con)?;
+        if held == 1 {
+            self.renewed = std::time::Instant::now();
+        }
+        Ok(held == 1)
+    }
+
+    /// Runs `pipe` as a transaction only while the lease is ours: renewed,
+    /// then watched, so that a taking between the check and the writes
+    /// aborts them. `Ok(false)`: fenced.
+    fn write(&mut self, con: &mut redis::Connection, pipe: &redis::Pipeline) -> redis::RedisResult<bool> {
+        loop {
+            if !self.renew_due(con, true)? {
+                return Ok(false);
+            }
+            redis::cmd("WATCH").arg(&self.key).query::<()>(con)?;
+            let now: Option<String> = redis::cmd("GET").arg(&self.key).query(con)?;
+            if now.as_deref() != Some(self.mine.as_str()) {
+                redis::cmd("UNWATCH").query::<()>(con)?;
+                continue;
+            }
+            // EXEC answers nil when the watched lease changed.
+            let done: Option<redis::Value> = pipe.clone().atomic().query(con)?;
+            if done.is_some() {
+                return Ok(true);
+            }
+        }
+    }
 }
 
 fn connect(client: &redis::Client) -> redis::RedisResult<redis::Connection> {
@@ -252,17 +418,60 @@ fn load(con: &mut redis::Connection, ns: &str, sealer: &Sealer) -> Result<Vec<Lo
     Ok(out)
 }
 
-/// The writer thread: batches what is queued into one pipeline, retries a
-/// failed batch (reconnecting) until it is written, then runs its `then`s.
-fn writer(client: redis::Client, con: redis::Connection, ns: String, rx: Receiver<Write>, c: Counters) {
+/// The writer thread: renews the lease, batches what is queued into one
+/// transaction, retries a failed batch (reconnecting) until it is written,
+/// then runs its `then`s. Once fenced, it drops every write (their `then`s
+/// never run: reservations stop growing).
+fn writer(
+    client: redis::Client,
+    con: redis::Connection,
+    ns: String,
+    mut lease: Lease,
+    rx: Receiver<Write>,
+    c: Counters,
+) {
     let mut con = Some(con);
     let mut backoff = Duration::from_millis(50);
-    while let Ok(first) = rx.recv() {
+    loop {
+        let first = match rx.recv_timeout(lease.ttl / 3) {
+            Ok(w) => Some(w),
+            Err(crossbeam_channel::RecvTimeoutError::Timeout) => None,
+            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => return,
+        };
+        if c.fenced.load(Relaxed) {
+            let n = first.into_iter().chain(rx.try_iter()).count();
+            c.pending.fetch_sub(n as u64, Relaxed);
+            continue;
+        }
+        let Some(first) = first else {
+            // Quiet: renew the lease on its own.
+            let renewed = match con.as_mut() {
+                Some(k) => lease.renew_due(k, false),
+                None => connect(&client).and_then(|mut k| {
+                    let r = lease.renew_due(&mut k, false);
+                    con = Some(k);
+                    r
+                }),
+            };
+            match renewed {
+                Ok(true) => {}
+                Ok(false) => fence(&c, &ns, &lease),
+                Err(e) => {
+                    c.errors.fetch_add(1, Relaxed);
+                    tracing::error!("redis: renewing the lease: {e}");
+                    con = None;
+                }
+            }
+            continue;
+        };
         let mut batch = vec![first];
         batch.extend(rx.try_iter().take(4095));
         let mut pipe = redis::pipe();
         for w in &batch {
             match w {
+                Write::Release => {
+                    pipe.cmd("EVAL").arg(RELEASE).arg(1).arg(&lease.key).arg(&lease.mine).ignore();
+                }
                 Write::Call { id, record } => {
                     pipe.cmd("SET").arg(call_key(&ns, id)).arg(record.as_slice()).ignore();
                 }
@@ -282,23 +491,23 @@ fn writer(client: redis::Client, con: redis::Connection, ns: String, rx: Receive
             }
         }
         let mut failed = false;
-        loop {
+        let written = loop {
             let result = match con.as_mut() {
-                Some(c) => pipe.query::<()>(c),
-                None => connect(&client).and_then(|mut c| {
-                    let r = pipe.query::<()>(&mut c);
-                    con = Some(c);
+                Some(k) => lease.write(k, &pipe),
+                None => connect(&client).and_then(|mut k| {
+                    let r = lease.write(&mut k, &pipe);
+                    con = Some(k);
                     r
                 }),
             };
             match result {
-                Ok(()) => {
+                Ok(held) => {
                     backoff = Duration::from_millis(50);
-                    if failed {
+                    if failed && held {
                         c.recoveries.fetch_add(1, Relaxed);
                         tracing::warn!("redis: writes go through again");
                     }
-                    break;
+                    break held;
                 }
                 Err(e) => {
                     failed = true;
@@ -311,9 +520,18 @@ fn writer(client: redis::Client, con: redis::Connection, ns: String, rx: Receive
                     backoff = (backoff * 2).min(Duration::from_secs(2));
                 }
             }
-        }
+        };
         c.batches.fetch_add(1, Relaxed);
         c.pending.fetch_sub(batch.len() as u64, Relaxed);
+        if written && batch.iter().any(|w| matches!(w, Write::Release)) {
+            // Given up: nothing more is written or renewed.
+            tracing::info!("redis: lease of namespace {ns} given up ({})", lease.mine);
+            c.fenced.store(true, Relaxed);
+        }
+        if !written {
+            fence(&c, &ns, &lease);
+            continue;
+        }
         for w in batch {
             if let Write::Fields { then, .. } = w {
                 for f in then {
@@ -321,6 +539,18 @@ fn writer(client: redis::Client, con: redis::Connection, ns: String, rx: Receive
                 }
             }
         }
+    }
+}
+
+/// The lease is another's: this relay writes nothing more, and its media
+/// stops at the end of what it has reserved.
+fn fence(c: &Counters, ns: &str, lease: &Lease) {
+    if !c.fenced.swap(true, Relaxed) {
+        tracing::error!(
+            "redis: the lease of namespace {ns} was taken over (this relay held it as {}): this relay is fenced; \
+             it writes nothing more, its media stops within the 0.75 s it reserved, and new calls are refused",
+            lease.mine
+        );
     }
 }
 

@@ -501,6 +501,17 @@ impl Config {
                         .clone()
                         .or(file.redis_namespace)
                         .unwrap_or_else(|| "srtpgate".into()),
+                    instance: match args.redis_instance.clone().or(file.redis_instance) {
+                        Some(name) => check_instance(&name)?,
+                        None => check_instance(&host_name())?,
+                    },
+                    lease: Duration::from_millis(match args.redis_lease_ms.or(file.redis_lease_ms) {
+                        Some(ms) if !(300..=600_000).contains(&ms) => {
+                            return Err(format!("redis_lease_ms {ms}: not between 300 and 600000"))
+                        }
+                        Some(ms) => ms,
+                        None => 3000,
+                    }),
                 }),
                 (None, _) => None,
                 (Some(_), None) => return Err("redis needs redis_key_file (the key that encrypts keys at rest)".into()),
@@ -624,6 +635,17 @@ mod tests {
                 (r, _) => panic!("{text:?}: {:?}", r.map(|_| ())),
             }
         }
+        // The lease: instance name and time, checked.
+        let base = format!("redis = \"redis://127.0.0.1/\"\nredis_key_file = \"{}\"\n", key.display());
+        std::fs::write(&key, "ab".repeat(32)).expect("key file");
+        let r = with_file(&format!("{base}redis_instance = \"relay-a\"\nredis_lease_ms = 1500\n")).expect("lease");
+        let r = r.redis.expect("redis");
+        assert_eq!((r.instance.as_str(), r.lease), ("relay-a", Duration::from_millis(1500)));
+        assert_eq!(with_file(&base).expect("defaults").redis.expect("redis").lease, Duration::from_secs(3));
+        let e = with_file(&format!("{base}redis_lease_ms = 100\n")).map(|_| ()).expect_err("too short");
+        assert!(e.contains("redis_lease_ms 100: not between 300 and 600000"), "{e}");
+        let e = with_file(&format!("{base}redis_instance = \"a b\"\n")).map(|_| ()).expect_err("a space");
+        assert!(e.contains("without spaces"), "{e}");
         let _ = std::fs::remove_file(key);
     }
 
@@ -770,6 +792,27 @@ pub struct RedisConfig {
     pub key: zeroize::Zeroizing<[u8; 32]>,
     /// The prefix of the relay's keys.
     pub namespace: String,
+    /// This relay's name in the namespace's lease.
+    pub instance: String,
+    /// How long the lease outlives its holder.
+    pub lease: Duration,
+}
+
+/// The host's name (the default instance name of the Redis lease).
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "srtpgate".into())
+}
+
+/// An instance name: printable, no spaces (the lease holds `NAME EPOCH`).
+fn check_instance(name: &str) -> Result<String, String> {
+    if name.is_empty() || name.len() > 200 || !name.chars().all(|c| c.is_ascii_graphic()) {
+        return Err(format!("redis_instance {name:?}: 1 to 200 printable characters without spaces"));
+    }
+    Ok(name.to_string())
 }
 
 impl std::fmt::Debug for RedisConfig {
@@ -777,6 +820,8 @@ impl std::fmt::Debug for RedisConfig {
         f.debug_struct("RedisConfig")
             .field("url", &self.url)
             .field("namespace", &self.namespace)
+            .field("instance", &self.instance)
+            .field("lease", &self.lease)
             .finish_non_exhaustive()
     }
 }

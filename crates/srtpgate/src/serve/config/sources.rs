@@ -145,6 +145,16 @@ pub struct ServeArgs {
     /// each other's calls share it).
     #[arg(long = "redis-namespace", env = "SRTPGATE_REDIS_NAMESPACE")]
     pub redis_namespace: Option<String>,
+    /// This relay's name in the namespace's lease (default: the host
+    /// name). A relay restarted under the same name takes its calls back
+    /// at once; one of another name waits until the lease expires.
+    #[arg(long = "redis-instance", env = "SRTPGATE_REDIS_INSTANCE")]
+    pub redis_instance: Option<String>,
+    /// How long the lease outlives its holder, in milliseconds (renewed
+    /// every third of it): how soon a standby takes over a dead relay's
+    /// calls.
+    #[arg(long = "redis-lease-ms", env = "SRTPGATE_REDIS_LEASE_MS", value_parser = clap::value_parser!(u64).range(300..=600_000))]
+    pub redis_lease_ms: Option<u64>,
     /// Log filter (tracing syntax, e.g. info or srtpgate=debug).
     #[arg(long = "log-level", env = "SRTPGATE_LOG_LEVEL")]
     pub log_level: Option<String>,
@@ -250,6 +260,8 @@ pub(super) struct FileConfig {
     pub(super) redis: Option<String>,
     pub(super) redis_key_file: Option<PathBuf>,
     pub(super) redis_namespace: Option<String>,
+    pub(super) redis_instance: Option<String>,
+    pub(super) redis_lease_ms: Option<u64>,
     pub(super) log_level: Option<String>,
     pub(super) socket_buffer: Option<usize>,
     pub(super) max_id_length: Option<usize>,
