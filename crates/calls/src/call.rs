@@ -204,8 +204,8 @@ impl Call {
     }
 
     /// Whether it can be kept for a restart: none of its legs runs ICE or
-    /// DTLS and none of its streams transcodes.
+    /// DTLS.
     pub fn keepable(&self) -> bool {
-        self.streams.iter().flatten().all(|s| s.transcoding.is_none() && s.legs.iter().all(|d| !d.dtls && !d.ice_on))
+        self.streams.iter().flatten().all(|s| s.legs.iter().all(|d| !d.dtls && !d.ice_on))
     }
 }

@@ -15,6 +15,8 @@ use crate::keys::{key_tag, keying};
 use crate::negotiate::Offered;
 use crate::record::{self, CallRecord, LegRecord, StreamRecord};
 use crate::table::{unix, Now, Table};
+use crate::transcoders::transcoders;
+use srtpgate_codec::transcode::Transcoder;
 use srtpgate_sdp::crypto::CryptoAttr;
 use srtpgate_stats::LegStats;
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -218,6 +220,7 @@ impl Table {
                             leg_record(&s.legs[0], &self.cfg.interfaces),
                             leg_record(&s.legs[1], &self.cfg.interfaces),
                         ],
+                        transcoding: s.transcoding.clone(),
                     })
                 })
                 .collect(),
@@ -337,6 +340,32 @@ impl Table {
                 streams.push(None);
                 continue;
             };
+            // Transcoders made anew (codec state starts fresh), numbering
+            // their output past what was reserved before: (offerer's leg,
+            // answerer's leg).
+            let mut coders: [Option<Box<Transcoder>>; 2] = [None, None];
+            if let Some((o, t)) = &s.transcoding {
+                let o = (*o).min(1);
+                let (to_answerer, to_offerer) =
+                    transcoders(t, &self.codecs, self.cfg.codec_complexity, self.cfg.plc, self.cfg.dtmf_delay_ms)
+                        .map_err(|e| format!("transcoding {} <-> {}: {e}", t.offerer, t.answerer))?;
+                coders[o] = Some(to_answerer);
+                coders[1 - o] = Some(to_offerer);
+                for (p, coder) in coders.iter_mut().enumerate() {
+                    // What leg p's endpoint sends is transcoded and sent on
+                    // the other leg, under that leg's reservations.
+                    let q = 1 - p;
+                    let next: Vec<(u32, u16)> = states
+                        .iter()
+                        .filter(|((si, party, tx, _), _)| *si == i && *party == q && *tx)
+                        .flat_map(|(_, (sts, _))| sts.iter())
+                        .filter_map(|st| Some((st.ssrc, (st.rtp? as u16).wrapping_add(1))))
+                        .collect();
+                    if let Some(c) = coder.as_mut() {
+                        c.continue_sequences(next);
+                    }
+                }
+            }
             let mut legs = Vec::with_capacity(2);
             for (p, d) in s.legs.iter().enumerate() {
                 let leg = Leg {
@@ -377,7 +406,7 @@ impl Table {
                         tx_key: key_tag(&leg.relay_key),
                         reserving: true,
                         handover: false,
-                        transcode: None,
+                        transcode: coders[p].take().map(Some),
                         demux: false,
                         keys_pending: false,
                         bundle: None,
@@ -394,7 +423,7 @@ impl Table {
                 rejected: s.rejected,
                 mux_offered: s.mux_offered,
                 offered: Offered::default(),
-                transcoding: None,
+                transcoding: s.transcoding.clone(),
             }));
         }
         // Its ports, once everything else is made: a call that cannot have
@@ -456,6 +485,9 @@ impl Table {
         }
         for (stream, party, setup) in setups {
             self.command(Command::Configure { worker, call: key, stream, party, setup: Box::new(setup) });
+        }
+        if self.calls[&r.id].streams.iter().flatten().any(|s| s.transcoding.is_some()) {
+            self.move_to_transcoding(&r.id, res);
         }
         Ok(())
     }

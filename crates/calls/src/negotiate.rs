@@ -306,8 +306,9 @@ fn free_pt(f: &Format, a: &[Format], b: &[Format]) -> Option<u8> {
 }
 
 /// The codecs a transcoded stream runs between: what each side sends and
-/// receives, its DTMF, packet times and encoder settings.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// receives, its DTMF, packet times and encoder settings (kept in Redis
+/// with the call).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Transcoding {
     /// The codec the offerer sends and receives.
     pub offerer: Format,

@@ -51,6 +51,10 @@ pub struct StreamRecord {
     /// Both legs (kept under the name `sides`, which earlier records use).
     #[serde(rename = "sides")]
     pub legs: [LegRecord; 2],
+    /// The codecs transcoded between, and the party that offered them
+    /// (absent: the stream passes packets).
+    #[serde(default)]
+    pub transcoding: Option<(usize, crate::negotiate::Transcoding)>,
 }
 
 /// One leg of an m-line. Keys are `a=crypto` values, zeroized on drop.

@@ -259,6 +259,9 @@ pub struct Transcoder {
     out_ts0: u32,
     out_seq: u16,
     ssrc: u32,
+    /// Where each source's output numbering goes on (a call resumed after a
+    /// restart: its sequence numbers up to these were sent before), by SSRC.
+    resume_seq: Vec<(u32, u16)>,
     marker: bool,
     /// Samples (per channel) of the last decoded packet.
     last_in: usize,
@@ -327,6 +330,7 @@ impl Transcoder {
             out_ts0: 0,
             out_seq: 0,
             ssrc: 0,
+            resume_seq: Vec::new(),
             marker: false,
             last_in: 0,
             loss_pct: None,
@@ -424,6 +428,14 @@ impl Transcoder {
         }
     }
 
+    /// Numbers the output of the sources named (SSRC, next sequence number)
+    /// from there on rather than from their first input packet: a transcoder
+    /// made anew for a call resumed after a restart goes on past what the
+    /// one before sent, whatever the two sides' packet times.
+    pub fn continue_sequences(&mut self, next: Vec<(u32, u16)>) {
+        self.resume_seq = next;
+    }
+
     /// Takes one plain RTP packet from the sending endpoint; the packets to
     /// send to the other are then in [`outputs`](Self::outputs) (none while
     /// the FIFO fills up to one output frame).
@@ -437,7 +449,7 @@ impl Transcoder {
                 self.flush()?;
             }
             if !self.started {
-                self.out_seq = p.seq;
+                self.out_seq = self.resume_seq.iter().find(|r| r.0 == p.ssrc).map_or(p.seq, |r| r.1);
             }
             self.started = true;
             self.ssrc = p.ssrc;

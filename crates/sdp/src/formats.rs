@@ -6,8 +6,9 @@
 use crate::{split_attr, words, Media};
 use std::fmt;
 
-/// One payload format of an m-line.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// One payload format of an m-line (serialized for the calls kept in
+/// Redis).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Format {
     /// RTP payload type.
     pub pt: u8,

@@ -10,104 +10,12 @@
 
 use srtpgate_sdp::crypto::CryptoAttr;
 use srtpgate_testkit::daemon::{answer, cryptos, key, offer, reply_sdp, srtp_call, Daemon, Endpoint, SdpSpec, LO};
+use srtpgate_testkit::redis::Redis;
 use std::collections::HashSet;
-use std::io::{Read, Write};
-use std::net::TcpStream;
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-
-/// A `redis-server` of the test's own, on a free port, without disk.
-struct Redis {
-    child: Child,
-    port: u16,
-}
-
-impl Redis {
-    fn start() -> Option<Redis> {
-        let port = std::net::TcpListener::bind((LO, 0)).ok()?.local_addr().ok()?.port();
-        let r = Redis { child: Redis::spawn(port)?, port };
-        r.ready().then_some(r)
-    }
-
-    /// A test's Redis, or `None` (said on stderr) where there is no
-    /// `redis-server`; where the test command installs it
-    /// (`SRTPGATE_REQUIRE=redis`), its absence fails.
-    fn for_test() -> Option<Redis> {
-        let r = Redis::start();
-        if r.is_none() {
-            srtpgate_testkit::skip(
-                "redis",
-                "restart tests",
-                "redis-server is not installed or did not start (Debian package redis-server)",
-            );
-        }
-        r
-    }
-
-    /// `redis-server` on `port`, without disk.
-    fn spawn(port: u16) -> Option<Child> {
-        Command::new("redis-server")
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .ok()
-    }
-
-    /// Waits up to 5 s for `PONG`.
-    fn ready(&self) -> bool {
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while Instant::now() < deadline {
-            if self.command(&["PING"]).is_some_and(|p| p.starts_with(b"+PONG")) {
-                return true;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        false
-    }
-
-    /// The relay's flags for this Redis, with a key file of `name`.
-    fn flags(&self, name: &str) -> [String; 4] {
-        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("restart-test");
-        std::fs::create_dir_all(&dir).expect("dir");
-        let key_file = dir.join(format!("{name}.key"));
-        std::fs::write(&key_file, "5f".repeat(32)).expect("key file");
-        let url = format!("redis://127.0.0.1:{}/0", self.port);
-        ["--redis".into(), url, "--redis-key-file".into(), key_file.to_string_lossy().to_string()]
-    }
-
-    /// One command, its raw RESP reply (read until the server pauses).
-    fn command(&self, args: &[&str]) -> Option<Vec<u8>> {
-        let mut s = TcpStream::connect((LO, self.port)).ok()?;
-        let mut req = format!("*{}\r\n", args.len());
-        for a in args {
-            req.push_str(&format!("${}\r\n{a}\r\n", a.len()));
-        }
-        s.write_all(req.as_bytes()).ok()?;
-        s.set_read_timeout(Some(Duration::from_millis(200))).ok()?;
-        let mut out = Vec::new();
-        let mut buf = [0u8; 65536];
-        loop {
-            match s.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => out.extend_from_slice(&buf[..n]),
-                Err(_) => break,
-            }
-        }
-        Some(out)
-    }
-}
-
-impl Drop for Redis {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// What one endpoint received: when, and the bytes.
 type Got = Vec<(Instant, Vec<u8>)>;

@@ -704,3 +704,70 @@ fn inband_dtmf_and_rfc4733_events_are_converted_both_ways() {
     d.delete(&id);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Both sides talk at once, paced (a packet each way every 20 ms, `n` in
+/// all, sequence numbers from `seqs`); for each side what it received:
+/// sequence numbers and decoded PCM (the caller's in µ-law, the callee's in
+/// A-law).
+fn converse(c: &mut Bridged, seqs: (u16, u16), n: usize) -> [(Vec<u16>, Vec<i16>); 2] {
+    let mut got: [(Vec<u16>, Vec<i16>); 2] = Default::default();
+    let take = |e: &mut Endpoint, law: u8, into: &mut (Vec<u16>, Vec<i16>)| {
+        while let Some((wire, _)) = recv_within(&e.rtp, std::time::Duration::from_millis(1)) {
+            let Ok(p) = e.open_rtp(&wire) else { panic!("a packet that does not open") };
+            if p[1] & 0x7f != law {
+                continue;
+            }
+            into.0.push(u16::from_be_bytes([p[2], p[3]]));
+            into.1.extend(p[12..].iter().map(|&x| if law == 0 { ulaw_decode(x) } else { alaw_decode(x) }));
+        }
+    };
+    for k in 0..n {
+        talk(&mut c.a, 0, 1000.0, seqs.0.wrapping_add(k as u16), k * 160, 1, 20, &[]);
+        talk(&mut c.b, 8, 440.0, seqs.1.wrapping_add(k as u16), k * 160, 1, 20, &[]);
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        take(&mut c.a, 0, &mut got[0]);
+        take(&mut c.b, 8, &mut got[1]);
+    }
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    take(&mut c.a, 0, &mut got[0]);
+    take(&mut c.b, 8, &mut got[1]);
+    got
+}
+
+/// A transcoded call kept in Redis survives a crash (SIGKILL) and restart:
+/// the new process makes the transcoders anew and each side hears the
+/// other's tone again, under the same keys, and what the relay sends goes
+/// on past every sequence number (so SRTP index) it sent before.
+#[test]
+fn a_transcoded_call_survives_a_crash_and_restart() {
+    let Some(redis) = srtpgate_testkit::redis::Redis::for_test() else { return };
+    let ns = format!("tc{}", std::process::id());
+    let flags = redis.flags("transcode-restart");
+    let mut args: Vec<&str> = flags.iter().map(String::as_str).collect();
+    args.extend(["--redis-namespace", &ns]);
+    let mut c = bridged_on(Daemon::start("transcode-restart", 6, &args), "transcode-restart");
+    let before = converse(&mut c, (100, 7), 50);
+    c.d.crash_and_restart();
+    assert_eq!(c.d.metric("calls_resumed_total"), Some(1.0), "{}", c.d.log_tail());
+    let after = converse(&mut c, (150, 57), 100);
+    for (side, what, hz) in [(0, "the caller", 440.0), (1, "the callee", 1000.0)] {
+        let (seq0, pcm0) = &before[side];
+        let (seq1, pcm1) = &after[side];
+        println!(
+            "{what}: {} packets before the crash (last {:?}), {} after it (first {:?})",
+            seq0.len(),
+            seq0.last(),
+            seq1.len(),
+            seq1.first()
+        );
+        assert!(seq0.len() >= 45, "{what}: {} packets before the crash", seq0.len());
+        check_tone(&pcm0[pcm0.len() - 25 * 160..], hz, &format!("{what} before the crash"));
+        assert!(seq1.len() >= 50, "{what}: {} packets after the restart", seq1.len());
+        check_tone(&pcm1[pcm1.len() - 25 * 160..], hz, &format!("{what} after the restart"));
+        // Numbered on from past the last reservation: never back.
+        let last = *seq0.iter().max().expect("before");
+        assert!(seq1.iter().all(|&s| s > last), "{what}: a sequence number sent again: {seq1:?} after {last}");
+        assert!(seq1.windows(2).all(|w| w[1] == w[0].wrapping_add(1) || w[1] > w[0]), "{what}: {seq1:?}");
+    }
+    c.d.delete(&c.id);
+}

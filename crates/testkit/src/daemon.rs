@@ -46,7 +46,7 @@ pub fn bench_bin() -> PathBuf {
 
 /// `target/tmp`, where the daemons' logs go (cargo's `CARGO_TARGET_TMPDIR`
 /// of integration tests, found from the test's own path).
-fn tmp_dir() -> PathBuf {
+pub(crate) fn tmp_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("the test's own path");
     exe.ancestors().find(|d| d.ends_with("target")).map_or_else(std::env::temp_dir, |t| t.join("tmp"))
 }

@@ -17,7 +17,8 @@
 //! for keys left in freed memory ([`quarantine`]), the RTP and RTCP packets
 //! the tests send ([`packets`]), and (feature `daemon`)
 //! the driver of `srtpgate serve` as a process with its NG client, SDP
-//! builders and SRTP endpoints ([`daemon`]).
+//! builders and SRTP endpoints ([`daemon`]), and a Redis server of a
+//! test's own ([`redis`]).
 
 pub mod cli;
 #[cfg(feature = "daemon")]
@@ -26,6 +27,8 @@ pub mod daemon;
 pub mod ng;
 pub mod packets;
 pub mod quarantine;
+#[cfg(feature = "daemon")]
+pub mod redis;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;

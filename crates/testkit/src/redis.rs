@@ -1,0 +1,100 @@
+//! A `redis-server` of a test's own (the calls kept across restarts), on
+//! a free port, without disk; skipped, saying so, where Redis is not
+//! installed.
+
+use crate::daemon::LO;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A `redis-server` of the test's own, on a free port, without disk.
+pub struct Redis {
+    /// The server process.
+    pub child: Child,
+    /// Its port on 127.0.0.1.
+    pub port: u16,
+}
+
+impl Redis {
+    pub fn start() -> Option<Redis> {
+        let port = std::net::TcpListener::bind((LO, 0)).ok()?.local_addr().ok()?.port();
+        let r = Redis { child: Redis::spawn(port)?, port };
+        r.ready().then_some(r)
+    }
+
+    /// A test's Redis, or `None` (said on stderr) where there is no
+    /// `redis-server`; where the test command installs it
+    /// (`SRTPGATE_REQUIRE=redis`), its absence fails.
+    pub fn for_test() -> Option<Redis> {
+        let r = Redis::start();
+        if r.is_none() {
+            crate::skip(
+                "redis",
+                "restart tests",
+                "redis-server is not installed or did not start (Debian package redis-server)",
+            );
+        }
+        r
+    }
+
+    /// `redis-server` on `port`, without disk.
+    pub fn spawn(port: u16) -> Option<Child> {
+        Command::new("redis-server")
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .ok()
+    }
+
+    /// Waits up to 5 s for `PONG`.
+    pub fn ready(&self) -> bool {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if self.command(&["PING"]).is_some_and(|p| p.starts_with(b"+PONG")) {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
+    }
+
+    /// The relay's flags for this Redis, with a key file of `name`.
+    pub fn flags(&self, name: &str) -> [String; 4] {
+        let dir = super::daemon::tmp_dir().join("redis-keys");
+        std::fs::create_dir_all(&dir).expect("dir");
+        let key_file = dir.join(format!("{name}.key"));
+        std::fs::write(&key_file, "5f".repeat(32)).expect("key file");
+        let url = format!("redis://127.0.0.1:{}/0", self.port);
+        ["--redis".into(), url, "--redis-key-file".into(), key_file.to_string_lossy().to_string()]
+    }
+
+    /// One command, its raw RESP reply (read until the server pauses).
+    pub fn command(&self, args: &[&str]) -> Option<Vec<u8>> {
+        let mut s = TcpStream::connect((LO, self.port)).ok()?;
+        let mut req = format!("*{}\r\n", args.len());
+        for a in args {
+            req.push_str(&format!("${}\r\n{a}\r\n", a.len()));
+        }
+        s.write_all(req.as_bytes()).ok()?;
+        s.set_read_timeout(Some(Duration::from_millis(200))).ok()?;
+        let mut out = Vec::new();
+        let mut buf = [0u8; 65536];
+        loop {
+            match s.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => out.extend_from_slice(&buf[..n]),
+                Err(_) => break,
+            }
+        }
+        Some(out)
+    }
+}
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
