@@ -20,6 +20,8 @@ import base64
 import json
 import os
 import re
+import shutil
+import signal
 import socket
 import sys
 import time
@@ -361,3 +363,79 @@ def test_browser_bundles_audio_and_video(relay, browser):
         run_call(relay, browser, "d-bundle", body)
     finally:
         sink.close()
+
+
+@pytest.fixture
+def kept_relay(work):
+    """`srtpgate serve` keeping its calls in a Redis of the test's own
+    (srtpgate only: the restart is its feature under test)."""
+    path, why = rig.srtpgate_ready()
+    if not path:
+        skip(why)
+    server = shutil.which("redis-server")
+    if not server:
+        skip("redis-server is not installed (Debian package redis-server)")
+    d = os.path.join(work, "kept")
+    os.makedirs(d, exist_ok=True)
+    port = rig.harness.free_tcp_port()
+    redis = rig.harness.Proc("redis", [server, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                                       "--appendonly", "no"], os.path.join(d, "redis.log"))
+    key_file = os.path.join(d, "redis.key")
+    with open(key_file, "w") as f:
+        f.write(os.urandom(32).hex())
+    extra = ["--redis", "redis://127.0.0.1:%d/0" % port, "--redis-key-file", key_file,
+             "--redis-namespace", "webrtc-kept"]
+    proc = cfg = None
+    deadline = time.monotonic() + 5
+    while proc is None:
+        try:
+            proc, cfg = rig.harness.start_relay("srtpgate", d, path, extra=extra)
+        except RuntimeError:
+            if time.monotonic() > deadline:  # Redis did not come up
+                redis.stop()
+                raise
+            time.sleep(0.1)
+    proc.kind = "srtpgate"
+    yield proc, cfg
+    proc.stop()
+    redis.stop()
+
+
+def test_a_browser_call_survives_a_relay_crash(kept_relay, browser):
+    """Chromium calls the phone; the relay is killed (SIGKILL) mid-call and
+    started again with the same command line: the call resumes from Redis,
+    and both hear each other again within a second, on the same ICE pair and
+    DTLS keys (the browser stays connected: no new handshake)."""
+    proc, cfg = kept_relay
+
+    def body(call, browser, phone):
+        tag = browser_calls_phone(call, browser, phone)
+        check_audio(call, browser, phone, "before the crash")
+        os.killpg(proc.p.pid, signal.SIGKILL)
+        proc.p.wait(5)
+        killed = time.monotonic()
+        before = (browser.stats().get("inbound") or {}).get("packetsReceived") or 0
+        mark = phone.mark()
+        again = rig.harness.Proc("srtpgate", proc.argv, proc.log_path + ".restarted")
+        proc.p, proc.log, proc.log_path = again.p, again.log, again.log_path
+        rig.harness.wait_for_pong(proc, cfg["ng"])
+        started = time.monotonic()
+        # Media back: the phone hears the browser, the browser the phone.
+        assert phone.wait_packets(mark, 5, timeout=5) >= 5, "the phone heard nothing after the restart%s" % (
+            call.diag(browser))
+        to_phone = time.monotonic() - started
+        assert browser.wait_inbound(5, timeout=5) >= 5, "the browser heard nothing after the restart%s" % (
+            call.diag(browser))
+        to_browser = time.monotonic() - started
+        after = (browser.stats().get("inbound") or {}).get("packetsReceived") or 0
+        print("relay restarted %.2f s after the kill; media back %.2f s (to the phone) and %.2f s (to the "
+              "browser) after the restart; the browser received %d packets meanwhile" % (
+                  started - killed, to_phone, to_browser, after - before))
+        call.notes["restart"] = {"to_phone_s": to_phone, "to_browser_s": to_browser}
+        assert to_phone < 1.0, "media to the phone came back %.2f s after the restart" % to_phone
+        check_audio(call, browser, phone, "after the restart")
+        assert "call resumed from Redis" in proc.output(20000), proc.output(3000)
+        return tag
+
+    call = run_call((proc, cfg), browser, "a-browser-calls-phone-restart", body)
+    assert call.ng.history[-1][1].get("result") == "ok", "delete: %r" % (call.ng.history[-1],)

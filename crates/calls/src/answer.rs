@@ -556,7 +556,7 @@ impl Table {
         // The old worker applies the configuration before it hands the call
         // over (if it does), so nothing sent here can overtake the move.
         // Kept calls send only with indices reserved in Redis first.
-        let reserving = self.reserving(call_id);
+        let reserving = self.reserving();
         for (stream, party, mut setup) in configs {
             setup.reserving = reserving;
             self.command(Command::Configure { worker, call: key, stream, party, setup: Box::new(setup) });

@@ -202,10 +202,4 @@ impl Call {
     pub fn party_of(&self, tag: &str) -> Option<usize> {
         self.tags.iter().position(|t| t.as_deref() == Some(tag))
     }
-
-    /// Whether it can be kept for a restart: none of its legs runs ICE or
-    /// DTLS.
-    pub fn keepable(&self) -> bool {
-        self.streams.iter().flatten().all(|s| s.legs.iter().all(|d| !d.dtls && !d.ice_on))
-    }
 }

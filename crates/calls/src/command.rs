@@ -131,8 +131,19 @@ pub enum Command {
     /// Close every stream of a call.
     RemoveCall { worker: usize, call: CallKey },
     /// The keys a DTLS handshake agreed for a leg: `rx` unprotects what its
-    /// endpoint sends, `tx` protects what the relay sends to it.
-    Keys { worker: usize, call: CallKey, stream: usize, party: usize, rx: Box<Keying>, tx: Box<Keying> },
+    /// endpoint sends, `tx` protects what the relay sends to it (with
+    /// reserved indices only when `reserving`, under key `tx_key`: see
+    /// [`LegSetup::tx_key`]).
+    Keys {
+        worker: usize,
+        call: CallKey,
+        stream: usize,
+        party: usize,
+        rx: Box<Keying>,
+        tx: Box<Keying>,
+        tx_key: u64,
+        reserving: bool,
+    },
     /// The leg's peer chosen by ICE: media to the leg goes there.
     Latch { worker: usize, call: CallKey, stream: usize, party: usize, peer: SocketAddr },
     /// A datagram to send from a leg's RTP port (STUN answers, DTLS).

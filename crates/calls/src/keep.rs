@@ -13,9 +13,10 @@ use crate::command::{Command, Keying, LegSetup, Resources, Resume};
 use crate::interface::{Binding, Interfaces, Pair};
 use crate::keys::{key_tag, keying};
 use crate::negotiate::Offered;
-use crate::record::{self, CallRecord, LegRecord, StreamRecord};
+use crate::record::{self, CallRecord, LegRecord, StreamRecord, WebRecord};
 use crate::table::{unix, Now, Table};
 use crate::transcoders::transcoders;
+use crate::web_leg::WebLeg;
 use srtpgate_codec::transcode::Transcoder;
 use srtpgate_sdp::crypto::CryptoAttr;
 use srtpgate_stats::LegStats;
@@ -131,7 +132,38 @@ pub(crate) struct Keeper {
     out: VecDeque<Persist>,
 }
 
-fn leg_record(d: &Leg, interfaces: &Interfaces) -> LegRecord {
+/// What is kept of a WebRTC leg: its SDP-level state, and where its ICE
+/// and DTLS stand (`web`, the running association, if any).
+fn web_record(d: &Leg, web: Option<&WebLeg>) -> Option<WebRecord> {
+    if !d.dtls && !d.ice_on && d.bundle.is_none() {
+        return None;
+    }
+    let keys = web.and_then(|w| w.keys.as_ref()).map(|k| {
+        let (l, r) = k.parts();
+        (k.suite.to_string(), hex::encode(l), hex::encode(r))
+    });
+    Some(WebRecord {
+        dtls: d.dtls,
+        ice_on: d.ice_on,
+        ice: d.ice.as_ref().map(|c| (c.ufrag.clone(), c.pwd.clone())),
+        peer_ice: d.transport.ice.clone(),
+        fingerprint: d.transport.fingerprint.as_ref().map(ToString::to_string),
+        setup: d.transport.setup.map(|s| s.as_str().to_string()),
+        mid: d.transport.mid.clone(),
+        setup_offered: d.setup_offered.map(|s| s.as_str().to_string()),
+        bundle: d.bundle,
+        bundle_offered: d.bundle_offered,
+        bundle_keyed: d.bundle_keyed,
+        mid_ext: d.mid_ext,
+        ice_peer: web.and_then(|w| w.ice_peer),
+        nominated: web.is_some_and(|w| w.nominated),
+        dtls_peer: web.and_then(|w| w.dtls_peer),
+        active: web.and_then(|w| w.dtls.as_ref()).is_some_and(|a| a.is_active()),
+        keys,
+    })
+}
+
+fn leg_record(d: &Leg, interfaces: &Interfaces, web: Option<&WebLeg>) -> LegRecord {
     let s = |k: &CryptoAttr| k.to_string();
     LegRecord {
         ip: d.at.addr.local,
@@ -146,6 +178,7 @@ fn leg_record(d: &Leg, interfaces: &Interfaces) -> LegRecord {
         relay_keys: d.relay_keys.iter().map(s).collect(),
         relay_key: d.relay_key.as_ref().map(s),
         pts: d.pts.clone(),
+        web: web_record(d, web),
     }
 }
 
@@ -197,10 +230,6 @@ impl Table {
             return;
         }
         let Some(call) = self.calls.get(call_id) else { return };
-        if !call.keepable() {
-            self.persist(Persist::Delete(call_id.to_string()));
-            return;
-        }
         let record = CallRecord {
             id: call_id.to_string(),
             created: unix(call.created),
@@ -211,14 +240,16 @@ impl Table {
             streams: call
                 .streams
                 .iter()
-                .map(|s| {
+                .enumerate()
+                .map(|(i, s)| {
+                    let web = |p: usize| self.web.get(&(call.key, i, p));
                     s.as_ref().map(|s| StreamRecord {
                         media_type: s.media_type.clone(),
                         rejected: s.rejected,
                         mux_offered: s.mux_offered,
                         legs: [
-                            leg_record(&s.legs[0], &self.cfg.interfaces),
-                            leg_record(&s.legs[1], &self.cfg.interfaces),
+                            leg_record(&s.legs[0], &self.cfg.interfaces, web(0)),
+                            leg_record(&s.legs[1], &self.cfg.interfaces, web(1)),
                         ],
                         transcoding: s.transcoding.clone(),
                     })
@@ -228,9 +259,10 @@ impl Table {
         self.persist(Persist::Put(record));
     }
 
-    /// Whether the sending contexts of `call` use reserved indices only.
-    pub(crate) fn reserving(&self, call_id: &str) -> bool {
-        self.keep.is_some() && self.calls.get(call_id).is_none_or(Call::keepable)
+    /// Whether sending contexts use reserved indices only (calls are
+    /// kept).
+    pub(crate) fn reserving(&self) -> bool {
+        self.keep.is_some()
     }
 
     /// Forgets an ended call.
@@ -256,19 +288,17 @@ impl Table {
         for st in states {
             let Some(call_id) = self.by_key.get(&st.call) else { continue };
             let Some(call) = self.calls.get(call_id) else { continue };
-            if !call.keepable() {
-                continue;
-            }
             let Some(Some(stream)) = call.streams.get(st.stream) else { continue };
             let Some(d) = stream.legs.get(st.party) else { continue };
             let (fields, then) = writes.entry(call_id.clone()).or_default();
-            if let Some(key) = d.relay_key.as_ref().map(record::key_id) {
+            let (tx_key, rx_key) = key_ids(&self.web, st.call, st.stream, st.party, d);
+            if let Some(key) = tx_key {
                 reserve(k, &st, call.worker, &key, now, fields, then);
                 if save_rx {
                     fields.push((record::uses_field(st.stream, st.party, true, &key), uses_value(&st.tx_uses)));
                 }
             }
-            if let Some(key) = d.endpoint_key.as_ref().map(record::key_id) {
+            if let Some(key) = rx_key {
                 for s in &st.rx {
                     // A stream's first index, and each new rollover counter,
                     // at once; the rest every RX_EVERY.
@@ -335,6 +365,7 @@ impl Table {
         let kdf = self.cfg.libsrtp_aes192_kdf;
         let mut streams = Vec::with_capacity(r.streams.len());
         let mut setups = Vec::new();
+        let mut webs: Vec<(usize, usize, WebLeg)> = Vec::new();
         for (i, s) in r.streams.iter().enumerate() {
             let Some(s) = s else {
                 streams.push(None);
@@ -368,7 +399,7 @@ impl Table {
             }
             let mut legs = Vec::with_capacity(2);
             for (p, d) in s.legs.iter().enumerate() {
-                let leg = Leg {
+                let mut leg = Leg {
                     srtp: d.srtp,
                     offered: parse_all(&d.offered)?,
                     endpoint_key: d.endpoint_key.as_ref().map(parse).transpose()?,
@@ -381,10 +412,11 @@ impl Table {
                     ..Leg::new(kept_binding(&self.cfg.interfaces, d)?, d.port, Arc::new(LegStats::default()))
                 };
                 leg.stats.block.store(r.block[p], std::sync::atomic::Ordering::Relaxed);
-                let resumed = |c: &Option<CryptoAttr>, tx: bool| -> Result<Option<Keying>, String> {
-                    let Some(c) = c else { return Ok(None) };
-                    let mut k = keying(c, kdf)?;
-                    let (streams, key_uses) = states.get(&(i, p, tx, record::key_id(c))).cloned().unwrap_or_default();
+                if let Some(w) = &d.web {
+                    restore_web(&mut leg, w);
+                }
+                let with_resume = |mut k: Keying, tx: bool, kid: String| {
+                    let (streams, key_uses) = states.get(&(i, p, tx, kid)).cloned().unwrap_or_default();
                     let streams = streams
                         .into_iter()
                         .map(|st| srtp::StreamState {
@@ -393,27 +425,58 @@ impl Table {
                         })
                         .collect();
                     k.resume = Some(Resume { streams, key_uses });
-                    Ok(Some(k))
+                    k
                 };
-                setups.push((
-                    i,
-                    p,
-                    LegSetup {
-                        peer: Some(leg.peer.unwrap_or((None, None))),
-                        rtcp_mux: leg.mux,
-                        rx: Some(resumed(&leg.endpoint_key, false)?),
-                        tx: Some(resumed(&leg.relay_key, true)?),
-                        tx_key: key_tag(&leg.relay_key),
-                        reserving: true,
-                        handover: false,
-                        transcode: coders[p].take().map(Some),
-                        demux: false,
-                        keys_pending: false,
-                        bundle: None,
-                        payload_types: leg.pts.clone(),
-                        mid_ext: None,
-                    },
-                ));
+                let resumed = |c: &Option<CryptoAttr>, tx: bool| -> Result<Option<Keying>, String> {
+                    let Some(c) = c else { return Ok(None) };
+                    Ok(Some(with_resume(keying(c, kdf)?, tx, record::key_id(c))))
+                };
+                let mut setup = LegSetup {
+                    peer: Some(leg.peer.unwrap_or((None, None))),
+                    rtcp_mux: leg.mux,
+                    rx: Some(resumed(&leg.endpoint_key, false)?),
+                    tx: Some(resumed(&leg.relay_key, true)?),
+                    tx_key: key_tag(&leg.relay_key),
+                    reserving: true,
+                    handover: false,
+                    transcode: coders[p].take().map(Some),
+                    demux: leg.dtls || leg.ice_on,
+                    keys_pending: false,
+                    bundle: leg.bundle,
+                    payload_types: leg.pts.clone(),
+                    mid_ext: leg.mid_ext(),
+                };
+                if leg.dtls {
+                    // The keys of its transport's handshake (the group
+                    // owner's, for a bundled leg), resumed where their
+                    // indices stand.
+                    let owner = leg.bundle.unwrap_or(i);
+                    let keys = r.streams.get(owner).and_then(Option::as_ref).and_then(|o| kept_keys(&o.legs[p]));
+                    match keys.transpose()? {
+                        Some(keys) => {
+                            let (rx, tx) = crate::web::keyings(&keys)?;
+                            setup.rx = Some(Some(with_resume(*rx, false, record::dtls_key_id(&keys, false))));
+                            setup.tx = Some(Some(with_resume(*tx, true, record::dtls_key_id(&keys, true))));
+                            setup.tx_key = record::key_tag(&record::dtls_key_id(&keys, true));
+                        }
+                        None => {
+                            // Its handshake had not finished: its media waits
+                            // for a new offer and handshake.
+                            tracing::warn!(
+                                call_id = r.id,
+                                stream = i,
+                                party = p,
+                                "DTLS had no keys yet at the restart"
+                            );
+                            (setup.rx, setup.tx, setup.keys_pending) = (Some(None), Some(None), true);
+                        }
+                    }
+                }
+                if let Some(w) = d.web.as_ref().filter(|w| (w.dtls || w.ice_on) && leg.bundle.is_none_or(|b| b == i)) {
+                    let keys = kept_keys(d).transpose()?;
+                    webs.push((i, p, resumed_web(&leg, w, keys)));
+                }
+                setups.push((i, p, setup));
                 legs.push(leg);
             }
             let [a, b]: [Leg; 2] = legs.try_into().map_err(|_| "a stream without two legs")?;
@@ -486,11 +549,37 @@ impl Table {
         for (stream, party, setup) in setups {
             self.command(Command::Configure { worker, call: key, stream, party, setup: Box::new(setup) });
         }
+        // WebRTC transports: media goes to the pair ICE chose, and consent
+        // checks are answered with the same credentials.
+        for (stream, party, web) in webs {
+            if let Some(peer) = web.ice_peer {
+                self.command(Command::Latch { worker, call: key, stream, party, peer });
+            }
+            self.web.insert((key, stream, party), web);
+        }
         if self.calls[&r.id].streams.iter().flatten().any(|s| s.transcoding.is_some()) {
             self.move_to_transcoding(&r.id, res);
         }
         Ok(())
     }
+}
+
+/// The names of the keys a leg's contexts use (sending, receiving): its
+/// SDES keys, or those its DTLS transport's handshake exported (the group
+/// owner's, for a bundled leg), once it has them.
+pub(crate) fn key_ids(
+    web: &BTreeMap<(CallKey, usize, usize), WebLeg>,
+    call: CallKey,
+    stream: usize,
+    party: usize,
+    d: &Leg,
+) -> (Option<String>, Option<String>) {
+    if d.dtls {
+        let owner = d.bundle.unwrap_or(stream);
+        let keys = web.get(&(call, owner, party)).and_then(|w| w.keys.as_ref());
+        return (keys.map(|k| record::dtls_key_id(k, true)), keys.map(|k| record::dtls_key_id(k, false)));
+    }
+    (d.relay_key.as_ref().map(record::key_id), d.endpoint_key.as_ref().map(record::key_id))
 }
 
 /// Raises one sending leg's reservations from its worker's report: the
@@ -577,6 +666,53 @@ fn reserve(
             rtcp: end.saturating_sub(1),
         });
     }
+}
+
+/// A kept leg's SDP-level ICE, DTLS and BUNDLE state, back on the leg.
+fn restore_web(leg: &mut Leg, w: &WebRecord) {
+    use srtpgate_webrtc::dtls::{Fingerprint, Setup};
+    leg.dtls = w.dtls;
+    leg.ice_on = w.ice_on;
+    leg.ice = w.ice.as_ref().map(|(ufrag, pwd)| srtpgate_webrtc::ice::IceCreds {
+        ufrag: ufrag.clone(),
+        pwd: pwd.clone(),
+        remote: w.peer_ice.clone(),
+    });
+    leg.transport = crate::transport::PeerTransport {
+        ice: w.peer_ice.clone(),
+        fingerprint: w.fingerprint.as_deref().and_then(Fingerprint::parse),
+        setup: w.setup.as_deref().and_then(Setup::parse),
+        mid: w.mid.clone(),
+    };
+    leg.setup_offered = w.setup_offered.as_deref().and_then(Setup::parse);
+    leg.bundle = w.bundle;
+    leg.bundle_offered = w.bundle_offered;
+    leg.bundle_keyed = w.bundle_keyed;
+    leg.mid_ext = w.mid_ext;
+}
+
+/// The DTLS-SRTP keys kept of a leg, if its handshake had finished.
+fn kept_keys(d: &LegRecord) -> Option<Result<srtpgate_webrtc::dtls::SrtpKeys, String>> {
+    let (suite, local, remote) = d.web.as_ref()?.keys.as_ref()?;
+    Some((|| {
+        let suite: srtp::Suite = suite.parse().map_err(|e| format!("kept DTLS-SRTP suite {suite}: {e}"))?;
+        let local = zeroize::Zeroizing::new(hex::decode(local).map_err(|_| "kept DTLS-SRTP key: not hex")?);
+        let remote = zeroize::Zeroizing::new(hex::decode(remote).map_err(|_| "kept DTLS-SRTP key: not hex")?);
+        srtpgate_webrtc::dtls::SrtpKeys::from_parts(suite, &local, &remote)
+    })())
+}
+
+/// The running transport of a resumed WebRTC leg: ICE answered with the
+/// same credentials on the pair it chose; the handshake's keys kept (no
+/// DTLS association: a new offer and answer start one).
+fn resumed_web(leg: &Leg, w: &WebRecord, keys: Option<srtpgate_webrtc::dtls::SrtpKeys>) -> WebLeg {
+    let mut web = WebLeg::new(leg.ice.clone());
+    web.ice_peer = w.ice_peer;
+    web.nominated = w.nominated;
+    web.dtls_peer = w.dtls_peer;
+    web.keyed = keys.is_some();
+    web.keys = keys;
+    web
 }
 
 /// Where a kept leg binds again: its interface by name (else the one that

@@ -86,6 +86,9 @@ pub struct LegRecord {
     pub relay_key: Option<String>,
     /// Payload types of its m-line.
     pub pts: Vec<u8>,
+    /// Its ICE and DTLS-SRTP state (absent: an SDES or plain leg).
+    #[serde(default)]
+    pub web: Option<WebRecord>,
 }
 
 impl Drop for LegRecord {
@@ -96,6 +99,71 @@ impl Drop for LegRecord {
         self.relay_keys.zeroize();
         self.relay_key.zeroize();
     }
+}
+
+/// What is kept of a WebRTC leg (ICE-lite, DTLS-SRTP, BUNDLE), so that its
+/// media goes on after a restart without a new handshake: the credentials
+/// the browser checks consent with, the pair ICE chose, the keys the
+/// handshake exported. Keys and the ICE password are zeroized on drop.
+#[derive(Serialize, Deserialize, Default)]
+pub struct WebRecord {
+    /// Its keys come from DTLS.
+    pub dtls: bool,
+    /// The relay runs ICE-lite on it.
+    pub ice_on: bool,
+    /// The relay's ICE username fragment and password on it.
+    pub ice: Option<(String, String)>,
+    /// The peer's, from its SDP.
+    pub peer_ice: Option<(String, String)>,
+    /// The peer's `a=fingerprint`.
+    pub fingerprint: Option<String>,
+    /// The peer's `a=setup`.
+    pub setup: Option<String>,
+    /// The peer's `a=mid`.
+    pub mid: Option<String>,
+    /// The `a=setup` the relay offered it.
+    pub setup_offered: Option<String>,
+    /// BUNDLE: the m-line whose transport it shares.
+    pub bundle: Option<usize>,
+    /// The relay offered it the m-lines as one group.
+    pub bundle_offered: bool,
+    /// A bundled leg got keys from its group's handshake.
+    pub bundle_keyed: bool,
+    /// The mid header extension's id.
+    pub mid_ext: Option<u8>,
+    /// The address ICE chose (the media peer), and whether it nominated it.
+    pub ice_peer: Option<SocketAddr>,
+    /// See `ice_peer`.
+    pub nominated: bool,
+    /// Where DTLS datagrams went.
+    pub dtls_peer: Option<SocketAddr>,
+    /// The relay was the DTLS client.
+    pub active: bool,
+    /// The exported keys: suite, then the relay's and the peer's master key
+    /// and salt, hex (absent: no handshake finished).
+    pub keys: Option<(String, String, String)>,
+}
+
+impl Drop for WebRecord {
+    fn drop(&mut self) {
+        use zeroize::Zeroize;
+        self.ice.zeroize();
+        self.peer_ice.zeroize();
+        if let Some((_, a, b)) = self.keys.as_mut() {
+            a.zeroize();
+            b.zeroize();
+        }
+    }
+}
+
+/// A short, one-way name of DTLS-SRTP keys for the index fields, as
+/// [`key_id`] for SDES: the relay's sending key (`local`) or the peer's.
+pub fn dtls_key_id(keys: &srtpgate_webrtc::dtls::SrtpKeys, local: bool) -> String {
+    let (l, r) = keys.parts();
+    let mut text = Zeroizing::new(format!("srtpgate index key\0dtls\0{}\0", keys.suite).into_bytes());
+    text.extend_from_slice(if local { l } else { r });
+    let d = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, &text);
+    hex::encode(&d.as_ref()[..6])
 }
 
 /// Seals and opens records (AES-256-GCM, a random 96-bit nonce each).

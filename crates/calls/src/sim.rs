@@ -91,7 +91,7 @@ impl SimHost {
                     leg.transcodes = t.is_some();
                 }
             }
-            Command::Keys { worker, call, stream, party, rx, tx } => {
+            Command::Keys { worker, call, stream, party, rx, tx, .. } => {
                 if self.find(call, stream) != Some(worker) {
                     self.faults.push(format!("keys for {call}/{stream} on worker {worker}, which does not hold it"));
                 }

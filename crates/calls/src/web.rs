@@ -57,13 +57,17 @@ impl Table {
         for (to, data) in act.send {
             self.command(Command::Send { worker, call: key, stream, party, to, data });
         }
+        let mut changed = false;
         if let Some(peer) = act.latch {
             self.command(Command::Latch { worker, call: key, stream, party, peer });
+            changed = true;
         }
         if let Some(keys) = act.keys {
             match keyings(&keys) {
                 Ok((rx, tx)) => {
-                    self.command(Command::Keys { worker, call: key, stream, party, rx, tx });
+                    let (tx_key, reserving) = (tx_tag(&keys), self.reserving());
+                    self.command(Command::Keys { worker, call: key, stream, party, rx, tx, tx_key, reserving });
+                    changed = true;
                     tracing::info!(
                         call_id = self.by_key.get(&key).map(String::as_str),
                         stream,
@@ -88,6 +92,13 @@ impl Table {
         if let Some(why) = act.failed {
             tracing::warn!(call_id = self.by_key.get(&key).map(String::as_str), stream, party, "DTLS: {why}");
         }
+        // Kept calls keep the pair ICE chose and the keys the handshake
+        // agreed, for a restart.
+        if changed {
+            if let Some(id) = self.by_key.get(&key).cloned() {
+                self.keep_call(&id);
+            }
+        }
     }
 
     /// Gives the streams bundled into a keyed transport (stream `owner`'s
@@ -97,7 +108,9 @@ impl Table {
     /// transport's keys are new (a handshake just finished), so every member
     /// is keyed again.
     pub(crate) fn key_members(&mut self, key: CallKey, owner: usize, party: usize, fresh: bool) {
+        let reserving = self.reserving();
         let Some(keys) = self.web.get(&(key, owner, party)).and_then(|l| l.keys.as_ref()) else { return };
+        let tx_key = tx_tag(keys);
         let Some(call) = self.by_key.get(&key).and_then(|id| self.calls.get_mut(id)) else { return };
         let mut out = Vec::new();
         for (j, s) in call.streams.iter_mut().enumerate() {
@@ -108,7 +121,16 @@ impl Table {
             }
             match keyings(keys) {
                 Ok((rx, tx)) => {
-                    out.push(Command::Keys { worker: call.worker, call: key, stream: j, party, rx, tx });
+                    out.push(Command::Keys {
+                        worker: call.worker,
+                        call: key,
+                        stream: j,
+                        party,
+                        rx,
+                        tx,
+                        tx_key,
+                        reserving,
+                    });
                     d.bundle_keyed = true;
                 }
                 Err(e) => tracing::error!(call = key, "DTLS-SRTP keys unusable: {e}"),
@@ -120,8 +142,13 @@ impl Table {
     }
 }
 
+/// The tag the reservations of what the relay sends under `keys` carry.
+fn tx_tag(keys: &SrtpKeys) -> u64 {
+    crate::record::key_tag(&crate::record::dtls_key_id(keys, true))
+}
+
 /// The receiving and sending keyings of a handshake's keys, checked.
-fn keyings(keys: &SrtpKeys) -> Result<(Box<Keying>, Box<Keying>), String> {
+pub(crate) fn keyings(keys: &SrtpKeys) -> Result<(Box<Keying>, Box<Keying>), String> {
     let one = |p: Result<srtp::Policy, srtp::Error>| {
         let p = p.map_err(|e| e.to_string())?;
         p.check().map_err(|e| e.to_string())?;

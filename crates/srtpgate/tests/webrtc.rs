@@ -653,3 +653,60 @@ fn no_key_reaches_the_log_at_trace_level() {
         }
     }
 }
+
+/// Sends from `from` every 20 ms until a packet reaches `to` (at most
+/// `within`); returns how long that took. Packets before it wait for the
+/// restarted relay's first reservation, or fall inside its last one.
+fn until_through(from: &mut Endpoint, to: &mut Endpoint, within: Duration) -> Option<Duration> {
+    let start = Instant::now();
+    while start.elapsed() < within {
+        let sent = from.send_rtp("after the restart");
+        if let Some((wire, _)) = recv_within(&to.rtp, Duration::from_millis(20)) {
+            if wire.len() > 12 && !(192..=223).contains(&wire[1]) {
+                let got = to.open_rtp(&wire).expect("a packet after the restart that does not unprotect");
+                assert_eq!(got[12..], sent[12..], "not the packet sent");
+                return Some(start.elapsed());
+            }
+        }
+    }
+    None
+}
+
+/// A WebRTC call kept in Redis survives a crash (SIGKILL) and restart:
+/// the browser keeps its keys and its ICE pair, the restarted relay answers
+/// its consent checks with the same credentials and relays media both ways
+/// under the keys the handshake agreed, without a new handshake.
+#[test]
+fn a_webrtc_call_survives_a_crash_without_a_new_handshake() {
+    let Some(redis) = srtpgate_testkit::redis::Redis::for_test() else { return };
+    let ns = format!("webrtc{}", std::process::id());
+    let flags = redis.flags("webrtc-restart");
+    let mut args: Vec<&str> = flags.iter().map(String::as_str).collect();
+    args.extend(["--redis-namespace", &ns]);
+    let mut d = Daemon::start("webrtc-restart", 17, &args);
+    let mut b = Browser::new();
+    let mut phone = Endpoint::new(LO);
+    browser_calls_phone(&d, &mut b, &mut phone, "kept-webrtc");
+    assert_eq!(b.check(), Ok(b.sock().local_addr().unwrap()));
+    let keys = b.handshake(true).expect("DTLS handshake");
+    b.keyed(&keys);
+    // The first packets wait for the first reservation in Redis.
+    until_through(&mut b.media, &mut phone, WAIT).expect("browser to phone before the crash");
+    until_through(&mut phone, &mut b.media, WAIT).expect("phone to browser before the crash");
+    media_both_ways(&mut b, &mut phone);
+    std::thread::sleep(Duration::from_millis(300));
+
+    let restarted = d.crash_and_restart();
+    assert_eq!(series(&d, "calls_resumed_total", "result=\"ok\""), Some(1.0), "{}", d.log_tail());
+    // Consent (RFC 7675): the browser's checks are answered as before.
+    assert_eq!(b.check(), Ok(b.sock().local_addr().unwrap()), "a consent check after the restart");
+    let to_phone = until_through(&mut b.media, &mut phone, Duration::from_secs(3)).expect("browser to phone");
+    let to_browser = until_through(&mut phone, &mut b.media, Duration::from_secs(3)).expect("phone to browser");
+    println!(
+        "after the restart ({:?} ago): browser to phone in {to_phone:?}, phone to browser in {to_browser:?}",
+        restarted.elapsed()
+    );
+    media_both_ways(&mut b, &mut phone);
+    assert_eq!(series(&d, "dtls_handshakes_total", "outcome=\"completed\""), Some(0.0), "no new handshake");
+    d.delete("kept-webrtc");
+}

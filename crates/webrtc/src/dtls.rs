@@ -220,6 +220,34 @@ impl SrtpKeys {
     pub fn remote_policy(&self) -> Result<Policy, srtp::Error> {
         self.policy(&self.remote)
     }
+
+    /// The master key and salt that protect what the relay sends, and
+    /// those of what the peer sends (kept, sealed, for a restart).
+    pub fn parts(&self) -> (&[u8], &[u8]) {
+        (&self.local, &self.remote)
+    }
+
+    /// Keys kept for a restart ([`SrtpKeys::parts`]), checked against the
+    /// suite's key and salt lengths.
+    pub fn from_parts(suite: Suite, local: &[u8], remote: &[u8]) -> Result<SrtpKeys, String> {
+        let want = suite.master_key_len() + suite.master_salt_len();
+        if local.len() != want || remote.len() != want {
+            return Err(format!(
+                "{suite:?}: kept DTLS-SRTP keys of {} and {} bytes, not {want}",
+                local.len(),
+                remote.len()
+            ));
+        }
+        Ok(SrtpKeys { suite, local: Zeroizing::new(local.to_vec()), remote: Zeroizing::new(remote.to_vec()) })
+    }
+}
+
+/// `sha-256 AB:CD:…`, as [`Fingerprint::parse`] reads it.
+impl std::fmt::Display for Fingerprint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let hex: Vec<String> = self.digest.iter().map(|b| format!("{b:02X}")).collect();
+        write!(f, "{} {}", self.hash, hex.join(":"))
+    }
 }
 
 impl std::fmt::Debug for SrtpKeys {

@@ -33,11 +33,11 @@ where
                     self.streams.relink(call);
                 }
             }
-            Cmd::Keys { call, stream, party, rx: keys_rx, tx } => {
+            Cmd::Keys { call, stream, party, rx: keys_rx, tx, tx_key } => {
                 if let Some((_, d)) = self.streams.leg_mut(call, stream, party) {
                     d.rx = Some(*keys_rx);
                     d.tx = Some(*tx);
-                    d.tx_key = 0;
+                    d.tx_key = tx_key;
                     d.keys_pending = false;
                 }
             }

@@ -78,8 +78,9 @@ pub enum Cmd<E: Engine> {
     RemoveStream { call: CallKey, stream: usize },
     /// The SRTP contexts of a leg whose keys a DTLS handshake agreed:
     /// `rx` unprotects what its endpoint sends, `tx` protects what the relay
-    /// sends to it.
-    Keys { call: CallKey, stream: usize, party: usize, rx: Box<Context<E>>, tx: Box<Context<E>> },
+    /// sends to it, under key `tx_key` ([`LegConfig::tx_key`]; its
+    /// reservations say whether it reserves).
+    Keys { call: CallKey, stream: usize, party: usize, rx: Box<Context<E>>, tx: Box<Context<E>>, tx_key: u64 },
     /// A leg's peer chosen by ICE (a valid check, nominated or first):
     /// media to the leg goes there (RTCP too, which ICE legs multiplex).
     Latch { call: CallKey, stream: usize, party: usize, peer: SocketAddr },

@@ -169,9 +169,15 @@ where
             }
             Command::RemoveStream { worker, call, stream } => (worker, Cmd::RemoveStream { call, stream }),
             Command::RemoveCall { worker, call } => (worker, Cmd::RemoveCall { call }),
-            Command::Keys { worker, call, stream, party, rx, tx } => {
-                match (self.context(*rx, false), self.context(*tx, false)) {
-                    (Ok(rx), Ok(tx)) => (worker, Cmd::Keys { call, stream, party, rx: Box::new(rx), tx: Box::new(tx) }),
+            Command::Keys { worker, call, stream, party, rx, tx, tx_key, reserving } => {
+                let tx = self.context(*tx, true).map(|mut c| {
+                    c.set_reserving(reserving);
+                    c
+                });
+                match (self.context(*rx, false), tx) {
+                    (Ok(rx), Ok(tx)) => {
+                        (worker, Cmd::Keys { call, stream, party, rx: Box::new(rx), tx: Box::new(tx), tx_key })
+                    }
                     (Err(e), _) | (_, Err(e)) => {
                         tracing::error!(call, "DTLS-SRTP keys unusable: {e}");
                         return None;

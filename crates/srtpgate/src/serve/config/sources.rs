@@ -132,9 +132,10 @@ pub struct ServeArgs {
     #[arg(long = "dtls-private-key", env = "SRTPGATE_DTLS_PRIVATE_KEY", requires = "dtls_certificate")]
     pub dtls_private_key: Option<PathBuf>,
     /// Keep the calls in Redis (e.g. redis://127.0.0.1:6379/0), so that a
-    /// restarted relay, or another one taking over its addresses, resumes
-    /// them: SDES and plain-RTP calls, their keys (encrypted with
-    /// --redis-key-file) and each stream's index, reserved ahead of use.
+    /// restarted relay, or a standby taking over its addresses, resumes
+    /// them: SDES, plain-RTP, WebRTC and transcoded calls, their keys
+    /// (encrypted with --redis-key-file) and each stream's index, reserved
+    /// ahead of use.
     #[arg(long, env = "SRTPGATE_REDIS", requires = "redis_key_file")]
     pub redis: Option<String>,
     /// The file of the key that encrypts the calls' keys in Redis: 32
