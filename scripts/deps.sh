@@ -3,7 +3,8 @@
 # and Debian's libsrtp2 (the reference for interop and benchmarks), the codec
 # libraries of the codec plugins (spandsp, bcg729; libopus 1.6.1 is built
 # from the sources vendored in crates/opus-sys), clang
-# (builds the relay's XDP program), iproute2 (the namespace rig), Python's
+# (builds the relay's XDP program), iproute2 and iptables (the namespace rigs; the
+# two-network rig's NAT), Python's
 # venv with pytest and cryptography, and a Rust toolchain if none is present.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,7 +21,7 @@ need=()
 # restart test (calls kept across a crash); dpkg-dev (dpkg-shlibdeps for
 # cargo-deb), systemd (systemd-analyze verify), man-db (the unit's man:
 # link) and adduser: the Debian package's build and test.
-for pkg in redis-server libsrtp2-dev libspandsp-dev libbcg729-dev pkg-config libssl-dev build-essential clang iproute2 python3-venv kamailio kamailio-websocket-modules baresip-core curl fonts-dejavu-core chromium dpkg-dev systemd man-db adduser; do
+for pkg in redis-server libsrtp2-dev libspandsp-dev libbcg729-dev pkg-config libssl-dev build-essential clang iproute2 iptables python3-venv kamailio kamailio-websocket-modules baresip-core curl fonts-dejavu-core chromium dpkg-dev systemd man-db adduser; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 # Node.js from Debian only where none is installed (another packaging of it

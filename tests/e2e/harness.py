@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 
+from netns import exec_in
 from ng_stub import ng_request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -107,11 +108,12 @@ def running():
             proc.stop()
 
 
-def start_relay(kind, workdir, srtpgate_bin=None, extra=(), interfaces=(IP,)):
+def start_relay(kind, workdir, srtpgate_bin=None, extra=(), interfaces=(IP,), netns=None, ip=IP):
     """Starts `srtpgate serve` (kind "srtpgate", with `extra` flags and its
-    media on `interfaces`) or ng_stub.py (kind "stub") with the same flags;
-    waits for it to answer an NG ping. Returns (proc, cfg)."""
-    cfg = {"ng": (IP, free_udp_port()), "http": (IP, free_tcp_port())}
+    media on `interfaces`) or ng_stub.py (kind "stub") with the same flags,
+    NG and HTTP on `ip` (in network namespace `netns`, which the calling
+    thread reaches); waits for it to answer an NG ping. Returns (proc, cfg)."""
+    cfg = {"ng": (ip, free_udp_port()), "http": (ip, free_tcp_port())}
     cfg["port_min"], cfg["port_max"] = free_port_range()
     flags = ["--listen-ng", "%s:%d" % cfg["ng"]] + [a for i in interfaces for a in ("--interface", i)] + [
              "--port-min", str(cfg["port_min"]), "--port-max", str(cfg["port_max"]),
@@ -121,7 +123,7 @@ def start_relay(kind, workdir, srtpgate_bin=None, extra=(), interfaces=(IP,)):
         argv = [sys.executable, os.path.join(HERE, "ng_stub.py")] + flags + ["--log-dir", cfg["ng_log"]]
     else:
         argv = [srtpgate_bin, "serve"] + flags + list(extra)
-    proc = Proc(kind, argv, os.path.join(workdir, kind + ".log"))
+    proc = Proc(kind, exec_in(netns, argv), os.path.join(workdir, kind + ".log"))
     wait_for_pong(proc, cfg["ng"])
     return proc, cfg
 
@@ -181,11 +183,12 @@ def sip_options_ok(addr, timeout=0.3):
             return False
 
 
-def start_kamailio(workdir, ng_addr, cfg_path=KAMAILIO_CFG, rtpe_flags=None):
+def start_kamailio(workdir, ng_addr, cfg_path=KAMAILIO_CFG, rtpe_flags=None, netns=None, ip=IP):
     """Runs Kamailio in the foreground as the current user, all its runtime
-    files under workdir; waits until it answers SIP. rtpe_flags overrides the
-    config's rtpengine_manage() flags. Returns (proc, sip addr)."""
-    sip = (IP, free_udp_port())
+    files under workdir, listening on `ip` (in network namespace `netns`,
+    which the calling thread is in); waits until it answers SIP. rtpe_flags
+    overrides the config's rtpengine_manage() flags. Returns (proc, sip addr)."""
+    sip = (ip, free_udp_port())
     rundir = os.path.join(workdir, "kamailio-run")
     os.makedirs(rundir, exist_ok=True)
     argv = [kamailio_path(), "-f", cfg_path, "-DD", "-E", "-m", "64", "-M", "8",
@@ -194,7 +197,7 @@ def start_kamailio(workdir, ng_addr, cfg_path=KAMAILIO_CFG, rtpe_flags=None):
             "-A", 'RTPENGINE_SOCK="udp:%s:%d"' % ng_addr]
     if rtpe_flags:
         argv += ["-A", 'RTPE_FLAGS="%s"' % rtpe_flags]
-    proc = Proc("kamailio", argv, os.path.join(workdir, "kamailio.log"))
+    proc = Proc("kamailio", exec_in(netns, argv), os.path.join(workdir, "kamailio.log"))
     deadline = time.monotonic() + 15
     while not sip_options_ok(sip):
         if not proc.alive() or time.monotonic() > deadline:

@@ -22,6 +22,8 @@ import threading
 import time
 import uuid
 
+from netns import inside
+
 COMPACT = {"v": "via", "f": "from", "t": "to", "i": "call-id", "m": "contact",
            "l": "content-length", "c": "content-type"}
 
@@ -304,10 +306,12 @@ class Dialog:
 
 
 class SipUA:
-    def __init__(self, user, proxy, ip="127.0.0.1", codecs=(0, 8)):
+    def __init__(self, user, proxy, ip="127.0.0.1", codecs=(0, 8), netns=None):
         self.user, self.proxy, self.ip = user, proxy, ip
         self.codecs = codecs  # payload types offered or answered: 0 PCMU, 8 PCMA
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.netns = netns  # its sockets are made in this network namespace
+        with inside(netns):
+            self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.sock.bind((ip, 0))
         self.port = self.sock.getsockname()[1]
         self.contact = "<sip:%s@%s:%d>" % (user, ip, self.port)
@@ -510,7 +514,8 @@ class SipUA:
     # --- media ---
 
     def _rtp_socket(self):
-        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        with inside(self.netns):
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
         s.bind((self.ip, 0))
         return s

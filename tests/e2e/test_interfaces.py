@@ -4,7 +4,10 @@ unchanged against srtpgate: kamailio-interfaces.cfg offers with
 a private interface (127.0.0.1, the caller's side) and a public one
 (127.0.0.2, the callee at 127.0.0.3): each phone gets its side's address in
 the SDP, SRTP flows both ways through the sockets of each side, the relay's
-query names each leg's interface, and the call ends cleanly.
+query names each leg's interface, and the call ends cleanly. Then the same
+between two real networks, the public one behind a 1:1 NAT
+(bench/netns/two-networks.sh), on each I/O backend: the public side is told
+the NAT address and gets its media from it.
 
     SRTPGATE_BIN=$PWD/target/release/srtpgate .venv/bin/python -m pytest tests/e2e/test_interfaces.py -q -rs
 """
@@ -17,6 +20,7 @@ import time
 import pytest
 
 import harness
+import netns
 from ng_stub import ng_request
 from sipua import SipUA, connect
 
@@ -86,3 +90,67 @@ def test_direction_from_an_rtpengine_config_puts_each_side_on_its_network(two_ne
     while ng_request(cfg["ng"], {"command": "list"}).get("calls") and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not ng_request(cfg["ng"], {"command": "list"}).get("calls"), "the call stayed after the BYE"
+
+
+# The same configuration between two real networks, the public one behind a
+# 1:1 NAT (bench/netns/two-networks.sh): Kamailio and alice on the private
+# network, bob on the public one, the relay in both, advertising the NAT
+# address on its public interface.
+RELAY_PRIV, RELAY_PUB, NAT = "198.18.1.1", "198.18.2.1", "203.0.113.1"
+CALLER_NET, CALLEE_NET = "198.18.1.2", "198.18.2.2"
+
+
+@pytest.mark.parametrize("io", ["sockets", "uring", "xdp"])
+def test_direction_across_two_networks_behind_a_nat(srtpgate_binary, tmp_path, io):
+    if not harness.kamailio_path():
+        skip("kamailio is not installed (apt-get install kamailio; it ships rtpengine.so)")
+    name = "se%d" % (os.getpid() % 10000)
+    try:
+        rig = netns.two_networks(name)
+        ns = rig.__enter__()
+    except RuntimeError as e:
+        skip("the two-network rig: %s" % e)
+    try:
+        with harness.running() as started, netns.inside(ns["priv"]):
+            relay, cfg = harness.start_relay(
+                "srtpgate", str(tmp_path), srtpgate_binary, extra=["--io", io], netns=ns["relay"], ip=RELAY_PRIV,
+                interfaces=("priv/" + RELAY_PRIV, "pub/%s!%s" % (RELAY_PUB, NAT)))
+            started.append(relay)
+            if "media workers use %s I/O" % io not in relay.output(20000):
+                skip("the %s backend does not run here: %s" % (io, relay.output(2000)))
+            kam, sip = harness.start_kamailio(str(tmp_path), cfg["ng"], cfg_path=CFG, netns=ns["priv"],
+                                              ip=CALLER_NET)
+            started.append(kam)
+            alice = SipUA("alice", sip, ip=CALLER_NET, netns=ns["priv"])
+            bob = SipUA("bob", sip, ip=CALLEE_NET, netns=ns["pub"])
+            try:
+                errors = connect(alice, bob)
+                assert not errors, "bob: %s" % errors[0]
+                a, b = alice.dialog, bob.dialog
+                # The public side is told the NAT address, the private side
+                # the relay's own.
+                assert b.remote_sdp.addr == NAT, "bob got %s:\n%s" % (b.remote_sdp.addr, b.remote_sdp.raw)
+                assert a.remote_sdp.addr == RELAY_PRIV, "alice got %s:\n%s" % (a.remote_sdp.addr, a.remote_sdp.raw)
+                q = ng_request(cfg["ng"], {"command": "query", "call-id": a.call_id})
+                assert interface_of(q, a.local_tag) == ("priv", RELAY_PRIV), q
+                assert interface_of(q, b.local_tag) == ("pub", RELAY_PUB), q
+                alice.start_media()
+                bob.start_media()
+                senders = [threading.Thread(target=ua.media.send, args=(PACKETS, INTERVAL)) for ua in (alice, bob)]
+                for t in senders:
+                    t.start()
+                for t in senders:
+                    t.join()
+                time.sleep(0.5)
+                problems = alice.media.check(bob.user, PACKETS) + bob.media.check(alice.user, PACKETS)
+                assert not problems, "\n".join(problems)
+                # Through the NAT: bob's media comes from the NAT address.
+                for ua, addr in ((alice, RELAY_PRIV), (bob, NAT)):
+                    assert {f[0] for f in ua.media.rx_from} == {addr}, "%s got media from %s" % (
+                        ua.user, ua.media.rx_from)
+                assert alice.bye().status == 200
+            finally:
+                alice.close()
+                bob.close()
+    finally:
+        rig.__exit__(None, None, None)

@@ -778,13 +778,14 @@ impl Endpoint {
         self.rtcp.local_addr().expect("addr").port()
     }
 
-    /// The SDP this endpoint sends on loopback: its RTP port, `a=rtcp` with
-    /// its RTCP port, `proto`, `crypto`; no rtcp-mux, no ICE (change those
-    /// with struct update syntax).
+    /// The SDP this endpoint sends: its address and RTP port, `a=rtcp`
+    /// with its RTCP port, `proto`, `crypto`; no rtcp-mux, no ICE (change
+    /// those with struct update syntax).
     pub fn sdp_spec<'a>(&self, proto: &'a str, crypto: &'a [CryptoAttr]) -> SdpSpec<'a> {
+        let ip = self.rtp.local_addr().expect("addr").ip();
         SdpSpec {
-            ip: LO,
-            origin: LO,
+            ip,
+            origin: ip,
             port: self.port(),
             rtcp: Some(self.rtcp_port()),
             proto,
