@@ -393,7 +393,12 @@ pub fn host_addrs() -> Vec<HostAddr> {
 pub fn device_addrs(name: &str) -> Option<Vec<std::net::IpAddr>> {
     let all: Vec<HostAddr> = host_addrs().into_iter().filter(|a| a.name == name).collect();
     if all.is_empty() {
-        return None;
+        // A device without any address is in no list of addresses, and
+        // still a device.
+        let c = std::ffi::CString::new(name).ok()?;
+        // SAFETY: a NUL-terminated name; the call only reads it.
+        let index = unsafe { libc::if_nametoindex(c.as_ptr()) };
+        return (index != 0).then(Vec::new);
     }
     Some(all.into_iter().filter(HostAddr::serves_media).map(|a| a.ip).collect())
 }

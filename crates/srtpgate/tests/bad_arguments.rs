@@ -21,3 +21,29 @@ fn packet_refuses_an_unknown_gpu_mode() {
 fn serve_refuses_a_bad_gpu_threshold() {
     refused(&["serve", "--engine", "gpu", "--gpu-min-batch", "lots"], &["gpu-min-batch", "lots"]);
 }
+
+#[test]
+fn serve_refuses_load_limits_out_of_range_and_a_bad_lease() {
+    refused(&["serve", "--max-load", "1.5"], &["max-load", "1.5", "0.0-1.0"]);
+    refused(&["serve", "--max-load=-0.2"], &["max-load", "-0.2"]);
+    refused(&["serve", "--max-bandwidth", "lots"], &["max-bandwidth", "lots"]);
+    refused(&["serve", "--redis-lease-ms", "50"], &["redis-lease-ms", "50"]);
+    refused(&["serve", "--interface", "dmz/not-an-address!also-not"], &["dmz/not-an-address"]);
+}
+
+/// A device given as an interface that has no address (a new network
+/// namespace's loopback, down) is refused at start, naming the device.
+#[test]
+fn serve_refuses_a_device_without_an_address() {
+    let ns = format!("sgbare{}", std::process::id() % 100_000);
+    let made = Command::new("ip").args(["netns", "add", &ns]).output();
+    if !made.as_ref().is_ok_and(|o| o.status.success()) {
+        let why = made.map(|o| String::from_utf8_lossy(&o.stderr).to_string()).unwrap_or_else(|e| e.to_string());
+        srtpgate_testkit::skip("netns", "a device without an address", format!("ip netns add: {why}"));
+        return;
+    }
+    let mut cmd = Command::new("ip");
+    cmd.args(["netns", "exec", &ns, env!("CARGO_BIN_EXE_srtpgate"), "serve", "--interface", "pub/lo"]);
+    srtpgate_testkit::cli::refused(&mut cmd, &["interface 'pub/lo'", "device lo has no address"]);
+    let _ = Command::new("ip").args(["netns", "del", &ns]).status();
+}
