@@ -24,7 +24,8 @@
 //! | `transport.rs` | WebRTC legs' ICE, DTLS and BUNDLE attributes in SDP |
 //! | `web_leg.rs`, `web.rs` | an ICE-lite/DTLS-SRTP leg's association, and its effects |
 //! | `report.rs` | `query`, `list`, `statistics` |
-//! | `keep.rs`, `record.rs` | calls kept for a restart: records, reservations, resume |
+//! | `keep.rs`, `record.rs` | calls kept for a restart: records, reservations |
+//! | `resume.rs` | kept calls put back at start or by a standby |
 //! | `ignored.rs` | warnings for what a request asks that the relay does not do |
 //! | `sim.rs` | a host without sockets or workers, for tests and fuzzing |
 //! | `command.rs` | [`Command`], [`LegSetup`], [`Keying`], [`Resources`] |
@@ -43,6 +44,7 @@ pub mod negotiate;
 mod offer;
 pub mod record;
 pub mod report;
+mod resume;
 pub mod sim;
 pub mod table;
 mod transcoders;

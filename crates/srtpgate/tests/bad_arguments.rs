@@ -42,8 +42,15 @@ fn serve_refuses_a_device_without_an_address() {
         srtpgate_testkit::skip("netns", "a device without an address", format!("ip netns add: {why}"));
         return;
     }
+    // Removed however the test ends.
+    struct Bare(String);
+    impl Drop for Bare {
+        fn drop(&mut self) {
+            let _ = Command::new("ip").args(["netns", "del", &self.0]).status();
+        }
+    }
+    let bare = Bare(ns);
     let mut cmd = Command::new("ip");
-    cmd.args(["netns", "exec", &ns, env!("CARGO_BIN_EXE_srtpgate"), "serve", "--interface", "pub/lo"]);
+    cmd.args(["netns", "exec", &bare.0, env!("CARGO_BIN_EXE_srtpgate"), "serve", "--interface", "pub/lo"]);
     srtpgate_testkit::cli::refused(&mut cmd, &["interface 'pub/lo'", "device lo has no address"]);
-    let _ = Command::new("ip").args(["netns", "del", &ns]).status();
 }
