@@ -745,7 +745,7 @@ fn a_transcoded_call_survives_a_crash_and_restart() {
     let flags = redis.flags("transcode-restart");
     let mut args: Vec<&str> = flags.iter().map(String::as_str).collect();
     args.extend(["--redis-namespace", &ns]);
-    let mut c = bridged_on(Daemon::start("transcode-restart", 6, &args), "transcode-restart");
+    let mut c = bridged_on(Daemon::start("transcode-restart", 13, &args), "transcode-restart");
     let before = converse(&mut c, (100, 7), 50);
     c.d.crash_and_restart();
     assert_eq!(c.d.metric("calls_resumed_total"), Some(1.0), "{}", c.d.log_tail());

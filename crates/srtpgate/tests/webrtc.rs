@@ -552,7 +552,7 @@ fn a_webrtc_call_survives_a_crash_without_a_new_handshake() {
     let flags = redis.flags("webrtc-restart");
     let mut args: Vec<&str> = flags.iter().map(String::as_str).collect();
     args.extend(["--redis-namespace", &ns]);
-    let mut d = Daemon::start("webrtc-restart", 17, &args);
+    let mut d = Daemon::start("webrtc-restart", 18, &args);
     let mut b = Browser::new();
     let mut phone = Endpoint::new(LO);
     browser_calls_phone(&d, &mut b, &mut phone, "kept-webrtc");
