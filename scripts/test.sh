@@ -45,7 +45,7 @@ SRTPGATE_BIN="$PWD/target/release/srtpgate" SRTP_TOOL="$PWD/bench/libsrtp/srtp-t
 echo "== end to end: two SIP phones call through Kamailio's rtpengine module and srtpgate serve (SRTP both legs)"
 SRTPGATE_BIN="$PWD/target/release/srtpgate" .venv/bin/python -m pytest tests/e2e "${pytest_args[@]}"
 
-echo "== WebRTC: Chromium (ICE, DTLS-SRTP) to and from SDES phones through srtpgate serve; JsSIP over Kamailio's WebSocket module to baresip; two relays in one Kamailio set ran above"
+echo "== WebRTC: Chromium (ICE, DTLS-SRTP) to and from SDES phones through srtpgate serve; JsSIP over Kamailio's WebSocket module to baresip, and across two networks behind a NAT; two relays in one Kamailio set ran above"
 (cd tests/webrtc/sip && npm ci --no-audit --no-fund --loglevel=error)
 WEBRTC_RELAYS=srtpgate SRTPGATE_BIN="$PWD/target/release/srtpgate" .venv/bin/python -m pytest tests/webrtc "${pytest_args[@]}"
 

@@ -24,13 +24,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 from ng_stub import bdecode, split_cookie, text  # noqa: E402
-from sipua import CallFailed, SipUA, connect  # noqa: E402
+from sipua import CallFailed, SipUA, connect, exchange  # noqa: E402
 
 # Every flag of the module's documented list that means something to an
 # SDES relay, to see how each is encoded (the daemon must accept them all).
@@ -69,15 +68,7 @@ def send_media(alice, bob):
     """SRTP both ways through the relay, each phone with the keys the relay gave
     it: the recorded calls then are calls that worked, not just signalling (and
     the deletes' replies count real packets)."""
-    alice.start_media()
-    bob.start_media()
-    senders = [threading.Thread(target=ua.media.send, args=(MEDIA_PACKETS, 0.02)) for ua in (alice, bob)]
-    for t in senders:
-        t.start()
-    for t in senders:
-        t.join()
-    time.sleep(0.3)  # last packets in flight through the relay
-    problems = alice.media.check(bob.user, MEDIA_PACKETS) + bob.media.check(alice.user, MEDIA_PACKETS)
+    problems = exchange(alice, bob, MEDIA_PACKETS)
     if problems:
         raise RuntimeError("media through the relay failed:\n" + "\n".join(problems))
 

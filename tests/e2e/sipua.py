@@ -2,11 +2,12 @@
 """A small SIP user agent over UDP for the end-to-end tests (no SIP library).
 
 It does what a softphone does in the simplest call through a proxy:
-REGISTER; place a call (INVITE with an SRTP/SDES offer, wait through 1xx for
-the 200, ACK along the Record-Route set, BYE) or answer one (180, 200 with an
-SDES answer, wait for the ACK); answer BYE with 200. Once a call is up it sends
-SRTP to the address in the SDP it received, protected with its own key, and
-unprotects what arrives with the key from the SDP it received (pylibsrtp).
+REGISTER; place a call (INVITE with an SRTP/SDES offer, or a plain RTP one,
+wait through 1xx for the 200, ACK along the Record-Route set, BYE) or answer
+one (180, 200 with an answer of the offer's kind, wait for the ACK); answer BYE
+with 200. Once a call is up it sends RTP to the address in the SDP it
+received; with SRTP protected with its own key, and it unprotects what arrives
+with the key from the SDP it received (pylibsrtp).
 
 Deliberately left out: retransmission timers (the tests run over loopback),
 authentication, forking, re-INVITE, TCP.
@@ -133,6 +134,8 @@ RTPMAP = {0: "PCMU/8000", 8: "PCMA/8000"}
 
 
 def make_sdp(user, ip, port, crypto_lines, with_ice=False, codecs=(0, 8)):
+    """An audio offer or answer: RTP/SAVP with the crypto lines, or plain
+    RTP/AVP when there are none."""
     sid = int(time.time())
     lines = [
         "v=0",
@@ -140,7 +143,8 @@ def make_sdp(user, ip, port, crypto_lines, with_ice=False, codecs=(0, 8)):
         "s=-",
         "c=IN IP4 %s" % ip,
         "t=0 0",
-        "m=audio %d RTP/SAVP %s 101" % (port, " ".join(str(c) for c in codecs)),
+        "m=audio %d %s %s 101" % (port, "RTP/SAVP" if crypto_lines else "RTP/AVP",
+                                  " ".join(str(c) for c in codecs)),
     ] + ["a=rtpmap:%d %s" % (c, RTPMAP[c]) for c in codecs] + [
         "a=rtpmap:101 telephone-event/8000",
         "a=fmtp:101 0-16",
@@ -166,8 +170,21 @@ def crypto_line(tag, suite, key):
     return "a=crypto:%d %s inline:%s" % (tag, suite, base64.b64encode(key).decode())
 
 
+class Plain:
+    """What a pylibsrtp session does, for plain RTP: nothing."""
+
+    @staticmethod
+    def protect(packet):
+        return packet
+
+    @staticmethod
+    def unprotect(packet):
+        return packet
+
+
 class Media:
-    """One RTP endpoint: sends SRTP with our key, unprotects with the peer's."""
+    """One RTP endpoint: sends SRTP with our key, unprotects with the peer's
+    (or plain RTP both ways when the call has no keys)."""
 
     def __init__(self, sock, name):
         self.sock = sock
@@ -187,9 +204,12 @@ class Media:
         return head + bytes((seq * 7 + i) & 0xFF for i in range(PAYLOAD_LEN - len(head)))
 
     def start(self, tx_suite, tx_key, rx_suite, rx_key, dest):
+        """Starts receiving; tx_suite None: plain RTP both ways."""
         import pylibsrtp  # only the media tests need it
 
         def session(suite, key, direction):
+            if suite is None:
+                return Plain()
             profile = {"AES_CM_128_HMAC_SHA1_80": pylibsrtp.Policy.SRTP_PROFILE_AES128_CM_SHA1_80,
                        "AES_CM_128_HMAC_SHA1_32": pylibsrtp.Policy.SRTP_PROFILE_AES128_CM_SHA1_32}[suite]
             pol = pylibsrtp.Policy(key=key, ssrc_type=direction, srtp_profile=profile)
@@ -270,6 +290,14 @@ class Media:
                             % (self.user, len(self.rx_errors), self.rx_errors[0]))
         return problems
 
+    def audio(self, pt):
+        """(packets with payload type `pt`, their decoded PCM at 8 kHz in
+        sequence order): for a peer whose sequence numbers we do not know (a
+        browser)."""
+        from audio import DECODE
+        seqs = sorted(s for s, p in self.pts.items() if p == pt)
+        return len(seqs), [DECODE[pt](c) for s in seqs for c in self.received[s][1]]
+
     def check(self, peer_name, count):
         """Problems with what arrived from peer_name's `count` packets ([] if none)."""
         peer = peer_name.encode()[:4].ljust(4, b"_")
@@ -306,9 +334,10 @@ class Dialog:
 
 
 class SipUA:
-    def __init__(self, user, proxy, ip="127.0.0.1", codecs=(0, 8), netns=None):
+    def __init__(self, user, proxy, ip="127.0.0.1", codecs=(0, 8), netns=None, srtp=True):
         self.user, self.proxy, self.ip = user, proxy, ip
         self.codecs = codecs  # payload types offered or answered: 0 PCMU, 8 PCMA
+        self.srtp = srtp  # offers SDES-SRTP (else plain RTP)
         self.netns = netns  # its sockets are made in this network namespace
         with inside(netns):
             self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -410,7 +439,7 @@ class SipUA:
         once the 200 is ACKed."""
         self.media = Media(self._rtp_socket(), self.user)
         port = self.media.sock.getsockname()[1]
-        keys = [(1, "AES_CM_128_HMAC_SHA1_80"), (2, "AES_CM_128_HMAC_SHA1_32")]
+        keys = [(1, "AES_CM_128_HMAC_SHA1_80"), (2, "AES_CM_128_HMAC_SHA1_32")] if self.srtp else []
         offered = {tag: (suite, new_key(suite)) for tag, suite in keys}
         sdp = make_sdp(self.user, self.ip, port,
                        [crypto_line(t, s, k) for t, (s, k) in offered.items()], with_ice, self.codecs)
@@ -441,10 +470,16 @@ class SipUA:
             "From: <%s>;tag=%s" % (d.local_uri, d.local_tag), "To: " + d.to_header,
             "Call-ID: " + d.call_id, "CSeq: 1 ACK"] + self._route_headers(d),
             dest=self._next_hop(d))
-        # The answerer picked one of our crypto lines (same tag) and gave its key.
-        tag, suite, key, _, _ = d.remote_sdp.crypto[0]
-        d.tx = offered[tag]
-        d.rx = (suite, key)
+        if self.srtp:
+            # The answerer picked one of our crypto lines (same tag) and gave its key.
+            if not d.remote_sdp.crypto:
+                raise RuntimeError("%s: an SRTP offer got an answer without keys:\n%s"
+                                   % (self.user, d.remote_sdp.raw))
+            tag, suite, key, _, _ = d.remote_sdp.crypto[0]
+            d.tx = offered[tag]
+            d.rx = (suite, key)
+        else:
+            d.tx = d.rx = (None, None)
         d.acked.set()
         return d
 
@@ -461,15 +496,22 @@ class SipUA:
                 raise TimeoutError("%s: no ACK for %d; seen: %s" % (self.user, reject[0], self.log))
             return None
         remote_sdp = Sdp(inv.body)
-        choice = next(((t, s, k) for t, s, k, _, _ in remote_sdp.crypto if s in SUITES), None)
-        if choice is None:
+        if self.srtp:
+            choice = next(((t, s, k) for t, s, k, _, _ in remote_sdp.crypto if s in SUITES), None)
+            if choice is None:
+                self.respond(inv, 488, "Not Acceptable Here")
+                raise RuntimeError("%s: no usable crypto in offer:\n%s" % (self.user, remote_sdp.raw))
+            tag, suite, peer_key = choice
+            my_key = new_key(suite)
+            crypto = [crypto_line(tag, suite, my_key)]
+        elif remote_sdp.proto != "RTP/AVP" or remote_sdp.crypto:
             self.respond(inv, 488, "Not Acceptable Here")
-            raise RuntimeError("%s: no usable crypto in offer:\n%s" % (self.user, remote_sdp.raw))
-        tag, suite, peer_key = choice
+            raise RuntimeError("%s: plain RTP only, offered:\n%s" % (self.user, remote_sdp.raw))
+        else:
+            suite = my_key = peer_key = None
+            crypto = []
         self.media = Media(self._rtp_socket(), self.user)
-        my_key = new_key(suite)
-        sdp = make_sdp(self.user, self.ip, self.media.sock.getsockname()[1],
-                       [crypto_line(tag, suite, my_key)], codecs=self.codecs)
+        sdp = make_sdp(self.user, self.ip, self.media.sock.getsockname()[1], crypto, codecs=self.codecs)
         d = Dialog(call_id=inv.get("call-id"), local_tag=random_token(),
                    local_uri=uri_of(inv.get("to")), remote_uri=uri_of(inv.get("from")),
                    remote_tag=tag_of(inv.get("from")), from_header=inv.get("from"),
@@ -571,3 +613,38 @@ def connect(alice, bob, **answer_kw):
     finally:
         t.join(10)
     return errors
+
+
+def exchange(alice, bob, packets, interval=0.02, tones=None, settle=2.0):
+    """Media both ways at once through the relay once the call is up: each
+    phone sends `packets` packets (its own checkable payload, or with
+    tones=((pt alice sends, hz, pt bob gets), (pt bob sends, hz, pt alice
+    gets)) a G.711 tone) and checks what came from the other, waiting up to
+    `settle` s for the last packets in flight. Returns the problems, [] if
+    none."""
+    alice.start_media()
+    bob.start_media()
+    if tones:
+        (a_pt, a_hz, b_gets), (b_pt, b_hz, a_gets) = tones
+        jobs = [(alice.media.send_tone, (packets, a_pt, a_hz, interval)),
+                (bob.media.send_tone, (packets, b_pt, b_hz, interval))]
+
+        def problems():
+            return (bob.media.check_tone(alice.user, packets, b_gets, a_hz)
+                    + alice.media.check_tone(bob.user, packets, a_gets, b_hz))
+    else:
+        jobs = [(ua.media.send, (packets, interval)) for ua in (alice, bob)]
+
+        def problems():
+            return alice.media.check(bob.user, packets) + bob.media.check(alice.user, packets)
+    senders = [threading.Thread(target=f, args=a) for f, a in jobs]
+    for t in senders:
+        t.start()
+    for t in senders:
+        t.join()
+    deadline = time.monotonic() + settle
+    while True:
+        found = problems()
+        if not found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.05)

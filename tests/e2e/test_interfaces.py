@@ -7,14 +7,15 @@ the SDP, SRTP flows both ways through the sockets of each side, the relay's
 query names each leg's interface, and the call ends cleanly. Then the same
 between two real networks, the public one behind a 1:1 NAT
 (bench/netns/two-networks.sh), on each I/O backend: the public side is told
-the NAT address and gets its media from it.
+the NAT address and gets its media from it: an SDES call, a plain RTP one
+and a transcoded one (PCMU on the private side, PCMA on the public one). The
+WebRTC call across the same rig is tests/webrtc/sip/test_two_networks.py.
 
     SRTPGATE_BIN=$PWD/target/release/srtpgate .venv/bin/python -m pytest tests/e2e/test_interfaces.py -q -rs
 """
 
 import os
 import sys
-import threading
 import time
 
 import pytest
@@ -22,7 +23,7 @@ import pytest
 import harness
 import netns
 from ng_stub import ng_request
-from sipua import SipUA, connect
+from sipua import SipUA, connect, exchange
 
 CFG = os.path.join(harness.HERE, "kamailio-interfaces.cfg")
 PRIVATE, PUBLIC, CALLEE = "127.0.0.1", "127.0.0.2", "127.0.0.3"
@@ -69,15 +70,7 @@ def test_direction_from_an_rtpengine_config_puts_each_side_on_its_network(two_ne
         assert interface_of(q, a.local_tag) == ("priv", PRIVATE), q
         assert interface_of(q, b.local_tag) == ("pub", PUBLIC), q
 
-        alice.start_media()
-        bob.start_media()
-        senders = [threading.Thread(target=ua.media.send, args=(PACKETS, INTERVAL)) for ua in (alice, bob)]
-        for t in senders:
-            t.start()
-        for t in senders:
-            t.join()
-        time.sleep(0.5)
-        problems = alice.media.check(bob.user, PACKETS) + bob.media.check(alice.user, PACKETS)
+        problems = exchange(alice, bob, PACKETS, INTERVAL)
         assert not problems, "\n".join(problems)
         # From the socket of each phone's own side.
         for ua, addr in ((alice, PRIVATE), (bob, PUBLIC)):
@@ -99,58 +92,72 @@ def test_direction_from_an_rtpengine_config_puts_each_side_on_its_network(two_ne
 RELAY_PRIV, RELAY_PUB, NAT = "198.18.1.1", "198.18.2.1", "203.0.113.1"
 CALLER_NET, CALLEE_NET = "198.18.1.2", "198.18.2.2"
 
+# Each kind of call: the flags the script gives (answer, offer), what the
+# phones offer and answer, and the media each sends and checks.
+SDES = "replace-origin replace-session-connection ICE=remove RTP/SAVP"
+PLAIN = "replace-origin replace-session-connection ICE=remove RTP/AVP"
+DIRECTION = " direction=priv direction=pub"
+KINDS = {
+    "sdes": dict(answer=SDES, offer=SDES + DIRECTION, srtp=True, codecs=((0, 8), (0, 8)), tones=None),
+    "plain": dict(answer=PLAIN, offer=PLAIN + DIRECTION, srtp=False, codecs=((0, 8), (0, 8)), tones=None),
+    "transcoded": dict(answer=SDES, offer=SDES + " codec-transcode-PCMA codec-mask-PCMU" + DIRECTION, srtp=True,
+                       codecs=((0,), (8,)), tones=((0, 1000.0, 8), (8, 440.0, 0))),
+}
 
-@pytest.mark.parametrize("io", ["sockets", "uring", "xdp"])
-def test_direction_across_two_networks_behind_a_nat(srtpgate_binary, tmp_path, io):
+
+@pytest.fixture(scope="module")
+def rig():
     if not harness.kamailio_path():
         skip("kamailio is not installed (apt-get install kamailio; it ships rtpengine.so)")
     name = "se%d" % (os.getpid() % 10000)
     try:
-        rig = netns.two_networks(name)
-        ns = rig.__enter__()
+        networks = netns.two_networks(name)
+        ns = networks.__enter__()
     except RuntimeError as e:
         skip("the two-network rig: %s" % e)
     try:
-        with harness.running() as started, netns.inside(ns["priv"]):
-            relay, cfg = harness.start_relay(
-                "srtpgate", str(tmp_path), srtpgate_binary, extra=["--io", io], netns=ns["relay"], ip=RELAY_PRIV,
-                interfaces=("priv/" + RELAY_PRIV, "pub/%s!%s" % (RELAY_PUB, NAT)))
-            started.append(relay)
-            if "media workers use %s I/O" % io not in relay.output(20000):
-                skip("the %s backend does not run here: %s" % (io, relay.output(2000)))
-            kam, sip = harness.start_kamailio(str(tmp_path), cfg["ng"], cfg_path=CFG, netns=ns["priv"],
-                                              ip=CALLER_NET)
-            started.append(kam)
-            alice = SipUA("alice", sip, ip=CALLER_NET, netns=ns["priv"])
-            bob = SipUA("bob", sip, ip=CALLEE_NET, netns=ns["pub"])
-            try:
-                errors = connect(alice, bob)
-                assert not errors, "bob: %s" % errors[0]
-                a, b = alice.dialog, bob.dialog
-                # The public side is told the NAT address, the private side
-                # the relay's own.
-                assert b.remote_sdp.addr == NAT, "bob got %s:\n%s" % (b.remote_sdp.addr, b.remote_sdp.raw)
-                assert a.remote_sdp.addr == RELAY_PRIV, "alice got %s:\n%s" % (a.remote_sdp.addr, a.remote_sdp.raw)
-                q = ng_request(cfg["ng"], {"command": "query", "call-id": a.call_id})
-                assert interface_of(q, a.local_tag) == ("priv", RELAY_PRIV), q
-                assert interface_of(q, b.local_tag) == ("pub", RELAY_PUB), q
-                alice.start_media()
-                bob.start_media()
-                senders = [threading.Thread(target=ua.media.send, args=(PACKETS, INTERVAL)) for ua in (alice, bob)]
-                for t in senders:
-                    t.start()
-                for t in senders:
-                    t.join()
-                time.sleep(0.5)
-                problems = alice.media.check(bob.user, PACKETS) + bob.media.check(alice.user, PACKETS)
-                assert not problems, "\n".join(problems)
-                # Through the NAT: bob's media comes from the NAT address.
-                for ua, addr in ((alice, RELAY_PRIV), (bob, NAT)):
-                    assert {f[0] for f in ua.media.rx_from} == {addr}, "%s got media from %s" % (
-                        ua.user, ua.media.rx_from)
-                assert alice.bye().status == 200
-            finally:
-                alice.close()
-                bob.close()
+        yield ns
     finally:
-        rig.__exit__(None, None, None)
+        networks.__exit__(None, None, None)
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+@pytest.mark.parametrize("io", ["sockets", "uring", "xdp"])
+def test_direction_across_two_networks_behind_a_nat(rig, srtpgate_binary, tmp_path, io, kind):
+    ns, k = rig, KINDS[kind]
+    with harness.running() as started, netns.inside(ns["priv"]):
+        relay, cfg = harness.start_relay(
+            "srtpgate", str(tmp_path), srtpgate_binary, extra=["--io", io], netns=ns["relay"], ip=RELAY_PRIV,
+            interfaces=("priv/" + RELAY_PRIV, "pub/%s!%s" % (RELAY_PUB, NAT)))
+        started.append(relay)
+        if "media workers use %s I/O" % io not in relay.output(20000):
+            skip("the %s backend does not run here: %s" % (io, relay.output(2000)))
+        kam, sip = harness.start_kamailio(str(tmp_path), cfg["ng"], cfg_path=CFG, netns=ns["priv"], ip=CALLER_NET,
+                                          defines={"RTPE_FLAGS": k["answer"], "RTPE_OFFER_FLAGS": k["offer"]})
+        started.append(kam)
+        alice = SipUA("alice", sip, ip=CALLER_NET, netns=ns["priv"], srtp=k["srtp"], codecs=k["codecs"][0])
+        bob = SipUA("bob", sip, ip=CALLEE_NET, netns=ns["pub"], srtp=k["srtp"], codecs=k["codecs"][1])
+        try:
+            errors = connect(alice, bob)
+            assert not errors, "bob: %s" % errors[0]
+            a, b = alice.dialog, bob.dialog
+            # The public side is told the NAT address, the private side the
+            # relay's own; each in the profile the script asked for.
+            assert b.remote_sdp.addr == NAT, "bob got %s:\n%s" % (b.remote_sdp.addr, b.remote_sdp.raw)
+            assert a.remote_sdp.addr == RELAY_PRIV, "alice got %s:\n%s" % (a.remote_sdp.addr, a.remote_sdp.raw)
+            profile = "RTP/SAVP" if k["srtp"] else "RTP/AVP"
+            for who, sdp in (("alice", a.remote_sdp), ("bob", b.remote_sdp)):
+                assert sdp.proto == profile and bool(sdp.crypto) == k["srtp"], "%s got:\n%s" % (who, sdp.raw)
+            q = ng_request(cfg["ng"], {"command": "query", "call-id": a.call_id})
+            assert interface_of(q, a.local_tag) == ("priv", RELAY_PRIV), q
+            assert interface_of(q, b.local_tag) == ("pub", RELAY_PUB), q
+            problems = exchange(alice, bob, PACKETS, INTERVAL, tones=k["tones"])
+            assert not problems, "\n".join(problems)
+            # Through the NAT: bob's media comes from the NAT address.
+            for ua, addr in ((alice, RELAY_PRIV), (bob, NAT)):
+                assert {f[0] for f in ua.media.rx_from} == {addr}, "%s got media from %s" % (
+                    ua.user, ua.media.rx_from)
+            assert alice.bye().status == 200
+        finally:
+            alice.close()
+            bob.close()

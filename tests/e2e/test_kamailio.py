@@ -10,13 +10,12 @@ no media, so they check everything except the media path.
 """
 
 import itertools
-import threading
 import time
 
 import pytest
 
 from ng_stub import ng_request
-from sipua import CallFailed, SipUA, connect
+from sipua import CallFailed, SipUA, connect, exchange
 
 _calls = itertools.count(1)
 PACKETS = 50          # per direction: 1 s of G.711 at 20 ms
@@ -95,16 +94,7 @@ def test_srtp_call_through_kamailio(stack):
         if stack.kind == "srtpgate":
             # Each phone protects with its own key and unprotects with the key
             # the relay gave it: passes only if the relay re-keys both ways.
-            alice.start_media()
-            bob.start_media()
-            senders = [threading.Thread(target=ua.media.send, args=(PACKETS, INTERVAL))
-                       for ua in (alice, bob)]
-            for t in senders:
-                t.start()
-            for t in senders:
-                t.join()
-            time.sleep(0.5)  # last packets in flight through the relay
-            problems = alice.media.check(bob.user, PACKETS) + bob.media.check(alice.user, PACKETS)
+            problems = exchange(alice, bob, PACKETS, INTERVAL)
             assert not problems, "\n".join(problems)
             # Symmetric RTP: media comes from the port the SDP advertised.
             for ua in (alice, bob):

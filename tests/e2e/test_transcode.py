@@ -8,15 +8,13 @@ and level), in its own codec.
     SRTPGATE_BIN=target/release/srtpgate .venv/bin/python -m pytest tests/e2e/test_transcode.py
 """
 
-import threading
-import time
 
 import pytest
 
 import harness
 from conftest import Stack, skip, srtpgate_bin
 from ng_stub import ng_request
-from sipua import SipUA, connect
+from sipua import SipUA, connect, exchange
 from test_kamailio import wait_call_gone
 
 FLAGS = ("replace-origin replace-session-connection ICE=remove RTP/SAVP "
@@ -53,17 +51,7 @@ def test_pcmu_phone_calls_pcma_phone(transcoding):
         answered = [l for l in a.remote_sdp.lines if l.startswith("m=audio")]
         assert offered[0].split()[3:] == ["101", "8"], "bob was offered %s" % offered
         assert answered[0].split()[3:] == ["0", "101"], "alice got the answer %s" % answered
-        alice.start_media()
-        bob.start_media()
-        senders = [threading.Thread(target=alice.media.send_tone, args=(PACKETS, 0, 1000.0)),
-                   threading.Thread(target=bob.media.send_tone, args=(PACKETS, 8, 440.0))]
-        for t in senders:
-            t.start()
-        for t in senders:
-            t.join()
-        time.sleep(0.5)
-        problems = (bob.media.check_tone(alice.user, PACKETS, 8, 1000.0)
-                    + alice.media.check_tone(bob.user, PACKETS, 0, 440.0))
+        problems = exchange(alice, bob, PACKETS, tones=((0, 1000.0, 8), (8, 440.0, 0)))
         assert not problems, "\n".join(problems)
         call_id = a.call_id
         assert alice.bye().status == 200

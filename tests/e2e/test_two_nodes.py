@@ -35,7 +35,7 @@ import pytest
 
 import harness
 from ng_stub import ng_request
-from sipua import SipUA
+from sipua import SipUA, exchange
 
 CFG = os.path.join(harness.HERE, "kamailio-two-nodes.cfg")
 CALLS = 100             # phase 1
@@ -155,20 +155,7 @@ def one_call(sip, nodes):
                     p.append("%s got port %s, not in node %s's range %d-%d"
                              % (who, sdp.port, owner.name, owner.cfg["port_min"], owner.cfg["port_max"]))
 
-        alice.start_media()
-        bob.start_media()
-        senders = [threading.Thread(target=ua.media.send, args=(PACKETS, INTERVAL)) for ua in (alice, bob)]
-        for t in senders:
-            t.start()
-        for t in senders:
-            t.join()
-        deadline = time.monotonic() + 2.0
-        while True:   # the last packets may still be in the relay
-            media = alice.media.check(bob.user, PACKETS) + bob.media.check(alice.user, PACKETS)
-            if not media or time.monotonic() > deadline:
-                break
-            time.sleep(0.02)
-        p += media
+        p += exchange(alice, bob, PACKETS, INTERVAL)
 
         bye = alice.bye()
         if bye.status != 200:

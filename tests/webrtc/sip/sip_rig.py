@@ -1,11 +1,15 @@
-"""The processes of the SIP-over-WebSocket WebRTC rig (test_sip_webrtc.py):
-the relay (rtpengine-daemon, or srtpgate serve), a logging NG proxy in front
-of it, Kamailio with kamailio-ws.cfg, a local HTTP server for the JsSIP page,
-baresip phones driven over ctrl_tcp, and the audio helpers.
+"""The processes of the SIP-over-WebSocket WebRTC rig (test_sip_webrtc.py,
+test_two_networks.py): the relay (rtpengine-daemon, or srtpgate serve), a
+logging NG proxy in front of it, Kamailio with kamailio-ws.cfg, a local HTTP
+server for the JsSIP page, the browser, baresip phones driven over ctrl_tcp,
+and the audio helpers.
 
-Everything listens on 127.0.0.1 only; every process is started in its own
-process group and stopped by its PID; every wait is bounded."""
+Everything listens on 127.0.0.1, or on the addresses of a two-network rig of
+namespaces (bench/netns/two-networks.sh) made for the test; every process is
+started in its own process group and stopped by its PID; every wait is
+bounded."""
 
+import dataclasses
 import glob
 import http.server
 import json
@@ -28,8 +32,15 @@ from harness import IP, Proc  # noqa: E402
 from ng_stub import ng_request  # noqa: E402
 
 import bundle_jssip  # noqa: E402
+from netns import exec_in, inside  # noqa: E402
+from ng_stub import bdecode, split_cookie, text  # noqa: E402
 
 KAMAILIO_CFG = os.path.join(HERE, "kamailio-ws.cfg")
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+KAMAILIO_MODULES = ("/usr/lib/x86_64-linux-gnu/kamailio/modules", "/usr/lib/kamailio/modules",
+                    "/usr/local/lib64/kamailio/modules", "/usr/local/lib/kamailio/modules")
+BROWSER_TONE = 1000.0  # Hz, the browser's fake microphone
+PHONE_TONE = 440.0  # Hz, a baresip phone's ausine tone unless told otherwise
 RTPENGINE_CONF = os.path.join(REPO, "bench", "rtpengine", "rtpengine.conf")
 
 
@@ -64,11 +75,12 @@ def start_rtpengine(work):
     return proc, ng
 
 
-def start_srtpgate(work):
-    """srtpgate serve with $SRTPGATE_WEBRTC_ARGS appended (whatever the WebRTC
-    bridging needs once it exists)."""
-    extra = os.environ.get("SRTPGATE_WEBRTC_ARGS", "").split()
-    proc, cfg = harness.start_relay("srtpgate", work, harness.srtpgate_path(), extra)
+def start_srtpgate(work, at):
+    """srtpgate serve placed as `at` says, with $SRTPGATE_WEBRTC_ARGS
+    appended (more `serve` options for a manual run)."""
+    extra = list(at.relay_args) + os.environ.get("SRTPGATE_WEBRTC_ARGS", "").split()
+    proc, cfg = harness.start_relay("srtpgate", work, harness.srtpgate_path(), extra, interfaces=at.interfaces,
+                                    netns=at.relay_ns, ip=at.relay_ip)
     return proc, cfg["ng"]
 
 
@@ -88,8 +100,11 @@ def relay_available(kind):
     return "unknown relay %r in WEBRTC_RELAYS (known: rtpengine, srtpgate)" % kind
 
 
-def start_relay(kind, work):
-    return start_rtpengine(work) if kind == "rtpengine" else start_srtpgate(work)
+def start_relay(kind, work, at):
+    if kind == "rtpengine":
+        assert at == Placement(), "rtpengine runs here on 127.0.0.1 only"
+        return start_rtpengine(work)
+    return start_srtpgate(work, at)
 
 
 def ng_calls(ng):
@@ -101,10 +116,12 @@ def ng_calls(ng):
 
 # --- Kamailio ---------------------------------------------------------------
 
-def start_kamailio(work, ng, flags_to_ws=None, flags_to_udp=None):
+def start_kamailio(work, ng, flags_to_ws=None, flags_to_udp=None, netns=None, ip=IP, defines=None):
     """Kamailio with kamailio-ws.cfg: SIP on UDP, SIP over WebSocket on TCP,
-    the rtpengine module pointed at ng. Returns (proc, sip addr, ws url)."""
-    sip = (IP, harness.free_udp_port())
+    on `ip` (in network namespace `netns`, which the calling thread is in),
+    the rtpengine module pointed at ng; `defines` (name: string) sets more of
+    the file's string defines. Returns (proc, sip addr, ws url)."""
+    sip = (ip, harness.free_udp_port())
     ws = harness.free_tcp_port()
     rundir = os.path.join(work, "kamailio-run")
     os.makedirs(rundir, exist_ok=True)
@@ -116,7 +133,9 @@ def start_kamailio(work, ng, flags_to_ws=None, flags_to_udp=None):
         argv += ["-A", 'RTPE_FLAGS_TO_WS="%s"' % flags_to_ws]
     if flags_to_udp:
         argv += ["-A", 'RTPE_FLAGS_TO_UDP="%s"' % flags_to_udp]
-    proc = Proc("kamailio", argv, os.path.join(work, "kamailio.log"))
+    for name, value in (defines or {}).items():
+        argv += ["-A", '%s="%s"' % (name, value)]
+    proc = Proc("kamailio", exec_in(netns, argv), os.path.join(work, "kamailio.log"))
     try:
         wait_for("kamailio to answer OPTIONS", lambda: harness.sip_options_ok(sip) or not proc.alive(), 15)
     except TimeoutError:
@@ -125,19 +144,20 @@ def start_kamailio(work, ng, flags_to_ws=None, flags_to_udp=None):
         why = proc.describe()
         proc.stop()
         raise RuntimeError("kamailio did not come up; " + why)
-    return proc, sip, "ws://%s:%d" % (IP, ws)
+    return proc, sip, "ws://%s:%d" % (ip, ws)
 
 
 # --- the page's web server --------------------------------------------------
 
 class PageServer:
     """Serves phone.html, phone.js, capture-worklet.js and the JsSIP bundle
-    on 127.0.0.1 from a thread of this process."""
+    on `ip` (in the calling thread's network namespace) from a thread of
+    this process."""
 
     FILES = {"/phone.html": "text/html", "/phone.js": "text/javascript",
              "/capture-worklet.js": "text/javascript"}
 
-    def __init__(self):
+    def __init__(self, ip=IP):
         jssip = bundle_jssip.bundle().encode()
         files = {path: (ctype, open(os.path.join(HERE, path[1:]), "rb").read())
                  for path, ctype in self.FILES.items()}
@@ -159,8 +179,9 @@ class PageServer:
             def log_message(self, *a):
                 pass
 
-        self.httpd = http.server.ThreadingHTTPServer((IP, 0), Handler)
-        self.url = "http://%s:%d/phone.html" % self.httpd.server_address
+        self.httpd = http.server.ThreadingHTTPServer((ip, 0), Handler)
+        self.origin = "http://%s:%d" % self.httpd.server_address
+        self.url = self.origin + "/phone.html"
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         self.thread.start()
 
@@ -374,3 +395,168 @@ class Baresip:
         except OSError:
             pass
         self.proc.stop()
+
+
+# --- the whole rig ----------------------------------------------------------
+
+def browser_missing():
+    """Why the browser side of the rig (Kamailio with WebSocket, chromium
+    through Playwright, JsSIP) cannot run here; None if it can."""
+    if not harness.kamailio_path():
+        return "kamailio is not installed (apt-get install kamailio)"
+    if not any(os.path.exists(os.path.join(d, "websocket.so")) for d in KAMAILIO_MODULES):
+        return "Kamailio's websocket module is missing (apt-get install kamailio-websocket-modules)"
+    if not os.path.exists(CHROMIUM):
+        return "Debian's chromium is not installed (scripts/deps.sh installs it)"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "playwright (the Python package) is not installed in this interpreter"
+    if not os.path.exists(os.path.join(HERE, "node_modules", "jssip", "lib", "JsSIP.js")):
+        return "JsSIP is not installed: run `npm ci` in %s" % HERE
+    return None
+
+
+@dataclasses.dataclass
+class Placement:
+    """Where the parts of a Rig run: network namespaces (None: this one) and
+    addresses. The default puts everything on 127.0.0.1 here."""
+    relay_ns: str = None
+    relay_ip: str = IP           # the relay's NG address
+    interfaces: tuple = (IP,)    # its --interface values (srtpgate)
+    relay_args: tuple = ()       # more `serve` options (srtpgate)
+    proxy_ns: str = None         # Kamailio, the NG proxy, and this process's NG requests
+    proxy_ip: str = IP           # Kamailio's SIP and WebSocket address
+    browser_ns: str = None       # the browser and its page's web server
+    browser_ip: str = IP
+    defines: dict = dataclasses.field(default_factory=dict)  # kamailio-ws.cfg's string defines
+
+
+class Rig:
+    """The running stack of one relay kind, plus the browser page."""
+
+    def __init__(self, kind, work, at=None):
+        self.kind, self.work, self.at = kind, work, at or Placement()
+        self.procs, self.phones = [], []
+        self.pw = self.browser = self.server = self.page = None
+
+    def start(self):
+        at = self.at
+        with inside(at.proxy_ns):
+            relay, self.ng = start_relay(self.kind, self.work, at)
+            self.relay = relay
+            self.procs.append(relay)
+            proxy, pcfg = harness.start_ng_proxy(self.work, self.ng)
+            self.procs.append(proxy)
+            self.ng_log = pcfg["ng_log"]
+            self.kam, self.sip, self.ws = start_kamailio(self.work, pcfg["ng"], netns=at.proxy_ns, ip=at.proxy_ip,
+                                                         defines=at.defines)
+            self.procs.append(self.kam)
+        wav = write_tone_wav(os.path.join(self.work, "tone-1k.wav"), BROWSER_TONE)
+        from playwright.sync_api import sync_playwright
+        # The page's server and the browser (Playwright's driver, and the
+        # browser it starts) are made in the browser's namespace.
+        with inside(at.browser_ns):
+            self.server = PageServer(at.browser_ip)
+            self.pw = sync_playwright().start()
+            self.browser = self.pw.chromium.launch(executable_path=CHROMIUM, headless=True, timeout=30000, args=[
+                "--no-sandbox",
+                "--use-fake-ui-for-media-stream",
+                "--use-fake-device-for-media-stream",
+                # Looped (no %noloop): one WAV serves every call of the module.
+                "--use-file-for-fake-audio-capture=%s" % wav,
+                # Loopback candidates are left out of ICE gathering otherwise.
+                "--allow-loopback-in-peer-connection",
+                "--autoplay-policy=no-user-gesture-required",
+                # getUserMedia needs a secure context: http:// is one on
+                # 127.0.0.1 only, not on a namespace's address.
+                "--unsafely-treat-insecure-origin-as-secure=%s" % self.server.origin,
+            ])
+        self.page = self.browser.new_page()
+        self.page.set_default_timeout(15000)
+        self.console = []
+        self.page.on("console", lambda m: self.console.append(m.text[:300]))
+        self.page.goto(self.server.url)
+        self.page.evaluate("([url, aor]) => phone.register(url, aor, 8000)", [self.ws, "sip:web@%s" % self.sip[0]])
+
+    def stop(self):
+        for p in self.phones:
+            p.stop()
+        if self.browser:
+            try:
+                self.browser.close()
+            except Exception:
+                pass
+        if self.pw:
+            self.pw.stop()
+        if self.server:
+            self.server.stop()
+        for p in reversed(self.procs):
+            p.stop()
+
+    # --- helpers for the tests ---
+
+    def uri(self, user):
+        return "sip:%s@%s:%d" % (user, self.sip[0], self.sip[1])
+
+    def phone(self, name, hz=PHONE_TONE):
+        p = Baresip(self.work, name, self.sip, hz)
+        self.phones.append(p)
+        p.wait_registered()
+        return p
+
+    def state(self):
+        return self.page.evaluate("phone.state()")
+
+    def wait_page_call(self, states=("confirmed",), timeout=15):
+        try:
+            return wait_for("the page's call to be %s" % "/".join(states),
+                            lambda: (lambda s: s if s["call"] in states else None)(self.state()), timeout, 0.1)
+        except TimeoutError:
+            raise AssertionError("page call state %s, wanted %s; page events:\n%s\n%s"
+                                 % (self.state()["call"], states, "\n".join(self.state()["events"]), self.logs()))
+
+    def stats(self):
+        return self.page.evaluate("phone.stats()")
+
+    def wait_page_media(self, min_packets=25, timeout=10):
+        """Waits until the browser has received min_packets RTP packets more
+        than now (media flows through the relay)."""
+        start = (self.stats().get("inbound") or {}).get("packetsReceived", 0)
+        try:
+            return wait_for("RTP at the browser",
+                            lambda: (lambda s: s if (s.get("inbound") or {}).get("packetsReceived", 0)
+                                     >= start + min_packets else None)(self.stats()), timeout, 0.1)
+        except TimeoutError:
+            raise AssertionError("the browser got no RTP: stats %s\n%s" % (self.stats(), self.logs()))
+
+    def measure(self, hz, ms=1000):
+        return self.page.evaluate("([f, ms]) => phone.measure(f, ms)", [hz, ms])
+
+    def ng_calls(self):
+        with inside(self.at.proxy_ns):
+            return ng_calls(self.ng)
+
+    def wait_no_calls(self, timeout=8):
+        try:
+            wait_for("the relay to have no call", lambda: not self.ng_calls(), timeout, 0.2)
+        except TimeoutError:
+            raise AssertionError("the relay still has calls %s\n%s" % (self.ng_calls(), self.logs()))
+
+    def ng_transcript(self):
+        """[(command, request dict, reply dict or None)] that Kamailio sent."""
+        out = []
+        for path in sorted(glob.glob(os.path.join(self.ng_log, "*.bin"))):
+            if path.endswith(".reply.bin"):
+                continue
+            req = text(bdecode(split_cookie(open(path, "rb").read())[1]))
+            rpath = path[:-4] + ".reply.bin"
+            rep = text(bdecode(split_cookie(open(rpath, "rb").read())[1])) if os.path.exists(rpath) else None
+            out.append((req.get("command"), req, rep))
+        return out
+
+    def logs(self, tail=4000):
+        parts = ["page events:\n" + "\n".join(self.state()["events"])] if self.page else []
+        parts += [p.describe() for p in self.procs]
+        parts += ["baresip %s log:\n%s" % (p.name, p.proc.output(tail)) for p in self.phones]
+        return "\n\n".join(parts)[-30000:]

@@ -27,7 +27,6 @@ recording.
      sent a delete for every call it offered
 """
 
-import glob
 import os
 import re
 import shutil
@@ -39,15 +38,11 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import sip_rig as rig  # noqa: E402
-from sip_rig import IP, harness, wait_for  # noqa: E402
-from ng_stub import bdecode, split_cookie, text  # noqa: E402
+from sip_rig import wait_for  # noqa: E402
 
 RELAYS = [r.strip() for r in os.environ.get("WEBRTC_RELAYS", "srtpgate").split(",") if r.strip()]
-BROWSER_TONE = 1000.0
-PHONE_TONE = 440.0
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-KAMAILIO_MODULES = ("/usr/lib/x86_64-linux-gnu/kamailio/modules", "/usr/lib/kamailio/modules",
-                    "/usr/local/lib64/kamailio/modules", "/usr/local/lib/kamailio/modules")
+BROWSER_TONE = rig.BROWSER_TONE
+PHONE_TONE = rig.PHONE_TONE
 
 
 def skip(reason):
@@ -56,10 +51,9 @@ def skip(reason):
 
 
 def missing_prerequisite():
-    if not harness.kamailio_path():
-        return "kamailio is not installed (apt-get install kamailio)"
-    if not any(os.path.exists(os.path.join(d, "websocket.so")) for d in KAMAILIO_MODULES):
-        return "Kamailio's websocket module is missing (apt-get install kamailio-websocket-modules)"
+    why = rig.browser_missing()
+    if why:
+        return why
     if not shutil.which("baresip"):
         return "baresip is not installed (apt-get install baresip-core)"
     for mod in ("srtp", "ausine", "sndfile", "ctrl_tcp", "aubridge"):
@@ -67,135 +61,7 @@ def missing_prerequisite():
             return "baresip module %s.so is missing" % mod
     if not rig.baresip_codecs():
         return "baresip has neither the opus nor the g711 module"
-    if not os.path.exists(CHROMIUM):
-        return "Debian's chromium is not installed (scripts/deps.sh installs it)"
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        return "playwright (the Python package) is not installed in this interpreter"
-    if not os.path.exists(os.path.join(HERE, "node_modules", "jssip", "lib", "JsSIP.js")):
-        return "JsSIP is not installed: run `npm ci` in %s" % HERE
     return None
-
-
-class Rig:
-    """The running stack of one relay kind, plus the browser page."""
-
-    def __init__(self, kind, work):
-        self.kind, self.work = kind, work
-        self.procs, self.phones = [], []
-        self.pw = self.browser = self.server = None
-
-    def start(self):
-        relay, self.ng = rig.start_relay(self.kind, self.work)
-        self.relay = relay
-        self.procs.append(relay)
-        proxy, pcfg = harness.start_ng_proxy(self.work, self.ng)
-        self.procs.append(proxy)
-        self.ng_log = pcfg["ng_log"]
-        self.kam, self.sip, self.ws = rig.start_kamailio(self.work, pcfg["ng"])
-        self.procs.append(self.kam)
-        self.server = rig.PageServer()
-        wav = rig.write_tone_wav(os.path.join(self.work, "tone-1k.wav"), BROWSER_TONE)
-        from playwright.sync_api import sync_playwright
-        self.pw = sync_playwright().start()
-        self.browser = self.pw.chromium.launch(executable_path=CHROMIUM, headless=True, timeout=30000, args=[
-            "--no-sandbox",
-            "--use-fake-ui-for-media-stream",
-            "--use-fake-device-for-media-stream",
-            # Looped (no %noloop): one WAV serves every call of the module.
-            "--use-file-for-fake-audio-capture=%s" % wav,
-            # Loopback candidates are left out of ICE gathering otherwise.
-            "--allow-loopback-in-peer-connection",
-            "--autoplay-policy=no-user-gesture-required",
-        ])
-        self.page = self.browser.new_page()
-        self.page.set_default_timeout(15000)
-        self.console = []
-        self.page.on("console", lambda m: self.console.append(m.text[:300]))
-        self.page.goto(self.server.url)
-        self.page.evaluate("([url, aor]) => phone.register(url, aor, 8000)", [self.ws, "sip:web@%s" % IP])
-
-    def stop(self):
-        for p in self.phones:
-            p.stop()
-        if self.browser:
-            try:
-                self.browser.close()
-            except Exception:
-                pass
-        if self.pw:
-            self.pw.stop()
-        if self.server:
-            self.server.stop()
-        for p in reversed(self.procs):
-            p.stop()
-
-    # --- helpers for the tests ---
-
-    def uri(self, user):
-        return "sip:%s@%s:%d" % (user, self.sip[0], self.sip[1])
-
-    def phone(self, name, hz=PHONE_TONE):
-        p = rig.Baresip(self.work, name, self.sip, hz)
-        self.phones.append(p)
-        p.wait_registered()
-        return p
-
-    def state(self):
-        return self.page.evaluate("phone.state()")
-
-    def wait_page_call(self, states=("confirmed",), timeout=15):
-        try:
-            return wait_for("the page's call to be %s" % "/".join(states),
-                            lambda: (lambda s: s if s["call"] in states else None)(self.state()), timeout, 0.1)
-        except TimeoutError:
-            raise AssertionError("page call state %s, wanted %s; page events:\n%s\n%s"
-                                 % (self.state()["call"], states, "\n".join(self.state()["events"]), self.logs()))
-
-    def stats(self):
-        return self.page.evaluate("phone.stats()")
-
-    def wait_page_media(self, min_packets=25, timeout=10):
-        """Waits until the browser has received min_packets RTP packets more
-        than now (media flows through the relay)."""
-        start = (self.stats().get("inbound") or {}).get("packetsReceived", 0)
-        try:
-            return wait_for("RTP at the browser",
-                            lambda: (lambda s: s if (s.get("inbound") or {}).get("packetsReceived", 0)
-                                     >= start + min_packets else None)(self.stats()), timeout, 0.1)
-        except TimeoutError:
-            raise AssertionError("the browser got no RTP: stats %s\n%s" % (self.stats(), self.logs()))
-
-    def measure(self, hz, ms=1000):
-        return self.page.evaluate("([f, ms]) => phone.measure(f, ms)", [hz, ms])
-
-    def ng_calls(self):
-        return rig.ng_calls(self.ng)
-
-    def wait_no_calls(self, timeout=8):
-        try:
-            wait_for("the relay to have no call", lambda: not self.ng_calls(), timeout, 0.2)
-        except TimeoutError:
-            raise AssertionError("the relay still has calls %s\n%s" % (self.ng_calls(), self.logs()))
-
-    def ng_transcript(self):
-        """[(command, request dict, reply dict or None)] that Kamailio sent."""
-        out = []
-        for path in sorted(glob.glob(os.path.join(self.ng_log, "*.bin"))):
-            if path.endswith(".reply.bin"):
-                continue
-            req = text(bdecode(split_cookie(open(path, "rb").read())[1]))
-            rpath = path[:-4] + ".reply.bin"
-            rep = text(bdecode(split_cookie(open(rpath, "rb").read())[1])) if os.path.exists(rpath) else None
-            out.append((req.get("command"), req, rep))
-        return out
-
-    def logs(self, tail=4000):
-        parts = ["page events:\n" + "\n".join(self.state()["events"])] if self.page else []
-        parts += [p.describe() for p in self.procs]
-        parts += ["baresip %s log:\n%s" % (p.name, p.proc.output(tail)) for p in self.phones]
-        return "\n\n".join(parts)[-30000:]
 
 
 @pytest.fixture(scope="module", params=RELAYS)
@@ -203,7 +69,7 @@ def stack(request, tmp_path_factory):
     why = missing_prerequisite() or rig.relay_available(request.param)
     if why:
         skip(why)
-    r = Rig(request.param, str(tmp_path_factory.mktemp("webrtc-sip-" + request.param)))
+    r = rig.Rig(request.param, str(tmp_path_factory.mktemp("webrtc-sip-" + request.param)))
     try:
         r.start()
     except Exception:
