@@ -22,30 +22,16 @@ relay="$name-relay"
 IP=${IP:-ip}
 QUEUES=${QUEUES:-1}
 
-check() {
-  if ! command -v "$IP" >/dev/null 2>&1; then
-    echo "no 'ip' command (iproute2) on this machine"
-    return 1
-  fi
-  if [ "$(id -u)" != 0 ]; then
-    echo "not root: network namespaces need CAP_NET_ADMIN and CAP_SYS_ADMIN"
-    return 1
-  fi
-  local probe="$name-probe-$$"
-  if ! "$IP" netns add "$probe" 2>/dev/null; then
-    echo "cannot create a network namespace here (ip netns add failed)"
-    return 1
-  fi
-  "$IP" netns del "$probe"
-}
+# shellcheck source=bench/netns/namespaces.sh
+. "$(dirname "$0")/namespaces.sh"
 
 case "$cmd" in
   check)
-    check
+    can_make_namespaces
     ;;
   up)
-    check >&2 || exit 1
-    "$0" down "$name" 2>/dev/null || true
+    can_make_namespaces >&2 || exit 1
+    remove_namespaces "$lg" "$relay"
     "$IP" netns add "$lg"
     "$IP" netns add "$relay"
     "$IP" link add "$name-a" netns "$lg" numtxqueues "$QUEUES" numrxqueues "$QUEUES" type veth \
@@ -59,29 +45,15 @@ case "$cmd" in
     done
     "$IP" -n "$lg" link set "$name-a" up
     "$IP" -n "$relay" link set "$name-b" up
-    # Wait for the carrier on both ends.
-    for _ in $(seq 50); do
-      if "$IP" -n "$lg" -o link show "$name-a" | grep -q LOWER_UP &&
-        "$IP" -n "$relay" -o link show "$name-b" | grep -q LOWER_UP; then
-        echo "rig $name up: $lg 198.18.0.1 <-> $relay 198.18.0.2"
-        exit 0
-      fi
-      sleep 0.1
-    done
+    if wait_for_carrier "$lg/$name-a" "$relay/$name-b"; then
+      echo "rig $name up: $lg 198.18.0.1 <-> $relay 198.18.0.2"
+      exit 0
+    fi
     echo "rig $name: the veth pair did not come up" >&2
     exit 1
     ;;
   down)
-    for ns in "$lg" "$relay"; do
-      if "$IP" netns list | grep -qw "$ns"; then
-        # End whatever still runs in the namespace, then remove it.
-        # (not this script, nor whoever called it from inside the namespace).
-        for pid in $("$IP" netns pids "$ns" 2>/dev/null); do
-          [ "$pid" = $$ ] || [ "$pid" = "$PPID" ] || kill "$pid" 2>/dev/null || true
-        done
-        "$IP" netns del "$ns"
-      fi
-    done
+    remove_namespaces "$lg" "$relay"
     ;;
   *)
     echo "usage: $0 up|down|check [NAME]" >&2

@@ -32,24 +32,17 @@ IP=${IP:-ip}
 IPTABLES=${IPTABLES:-iptables}
 PUBLIC=203.0.113.1
 
+# shellcheck source=bench/netns/namespaces.sh
+. "$(dirname "$0")/namespaces.sh"
+
 check() {
-  if ! command -v "$IP" >/dev/null 2>&1; then
-    echo "no 'ip' command (iproute2) on this machine"
-    return 1
-  fi
+  can_make_namespaces || return 1
   if ! command -v "$IPTABLES" >/dev/null 2>&1; then
     echo "no iptables on this machine (the rig's NAT)"
     return 1
   fi
-  if [ "$(id -u)" != 0 ]; then
-    echo "not root: network namespaces need CAP_NET_ADMIN and CAP_SYS_ADMIN"
-    return 1
-  fi
   local probe="$name-probe-$$"
-  if ! "$IP" netns add "$probe" 2>/dev/null; then
-    echo "cannot create a network namespace here (ip netns add failed)"
-    return 1
-  fi
+  "$IP" netns add "$probe"
   local nat=0
   "$IP" netns exec "$probe" "$IPTABLES" -t nat -A OUTPUT -d "$PUBLIC" -j DNAT --to-destination 198.18.2.1 \
     2>/dev/null || nat=1
@@ -60,26 +53,13 @@ check() {
   fi
 }
 
-down() {
-  for ns in "$priv" "$pub" "$relay"; do
-    if "$IP" netns list | grep -qw "$ns"; then
-      # End whatever still runs in the namespace (not this script, nor
-      # whoever called it from inside), then remove it.
-      for pid in $("$IP" netns pids "$ns" 2>/dev/null); do
-        [ "$pid" = $$ ] || [ "$pid" = "$PPID" ] || kill "$pid" 2>/dev/null || true
-      done
-      "$IP" netns del "$ns"
-    fi
-  done
-}
-
 case "$cmd" in
   check)
     check
     ;;
   up)
     check >&2 || exit 1
-    down 2>/dev/null || true
+    remove_namespaces "$priv" "$pub" "$relay"
     for ns in "$priv" "$relay" "$pub"; do
       "$IP" netns add "$ns"
       "$IP" -n "$ns" link set lo up
@@ -100,21 +80,15 @@ case "$cmd" in
     # The 1:1 NAT, seen from the public side.
     "$IP" netns exec "$pub" "$IPTABLES" -t nat -A OUTPUT -d "$PUBLIC" -j DNAT --to-destination 198.18.2.1
     "$IP" netns exec "$pub" "$IPTABLES" -t nat -A INPUT -s 198.18.2.1 -j SNAT --to-source "$PUBLIC"
-    for _ in $(seq 50); do
-      if "$IP" -n "$priv" -o link show "$name-pr" | grep -q LOWER_UP &&
-        "$IP" -n "$pub" -o link show "$name-ur" | grep -q LOWER_UP &&
-        "$IP" -n "$relay" -o link show "$name-rp" | grep -q LOWER_UP &&
-        "$IP" -n "$relay" -o link show "$name-ru" | grep -q LOWER_UP; then
-        echo "rig $name up: $priv 198.18.1.2 <-> $relay 198.18.1.1 | 198.18.2.1 (public $PUBLIC) <-> $pub 198.18.2.2"
-        exit 0
-      fi
-      sleep 0.1
-    done
+    if wait_for_carrier "$priv/$name-pr" "$pub/$name-ur" "$relay/$name-rp" "$relay/$name-ru"; then
+      echo "rig $name up: $priv 198.18.1.2 <-> $relay 198.18.1.1 | 198.18.2.1 (public $PUBLIC) <-> $pub 198.18.2.2"
+      exit 0
+    fi
     echo "rig $name: the veth pairs did not come up" >&2
     exit 1
     ;;
   down)
-    down
+    remove_namespaces "$priv" "$pub" "$relay"
     ;;
   *)
     echo "usage: $0 up|down|check [NAME]" >&2

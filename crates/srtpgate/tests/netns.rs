@@ -7,42 +7,30 @@
 
 use srtpgate_testkit::daemon::{context, cryptos, recv_within, srtp_call, Daemon, WAIT};
 use std::net::IpAddr;
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
+
+mod namespaces;
+use namespaces::{enter, usable, Rig};
 use std::{
     process::Stdio,
     time::{Duration, Instant},
 };
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// The rig, torn down on drop (also when a test fails).
-struct Rig {
-    name: String,
+/// The rig of `bench/netns/rig.sh` and the relay running in it, stopped
+/// before the rig is removed.
+struct Bench {
     relay: Option<Child>,
+    rig: Rig,
 }
 
-impl Rig {
-    fn up(name: &str) -> Result<Rig, String> {
-        let script = repo().join("bench/netns/rig.sh");
-        let check = Command::new(&script).arg("check").arg(name).output().map_err(|e| e.to_string())?;
-        if !check.status.success() {
-            return Err(String::from_utf8_lossy(&check.stdout).trim().to_string());
-        }
-        let up = Command::new(&script).arg("up").arg(name).output().map_err(|e| e.to_string())?;
-        if !up.status.success() {
-            return Err(format!("rig up failed: {}", String::from_utf8_lossy(&up.stderr)));
-        }
-        Ok(Rig { name: name.to_string(), relay: None })
+impl Bench {
+    fn up(name: &str) -> Result<Bench, String> {
+        Ok(Bench { relay: None, rig: Rig::up("rig.sh", name)? })
     }
 
     fn exec(&self, side: &str) -> Command {
-        let mut c = Command::new("ip");
-        c.args(["netns", "exec", &format!("{}-{side}", self.name)]);
-        c
+        self.rig.exec(side)
     }
 
     fn stop_relay(&mut self) {
@@ -53,16 +41,15 @@ impl Rig {
     }
 }
 
-impl Drop for Rig {
+impl Drop for Bench {
     fn drop(&mut self) {
         self.stop_relay();
-        let _ = Command::new(repo().join("bench/netns/rig.sh")).arg("down").arg(&self.name).status();
     }
 }
 
 /// 40 calls for 2 s through the relay running `io`: the load generator's
 /// JSON result.
-fn run(rig: &mut Rig, io: &str, out: &Path) -> serde_json::Value {
+fn run(rig: &mut Bench, io: &str, out: &Path) -> serde_json::Value {
     let bin = srtpgate_testkit::daemon::bin();
     let log = std::fs::File::create(out.join(format!("relay-{io}.log"))).expect("log");
     let relay = rig
@@ -107,7 +94,7 @@ fn run(rig: &mut Rig, io: &str, out: &Path) -> serde_json::Value {
 #[test]
 fn calls_through_every_backend_in_the_namespace_rig() {
     let name = format!("sg{}", std::process::id() % 100_000);
-    let mut rig = match Rig::up(&name) {
+    let mut rig = match Bench::up(&name) {
         Ok(r) => r,
         Err(why) => {
             srtpgate_testkit::skip("netns", "the namespace rig", why);
@@ -137,26 +124,6 @@ fn calls_through_every_backend_in_the_namespace_rig() {
         assert_eq!(get("setup_errors"), 0, "{io}: {r}");
         assert_eq!(get("duplicates"), 0, "{io}: {r}");
     }
-}
-
-/// Whether this machine can run backend `io` (and why not).
-fn usable(io: &str) -> Result<(), String> {
-    match io {
-        "uring" => srtpgate_relay::io::uring::probe().map_err(|e| e.to_string()),
-        "xdp" if !srtpgate_relay::io::xdp::BUILT => {
-            Err("the XDP program was not built (no clang when srtpgate was built)".into())
-        }
-        _ => Ok(()),
-    }
-}
-
-/// Moves the calling thread into network namespace `ns` (`ip netns` name):
-/// its sockets are then made there.
-fn enter(ns: &str) {
-    let f = std::fs::File::open(format!("/var/run/netns/{ns}")).expect("namespace file");
-    // SAFETY: setns on an open namespace descriptor affects this thread only.
-    let r = unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) };
-    assert_eq!(r, 0, "setns {ns}: {}", std::io::Error::last_os_error());
 }
 
 /// `n` RTP packets and one RTCP report from `from` to `to`, one at a time,
@@ -210,15 +177,15 @@ fn exact_call(d: &Daemon, io: &str, id: &str, ip: IpAddr, n: usize) -> Vec<Vec<u
 #[test]
 fn every_backend_relays_bit_for_bit_ipv4_and_ipv6() {
     let name = format!("sx{}", std::process::id() % 100_000);
-    let rig = match Rig::up(&name) {
+    let rig = match Bench::up(&name) {
         Ok(r) => r,
         Err(why) => {
             srtpgate_testkit::skip("netns", "the namespace rig", why);
             return;
         }
     };
-    let lg = format!("{}-lg", rig.name);
-    let relay = format!("{}-relay", rig.name);
+    let lg = rig.rig.ns("lg");
+    let relay = rig.rig.ns("relay");
     // The endpoints live in the load generator's namespace: this thread
     // moves there (and the test harness gives each test its own thread).
     let worker = std::thread::spawn(move || {

@@ -130,10 +130,8 @@ fn inline_keys(c: &CryptoAttr) -> Vec<String> {
 #[test]
 fn calls_resume_after_a_crash_without_reusing_keystream() {
     let Some(redis) = Redis::for_test() else { return };
-    let ns = format!("test{}", std::process::id());
-    let flags = redis.flags("restart");
-    let mut args: Vec<&str> = flags.iter().map(String::as_str).collect();
-    args.extend(["--redis-namespace", &ns]);
+    let (ns, args) = redis.relay_args("restart");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let mut d = Daemon::start("restart", 0, &args);
 
     // An SRTP↔SRTP call, and a plain-RTP caller with an SRTP callee.
@@ -253,8 +251,8 @@ fn calls_resume_after_a_crash_without_reusing_keystream() {
 #[test]
 fn media_waits_for_redis_rather_than_go_past_its_reservation() {
     let Some(mut redis) = Redis::for_test() else { return };
-    let flags = redis.flags("redis-away");
-    let d = Daemon::start("redis-away", 1, &flags.iter().map(String::as_str).collect::<Vec<_>>());
+    let (_, args) = redis.relay_args("redis-away");
+    let d = Daemon::start("redis-away", 1, &args.iter().map(String::as_str).collect::<Vec<_>>());
     let c = srtp_call(&d, "away", LO, true);
     let stop = Arc::new(AtomicBool::new(false));
     let threads = [stream(c.a, Arc::default(), stop.clone()), stream(c.b, Arc::default(), stop.clone())];
@@ -320,10 +318,8 @@ fn none_failed_authentication(d: &Daemon, ids: &[&str]) {
 #[test]
 fn calls_that_wrapped_just_before_a_crash_resume() {
     let Some(redis) = Redis::for_test() else { return };
-    let ns = format!("wrap{}", std::process::id());
-    let flags = redis.flags("wrap");
-    let mut args: Vec<&str> = flags.iter().map(String::as_str).collect();
-    args.extend(["--redis-namespace", &ns]);
+    let (ns, args) = redis.relay_args("wrap");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let mut d = Daemon::start("wrap", 2, &args);
     let stop = Arc::new(AtomicBool::new(false));
     let before = [Duration::from_secs(1), Duration::from_millis(20)];
@@ -395,10 +391,9 @@ fn calls_that_wrapped_just_before_a_crash_resume() {
 #[test]
 fn a_standby_takes_over_only_when_the_lease_ends_and_a_relay_that_lost_it_is_fenced() {
     let Some(redis) = Redis::for_test() else { return };
-    let ns = format!("lease{}", std::process::id());
-    let flags = redis.flags("lease");
-    let mut args: Vec<&str> = flags.iter().map(String::as_str).collect();
-    args.extend(["--redis-namespace", &ns, "--redis-lease-ms", "1000", "--redis-instance", "a"]);
+    let (ns, args) = redis.relay_args("lease");
+    let mut args: Vec<&str> = args.iter().map(String::as_str).collect();
+    args.extend(["--redis-lease-ms", "1000", "--redis-instance", "a"]);
     let mut d = Daemon::start("lease", 3, &args);
     let c = srtp_call(&d, "leased", LO, true);
     let stop = Arc::new(AtomicBool::new(false));

@@ -741,10 +741,8 @@ fn converse(c: &mut Bridged, seqs: (u16, u16), n: usize) -> [(Vec<u16>, Vec<i16>
 #[test]
 fn a_transcoded_call_survives_a_crash_and_restart() {
     let Some(redis) = srtpgate_testkit::redis::Redis::for_test() else { return };
-    let ns = format!("tc{}", std::process::id());
-    let flags = redis.flags("transcode-restart");
-    let mut args: Vec<&str> = flags.iter().map(String::as_str).collect();
-    args.extend(["--redis-namespace", &ns]);
+    let (_, args) = redis.relay_args("transcode-restart");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let mut c = bridged_on(Daemon::start("transcode-restart", 13, &args), "transcode-restart");
     let before = converse(&mut c, (100, 7), 50);
     c.d.crash_and_restart();

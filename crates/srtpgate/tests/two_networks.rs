@@ -18,13 +18,12 @@ use srtpgate_sdp::crypto::CryptoAttr;
 use srtpgate_sdp::Sdp;
 use srtpgate_testkit::daemon::*;
 use std::net::IpAddr;
-use std::os::fd::AsRawFd;
-use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 mod browser;
+mod namespaces;
 use browser::Browser;
+use namespaces::{enter, usable, Rig};
 
 const RELAY_PRIV: &str = "198.18.1.1";
 const RELAY_PUB: &str = "198.18.2.1";
@@ -34,59 +33,6 @@ const CALLEE: &str = "198.18.2.2";
 
 fn ip(s: &str) -> IpAddr {
     s.parse().expect("address")
-}
-
-fn script() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/netns/two-networks.sh")
-}
-
-/// The rig, torn down on drop (also when a test fails).
-struct Rig {
-    name: String,
-}
-
-impl Rig {
-    fn up(name: &str) -> Result<Rig, String> {
-        let check = Command::new(script()).arg("check").arg(name).output().map_err(|e| e.to_string())?;
-        if !check.status.success() {
-            return Err(String::from_utf8_lossy(&check.stdout).trim().to_string());
-        }
-        let up = Command::new(script()).arg("up").arg(name).output().map_err(|e| e.to_string())?;
-        if !up.status.success() {
-            return Err(format!("rig up failed: {}", String::from_utf8_lossy(&up.stderr)));
-        }
-        Ok(Rig { name: name.to_string() })
-    }
-
-    fn ns(&self, side: &str) -> String {
-        format!("{}-{side}", self.name)
-    }
-}
-
-impl Drop for Rig {
-    fn drop(&mut self) {
-        let _ = Command::new(script()).arg("down").arg(&self.name).status();
-    }
-}
-
-/// Moves the calling thread into network namespace `ns`: the sockets it
-/// makes from now on are there (and stay there when it moves on).
-fn enter(ns: &str) {
-    let f = std::fs::File::open(format!("/var/run/netns/{ns}")).expect("namespace file");
-    // SAFETY: setns on an open namespace descriptor affects this thread only.
-    let r = unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) };
-    assert_eq!(r, 0, "setns {ns}: {}", std::io::Error::last_os_error());
-}
-
-/// Whether this machine can run backend `io` (and why not).
-fn usable(io: &str) -> Result<(), String> {
-    match io {
-        "uring" => srtpgate_relay::io::uring::probe().map_err(|e| e.to_string()),
-        "xdp" if !srtpgate_relay::io::xdp::BUILT => {
-            Err("the XDP program was not built (no clang when srtpgate was built)".into())
-        }
-        _ => Ok(()),
-    }
 }
 
 /// What a Kamailio script with `rtpengine_offer("direction=priv direction=pub")` sends.
@@ -266,7 +212,7 @@ fn webrtc_call(d: &Daemon, rig: &Rig, id: &str) {
 #[test]
 fn direction_puts_each_leg_on_its_network_through_a_nat_on_every_backend() {
     let name = format!("sn{}", std::process::id() % 100_000);
-    let rig = match Rig::up(&name) {
+    let rig = match Rig::up("two-networks.sh", &name) {
         Ok(r) => r,
         Err(why) => {
             srtpgate_testkit::skip("netns", "the two-network rig", why);

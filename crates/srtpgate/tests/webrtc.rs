@@ -548,10 +548,8 @@ fn until_through(from: &mut Endpoint, to: &mut Endpoint, within: Duration) -> Op
 #[test]
 fn a_webrtc_call_survives_a_crash_without_a_new_handshake() {
     let Some(redis) = srtpgate_testkit::redis::Redis::for_test() else { return };
-    let ns = format!("webrtc{}", std::process::id());
-    let flags = redis.flags("webrtc-restart");
-    let mut args: Vec<&str> = flags.iter().map(String::as_str).collect();
-    args.extend(["--redis-namespace", &ns]);
+    let (_, args) = redis.relay_args("webrtc-restart");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let mut d = Daemon::start("webrtc-restart", 18, &args);
     let mut b = Browser::new();
     let mut phone = Endpoint::new(LO);

@@ -188,13 +188,8 @@ impl Daemon {
                 }
                 (None, None) => Command::new(bin),
             };
-            let child = cmd
-                .args(&args)
-                .stdin(Stdio::null())
-                .stdout(logf.try_clone().expect("log file"))
-                .stderr(logf)
-                .spawn()
-                .expect("start srtpgate serve");
+            cmd.args(&args);
+            let child = spawn_logged(cmd, logf, "start srtpgate serve");
             let client = if ng.is_ipv4() { IpAddr::from([0u8; 4]) } else { IpAddr::from([0u16; 8]) };
             let sock = UdpSocket::bind((client, 0)).expect("bind NG client");
             sock.connect(ng).expect("connect NG");
@@ -454,13 +449,9 @@ impl Daemon {
                 (_, v) => args.extend(std::iter::once(flag.to_string()).chain(v)),
             }
         }
-        let child = Command::new(bin())
-            .args(&args)
-            .stdin(Stdio::null())
-            .stdout(logf.try_clone().expect("log file"))
-            .stderr(logf)
-            .spawn()
-            .expect("start the standby");
+        let mut cmd = Command::new(bin());
+        cmd.args(&args);
+        let child = spawn_logged(cmd, logf, "start the standby");
         let sock = UdpSocket::bind((IpAddr::from([0u8; 4]), 0)).expect("bind NG client");
         sock.connect(self.ng).expect("connect NG");
         Daemon {
@@ -501,13 +492,9 @@ impl Daemon {
     pub fn start_again(&mut self) -> Instant {
         let logf = std::fs::OpenOptions::new().append(true).open(&self.log).expect("log file");
         let started = Instant::now();
-        self.child = Command::new(bin())
-            .args(&self.args)
-            .stdin(Stdio::null())
-            .stdout(logf.try_clone().expect("log file"))
-            .stderr(logf)
-            .spawn()
-            .expect("restart srtpgate serve");
+        let mut cmd = Command::new(bin());
+        cmd.args(&self.args);
+        self.child = spawn_logged(cmd, logf, "restart srtpgate serve");
         assert!(self.wait_ready(), "{}: the restarted daemon did not answer: {}", self.name, self.log_tail());
         started
     }
@@ -1078,4 +1065,13 @@ pub fn padded_sdp(media: usize, port: u16, pad: usize) -> String {
         s.push_str("a=x-padding:0123456789012345678901234\r\n");
     }
     s
+}
+
+/// `cmd` started with no input and both outputs into `log`.
+fn spawn_logged(mut cmd: Command, log: std::fs::File, what: &str) -> Child {
+    cmd.stdin(Stdio::null())
+        .stdout(log.try_clone().expect("log file"))
+        .stderr(log)
+        .spawn()
+        .unwrap_or_else(|e| panic!("{what}: {e}"))
 }

@@ -60,14 +60,18 @@ impl Redis {
         false
     }
 
-    /// The relay's flags for this Redis, with a key file of `name`.
-    pub fn flags(&self, name: &str) -> [String; 4] {
+    /// The relay's flags to keep its calls in this Redis, with a key file of
+    /// `name`, under a namespace of its own: `name` and this process's id,
+    /// returned first (test binaries run side by side on one Redis).
+    pub fn relay_args(&self, name: &str) -> (String, Vec<String>) {
         let dir = super::daemon::tmp_dir().join("redis-keys");
         std::fs::create_dir_all(&dir).expect("dir");
         let key_file = dir.join(format!("{name}.key"));
         std::fs::write(&key_file, "5f".repeat(32)).expect("key file");
         let url = format!("redis://127.0.0.1:{}/0", self.port);
-        ["--redis".into(), url, "--redis-key-file".into(), key_file.to_string_lossy().to_string()]
+        let ns = format!("{name}{}", std::process::id());
+        let args = ["--redis", &url, "--redis-key-file", &key_file.to_string_lossy(), "--redis-namespace", &ns];
+        (ns.clone(), args.map(str::to_string).to_vec())
     }
 
     /// One command, its raw RESP reply (read until the server pauses).
