@@ -14,7 +14,7 @@ scripts/deps.sh
 # pytest). io_uring and network namespaces (veth, XDP) need a Linux kernel
 # that has them; the rest deps.sh installs or the workspace builds. Only the
 # GPU is left out: CI has none. Skips that remain are listed at the end.
-export SRTPGATE_REQUIRE="${SRTPGATE_REQUIRE:-uring,redis,plugins,netns,xdp,ipv6,rtnetlink,cc,pytest}"
+export SRTPGATE_REQUIRE="${SRTPGATE_REQUIRE:-uring,redis,plugins,netns,xdp,ipv6,rtnetlink,cc,pytest,mount}"
 export SRTPGATE_SKIP_LOG="${SRTPGATE_SKIP_LOG:-$PWD/target/skipped.txt}"
 mkdir -p target && : >"$SRTPGATE_SKIP_LOG"
 export PYTHONPATH="$PWD/tests${PYTHONPATH:+:$PYTHONPATH}"

@@ -91,6 +91,27 @@ const FLAGS: &[&str] = &[
     "codec-strip-all",
     "codec-mask-PCMU",
     "codec-offer-PCMA",
+    "record-call",
+    "discard-recording",
+];
+
+/// Recording commands, and the keys they (or an offer or answer) may carry:
+/// some fine, some outside the recording directory or over the limits.
+const RECORDING_COMMANDS: &[&str] = &["start recording", "stop recording", "pause recording"];
+const RECORDING_KEYS: &[(&str, &str)] = &[
+    ("metadata", "tenant=7"),
+    ("metadata", ""),
+    ("metadata", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"),
+    ("recording-file", "a/b.pcap"),
+    ("recording-file", "../x"),
+    ("recording-path", "t/7"),
+    ("recording-path", "/etc"),
+    ("recording-pattern", "%c-%r"),
+    ("recording-pattern", "%q"),
+    ("pause", "yes"),
+    ("record call", "yes"),
+    ("record call", "no"),
+    ("record call", "discard"),
 ];
 
 /// One m-line.
@@ -123,6 +144,8 @@ struct Opts {
     /// `direction`: two of the relay's interfaces (or an unknown or
     /// obsolete name).
     direction: Option<(u8, u8)>,
+    /// Recording keys ([`RECORDING_KEYS`]).
+    recording: Vec<u8>,
 }
 
 #[derive(Arbitrary, Debug)]
@@ -142,6 +165,12 @@ enum Step {
     },
     Delete {
         call: u8,
+    },
+    /// `start`/`stop`/`pause recording`, with keys.
+    Record {
+        call: u8,
+        command: u8,
+        opts: Opts,
     },
     Query {
         call: u8,
@@ -244,6 +273,10 @@ fn with_opts(mut v: Value, o: &Opts) -> Value {
     if let Some((a, b)) = o.direction {
         v.insert("direction", vec![Value::from(pick(INTERFACES, a)), Value::from(pick(INTERFACES, b))]);
     }
+    for k in o.recording.iter().take(3) {
+        let (key, value) = RECORDING_KEYS[*k as usize % RECORDING_KEYS.len()];
+        v.insert(key, value);
+    }
     let flags: Vec<Value> = o.flags.iter().take(6).map(|f| Value::from(pick(FLAGS, *f))).collect();
     if !flags.is_empty() {
         v.insert("flags", flags);
@@ -287,6 +320,11 @@ fn settings() -> Settings {
         transcode_workers: 1,
         timeout: Duration::from_secs(30),
         final_timeout: Some(Duration::from_secs(200)),
+        recording: srtpgate_calls::RecordingSettings {
+            dir: Some("/rec".into()),
+            max_metadata: 64,
+            ..Default::default()
+        },
     }
 }
 
@@ -322,6 +360,12 @@ pub fn call_table(data: &[u8]) {
             Step::Delete { call } => {
                 Some(Value::dict().with("command", "delete").with("call-id", format!("c{}", call % 3)))
             }
+            Step::Record { call, command, opts } => Some(with_opts(
+                Value::dict()
+                    .with("command", pick(RECORDING_COMMANDS, *command))
+                    .with("call-id", format!("c{}", call % 3)),
+                opts,
+            )),
             Step::Query { call } => {
                 Some(Value::dict().with("command", "query").with("call-id", format!("c{}", call % 3)))
             }
@@ -384,11 +428,28 @@ pub fn call_table(data: &[u8]) {
     check(&table, &host);
     assert!(host.bound.is_empty(), "ports left bound: {:?}", host.bound);
     assert!(host.streams.is_empty() && host.legs.is_empty(), "streams left open: {:?}", host.streams.keys());
+    assert!(host.recordings.is_empty() && host.tapped.is_empty(), "recordings left open: {:?}", host.recordings);
 }
 
 fn check(table: &Table, host: &SimHost) {
     table.check_invariants().expect("table invariants");
     assert!(host.faults.is_empty(), "{:?}", host.faults);
+    // A call's recording as the table, the recorder and the workers see it:
+    // writing, its worker copies its packets; paused, nothing is copied.
+    for (id, c) in table.calls() {
+        let on = c.recording.as_ref().map(|r| r.on);
+        assert_eq!(host.recordings.get(&c.key).copied(), on, "call {id}: the recorder's view of its recording");
+        let tapped = host.tapped.get(&c.key);
+        assert_eq!(tapped.is_some(), on == Some(true), "call {id}: copies while it records, none otherwise");
+        assert!(tapped.is_none_or(|&w| w == c.worker), "call {id}: copied on another worker than its own");
+        if let Some(r) = &c.recording {
+            assert!(
+                r.base.is_relative() && r.base.components().all(|p| matches!(p, std::path::Component::Normal(_))),
+                "call {id}: a recording at {}",
+                r.base.display()
+            );
+        }
+    }
     let held: BTreeSet<Pair> = table
         .calls()
         .flat_map(|(_, c)| c.streams.iter().flatten().flat_map(|s| s.legs.iter().map(|l| l.pair())))

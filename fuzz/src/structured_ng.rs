@@ -26,9 +26,20 @@ use arbitrary::Arbitrary;
 use srtpgate_ng::{parse_request, split, Request, Value, MAX_DATAGRAM};
 use std::collections::HashSet;
 
-const COMMANDS: &[&str] = &["offer", "answer", "delete", "query", "list", "ping", "statistics"];
+const COMMANDS: &[&str] = &[
+    "offer",
+    "answer",
+    "delete",
+    "query",
+    "list",
+    "ping",
+    "statistics",
+    "start recording",
+    "stop recording",
+    "pause recording",
+];
 /// Commands rtpengine has and srtpgate refuses.
-const OTHER_COMMANDS: &[&str] = &["start recording", "block DTMF", "play media", "publish", "subscribe request"];
+const OTHER_COMMANDS: &[&str] = &["block DTMF", "play media", "publish", "subscribe request"];
 
 /// Generic flags that set a [`srtpgate_ng::Flags`] field, canonical.
 const FIELD_FLAGS: &[&str] = &[
@@ -437,7 +448,7 @@ pub enum Key {
     FromInterface(u8),
     /// `to-interface`.
     ToInterface(u8),
-    /// `record call`: yes/on/no/off, or a bad value.
+    /// `record call`: yes/on/no/off/discard, or a value it ignores.
     RecordCall(u8, bool, Spell),
     /// `received-from`: `[family, address]` (family right or wrong) or the
     /// bare address; or a bad address.
@@ -593,10 +604,13 @@ impl Key {
             Key::FromInterface(i) => ("from-interface".into(), Value::from(pick(INTERFACES, *i)), Some(true)),
             Key::ToInterface(i) => ("to-interface".into(), Value::from(pick(INTERFACES, *i)), Some(true)),
             Key::RecordCall(i, bad, s) => {
+                // A value it does not know is ignored with a warning, as
+                // rtpengine ignores it with a log line.
                 if *bad {
-                    ("record-call".into(), Value::from("maybe"), Some(false))
+                    ("record-call".into(), Value::from("maybe"), Some(true))
                 } else {
-                    ("record-call".into(), Value::from(sp(s, pick(&["yes", "on", "no", "off"], *i))), Some(true))
+                    let v = pick(&["yes", "on", "no", "off", "discard"], *i);
+                    ("record-call".into(), Value::from(sp(s, v)), Some(true))
                 }
             }
             Key::ReceivedFrom(r) => {
@@ -817,7 +831,7 @@ impl NgInput {
         let needs: &[&str] = match known {
             Some("offer") => &["call-id", "from-tag", "sdp"],
             Some("answer") => &["call-id", "from-tag", "to-tag", "sdp"],
-            Some("delete" | "query") => &["call-id"],
+            Some("delete" | "query" | "start recording" | "stop recording" | "pause recording") => &["call-id"],
             _ => &[],
         };
         for n in needs {

@@ -190,6 +190,12 @@ pub struct Call {
     /// Each party's hold/mute bits from the management page (kept for
     /// streams a later offer adds).
     pub block: [u8; 2],
+    /// Its recording, from start to stop.
+    pub recording: Option<crate::recording::Recording>,
+    /// Where its next recording goes, as requests said.
+    pub recording_target: crate::recording::Target,
+    /// `metadata`, kept with its recordings.
+    pub metadata: Option<String>,
 }
 
 impl Call {

@@ -150,6 +150,9 @@ pub enum Command {
     Send { worker: usize, call: CallKey, stream: usize, party: usize, to: SocketAddr, data: Vec<u8> },
     /// Hand the call, with all its state, to worker `to`.
     MoveCall { worker: usize, call: CallKey, to: usize },
+    /// Copy what the call's endpoints send, once authenticated, to the
+    /// recorder (`on`), or stop: every stream the worker holds of it.
+    Record { worker: usize, call: CallKey, on: bool },
     /// Reserve the indices of `ssrc` on a leg's sending context up to these
     /// (inclusive; no SRTP index: none yet), while its sending key is still
     /// `key` ([`LegSetup::tx_key`]). Only sent once Redis holds the
@@ -178,6 +181,7 @@ impl Command {
             | Command::Latch { worker, .. }
             | Command::Send { worker, .. }
             | Command::MoveCall { worker, .. }
+            | Command::Record { worker, .. }
             | Command::Reserve { worker, .. } => *worker,
         }
     }
@@ -197,6 +201,7 @@ impl std::fmt::Debug for Command {
                 write!(f, "Send({call}/{stream}/{party} {} B)", data.len())
             }
             Command::MoveCall { call, worker, to } => write!(f, "MoveCall({call} {worker}->{to})"),
+            Command::Record { call, on, .. } => write!(f, "Record({call} {on})"),
             Command::Reserve { call, stream, party, ssrc, .. } => {
                 write!(f, "Reserve({call}/{stream}/{party} {ssrc:08x})")
             }

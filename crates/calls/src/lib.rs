@@ -24,6 +24,7 @@
 //! | `transport.rs` | WebRTC legs' ICE, DTLS and BUNDLE attributes in SDP |
 //! | `web_leg.rs`, `web.rs` | an ICE-lite/DTLS-SRTP leg's association, and its effects |
 //! | `report.rs` | `query`, `list`, `statistics` |
+//! | `recording.rs` | call recording: which calls record, paused or not, their files' names; the writer's events |
 //! | `keep.rs`, `record.rs` | calls kept for a restart: records, reservations |
 //! | `resume.rs` | kept calls put back at start or by a standby |
 //! | `ignored.rs` | warnings for what a request asks that the relay does not do |
@@ -43,6 +44,7 @@ mod keys;
 pub mod negotiate;
 mod offer;
 pub mod record;
+pub mod recording;
 pub mod report;
 mod resume;
 pub mod sim;
@@ -55,6 +57,7 @@ pub mod web_leg;
 pub use call::{Call, CallKey, Leg, Stream};
 pub use command::{Command, Keying, LegSetup, Load, Resources, Resume};
 pub use keep::{LegState, Persist};
+pub use recording::{RecorderEvent, RecordingSettings};
 pub use report::LIST_PAGE;
 pub use table::{Limits, LoadLimit, Now, Refusal, Settings, Table, Totals};
 pub use web::Signal;

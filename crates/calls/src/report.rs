@@ -117,13 +117,13 @@ impl Table {
                 .with("bytes", total_rtp.bytes_in)
                 .with("errors", total_rtp.dropped()),
         );
-        Some(
-            srtpgate_ng::ok()
-                .with("created", unix(call.created))
-                .with("last signal", now.mono.saturating_duration_since(call.last_signal).as_secs())
-                .with("tags", tags)
-                .with("totals", totals),
-        )
+        let mut reply = srtpgate_ng::ok()
+            .with("created", unix(call.created))
+            .with("last signal", now.mono.saturating_duration_since(call.last_signal).as_secs())
+            .with("tags", tags)
+            .with("totals", totals);
+        self.recording_report(call, &mut reply);
+        Some(reply)
     }
 
     /// One page of Call-IDs in order: `limit` of them (32 by default) from

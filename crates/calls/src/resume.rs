@@ -203,6 +203,9 @@ impl Table {
             answered: r.answered,
             offerer: r.offerer.min(1),
             block: r.block,
+            recording: None,
+            recording_target: Default::default(),
+            metadata: None,
         };
         let key = self.insert(r.id.clone(), call);
         let adds: Vec<Command> = self.calls[&r.id]

@@ -1,11 +1,14 @@
 //! A host for the table without sockets or workers, for tests and the
 //! fuzz target: it hands out port numbers, carries out commands on a model
-//! of the workers (which streams and legs each holds, with which keys), and
-//! checks on the way that every command makes sense.
+//! of the workers (which streams and legs each holds, with which keys, which
+//! calls they copy to the recorder) and of the recorder (which recordings
+//! are open), and checks on the way that every command and every recorder
+//! step makes sense.
 
 use crate::call::CallKey;
 use crate::command::{Command, Keying, Load, Resources};
 use crate::interface::{Binding, Pair};
+use crate::recording::RecorderEvent;
 use srtpgate_stats::{Histogram, LegSnapshot, DELAY_BOUNDS_US};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -48,6 +51,11 @@ pub struct SimHost {
     pub load: Load,
     /// Commands carried out.
     pub applied: u64,
+    /// Calls whose packets the workers copy to the recorder, with the
+    /// worker told.
+    pub tapped: BTreeMap<CallKey, usize>,
+    /// Recordings the recorder has open: whether each writes (not paused).
+    pub recordings: BTreeMap<CallKey, bool>,
 }
 
 impl SimHost {
@@ -109,6 +117,7 @@ impl SimHost {
                 if self.streams.keys().any(|k| k.1 == call) {
                     self.faults.push(format!("call {call} removed from worker {worker}, but another holds it"));
                 }
+                self.tapped.remove(&call);
             }
             Command::MoveCall { worker, call, to } => {
                 let moving: Vec<_> = self.streams.keys().filter(|k| k.0 == worker && k.1 == call).copied().collect();
@@ -117,8 +126,53 @@ impl SimHost {
                         self.streams.insert((to, k.1, k.2), p);
                     }
                 }
+                if let Some(w) = self.tapped.get_mut(&call) {
+                    *w = to;
+                }
+            }
+            Command::Record { worker, call, on } => {
+                if self.streams.keys().any(|k| k.1 == call && k.0 != worker) {
+                    self.faults.push(format!("record {call} on worker {worker}, but another holds it"));
+                }
+                if on {
+                    self.tapped.insert(call, worker);
+                } else {
+                    self.tapped.remove(&call);
+                }
             }
             Command::Latch { .. } | Command::Send { .. } | Command::Reserve { .. } => {}
+        }
+    }
+
+    /// Carries out one recorder step on the model.
+    pub fn record(&mut self, e: RecorderEvent) {
+        match e {
+            RecorderEvent::Start { call, base, .. } => {
+                if self.recordings.insert(call, true).is_some() {
+                    self.faults.push(format!("recording of {call} started twice"));
+                }
+                if base.components().any(|c| matches!(c, std::path::Component::ParentDir)) {
+                    self.faults.push(format!("recording of {call} goes to {}", base.display()));
+                }
+            }
+            RecorderEvent::Pause { call, .. } | RecorderEvent::Resume { call, .. } => {
+                let on = matches!(e, RecorderEvent::Resume { .. });
+                match self.recordings.get_mut(&call) {
+                    Some(r) if *r != on => *r = on,
+                    Some(_) => self.faults.push(format!("recording of {call} paused or resumed twice")),
+                    None => self.faults.push(format!("recording of {call} paused or resumed, not started")),
+                }
+            }
+            RecorderEvent::Update { call, .. } => {
+                if !self.recordings.contains_key(&call) {
+                    self.faults.push(format!("recording of {call} updated, not started"));
+                }
+            }
+            RecorderEvent::Stop { call, .. } => {
+                if self.recordings.remove(&call).is_none() {
+                    self.faults.push(format!("recording of {call} stopped, not started"));
+                }
+            }
         }
     }
 
@@ -135,6 +189,9 @@ impl SimHost {
     pub fn drain(&mut self, t: &mut crate::Table) {
         while let Some(c) = t.poll_command() {
             self.apply(c);
+        }
+        while let Some(e) = t.poll_recorder() {
+            self.record(e);
         }
     }
 }

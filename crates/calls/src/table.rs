@@ -147,6 +147,8 @@ pub struct Settings {
     pub timeout: Duration,
     /// Longest call (`None`: no limit).
     pub final_timeout: Option<Duration>,
+    /// Call recording.
+    pub recording: crate::recording::RecordingSettings,
 }
 
 /// Counters of the signalling.
@@ -183,6 +185,8 @@ pub struct Totals {
     pub calls_not_resumed: u64,
     /// New calls refused for the relay's load, by kind.
     pub load_limited: BTreeMap<LoadLimit, u64>,
+    /// Recordings started.
+    pub recordings_started: u64,
 }
 
 /// The call table.
@@ -221,6 +225,8 @@ pub struct Table {
     pub started: Instant,
     /// Commands for the data plane, drained by the caller.
     commands: VecDeque<Command>,
+    /// Steps for the recorder, drained by the caller.
+    pub(crate) recorder: VecDeque<crate::recording::RecorderEvent>,
     /// The calls kept for a restart (Redis), when on.
     pub(crate) keep: Option<Keeper>,
 }
@@ -247,6 +253,7 @@ impl Table {
             totals: Totals::default(),
             started: now.mono,
             commands: VecDeque::new(),
+            recorder: VecDeque::new(),
             keep: None,
         }
     }
@@ -330,10 +337,14 @@ impl Table {
             Ng::Query => self.query(req, now),
             Ng::List => Ok(self.list(req)),
             Ng::Statistics => Ok(self.statistics(now, res)),
+            Ng::StartRecording => self.start_recording(req, now),
+            Ng::StopRecording => self.stop_recording(req, now),
+            Ng::PauseRecording => self.pause_recording(req, now),
         });
         match r {
             Ok(mut v) => {
                 if matches!(req.command, Ng::Offer | Ng::Answer) {
+                    self.record_after_offer_answer(req, now, &mut v);
                     if let Some(id) = req.call_id.as_deref() {
                         self.keep_call(id);
                     }
@@ -449,6 +460,9 @@ impl Table {
             last_signal: now.mono,
             tags: [Some(tag.to_string()), None],
             block: [0; 2],
+            recording: None,
+            recording_target: Default::default(),
+            metadata: None,
             streams: Vec::new(),
             answered: false,
             offerer: 0,
@@ -561,6 +575,7 @@ impl Table {
     /// Ends a call: its ports are released, its worker closes its streams.
     pub(crate) fn remove(&mut self, call_id: &str, res: &mut dyn Resources) {
         let Some(call) = self.calls.remove(call_id) else { return };
+        self.stop_recording_of_removed(&call);
         self.forget_kept(call_id, call.key);
         if !call.holds_ports() {
             self.without_media -= 1;

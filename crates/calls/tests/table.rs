@@ -5,6 +5,7 @@
 
 use srtp::Suite;
 use srtpgate_calls::interface::{Interfaces, Spec};
+use srtpgate_calls::recording::RecordingSettings;
 use srtpgate_calls::sim::SimHost;
 use srtpgate_calls::{Limits, Load, Now, Settings, Table};
 use srtpgate_codec::Registry;
@@ -47,6 +48,7 @@ fn settings(workers: usize, transcode_workers: usize) -> Settings {
         transcode_workers,
         timeout: Duration::from_secs(60),
         final_timeout: None,
+        recording: Default::default(),
     }
 }
 
@@ -439,4 +441,109 @@ fn direction_binds_each_leg_on_its_interface() {
         r.ask(delete(id));
     }
     assert!(r.host.bound.is_empty(), "every pair released: {:?}", r.host.bound);
+}
+
+fn recording_request(command: &str, call_id: &str) -> Value {
+    Value::dict().with("command", command).with("call-id", call_id)
+}
+
+/// rtpengine's recording commands: start, pause, resume, stop, and
+/// `record call` in an offer; what the workers are told to copy and what
+/// the recorder is told, in order; replies as rtpengine's.
+#[test]
+fn recording_starts_pauses_resumes_and_stops() {
+    let mut cfg = settings(1, 0);
+    cfg.recording = RecordingSettings { dir: Some("/var/spool/rec".into()), ..RecordingSettings::default() };
+    let mut r = Rig::with(cfg);
+    let ka = key(1);
+    let o = sdp("198.18.1.1", &[("audio", 4000, "RTP/SAVP", "0 8", crypto_line(&ka))]);
+    let to_b = r.ok(offer("rec", "a", &o).with("metadata", "tenant=7"));
+    let kb = key(first_crypto(&to_b, 0).tag);
+    r.ok(answer("rec", "a", "b", &sdp("198.18.2.2", &[("audio", 5000, "RTP/SAVP", "0", crypto_line(&kb))])));
+    assert!(r.host.tapped.is_empty() && r.host.recordings.is_empty());
+    let q = r.ask(recording_request("query", "rec"));
+    assert_eq!(q.get("recording"), None, "{q:?}");
+    assert_eq!(q.get("metadata").and_then(Value::as_str), Some("tenant=7"));
+
+    let ok = |v: Value| assert_eq!(v, srtpgate_ng::ok());
+    ok(r.ask(recording_request("start recording", "rec")));
+    assert_eq!(r.host.recordings.get(&1), Some(&true));
+    assert!(r.host.tapped.contains_key(&1));
+    let q = r.ask(recording_request("query", "rec"));
+    let rec = q.get("recording").expect("recording while it records");
+    assert_eq!(rec.get("call recording").and_then(Value::as_int), Some(1));
+    ok(r.ask(recording_request("pause recording", "rec")));
+    assert_eq!(r.host.recordings.get(&1), Some(&false));
+    assert!(!r.host.tapped.contains_key(&1), "a paused recording copies nothing");
+    let q = r.ask(recording_request("query", "rec"));
+    assert_eq!(q.get("recording").and_then(|v| v.get("call recording")).and_then(Value::as_int), Some(0));
+    // `record call` does not resume a paused recording; `start recording` does.
+    let o2 = r.ok(offer("rec", "a", &o).with("record call", "yes"));
+    drop(o2);
+    assert_eq!(r.host.recordings.get(&1), Some(&false));
+    ok(r.ask(recording_request("start recording", "rec")));
+    assert_eq!(r.host.recordings.get(&1), Some(&true));
+    // `stop recording` with pause=yes pauses; without, stops.
+    ok(r.ask(recording_request("stop recording", "rec").with("pause", "yes")));
+    assert_eq!(r.host.recordings.get(&1), Some(&false));
+    ok(r.ask(recording_request("stop recording", "rec")));
+    assert!(r.host.recordings.is_empty() && r.host.tapped.is_empty());
+    assert_eq!(r.ask(recording_request("query", "rec")).get("recording"), None);
+
+    // record call=yes in an offer starts one, named in the reply.
+    let v = r.ask(offer("rec2", "a", &o).with("record call", "yes").with("recording-path", "tenant-7"));
+    let files = v.get("recordings").and_then(Value::as_list).expect("recordings in the reply");
+    let pcap = files[0].as_str().unwrap();
+    // Below recording-path, the default pattern: a directory per day, then
+    // the Call-ID and a random part.
+    assert!(pcap.starts_with("/var/spool/rec/tenant-7/") && pcap.ends_with(".pcap"), "{pcap}");
+    assert!(pcap.contains("/rec2-") && pcap.matches('/').count() == 6, "{pcap}");
+    assert_eq!(r.host.recordings.len(), 1);
+    // Deleting the call closes it.
+    r.ask(delete("rec2"));
+    assert!(r.host.recordings.is_empty() && r.host.tapped.is_empty());
+    assert_eq!(r.table.totals.recordings_started, 2);
+}
+
+/// Unknown calls, paths outside the directory, oversized metadata, and a
+/// relay without a recording directory: clear errors or warnings, and
+/// nothing starts.
+#[test]
+fn recording_requests_that_cannot_be_honoured() {
+    let mut cfg = settings(1, 0);
+    cfg.recording = RecordingSettings { dir: Some("/rec".into()), max_metadata: 16, ..RecordingSettings::default() };
+    let mut r = Rig::with(cfg);
+    assert_eq!(r.error(recording_request("start recording", "nope")), "Unknown call-id 'nope'");
+    assert_eq!(r.error(recording_request("pause recording", "nope")), "Unknown call-id 'nope'");
+    let o = sdp("198.18.1.1", &[("audio", 4000, "RTP/AVP", "0", String::new())]);
+    r.ok(offer("c", "a", &o));
+    for (key, v) in
+        [("recording-file", "../../etc/passwd"), ("recording-path", "/tmp"), ("recording-file", "a/../../b")]
+    {
+        let e = r.error(recording_request("start recording", "c").with(key, v));
+        assert!(e.contains("is not a relative path below the recording directory"), "{key}={v}: {e}");
+    }
+    let e = r.error(recording_request("start recording", "c").with("recording-pattern", "%x"));
+    assert!(e.contains("unknown format '%x'"), "{e}");
+    let e = r.error(recording_request("start recording", "c").with("metadata", "x".repeat(17)));
+    assert_eq!(e, "metadata of 17 bytes is over the limit of 16 (max-metadata-length)");
+    assert!(r.host.recordings.is_empty());
+    // In an offer, the call goes through and the reply says why nothing records.
+    let v = r.ask(offer("c", "a", &o).with("record call", "yes").with("recording-file", "/etc/x"));
+    assert_eq!(v.get("result").and_then(Value::as_str), Some("ok"));
+    let w = v.get("warning").and_then(Value::as_str).unwrap_or("");
+    assert!(w.contains("recording-file '/etc/x' is not a relative path"), "{w}");
+    // A Call-ID cannot add a directory.
+    r.ok(offer("../../x", "a", &o));
+    r.ask(recording_request("start recording", "../../x"));
+    assert_eq!(r.host.recordings.len(), 2, "{:?}", r.host.faults);
+
+    // Without a recording directory: ok with a warning, as rtpengine logs it.
+    let mut bare = Rig::new(1, 0);
+    bare.ok(offer("c", "a", &o));
+    let v = bare.ask(recording_request("start recording", "c"));
+    assert_eq!(v.get("result").and_then(Value::as_str), Some("ok"));
+    let w = v.get("warning").and_then(Value::as_str).unwrap_or("");
+    assert!(w.contains("no recording directory is configured"), "{w}");
+    assert!(bare.host.recordings.is_empty());
 }

@@ -46,7 +46,8 @@
 //! | `query` | implemented | `call-id` |
 //! | `list` | implemented | — (optional `limit`) |
 //! | `statistics` | implemented | — |
-//! | anything else (`start recording`, `block DTMF`, `play media`, `publish`, `subscribe request`, …) | error `Unrecognized command 'X'` | |
+//! | `start recording`, `stop recording`, `pause recording` | implemented | `call-id` |
+//! | anything else (`block DTMF`, `play media`, `publish`, `subscribe request`, …) | error `Unrecognized command 'X'` | |
 //!
 //! A missing required key is `missing key 'call-id'` (etc.); a missing
 //! `command` is `missing key 'command'`. A JSON body is refused.
@@ -70,7 +71,12 @@
 //! | `SDES` | implemented | [`Request::sdes`] (see below); else error `unknown SDES option 'X'` / `unknown crypto suite 'X'` |
 //! | `OSRTP` | implemented | [`Request::osrtp`]: `offer`, `offer-RFC`, `offer-legacy`, `accept-RFC`, `accept-legacy`, `accept`; else error `unknown OSRTP option 'X'` |
 //! | `flags` | implemented | see *Flags* |
-//! | `record call`, `record-call` | implemented + warning | [`Request::record_call`]: `yes`/`on`/`no`/`off` (else error); `yes`/`on` warns that recording is not supported |
+//! | `record call`, `record-call` | implemented | [`Request::record_call`]: `yes`/`on`, `no`/`off`, `discard` ([`RecordCall`]); anything else warns and is ignored, as rtpengine logs it |
+//! | `metadata` | implemented | [`Request::metadata`] |
+//! | `recording-file` (`recording-destination`, `recording-dest`, `output-destination`, `output-dest`, `output-file`) | implemented | [`Request::recording_file`] |
+//! | `recording-path` (`recording-dir`, `recording-directory`, `recording-folder`, `output-path`, `output-dir`, `output-directory`, `output-folder`) | implemented | [`Request::recording_path`] |
+//! | `recording-pattern`, `output-pattern` | implemented | [`Request::recording_pattern`] |
+//! | `pause` | implemented | [`Request::pause`]: `yes`, `on` or `true` (as rtpengine, exactly); anything else is no pause |
 //! | `received-from`, `received from` | implemented | [`Request::received_from`]: `["IP4"\|"IP6", address]` or just an address; checked |
 //! | `media-address`, `media address` | implemented | [`Request::media_address`]: must be an IP address |
 //! | `address family`, `address-family` | implemented | [`Request::address_family`]: `IP4` or `IP6` |
@@ -85,7 +91,7 @@
 //! | `supports` | implemented | `load limit` sets [`Request::supports_load_limit`]; others warned (`optional feature 'X' not supported`) |
 //! | `rtpp-flags`, `rtpp_flags` | implemented | the flag string rtpengine parses itself (Kamailio 5.8+): bare tokens are flags, `key=value` / `key=[a b]` / `key=[k=v …]` are keys as above; as in rtpengine, `direction=X` and a bare `internal`/`external` name one side each (the first `from-interface`, the second `to-interface`, a third is warned) |
 //! | `sip-message-type`, `SIP code`, `sip-response-code`, `instance` | silent | informational |
-//! | `address`, `alias-key`, `all`, `audio player`, `blob`, `BUNDLE`, `code`/`digit`, `db-id`, `delay-buffer`, `drop-traffic`, `DTLS-fingerprint`, `DTMF-delay`, `DTMF-log-dest`, `DTMF-security`, `DTMF-security-trigger(-end)`, `duration`, `endpoint-learning`, `extmap`, `file`, `frequency`/`frequencies`, `from-tags`, `generate RTCP`, `ICE-lite`, `interface`, `inbound-peer`/`outbound-peer`/`peer`, `media`, `media echo`, `metadata`, `moh`, `output-destination` (and recording file/dir/pattern spellings), `recording-media-slot(s)…`, `passthrough`, `pause`, `repacketize`, `repeat-times`, `repeat-duration`, `sdp-attr`, `sdp-media-remove`, `set-label`, `start-pos`, `T.38`, `T38-version`, `template`, `to-label`, `to-call-id`, `TOS`, `trigger`, `trigger-end`, `trigger-end-time`, `trigger-end-digits`, `volume`, `vsc-…`, `xmlrpc-callback` | ignored | warning `key 'X' ignored: not supported by srtpgate`; [`Request::ignored_keys`] has the key's normalized name |
+//! | `address`, `alias-key`, `all`, `audio player`, `blob`, `BUNDLE`, `code`/`digit`, `db-id`, `delay-buffer`, `drop-traffic`, `DTLS-fingerprint`, `DTMF-delay`, `DTMF-log-dest`, `DTMF-security`, `DTMF-security-trigger(-end)`, `duration`, `endpoint-learning`, `extmap`, `file`, `frequency`/`frequencies`, `from-tags`, `generate RTCP`, `ICE-lite`, `interface`, `inbound-peer`/`outbound-peer`/`peer`, `media`, `media echo`, `moh`, `recording-media-slot(s)…`, `passthrough`, `repacketize`, `repeat-times`, `repeat-duration`, `sdp-attr`, `sdp-media-remove`, `set-label`, `start-pos`, `T.38`, `T38-version`, `template`, `to-label`, `to-call-id`, `TOS`, `trigger`, `trigger-end`, `trigger-end-time`, `trigger-end-digits`, `volume`, `vsc-…`, `xmlrpc-callback` | ignored | warning `key 'X' ignored: not supported by srtpgate`; [`Request::ignored_keys`] has the key's normalized name |
 //! | any other key | ignored | warning `unknown key 'X' ignored` (forward compatibility); [`Request::ignored_keys`] has `other` |
 //!
 //! ## `replace` items (also `replace-X` flags)
@@ -133,7 +139,9 @@
 //! | `single codec` | implemented | [`Flags::single_codec`] |
 //! | `always transcode`, `always transcoding`, `force transcoding` | implemented | [`Flags::always_transcode`] |
 //! | `all`, `provisional`, `new branch` | implemented | [`Flags::all`], [`Flags::provisional`], [`Flags::new_branch`] |
-//! | `record call` | implemented + warning | [`Request::record_call`] = `Some(true)` |
+//! | `record call` | implemented | [`Request::record_call`] = [`RecordCall::Yes`] |
+//! | `discard recording` | implemented | [`Request::record_call`] = [`RecordCall::Discard`] (unless `record call` is there too) |
+//! | `pause` | implemented | [`Request::pause`] |
 //! | `pad crypto` | implemented | [`Sdes::Pad`] |
 //! | `SDES-X` | implemented | see *SDES items* |
 //! | `OSRTP-X` | implemented | [`Request::osrtp`]; unknown X: error `unknown flag` |
@@ -143,7 +151,7 @@
 //! | `BUNDLE-X` (`accept`, `offer`, `reject`; `require` taken as `offer`, `strict` as `accept`, with a warning) | implemented | [`Request::bundle`]; other X: error `unknown flag` |
 //! | `endpoint-learning-X` (`off`, `immediate`, `delayed`, `heuristic`) | ignored | warning; other X: error `unknown flag` |
 //! | `from-tags-X`, `sdp-attr-add-X`, `sdp-attr-remove-X`, `sdp-attr-substitute-X`, `T38-X`, `T.38-X` | ignored | warning |
-//! | `allow asymmetric codecs`, `allow no codec media` (`allow empty codec media`), `allow transcoding`, `asymmetric codecs`, `symmetric codecs`, `reorder codecs`, `audio player`/`player`, `no player`/`no audio player`, `bidirectional`, `block DTMF`, `block egress`, `block short` (`block shorts`, `block short packets`), `detect DTMF`, `discard recording`, `early media`, `egress`, `exclude recording`, `skip recording db` (`…database`), `generate RTCP`, `inactive`, `inject DTMF`, `mirror RTCP`/`RTCP mirror`, `mix`/`mixed`, `passthrough`, `no passthrough`, `no tls id`, `no jitter buffer`, `no redis update`, `recording VSC`, `recording announcement`, `recrypt`, `SIPREC`, `static codec(s)`, `reuse codecs`/`no codec renegotiation` | ignored | warning `flag 'X' ignored: not supported by srtpgate` |
+//! | `allow asymmetric codecs`, `allow no codec media` (`allow empty codec media`), `allow transcoding`, `asymmetric codecs`, `symmetric codecs`, `reorder codecs`, `audio player`/`player`, `no player`/`no audio player`, `bidirectional`, `block DTMF`, `block egress`, `block short` (`block shorts`, `block short packets`), `detect DTMF`, `early media`, `egress`, `exclude recording`, `skip recording db` (`…database`), `generate RTCP`, `inactive`, `inject DTMF`, `mirror RTCP`/`RTCP mirror`, `mix`/`mixed`, `passthrough`, `no passthrough`, `no tls id`, `no jitter buffer`, `no redis update`, `recording VSC`, `recording announcement`, `recrypt`, `SIPREC`, `static codec(s)`, `reuse codecs`/`no codec renegotiation` | ignored | warning `flag 'X' ignored: not supported by srtpgate` |
 //! | anything else | error | `unknown flag 'X'` |
 
 #![forbid(unsafe_code)]
@@ -155,7 +163,7 @@ mod request;
 pub use bencode::{decode, BencodeError, Value};
 pub use request::{
     error, ok, parse_reply, parse_request, reply, request, split, warning_text, Bundle, CodecOps, Command, Dtls, Flags,
-    Ice, NgError, Osrtp, Replace, Request, RtcpMux, Sdes, TransportProtocol, MAX_COOKIE, MAX_WARNINGS,
+    Ice, NgError, Osrtp, RecordCall, Replace, Request, RtcpMux, Sdes, TransportProtocol, MAX_COOKIE, MAX_WARNINGS,
     MAX_WARNING_TEXT,
 };
 

@@ -108,11 +108,17 @@ pub enum Command {
     List,
     /// `statistics`.
     Statistics,
+    /// `start recording`.
+    StartRecording,
+    /// `stop recording` (or a pause, with `pause=yes` or the `pause` flag).
+    StopRecording,
+    /// `pause recording`.
+    PauseRecording,
 }
 
 impl Command {
     /// Every command.
-    pub const ALL: [Command; 7] = [
+    pub const ALL: [Command; 10] = [
         Command::Ping,
         Command::Offer,
         Command::Answer,
@@ -120,6 +126,9 @@ impl Command {
         Command::Query,
         Command::List,
         Command::Statistics,
+        Command::StartRecording,
+        Command::StopRecording,
+        Command::PauseRecording,
     ];
 
     /// The wire name.
@@ -132,6 +141,9 @@ impl Command {
             Command::Query => "query",
             Command::List => "list",
             Command::Statistics => "statistics",
+            Command::StartRecording => "start recording",
+            Command::StopRecording => "stop recording",
+            Command::PauseRecording => "pause recording",
         }
     }
 }
@@ -252,6 +264,19 @@ pub enum Ice {
     ForceRelay,
     /// `optional`: add the relay as a low-priority candidate.
     Optional,
+}
+
+/// `record call` in an offer or answer (`record-call` flag: `Yes`;
+/// `discard recording` flag: `Discard`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RecordCall {
+    /// `yes`/`on`: start recording the call (a paused recording stays
+    /// paused, as in rtpengine: only `start recording` resumes it).
+    Yes,
+    /// `no`/`off`: stop it, as `stop recording`.
+    No,
+    /// `discard`: stop it and delete what it wrote.
+    Discard,
 }
 
 /// The `DTLS` key: the relay's DTLS role towards the endpoint that receives
@@ -493,8 +518,22 @@ pub struct Request {
     pub sdes: Vec<Sdes>,
     /// `OSRTP` and `OSRTP-…` flags, in order.
     pub osrtp: Vec<Osrtp>,
-    /// `record call` (or the `record call` flag): always warns when true.
-    pub record_call: Option<bool>,
+    /// `record call` (or the `record call` flag; `discard recording` flag:
+    /// [`RecordCall::Discard`]).
+    pub record_call: Option<RecordCall>,
+    /// `metadata`: text kept with the call's recording.
+    pub metadata: Option<String>,
+    /// `recording-file` (`output-destination`, …): where the recording
+    /// goes, below the recording directory.
+    pub recording_file: Option<String>,
+    /// `recording-path` (`recording-dir`, `output-path`, …): a directory
+    /// below the recording directory for the recording's files.
+    pub recording_path: Option<String>,
+    /// `recording-pattern` (`output-pattern`): the file name pattern.
+    pub recording_pattern: Option<String>,
+    /// `pause` = `yes`/`on`/`true`, or the `pause` flag: `stop recording`
+    /// pauses instead.
+    pub pause: bool,
     /// `received-from`: (`IP4`|`IP6`, address).
     pub received_from: Option<(String, String)>,
     /// `media-address` (a valid IP address).
@@ -572,6 +611,11 @@ impl Request {
             sdes: Vec::new(),
             osrtp: Vec::new(),
             record_call: None,
+            metadata: None,
+            recording_file: None,
+            recording_path: None,
+            recording_pattern: None,
+            pause: false,
             received_from: None,
             media_address: None,
             address_family: None,
@@ -772,7 +816,11 @@ pub fn parse_request(body: &[u8]) -> Result<Request, NgError> {
     let needs: &[&'static str] = match command {
         Command::Offer => &["call-id", "from-tag", "sdp"],
         Command::Answer => &["call-id", "from-tag", "to-tag", "sdp"],
-        Command::Delete | Command::Query => &["call-id"],
+        Command::Delete
+        | Command::Query
+        | Command::StartRecording
+        | Command::StopRecording
+        | Command::PauseRecording => &["call-id"],
         Command::Ping | Command::List | Command::Statistics => &[],
     };
     for &key in needs {
@@ -874,30 +922,12 @@ const IGNORED_KEYS: &[&str] = &[
     "media",
     "medias",
     "media-echo",
-    "metadata",
     "moh",
-    "output-destination",
-    "output-dest",
-    "output-file",
-    "recording-destination",
-    "recording-dest",
-    "recording-file",
     "recording-media-slot-offer",
     "recording-media-slot-answer",
     "recording-media-slots",
-    "recording-path",
-    "recording-dir",
-    "recording-directory",
-    "recording-folder",
-    "output-path",
-    "output-dir",
-    "output-directory",
-    "output-folder",
-    "recording-pattern",
-    "output-pattern",
     "passthrough",
     "passthru",
-    "pause",
     "repeat-times",
     "repeat-duration",
     "repacketize",
@@ -1031,13 +1061,32 @@ fn apply_key(req: &mut Request, name: &str, v: &Value, nested: bool) -> Result<(
         }
         "record-call" => {
             let s = string(name, v)?;
-            let on = match normalize(&s).as_str() {
-                "yes" | "on" => true,
-                "no" | "off" => false,
-                _ => return Err(invalid(name, &s)),
-            };
-            set_record_call(req, on);
+            match normalize(&s).as_str() {
+                "yes" | "on" => req.record_call = Some(RecordCall::Yes),
+                "no" | "off" => req.record_call = Some(RecordCall::No),
+                "discard" => req.record_call = Some(RecordCall::Discard),
+                // rtpengine logs and goes on.
+                _ => req.warn(format!("record-call '{}' ignored: not yes, on, no, off or discard", clip(&s))),
+            }
         }
+        "metadata" => req.metadata = Some(string(name, v)?),
+        "recording-file"
+        | "recording-destination"
+        | "recording-dest"
+        | "output-destination"
+        | "output-dest"
+        | "output-file" => req.recording_file = Some(string(name, v)?),
+        "recording-path"
+        | "recording-dir"
+        | "recording-directory"
+        | "recording-folder"
+        | "output-path"
+        | "output-dir"
+        | "output-directory"
+        | "output-folder" => req.recording_path = Some(string(name, v)?),
+        "recording-pattern" | "output-pattern" => req.recording_pattern = Some(string(name, v)?),
+        // rtpengine compares the value as it is: anything else is no pause.
+        "pause" => req.pause = matches!(string(name, v)?.as_str(), "yes" | "on" | "true"),
         "dtls-reverse" => {
             let s = string(name, v)?;
             req.dtls_reverse = match normalize(&s).as_str() {
@@ -1131,14 +1180,6 @@ fn received_from(name: &str, v: &Value) -> Result<(String, String), NgError> {
         }
     }
     Ok((actual.to_owned(), addr))
-}
-
-fn set_record_call(req: &mut Request, on: bool) {
-    req.record_call = Some(on);
-    if on {
-        req.ignore_key("record-call");
-        req.warn("call recording is not supported: 'record call' ignored".into());
-    }
 }
 
 fn ice(s: &str) -> Result<Ice, NgError> {
@@ -1344,7 +1385,6 @@ const IGNORED_FLAGS: &[&str] = &[
     "block-shorts",
     "block-short-packets",
     "detect-dtmf",
-    "discard-recording",
     "early-media",
     "egress",
     "exclude-recording",
@@ -1413,7 +1453,18 @@ fn apply_flag(req: &mut Request, s: &str) -> Result<(), NgError> {
     }
     match norm.as_str() {
         "record-call" => {
-            set_record_call(req, true);
+            req.record_call = Some(RecordCall::Yes);
+            return Ok(());
+        }
+        "discard-recording" => {
+            // `record-call=yes` (or the flag) wins, as in rtpengine.
+            if req.record_call != Some(RecordCall::Yes) {
+                req.record_call = Some(RecordCall::Discard);
+            }
+            return Ok(());
+        }
+        "pause" => {
+            req.pause = true;
             return Ok(());
         }
         "pad-crypto" => {

@@ -70,13 +70,13 @@ fn kamailio_offer() {
     assert_eq!(r.ice, Some(Ice::Remove));
     assert_eq!(r.rtcp_mux, vec![RtcpMux::Demux]);
     assert_eq!(r.sdes, vec![Sdes::No("AES_CM_128_HMAC_SHA1_32".into())]);
-    assert_eq!(r.record_call, Some(true));
+    assert_eq!(r.record_call, Some(RecordCall::Yes));
     assert_eq!(r.received_from, Some(("IP4".into(), "192.0.2.10".into())));
     assert_eq!(r.label.as_deref(), Some("caller"));
     assert!(r.flags.trust_address && r.flags.directional);
     assert!(!r.flags.strict_source);
-    assert_eq!(r.warnings, vec!["call recording is not supported: 'record call' ignored".to_string()]);
-    assert_eq!(r.warning().as_deref(), Some("call recording is not supported: 'record call' ignored"));
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    assert_eq!(r.warning(), None);
     assert_eq!(r.raw.get("command").and_then(Value::as_str), Some("offer"));
 }
 
@@ -180,7 +180,7 @@ fn offer_with_everything() {
     assert!(r.dtls_off);
     assert!(r.supports_load_limit);
     assert_eq!(r.direction, Some(("priv".into(), "pub".into())));
-    assert_eq!(r.record_call, Some(false));
+    assert_eq!(r.record_call, Some(RecordCall::No));
     assert_eq!(r.delete_delay, Some(30));
     assert_eq!(r.warnings, vec!["key 'TOS' ignored: not supported by srtpgate".to_string(),]);
 }
@@ -256,7 +256,7 @@ fn missing_keys() {
 #[test]
 fn unknown_commands_and_flags() {
     assert_eq!(err(&Value::dict().with("command", "foo")), "Unrecognized command 'foo'");
-    assert_eq!(err(&Value::dict().with("command", "start recording")), "Unrecognized command 'start recording'");
+    assert_eq!(err(&Value::dict().with("command", "publish")), "Unrecognized command 'publish'");
     assert_eq!(err(&Value::dict().with("command", 3i64)), "key 'command' must be a string");
     assert_eq!(err(&base().with("flags", list(&["xyz"]))), "unknown flag 'xyz'");
     assert_eq!(err(&base().with("flags", list(&["SDES-bogus"]))), "unknown flag 'SDES-bogus'");
@@ -280,7 +280,6 @@ fn unknown_commands_and_flags() {
     );
     assert_eq!(err(&base().with("DTLS", "sideways")), "invalid value 'sideways' for 'DTLS'");
     assert_eq!(err(&base().with("transport-protocol", "accept")), "unsupported transport-protocol 'accept'");
-    assert_eq!(err(&base().with("record-call", "maybe")), "invalid value 'maybe' for 'record-call'");
     assert_eq!(err(&base().with("media-address", "example.com")), "invalid value 'example.com' for 'media-address'");
     assert_eq!(
         err(&base().with("received-from", list(&["IP6", "192.0.2.1"]))),
@@ -325,13 +324,12 @@ fn ignored_things_warn() {
             "flag 'early media' ignored: not supported by srtpgate",
             "flag 'endpoint-learning-delayed' ignored: not supported by srtpgate",
             "flag 'T.38-decode' ignored: not supported by srtpgate",
-            "call recording is not supported: 'record call' ignored",
             "unknown key 'frobnicate' ignored",
         ]
     );
-    assert_eq!(r.record_call, Some(true));
+    assert_eq!(r.record_call, Some(RecordCall::Yes));
     // Keys (not flags) behind those warnings, for the daemon's counter.
-    assert_eq!(r.ignored_keys, vec!["record-call", "other"]);
+    assert_eq!(r.ignored_keys, vec!["other"]);
 }
 
 /// Each key the parser ignores is named once in `ignored_keys`, by its
@@ -351,7 +349,7 @@ fn ignored_keys_are_named_once() {
     )
     .unwrap();
     // In the order the keys are processed (sorted by their bytes: "TOS" first).
-    assert_eq!(r.ignored_keys, vec!["tos", "codec", "other", "record-call", "supports", "t.38"]);
+    assert_eq!(r.ignored_keys, vec!["tos", "codec", "other", "supports", "t.38"]);
     assert!(r.supports_load_limit);
     // Keys that are parsed into fields are not in the list: the daemon
     // decides whether it acts on them.
@@ -421,7 +419,7 @@ fn spellings_are_equivalent() {
         assert!(parse(&base().with("flags", list(&[spelling]))).unwrap().flags.reject_ice, "{spelling}");
     }
     for key in ["record call", "record-call", "record_call", "Record-Call"] {
-        assert_eq!(parse(&base().with(key, "on")).unwrap().record_call, Some(true), "{key}");
+        assert_eq!(parse(&base().with(key, "on")).unwrap().record_call, Some(RecordCall::Yes), "{key}");
     }
     for value in ["force_relay", "force-relay", "force relay", "FORCE-RELAY"] {
         assert_eq!(parse(&base().with("ice", value)).unwrap().ice, Some(Ice::ForceRelay), "{value}");
@@ -643,4 +641,54 @@ fn supports_load_limit_in_any_spelling() {
     let r = parse(&base().with("supports", list(&["load limits"]))).expect("offer");
     assert!(!r.supports_load_limit);
     assert_eq!(r.warnings.len(), 1);
+}
+
+#[test]
+fn recording_commands_and_their_keys() {
+    for (name, command) in [
+        ("start recording", Command::StartRecording),
+        ("stop recording", Command::StopRecording),
+        ("pause recording", Command::PauseRecording),
+        ("Start Recording", Command::StartRecording),
+    ] {
+        let r = parse(&Value::dict().with("command", name).with("call-id", "c")).unwrap();
+        assert_eq!(r.command, command, "{name}");
+        assert!(r.warnings.is_empty(), "{name}: {:?}", r.warnings);
+        assert_eq!(
+            err(&Value::dict().with("command", name).with("from-tag", "f")),
+            NgError::MissingKey("call-id").to_string(),
+            "{name}"
+        );
+    }
+    // Every spelling of rtpengine's file, directory and pattern keys.
+    for key in ["recording-file", "recording file", "output-destination", "output-file", "recording-dest"] {
+        let r = parse(&base().with(key, "a/b.pcap")).unwrap();
+        assert_eq!(r.recording_file.as_deref(), Some("a/b.pcap"), "{key}");
+        assert!(r.warnings.is_empty(), "{key}: {:?}", r.warnings);
+    }
+    for key in ["recording-path", "recording-dir", "output-folder", "output path"] {
+        assert_eq!(parse(&base().with(key, "sub")).unwrap().recording_path.as_deref(), Some("sub"), "{key}");
+    }
+    for key in ["recording-pattern", "output-pattern"] {
+        assert_eq!(parse(&base().with(key, "%c")).unwrap().recording_pattern.as_deref(), Some("%c"), "{key}");
+    }
+    assert_eq!(parse(&base().with("metadata", "a=b|c=d")).unwrap().metadata.as_deref(), Some("a=b|c=d"));
+    // `stop recording` pauses with pause=yes/on/true or the `pause` flag.
+    let stop = || Value::dict().with("command", "stop recording").with("call-id", "c");
+    for v in ["yes", "on", "true"] {
+        assert!(parse(&stop().with("pause", v)).unwrap().pause, "{v}");
+    }
+    assert!(!parse(&stop().with("pause", "no")).unwrap().pause);
+    assert!(parse(&stop().with("flags", list(&["pause"]))).unwrap().pause);
+    // `record call`: yes/on, no/off, discard; the flags; anything else warns.
+    for (v, want) in [("yes", RecordCall::Yes), ("off", RecordCall::No), ("discard", RecordCall::Discard)] {
+        assert_eq!(parse(&base().with("record call", v)).unwrap().record_call, Some(want), "{v}");
+    }
+    let r = parse(&base().with("record-call", "maybe")).unwrap();
+    assert_eq!(r.record_call, None);
+    assert_eq!(r.warnings, vec!["record-call 'maybe' ignored: not yes, on, no, off or discard".to_string()]);
+    let flags = |f: &[&str]| parse(&base().with("flags", list(f))).unwrap().record_call;
+    assert_eq!(flags(&["discard-recording"]), Some(RecordCall::Discard));
+    assert_eq!(flags(&["discard recording", "record-call"]), Some(RecordCall::Yes));
+    assert_eq!(flags(&["record-call", "discard-recording"]), Some(RecordCall::Yes));
 }

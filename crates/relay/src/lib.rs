@@ -110,6 +110,9 @@ pub struct WorkerConfig {
     /// Where the workers send the STUN and DTLS datagrams of ICE/DTLS legs
     /// (bounded: when full, they are dropped and counted).
     pub signal: Option<crossbeam_channel::Sender<worker::Signal>>,
+    /// Where worker i sends the packets of recorded calls: its own bounded
+    /// queue, the `i`th (none: recording is off).
+    pub recorder: Vec<crossbeam_channel::Sender<worker::Tapped>>,
 }
 
 /// Starts `n` workers. Each builds its backend on its own thread (an

@@ -1,8 +1,9 @@
 //! A worker's rounds allocate nothing once its legs are set up: a relayed
 //! SRTP stream (RTP and RTCP, AES-CM/HMAC-SHA1 on one leg, GCM on the
 //! other), STUN datagrams handed to the control thread from an ICE leg, and
-//! a transcoded plain RTP stream (PCMU to PCMA), through the sockets backend
-//! and, where the kernel has it, io_uring.
+//! a transcoded plain RTP stream (PCMU to PCMA), both calls recorded (each
+//! packet copied, decrypted, to the recorder's queue), through the sockets
+//! backend and, where the kernel has it, io_uring.
 //!
 //! The worker runs in this process on a thread of the test's own, over
 //! loopback sockets; a counting global allocator counts the allocations of
@@ -14,7 +15,7 @@ use srtpgate_codec::transcode::{Direction, Transcoder};
 use srtpgate_codec::Registry;
 use srtpgate_relay::io::{uring, IoKind, IoSetup, Wake};
 use srtpgate_relay::stats::{LegStats, WorkerStats};
-use srtpgate_relay::worker::{Cmd, LegConfig, LegSockets, Signal, Worker};
+use srtpgate_relay::worker::{Cmd, LegConfig, LegSockets, Signal, Tapped, Worker};
 use srtpgate_relay::WorkerConfig;
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
@@ -113,6 +114,8 @@ struct Rig {
     waker: Arc<dyn Wake>,
     worker: Option<std::thread::JoinHandle<()>>,
     signals: Receiver<Signal>,
+    /// What the worker copies to the recorder.
+    taps: Receiver<Tapped>,
     stats: Arc<WorkerStats>,
     /// The SRTP call: A (AES-CM, also an ICE leg) to B (GCM).
     a: UdpSocket,
@@ -133,6 +136,7 @@ impl Rig {
     fn new(io: IoKind, counter: usize) -> std::io::Result<Rig> {
         let (cmds, rx) = unbounded();
         let (sig_tx, signals) = bounded(64);
+        let (tap_tx, taps) = bounded(256);
         let stats = Arc::new(WorkerStats::new());
         let cfg = WorkerConfig {
             buffers: 512,
@@ -141,6 +145,7 @@ impl Rig {
             io: IoSetup::plain(io),
             pin: Vec::new(),
             signal: Some(sig_tx),
+            recorder: vec![tap_tx],
         };
         let (ready_tx, ready_rx) = std::sync::mpsc::sync_channel(1);
         let st = stats.clone();
@@ -193,6 +198,8 @@ impl Rig {
         side_c.transcode = Some(Some(Box::new(t)));
         cmds.send(Cmd::Configure { call: 2, stream: 0, party: 0, config: Box::new(side_c) }).unwrap();
         cmds.send(Cmd::Configure { call: 2, stream: 0, party: 1, config: Box::new(config(&d, &d_rtcp)) }).unwrap();
+        cmds.send(Cmd::Record { call: 1, on: true }).unwrap();
+        cmds.send(Cmd::Record { call: 2, on: true }).unwrap();
         waker.wake()?;
 
         Ok(Rig {
@@ -200,6 +207,7 @@ impl Rig {
             waker,
             worker: Some(worker),
             signals,
+            taps,
             stats,
             a,
             a_rtcp,
@@ -247,6 +255,27 @@ impl Rig {
         assert_eq!((sig.call, sig.party, &sig.data[..]), (1, 0, &stun(self.seq as u32)[..]));
         // Dropped here, on this thread: its buffer goes back to the worker.
         drop(sig);
+        // The recorder's copies: every packet of both calls, decrypted.
+        let (mut srtp, mut srtcp, mut coded) = (0, 0, 0);
+        while srtp + srtcp + coded < 2 * n + 1 {
+            let t = self.taps.recv_timeout(PATIENCE).expect("the recorder gets every packet");
+            match (t.call, t.rtcp) {
+                (1, false) => {
+                    assert_eq!((t.data.len(), t.data[12]), (172, 0x55), "decrypted RTP");
+                    srtp += 1;
+                }
+                (1, true) => {
+                    assert_eq!(&t.data[..], &rtcp(self.seq as u32)[..], "decrypted RTCP");
+                    srtcp += 1;
+                }
+                _ => {
+                    // As it arrived: PCMU, before the transcoder.
+                    assert_eq!((t.call, t.data.len(), t.data[1] & 0x7f), (2, 172, 0));
+                    coded += 1;
+                }
+            }
+        }
+        assert_eq!((srtp, srtcp, coded), (n, 1, n));
     }
 }
 
@@ -268,9 +297,10 @@ fn rounds_allocate_nothing(io: IoKind, counter: usize) {
     let start = Instant::now();
     // Warm-up: the first packets latch the peers and create the SRTP
     // streams' state, the transcoder's first packets set it up, and the
-    // signal buffers are made.
-    for _ in 0..3 {
-        rig.burst(4);
+    // signal and copy buffers are made (as many as the largest burst has
+    // out at once: the sets grow to what was needed, then are reused).
+    for n in [4, 4, 32] {
+        rig.burst(n);
     }
     let before = ALLOCS[counter].load(SeqCst);
     assert!(before > 0, "the counter counts the worker's thread (its start allocates)");
@@ -284,6 +314,7 @@ fn rounds_allocate_nothing(io: IoKind, counter: usize) {
     let rounds = rig.stats.batches.load(SeqCst) - rounds_before;
     let tc = rig.stats.transcode[0].load(SeqCst);
     assert!(tc > 0 && rig.stats.signals.load(SeqCst) > 0, "transcoded and signals: {tc}");
+    assert!(rig.stats.recorded.load(SeqCst) > 0 && rig.stats.recorded_dropped.load(SeqCst) == 0, "recorded");
     assert_eq!(after - before, 0, "{} worker: allocations in {rounds} crypto batches after warm-up", io.name());
     eprintln!("{} worker: {rounds} crypto batches, no allocation ({:?})", io.name(), start.elapsed());
 }

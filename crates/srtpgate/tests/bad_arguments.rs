@@ -54,3 +54,16 @@ fn serve_refuses_a_device_without_an_address() {
     cmd.args(["netns", "exec", &bare.0, env!("CARGO_BIN_EXE_srtpgate"), "serve", "--interface", "pub/lo"]);
     srtpgate_testkit::cli::refused(&mut cmd, &["interface 'pub/lo'", "device lo has no address"]);
 }
+
+/// Recording settings that cannot work are refused at start, each named:
+/// rtpengine's `proc` method, an unknown framing, a pattern that leaves
+/// the directory or does not expand, a directory that cannot be made.
+#[test]
+fn serve_refuses_bad_recording_settings() {
+    refused(&["serve", "--recording-dir", "/tmp", "--recording-method", "proc"], &["recording-method 'proc'"]);
+    refused(&["serve", "--recording-format", "pcapng"], &["recording-format 'pcapng'", "raw or eth"]);
+    refused(&["serve", "--recording-pattern", "../%c"], &["recording-pattern '../%c'", "not a relative path"]);
+    refused(&["serve", "--recording-pattern", "%c-%q"], &["recording-pattern '%c-%q'", "unknown format '%q'"]);
+    refused(&["serve", "--max-metadata-length", "100000"], &["max-metadata-length", "100000"]);
+    refused(&["serve", "--recording-dir", "/proc/srtpgate-recordings"], &["recording-dir /proc/srtpgate-recordings"]);
+}

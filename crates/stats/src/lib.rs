@@ -274,6 +274,12 @@ pub struct WorkerStats {
     pub signals: AtomicU64,
     /// See `signals`.
     pub signals_dropped: AtomicU64,
+    /// Packets of recorded calls copied to the recorder, and those whose
+    /// copy was dropped (its queue or the worker's buffers full): the
+    /// packet itself was relayed all the same.
+    pub recorded: AtomicU64,
+    /// See `recorded`.
+    pub recorded_dropped: AtomicU64,
     /// Delay histogram: counts per [`DELAY_BOUNDS_US`] bucket, then the overflow.
     pub delay_buckets: [AtomicU64; DELAY_BOUNDS_US.len() + 1],
     /// Receive system calls and the packets they returned (the batching factor).
@@ -383,6 +389,8 @@ impl WorkerStats {
             stray: AtomicU64::new(0),
             signals: AtomicU64::new(0),
             signals_dropped: AtomicU64::new(0),
+            recorded: AtomicU64::new(0),
+            recorded_dropped: AtomicU64::new(0),
             delay_buckets: std::array::from_fn(|_| AtomicU64::new(0)),
             recv_calls: AtomicU64::new(0),
             send_calls: AtomicU64::new(0),
@@ -463,6 +471,13 @@ impl WorkerStats {
     #[inline]
     pub fn signal(&self, forwarded: bool) {
         bump(if forwarded { &self.signals } else { &self.signals_dropped }, 1);
+    }
+
+    /// A packet of a recorded call copied to the recorder (`copied`), or
+    /// not.
+    #[inline]
+    pub fn recorded(&self, copied: bool) {
+        bump(if copied { &self.recorded } else { &self.recorded_dropped }, 1);
     }
 }
 

@@ -522,8 +522,14 @@ impl Drop for Daemon {
 }
 
 /// A metric of a `/metrics` page, summed over its labels.
+///
+/// `name` may carry labels (`recordings_total{outcome="completed"}`): then
+/// only the line with exactly those labels counts.
 pub fn metric(page: &str, name: &str) -> Option<f64> {
     let full = format!("srtpgate_{name}");
+    if name.contains('{') {
+        return page.lines().find_map(|l| l.strip_prefix(&full)?.strip_prefix(' ')?.parse().ok());
+    }
     let mut found = None;
     for l in page.lines().filter(|l| !l.starts_with('#')) {
         let Some((key, value)) = l.rsplit_once(' ') else { continue };

@@ -64,6 +64,11 @@ where
             Cmd::RemoveCall { call } => {
                 drop(self.remove_call(call, rx));
             }
+            Cmd::Record { call, on } => {
+                for s in self.streams.iter_mut().filter(|s| s.call == call) {
+                    s.record = on;
+                }
+            }
             Cmd::RemoveStream { call, stream } => {
                 if let Some(slot) = self.streams.slot_of(call, stream) {
                     self.remove(slot, rx);

@@ -104,6 +104,9 @@ pub enum Cmd<E: Engine> {
     /// is still `key` ([`LegConfig::tx_key`]): a reservation made for a
     /// key that a re-INVITE replaced must not reach the new one.
     Reserve { call: CallKey, stream: usize, party: usize, key: u64, ssrc: u32, rtp: Option<u64>, rtcp: u32 },
+    /// Copy what the endpoints of every stream of a call send, once
+    /// authenticated, to the recorder (`on`), or stop.
+    Record { call: CallKey, on: bool },
     /// Leave the loop.
     Stop,
 }

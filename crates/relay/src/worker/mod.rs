@@ -23,34 +23,41 @@
 //! | `round.rs` | the round's stages |
 //! | `transcode.rs` | the transcode stage |
 //! | `signal.rs` | STUN/DTLS datagrams for the control thread |
+//! | `tap.rs` | recorded calls' packets for the recorder |
+//! | `lent.rs` | the buffers both travel in |
 
 mod apply;
 mod command;
+mod lent;
 mod packet;
 mod round;
 mod shard;
 mod signal;
 mod stream;
 mod streams;
+mod tap;
 mod transcode;
 
 pub use command::{Cmd, LegConfig, LegSockets, LegState, Moved, Mover};
+pub use lent::Lent;
 pub use round::MAX_LOOP_PACKETS;
-pub use signal::{Signal, SignalData, SIGNAL_BUFS};
+pub use signal::{Signal, SIGNAL_BUFS};
 pub use stream::CallKey;
+pub use tap::{Tapped, RECORD_BUFS};
 
 use crate::io::{self, Wake};
 use crate::pool::Pool;
 use crate::stats::WorkerStats;
 use crate::WorkerConfig;
 use crossbeam_channel::{Receiver, TryRecvError};
+use lent::LentBufs;
 use round::Queues;
 use shard::Shard;
-use signal::SignalBufs;
 use srtp::Engine;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::Duration;
+use tap::Tap;
 
 /// A worker: its shard and the round's queues.
 pub struct Worker<E: Engine>
@@ -115,7 +122,8 @@ where
             stats,
             registered,
             signal: cfg.signal.clone(),
-            signal_bufs: SignalBufs::new(),
+            signal_bufs: LentBufs::new(SIGNAL_BUFS),
+            tap: cfg.recorder.get(index).cloned().map(Tap::new),
         };
         Ok(Worker {
             shard,

@@ -192,6 +192,9 @@ where
             }
             if let Some(s) = self.streams.get_mut(p.slot) {
                 route(p, &mut s.legs[p.party as usize], &mut *self.io, now_ms);
+                if let (true, Some(tap)) = (s.record, self.tap.as_mut()) {
+                    self.stats.recorded(tap.copy(s.call, s.index, p));
+                }
             }
         }
     }

@@ -3,11 +3,12 @@
 //! into the shard and leaves it.
 
 use super::command::LegSockets;
+use super::lent::LentBufs;
 use super::packet::token;
 use super::signal::Signal;
-use super::signal::SignalBufs;
 use super::stream::{CallKey, Leg, Stream};
 use super::streams::Streams;
+use super::tap::Tap;
 use crate::io::{Datagram, Io};
 use crate::pool::Pool;
 use crate::stats::WorkerStats;
@@ -32,7 +33,9 @@ where
     /// Where STUN and DTLS datagrams of ICE/DTLS legs go.
     pub signal: Option<crossbeam_channel::Sender<Signal>>,
     /// The buffers those datagrams travel in.
-    pub signal_bufs: SignalBufs,
+    pub signal_bufs: LentBufs,
+    /// Where recorded calls' packets go (`None`: recording is off).
+    pub tap: Option<Tap>,
 }
 
 impl<E: Engine> std::ops::Drop for Shard<E>
@@ -52,7 +55,7 @@ where
 {
     /// A new stream of a call on its two legs' sockets.
     pub fn add_stream(&mut self, call: CallKey, index: usize, legs: [LegSockets; 2]) -> std::io::Result<()> {
-        self.adopt(Stream { call, index, legs: legs.map(|s| Leg::new(s.rtp, s.rtcp, s.stats)) })
+        self.adopt(Stream { call, index, legs: legs.map(|s| Leg::new(s.rtp, s.rtcp, s.stats)), record: false })
     }
 
     /// Takes a stream, new or handed over by another worker: a free slot,

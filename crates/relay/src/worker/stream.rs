@@ -16,6 +16,8 @@ pub(super) struct Stream<E: Engine> {
     /// The m-line's index.
     pub index: usize,
     pub legs: [Leg<E>; 2],
+    /// What its endpoints send is copied to the recorder.
+    pub record: bool,
 }
 
 impl<E: Engine> Stream<E> {

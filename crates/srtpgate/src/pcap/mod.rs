@@ -386,7 +386,8 @@ impl CaptureWriter {
             ts_resolution: if nano { TsResolution::NanoSecond } else { TsResolution::MicroSecond },
             endianness: Endianness::Little,
         };
-        let w = PcapWriter::with_header(BufWriter::new(file), header).map_err(|e| format!("{name}: writing: {e}"))?;
+        let w = PcapWriter::with_header(BufWriter::new(file), header)
+            .map_err(|e| format!("{name}: writing: {}", io_text(e)))?;
         Ok(CaptureWriter::Pcap { w, nano, name })
     }
 
@@ -396,14 +397,14 @@ impl CaptureWriter {
         let name = path.display().to_string();
         let file = File::create(path).map_err(|e| format!("{name}: cannot create: {e}"))?;
         let mut w = PcapNgWriter::with_endianness(BufWriter::new(file), Endianness::Little)
-            .map_err(|e| format!("{name}: writing: {e}"))?;
+            .map_err(|e| format!("{name}: writing: {}", io_text(e)))?;
         let idb = InterfaceDescriptionBlock {
             linktype: DataLink::from(link),
             snaplen,
             // pcap-file writes timestamps in nanoseconds: say so (the default is µs).
             options: vec![InterfaceDescriptionOption::IfTsResol(9)],
         };
-        w.write_pcapng_block(idb).map_err(|e| format!("{name}: writing: {e}"))?;
+        w.write_pcapng_block(idb).map_err(|e| format!("{name}: writing: {}", io_text(e)))?;
         Ok(CaptureWriter::PcapNg { w, name })
     }
 
@@ -417,7 +418,7 @@ impl CaptureWriter {
                     .map_err(|_| format!("{name}: timestamp {}s does not fit a pcap file", ts.as_secs()))?;
                 let ts_frac = if *nano { ts.subsec_nanos() } else { ts.subsec_micros() };
                 let p = RawPcapPacket { ts_sec, ts_frac, incl_len, orig_len, data: Cow::Borrowed(data) };
-                w.write_raw_packet(&p).map_err(|e| format!("{name}: writing: {e}"))?;
+                w.write_raw_packet(&p).map_err(|e| format!("{name}: writing: {}", io_text(e)))?;
             }
             CaptureWriter::PcapNg { w, name } => {
                 let p = EnhancedPacketBlock {
@@ -427,7 +428,7 @@ impl CaptureWriter {
                     data: Cow::Borrowed(data),
                     options: vec![],
                 };
-                w.write_pcapng_block(p).map_err(|e| format!("{name}: writing: {e}"))?;
+                w.write_pcapng_block(p).map_err(|e| format!("{name}: writing: {}", io_text(e)))?;
             }
         }
         Ok(())
@@ -439,6 +440,16 @@ impl CaptureWriter {
             CaptureWriter::Pcap { w, name, .. } => w.into_writer().flush().map_err(|e| format!("{name}: writing: {e}")),
             CaptureWriter::PcapNg { w, name } => w.into_inner().flush().map_err(|e| format!("{name}: writing: {e}")),
         }
+    }
+}
+
+/// A pcap-file error as text: an I/O error as the system says it
+/// (pcap-file's own text for one is "Error reading bytes", also when
+/// writing).
+fn io_text(e: PcapError) -> String {
+    match e {
+        PcapError::IoError(io) => io.to_string(),
+        other => other.to_string(),
     }
 }
 

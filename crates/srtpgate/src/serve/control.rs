@@ -24,6 +24,8 @@ pub struct Control {
     store: Option<Store>,
     /// [`Store::recoveries`] when last seen.
     recoveries: u64,
+    /// Where recordings are written (`--recording-dir`).
+    pub recorder: Option<super::recorder::Recorder>,
 }
 
 /// Now, on both clocks.
@@ -62,11 +64,14 @@ impl Control {
     pub fn new(cfg: &Config, plane: Box<dyn Plane>) -> Result<Control, String> {
         let (codecs, identity) = load(cfg)?;
         let table = Table::new(cfg.table_settings(), Arc::new(codecs), Arc::new(identity), now());
-        Ok(Control { table, plane, store: None, recoveries: 0 })
+        Ok(Control { table, plane, store: None, recoveries: 0, recorder: None })
     }
 
     /// Carries out what the table queued.
     fn flush(&mut self) {
+        // The recorder first: a recording is open before its call's worker
+        // is told to copy packets to it.
+        self.flush_recorder();
         while let Some(c) = self.table.poll_command() {
             self.plane.apply(c);
         }
@@ -125,8 +130,18 @@ impl Control {
         while let Some(c) = self.table.poll_command() {
             self.plane.apply(c);
         }
+        self.flush_recorder();
         // Forgetting them in Redis is what a stop must not do.
         while self.table.poll_persist().is_some() {}
+    }
+
+    /// Hands the recorder the table's recording steps.
+    fn flush_recorder(&mut self) {
+        while let Some(e) = self.table.poll_recorder() {
+            if let Some(r) = &self.recorder {
+                r.send(e);
+            }
+        }
     }
 
     /// Keeps the calls in `store` from now on, after resuming `loaded`.

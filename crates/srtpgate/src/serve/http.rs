@@ -142,6 +142,7 @@ struct Snapshot {
     running: usize,
     uptime: f64,
     engine_stats: Option<srtp::EngineStats>,
+    recorder: Option<Arc<super::recorder::RecorderStats>>,
 }
 
 /// The metrics page.
@@ -163,6 +164,7 @@ pub fn render(shared: &Shared) -> String {
         running: workers.iter().filter(|w| w.1).count(),
         uptime: control.table.started.elapsed().as_secs_f64(),
         engine_stats: control.plane.engine_stats(),
+        recorder: control.recorder.as_ref().map(|r| r.stats.clone()),
     };
     drop(control);
     signalling(&mut o, shared, &snap);
@@ -170,6 +172,7 @@ pub fn render(shared: &Shared) -> String {
     http_and_page(&mut o, shared);
     media(&mut o, &snap);
     worker_counters(&mut o, shared, &snap);
+    recording(&mut o, &snap);
     worker_pipeline(&mut o, &snap);
     delay_and_engine(&mut o, &snap);
     o
@@ -594,6 +597,54 @@ fn worker_pipeline(o: &mut String, snap: &Snapshot) {
                 [
                     (format!("{{worker=\"{i}\",outcome=\"forwarded\"}}"), w.signals.load(Relaxed) as f64),
                     (format!("{{worker=\"{i}\",outcome=\"dropped\"}}"), w.signals_dropped.load(Relaxed) as f64),
+                ]
+            })
+            .collect::<Vec<_>>(),
+    );
+}
+
+/// Call recording: recordings by outcome, packets and bytes written, and
+/// the workers' copies (only with `--recording-dir`).
+fn recording(o: &mut String, snap: &Snapshot) {
+    let Some(r) = &snap.recorder else { return };
+    let n = |a: &std::sync::atomic::AtomicU64| a.load(Relaxed) as f64;
+    metric(o, "recordings_open", "gauge", "Recordings open (started, not yet stopped).", &one(n(&r.open)));
+    metric(
+        o,
+        "recordings_total",
+        "counter",
+        "Recordings started, completed (files under their final names), discarded (discard-recording), and \
+         files that could not be created, written or renamed.",
+        &[
+            ("{outcome=\"started\"}".into(), snap.t.recordings_started as f64),
+            ("{outcome=\"completed\"}".into(), n(&r.finished)),
+            ("{outcome=\"discarded\"}".into(), n(&r.discarded)),
+            ("{outcome=\"failed\"}".into(), n(&r.errors)),
+        ],
+    );
+    metric(
+        o,
+        "recording_packets_total",
+        "counter",
+        "Recorded packets written to pcap files, and those not written (after a pause or stop, or to a file \
+         that failed).",
+        &[("{outcome=\"written\"}".into(), n(&r.packets)), ("{outcome=\"unwritten\"}".into(), n(&r.unwritten))],
+    );
+    metric(o, "recording_bytes_total", "counter", "Bytes written to pcap files.", &one(n(&r.bytes)));
+    metric(
+        o,
+        "recording_copies_total",
+        "counter",
+        "Packets of recorded calls each worker copied to the recorder, or whose copy it dropped (its queue \
+         or its copy buffers full; the packet was relayed all the same).",
+        &snap
+            .stats
+            .iter()
+            .enumerate()
+            .flat_map(|(i, w)| {
+                [
+                    (format!("{{worker=\"{i}\",outcome=\"queued\"}}"), w.recorded.load(Relaxed) as f64),
+                    (format!("{{worker=\"{i}\",outcome=\"dropped\"}}"), w.recorded_dropped.load(Relaxed) as f64),
                 ]
             })
             .collect::<Vec<_>>(),

@@ -9,6 +9,7 @@ pub mod control;
 mod heap_scan;
 pub mod http;
 pub mod plane;
+pub mod recorder;
 pub mod redis_store;
 #[cfg(test)]
 mod tests;
@@ -310,6 +311,12 @@ where
     // STUN and DTLS datagrams of ICE/DTLS legs, from the workers to the
     // WebRTC thread (bounded: a flood of them is dropped and counted).
     let (signal_tx, signal_rx) = crossbeam_channel::bounded(SIGNAL_QUEUE);
+    // Recorded calls' packets, from each worker through its own queue.
+    let (tap_tx, tap_rx): (Vec<_>, Vec<_>) = match &cfg.recording {
+        Some(_) => (0..cfg.workers).map(|_| crossbeam_channel::bounded(recorder::TAP_QUEUE)).unzip(),
+        None => (Vec::new(), Vec::new()),
+    };
+    let recorder = cfg.recording.as_ref().map(|r| recorder::Recorder::start(r, tap_rx)).transpose()?;
     let wcfg = crate::relay::WorkerConfig {
         buffers: cfg.buffers,
         batch,
@@ -317,12 +324,14 @@ where
         io,
         pin,
         signal: Some(signal_tx),
+        recorder: tap_tx,
     };
     let workers = crate::relay::spawn_workers(&engine, cfg.workers, wcfg)
         .map_err(|e| format!("cannot start media workers ({} I/O): {e}", kind.name()))?;
     tracing::info!("media workers use {} I/O", kind.name());
     let name = engine.name();
     let mut control = Control::new(&cfg, relay(&cfg, engine, workers)?)?;
+    control.recorder = recorder;
     if let Some(r) = &cfg.redis {
         let (store, loaded) = redis_store::Store::open(r)?;
         let kept = loaded.len();
@@ -432,9 +441,11 @@ fn stop(shared: Arc<Shared>, rt: tokio::runtime::Runtime) {
             }
         }
     }
-    // Stop the media: end every call, then stop the workers.
+    // Stop the media: end every call (their recordings completed), then
+    // stop the workers.
     if let Ok(mut c) = shared.control.lock() {
         c.clear();
+        drop(c.recorder.take());
     }
     drop(rt);
     if let Ok(shared) = Arc::try_unwrap(shared) {

@@ -185,6 +185,7 @@ where
                 }
             }
             Command::Latch { worker, call, stream, party, peer } => (worker, Cmd::Latch { call, stream, party, peer }),
+            Command::Record { worker, call, on } => (worker, Cmd::Record { call, on }),
             Command::Send { worker, call, stream, party, to, data } => {
                 (worker, Cmd::Send { call, stream, party, to, data })
             }

@@ -114,6 +114,21 @@ pub struct Config {
     pub http_timeout: Duration,
     /// The management page (None: off).
     pub ui: Option<UiConfig>,
+    /// Call recording (None: off).
+    pub recording: Option<RecordingConfig>,
+    /// Longest `metadata` (bytes).
+    pub max_metadata_length: usize,
+}
+
+/// Call recording (`--recording-dir` and its companions).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecordingConfig {
+    /// Where recordings go.
+    pub dir: PathBuf,
+    /// The pcap's link type (raw IP or Ethernet).
+    pub eth: bool,
+    /// The file name pattern below `dir`.
+    pub pattern: String,
 }
 
 /// Bounds on the signalling side: what one NG request may carry, what the
@@ -452,11 +467,24 @@ impl Config {
         let http_timeout =
             Duration::from_secs(bounded("http-timeout", args.http_timeout.or(file.http_timeout), 10, 1..=3600)?);
         let ui = resolve_ui(args, file.ui.unwrap_or_default())?;
+        let max_metadata_length = bounded(
+            "max-metadata-length",
+            args.max_metadata_length.or(file.max_metadata_length),
+            srtpgate_calls::recording::DEFAULT_MAX_METADATA,
+            0..=65536,
+        )?;
+        let recording = resolve_recording(
+            args,
+            [file.recording_dir.map(|d| d.to_string_lossy().into_owned()), file.recording_method],
+            [file.recording_format, file.recording_pattern],
+        )?;
         if ui.is_some() && listen_http.is_none() {
             return Err("ui: the management page is served on the HTTP address: set listen-http".into());
         }
         Ok(Config {
             ui,
+            recording,
+            max_metadata_length,
             listen_ng,
             interfaces,
             port_min,
@@ -547,8 +575,49 @@ impl Config {
             transcode_workers: self.transcode_workers,
             timeout: self.timeout,
             final_timeout: self.final_timeout,
+            recording: srtpgate_calls::RecordingSettings {
+                dir: self.recording.as_ref().map(|r| r.dir.clone()),
+                pattern: self
+                    .recording
+                    .as_ref()
+                    .map_or_else(|| srtpgate_calls::recording::DEFAULT_PATTERN.to_string(), |r| r.pattern.clone()),
+                max_metadata: self.max_metadata_length,
+            },
         }
     }
+}
+
+/// The recording settings, checked: off without a directory; the method
+/// and format rtpengine's names.
+fn resolve_recording(
+    args: &ServeArgs,
+    [file_dir, file_method]: [Option<String>; 2],
+    [file_format, file_pattern]: [Option<String>; 2],
+) -> Result<Option<RecordingConfig>, String> {
+    let method = args.recording_method.clone().or(file_method).unwrap_or_else(|| "pcap".into());
+    if method != "pcap" {
+        return Err(format!(
+            "recording-method '{method}': srtpgate writes pcap (rtpengine's proc method, a kernel module \
+             and a separate daemon, has no equivalent here)"
+        ));
+    }
+    let format = args.recording_format.clone().or(file_format).unwrap_or_else(|| "raw".into());
+    let eth = match format.as_str() {
+        "raw" => false,
+        "eth" => true,
+        other => return Err(format!("recording-format '{other}': raw or eth")),
+    };
+    let pattern = args
+        .recording_pattern
+        .clone()
+        .or(file_pattern)
+        .unwrap_or_else(|| srtpgate_calls::recording::DEFAULT_PATTERN.into());
+    srtpgate_calls::recording::check_pattern(&pattern).map_err(|e| format!("recording-pattern '{pattern}': {e}"))?;
+    let Some(dir) = args.recording_dir.clone().or(file_dir.map(PathBuf::from)) else { return Ok(None) };
+    if dir.as_os_str().is_empty() {
+        return Err("recording-dir: empty".into());
+    }
+    Ok(Some(RecordingConfig { dir, eth, pattern }))
 }
 
 /// The `[ui]` settings, checked: off unless a credential or open read-only

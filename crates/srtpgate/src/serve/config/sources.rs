@@ -156,6 +156,28 @@ pub struct ServeArgs {
     /// calls.
     #[arg(long = "redis-lease-ms", env = "SRTPGATE_REDIS_LEASE_MS", value_parser = clap::value_parser!(u64).range(300..=600_000))]
     pub redis_lease_ms: Option<u64>,
+    /// Record calls into this directory (created if missing) when NG asks
+    /// (`start recording`, `record call=yes`); without it, such requests
+    /// are answered with a warning and nothing is recorded.
+    #[arg(long = "recording-dir", env = "SRTPGATE_RECORDING_DIR")]
+    pub recording_dir: Option<PathBuf>,
+    /// What a recording writes: pcap (the call's packets, decrypted, and a
+    /// JSON of its metadata). rtpengine's names; its `proc` method (a kernel
+    /// module and a separate daemon) has no equivalent here.
+    #[arg(long = "recording-method", env = "SRTPGATE_RECORDING_METHOD")]
+    pub recording_method: Option<String>,
+    /// The pcap's framing: raw (IP packets, link type 101) or eth (a
+    /// zeroed Ethernet header), as rtpengine's.
+    #[arg(long = "recording-format", env = "SRTPGATE_RECORDING_FORMAT")]
+    pub recording_format: Option<String>,
+    /// File names below the recording directory: %c the Call-ID (escaped),
+    /// %r 16 random hex digits, %Y %m %d %H %M %S the start (UTC), %% a %.
+    /// Default %Y-%m-%d/%c-%r (a directory per day).
+    #[arg(long = "recording-pattern", env = "SRTPGATE_RECORDING_PATTERN")]
+    pub recording_pattern: Option<String>,
+    /// Longest `metadata` accepted for a recording, in bytes.
+    #[arg(long = "max-metadata-length", env = "SRTPGATE_MAX_METADATA_LENGTH")]
+    pub max_metadata_length: Option<usize>,
     /// Log filter (tracing syntax, e.g. info or srtpgate=debug).
     #[arg(long = "log-level", env = "SRTPGATE_LOG_LEVEL")]
     pub log_level: Option<String>,
@@ -263,6 +285,11 @@ pub(super) struct FileConfig {
     pub(super) redis_namespace: Option<String>,
     pub(super) redis_instance: Option<String>,
     pub(super) redis_lease_ms: Option<u64>,
+    pub(super) recording_dir: Option<PathBuf>,
+    pub(super) recording_method: Option<String>,
+    pub(super) recording_format: Option<String>,
+    pub(super) recording_pattern: Option<String>,
+    pub(super) max_metadata_length: Option<usize>,
     pub(super) log_level: Option<String>,
     pub(super) socket_buffer: Option<usize>,
     pub(super) max_id_length: Option<usize>,

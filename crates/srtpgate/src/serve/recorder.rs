@@ -1,0 +1,392 @@
+//! The recorder: a thread that writes what the call table's recording
+//! steps ([`RecorderEvent`]) and the workers' copies of recorded packets
+//! ([`Tapped`]) make of each recorded call:
+//!
+//! - `<base>.pcap`: every packet the call's endpoints sent, decrypted (plain
+//!   RTP and RTCP, SRTP's tag and index gone), as it reached the relay: from
+//!   the address it came from to the relay's local address of its leg, at
+//!   the time it arrived, in raw IP or Ethernet framing (rtpengine's `raw`
+//!   and `eth`), with checksums that Wireshark accepts;
+//! - `<base>.json`: the call's metadata ([`Metadata`]): Call-ID, tags,
+//!   streams and legs with addresses, codecs and suites (never a key), the
+//!   `metadata` text, start, pauses, resumes, stop, packet counts, errors.
+//!
+//! Both are written under a hidden temporary name in their final directory
+//! and renamed when the recording stops, so that a file with the final name
+//! is complete. The workers never wait for this thread: each hands its
+//! copies over through its own bounded queue and drops (and counts) what
+//! does not fit. A file that cannot be created or written is logged and
+//! counted; the call's media goes on.
+
+use super::config::RecordingConfig;
+use crate::pcap::{build_udp_frame, CaptureWriter, Endpoint, LINKTYPE_ETHERNET, LINKTYPE_RAW};
+use crate::relay::worker::Tapped;
+use crossbeam_channel::{Receiver, Select, Sender};
+use serde::Serialize;
+use srtpgate_calls::recording::Info;
+use srtpgate_calls::{CallKey, RecorderEvent};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, SystemTime};
+
+/// Copies one worker may have queued for the recorder.
+pub const TAP_QUEUE: usize = 8192;
+
+/// How many copies the thread takes from one queue before it looks at the
+/// table's steps again.
+const BATCH: usize = 256;
+
+/// What the recorder did, for `/metrics`.
+#[derive(Default, Debug)]
+pub struct RecorderStats {
+    /// Recordings open now.
+    pub open: AtomicU64,
+    /// Recordings whose files were completed (renamed to their final
+    /// names).
+    pub finished: AtomicU64,
+    /// Recordings discarded (`discard-recording`).
+    pub discarded: AtomicU64,
+    /// Packets written.
+    pub packets: AtomicU64,
+    /// Bytes written to pcap files.
+    pub bytes: AtomicU64,
+    /// Packets of no open, writing recording (they arrived after a pause
+    /// or stop), or of a recording whose file failed.
+    pub unwritten: AtomicU64,
+    /// Files that could not be created, written or renamed.
+    pub errors: AtomicU64,
+}
+
+/// The recorder thread's handle.
+pub struct Recorder {
+    events: Option<Sender<RecorderEvent>>,
+    join: Option<JoinHandle<()>>,
+    /// Its counters.
+    pub stats: Arc<RecorderStats>,
+}
+
+impl Recorder {
+    /// Checks that the directory can be written (it is made if missing),
+    /// then starts the thread over the workers' queues `taps`.
+    pub fn start(cfg: &RecordingConfig, taps: Vec<Receiver<Tapped>>) -> Result<Recorder, String> {
+        let dir = &cfg.dir;
+        std::fs::create_dir_all(dir).map_err(|e| format!("recording-dir {}: cannot create: {e}", dir.display()))?;
+        let probe = dir.join(format!(".srtpgate-probe-{}", std::process::id()));
+        std::fs::write(&probe, b"")
+            .and_then(|()| std::fs::remove_file(&probe))
+            .map_err(|e| format!("recording-dir {}: cannot write: {e}", dir.display()))?;
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let stats = Arc::new(RecorderStats::default());
+        let writer = Writer {
+            link: if cfg.eth { LINKTYPE_ETHERNET } else { LINKTYPE_RAW },
+            open: HashMap::new(),
+            stats: stats.clone(),
+        };
+        let join = std::thread::Builder::new()
+            .name("recorder".into())
+            .spawn(move || writer.run(rx, taps))
+            .map_err(|e| format!("cannot start the recorder thread: {e}"))?;
+        tracing::info!(
+            "recording into {} ({} pcap, JSON metadata, pattern {})",
+            dir.display(),
+            if cfg.eth { "Ethernet" } else { "raw IP" },
+            cfg.pattern
+        );
+        Ok(Recorder { events: Some(tx), join: Some(join), stats })
+    }
+
+    /// Hands the thread one step of the table.
+    pub fn send(&self, e: RecorderEvent) {
+        if let Some(tx) = &self.events {
+            let _ = tx.send(e);
+        }
+    }
+}
+
+impl Drop for Recorder {
+    /// Waits for the thread to complete every recording still open.
+    fn drop(&mut self) {
+        self.events.take();
+        if let Some(j) = self.join.take() {
+            let _ = j.join();
+        }
+    }
+}
+
+/// The metadata file of a recording.
+#[derive(Serialize)]
+struct Metadata<'a> {
+    #[serde(flatten)]
+    call: &'a Info,
+    /// The pcap's file name (beside this file).
+    pcap: String,
+    /// `raw` or `eth`.
+    format: &'static str,
+    started: String,
+    stopped: String,
+    /// Pauses and resumes, in order.
+    events: &'a [Event],
+    /// Packets and bytes written.
+    packets: u64,
+    bytes: u64,
+    /// What went wrong with the files, if anything.
+    errors: &'a [String],
+}
+
+#[derive(Serialize)]
+struct Event {
+    event: &'static str,
+    at: String,
+}
+
+/// One open recording.
+struct Open {
+    /// Its files' path without extension.
+    base: PathBuf,
+    /// The pcap (`None` once it failed).
+    pcap: Option<CaptureWriter>,
+    /// The call, as last told.
+    info: Info,
+    /// Writing (not paused).
+    on: bool,
+    started: SystemTime,
+    events: Vec<Event>,
+    packets: u64,
+    bytes: u64,
+    errors: Vec<String>,
+    /// The IPv4 identification of the next packet.
+    ip_id: u16,
+}
+
+struct Writer {
+    link: u32,
+    open: HashMap<CallKey, Open>,
+    stats: Arc<RecorderStats>,
+}
+
+impl Writer {
+    /// Until the handle is dropped: whatever is ready, the table's steps
+    /// always first (a recording's start reaches the thread before the
+    /// worker is told to copy, so its first copies find it open), then a
+    /// batch of copies from one queue; at the end every recording
+    /// completed.
+    fn run(mut self, events: Receiver<RecorderEvent>, taps: Vec<Receiver<Tapped>>) {
+        let mut sel = Select::new();
+        sel.recv(&events);
+        for t in &taps {
+            sel.recv(t);
+        }
+        loop {
+            let ready = sel.ready_timeout(Duration::from_millis(500)).ok();
+            loop {
+                match events.try_recv() {
+                    Ok(e) => self.event(e, &taps),
+                    Err(crossbeam_channel::TryRecvError::Empty) => break,
+                    Err(crossbeam_channel::TryRecvError::Disconnected) => {
+                        self.drain(&taps);
+                        let calls: Vec<CallKey> = self.open.keys().copied().collect();
+                        for c in calls {
+                            self.stop(c, false, SystemTime::now());
+                        }
+                        return;
+                    }
+                }
+            }
+            if let Some(tap) = ready.and_then(|i| i.checked_sub(1)).and_then(|w| taps.get(w)) {
+                for t in tap.try_iter().take(BATCH) {
+                    self.packet(t);
+                }
+            }
+        }
+    }
+
+    /// Writes every copy queued now. Before a pause or a stop: what the
+    /// workers copied before it is written (a worker stops copying when
+    /// it is told, after the table decided).
+    fn drain(&mut self, taps: &[Receiver<Tapped>]) {
+        for tap in taps {
+            for t in tap.try_iter().take(TAP_QUEUE) {
+                self.packet(t);
+            }
+        }
+    }
+
+    fn event(&mut self, e: RecorderEvent, taps: &[Receiver<Tapped>]) {
+        if matches!(e, RecorderEvent::Pause { .. } | RecorderEvent::Stop { .. }) {
+            self.drain(taps);
+        }
+        match e {
+            RecorderEvent::Start { call, base, info, at } => self.start(call, base, *info, at),
+            RecorderEvent::Pause { call, at } | RecorderEvent::Resume { call, at } => {
+                let on = matches!(e, RecorderEvent::Resume { .. });
+                if let Some(o) = self.open.get_mut(&call) {
+                    o.on = on;
+                    o.events.push(Event { event: if on { "resume" } else { "pause" }, at: rfc3339(at) });
+                }
+            }
+            RecorderEvent::Update { call, info } => {
+                if let Some(o) = self.open.get_mut(&call) {
+                    o.info = *info;
+                }
+            }
+            RecorderEvent::Stop { call, discard } => self.stop(call, discard, SystemTime::now()),
+        }
+    }
+
+    fn start(&mut self, call: CallKey, base: PathBuf, info: Info, at: SystemTime) {
+        let part = part_of(&base, "pcap");
+        let made = base
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .map_err(|e| format!("{}: cannot create the directory: {e}", base.display()))
+            .and_then(|()| CaptureWriter::pcap(&part, self.link, 65535, false));
+        let mut errors = Vec::new();
+        let pcap = match made {
+            Ok(w) => Some(w),
+            Err(e) => {
+                tracing::error!(call_id = info.call_id.as_str(), "recording not written: {e}");
+                self.stats.errors.fetch_add(1, Relaxed);
+                errors.push(e);
+                None
+            }
+        };
+        tracing::info!(call_id = info.call_id.as_str(), "recording to {}.pcap", base.display());
+        self.stats.open.fetch_add(1, Relaxed);
+        let open = Open {
+            base,
+            pcap,
+            info,
+            on: true,
+            started: at,
+            events: Vec::new(),
+            packets: 0,
+            bytes: 0,
+            errors,
+            ip_id: 0,
+        };
+        if let Some(old) = self.open.insert(call, open) {
+            // Not from the table (it stops a recording before it starts
+            // another): completed all the same.
+            self.complete(old, false, SystemTime::now());
+        }
+    }
+
+    fn packet(&mut self, t: Tapped) {
+        let Some(o) = self.open.get_mut(&t.call).filter(|o| o.on) else {
+            self.stats.unwritten.fetch_add(1, Relaxed);
+            return;
+        };
+        let local = o.info.streams.iter().find(|s| s.index == t.stream).and_then(|s| s.legs.get(t.party));
+        let (Some(local), Some(pcap)) = (local, o.pcap.as_mut()) else {
+            self.stats.unwritten.fetch_add(1, Relaxed);
+            return;
+        };
+        let to = if t.rtcp { local.local_rtcp } else { local.local };
+        // An IPv4 peer of an IPv6 socket arrives as a mapped address.
+        let from = std::net::SocketAddr::new(t.from.ip().to_canonical(), t.from.port());
+        let (src, dst) = (Endpoint { addr: from, mac: [0; 6] }, Endpoint { addr: to, mac: [0; 6] });
+        o.ip_id = o.ip_id.wrapping_add(1);
+        let written = build_udp_frame(self.link, &src, &dst, o.ip_id, false, &t.data).and_then(|frame| {
+            pcap.write(Duration::from_nanos(t.at_ns), frame.len() as u32, &frame).map(|()| frame.len())
+        });
+        match written {
+            Ok(n) => {
+                o.packets += 1;
+                o.bytes += n as u64;
+                self.stats.packets.fetch_add(1, Relaxed);
+                self.stats.bytes.fetch_add(n as u64, Relaxed);
+            }
+            Err(e) => {
+                // A full disk, most likely: the rest of the call is not
+                // written, the call itself goes on.
+                tracing::error!(call_id = o.info.call_id.as_str(), "recording stopped writing: {e}");
+                self.stats.errors.fetch_add(1, Relaxed);
+                o.errors.push(e);
+                o.pcap = None;
+            }
+        }
+    }
+
+    fn stop(&mut self, call: CallKey, discard: bool, at: SystemTime) {
+        if let Some(o) = self.open.remove(&call) {
+            self.complete(o, discard, at);
+        }
+    }
+
+    /// Closes a recording's files: renamed to their final names, or
+    /// deleted when `discard`.
+    fn complete(&mut self, mut o: Open, discard: bool, at: SystemTime) {
+        self.stats.open.fetch_sub(1, Relaxed);
+        let call_id = o.info.call_id.clone();
+        let pcap_part = part_of(&o.base, "pcap");
+        let pcap_done = o.pcap.take().map(CaptureWriter::finish);
+        if discard {
+            let _ = std::fs::remove_file(&pcap_part);
+            self.stats.discarded.fetch_add(1, Relaxed);
+            tracing::info!(call_id, "recording discarded");
+            return;
+        }
+        let pcap = o.base.with_extension("pcap");
+        match pcap_done {
+            Some(Err(e)) => o.errors.push(e),
+            Some(Ok(())) => {
+                if let Err(e) = std::fs::rename(&pcap_part, &pcap) {
+                    o.errors.push(format!("{}: cannot rename: {e}", pcap_part.display()));
+                }
+            }
+            None => {}
+        }
+        let meta = Metadata {
+            call: &o.info,
+            pcap: pcap.file_name().map_or(String::new(), |n| n.to_string_lossy().into_owned()),
+            format: if self.link == LINKTYPE_ETHERNET { "eth" } else { "raw" },
+            started: rfc3339(o.started),
+            stopped: rfc3339(at),
+            events: &o.events,
+            packets: o.packets,
+            bytes: o.bytes,
+            errors: &o.errors,
+        };
+        let json_part = part_of(&o.base, "json");
+        let json = o.base.with_extension("json");
+        let written = serde_json::to_vec_pretty(&meta)
+            .map_err(|e| e.to_string())
+            .and_then(|b| std::fs::write(&json_part, b).map_err(|e| format!("{}: {e}", json_part.display())))
+            .and_then(|()| std::fs::rename(&json_part, &json).map_err(|e| format!("{}: {e}", json.display())));
+        if let Err(e) = written {
+            o.errors.push(e);
+        }
+        if o.errors.is_empty() {
+            self.stats.finished.fetch_add(1, Relaxed);
+            tracing::info!(call_id, packets = o.packets, "recording completed: {}", pcap.display());
+        } else {
+            self.stats.errors.fetch_add(1, Relaxed);
+            tracing::error!(call_id, "recording completed with errors: {}", o.errors.join("; "));
+        }
+    }
+}
+
+/// The hidden name a file is written under until it is complete:
+/// `.<name>.<ext>.part` beside it.
+fn part_of(base: &Path, ext: &str) -> PathBuf {
+    let name = base.file_name().map_or(String::new(), |n| n.to_string_lossy().into_owned());
+    base.with_file_name(format!(".{name}.{ext}.part"))
+}
+
+/// RFC 3339, UTC, milliseconds.
+fn rfc3339(t: SystemTime) -> String {
+    let t = time::OffsetDateTime::from(t);
+    format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
+        t.year(),
+        u8::from(t.month()),
+        t.day(),
+        t.hour(),
+        t.minute(),
+        t.second(),
+        t.millisecond()
+    )
+}

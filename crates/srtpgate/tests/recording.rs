@@ -1,0 +1,258 @@
+//! Call recording through `srtpgate serve`, driven over NG as Kamailio's
+//! rtpengine module drives it: `start recording`, `pause recording`,
+//! `stop recording` (also `pause=yes` and `discard-recording`), with
+//! `metadata` and `recording-file`. Each recording's pcap holds exactly
+//! the packets its endpoints sent while it recorded, decrypted, from each
+//! endpoint's address to the relay's port of its leg; its JSON holds the
+//! call without a key; both appear under their final names only when
+//! complete. A directory that fills up leaves the call's media untouched,
+//! and the failure is counted.
+
+use pcap_file::pcap::PcapReader;
+use srtpgate_ng::Value;
+use srtpgate_testkit::daemon::{one_way, srtp_call, Call, Daemon, Endpoint, LO, WAIT};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// A fresh directory for one test's recordings.
+fn fresh_dir(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("recording-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("recording dir");
+    dir
+}
+
+fn rec(command: &str, call: &str) -> Value {
+    Value::dict().with("command", command).with("call-id", call)
+}
+
+fn ok(v: Value) {
+    assert_eq!(v.get("result").and_then(Value::as_str), Some("ok"), "{v:?}");
+}
+
+/// Every file below `dir` (recursively).
+fn files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Waits until a file ending in `suffix` is below `dir`; its path.
+fn wait_for_file(dir: &Path, suffix: &str) -> PathBuf {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        if let Some(p) = files(dir).into_iter().find(|p| p.to_string_lossy().ends_with(suffix)) {
+            return p;
+        }
+        assert!(Instant::now() < deadline, "no {suffix} file below {}: {:?}", dir.display(), files(dir));
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// One packet of a raw-IP pcap: UDP source, destination, payload.
+struct Frame {
+    src: SocketAddr,
+    dst: SocketAddr,
+    payload: Vec<u8>,
+}
+
+fn read_pcap(path: &Path) -> Vec<Frame> {
+    let mut r = PcapReader::new(std::fs::File::open(path).expect("pcap")).expect("a pcap file");
+    assert_eq!(u32::from(r.header().datalink), 101, "raw IP");
+    let mut out = Vec::new();
+    while let Some(p) = r.next_packet() {
+        let p = p.expect("a packet");
+        let ip = etherparse::SlicedPacket::from_ip(&p.data).expect("IPv4/UDP");
+        let (Some(etherparse::NetSlice::Ipv4(v4)), Some(etherparse::TransportSlice::Udp(udp))) = (ip.net, ip.transport)
+        else {
+            panic!("not IPv4/UDP");
+        };
+        let h = v4.header();
+        out.push(Frame {
+            src: SocketAddr::new(h.source_addr().into(), udp.source_port()),
+            dst: SocketAddr::new(h.destination_addr().into(), udp.destination_port()),
+            payload: udp.payload().to_vec(),
+        });
+    }
+    out
+}
+
+/// `n` RTP packets each way; what each side sent (plain).
+fn talk(c: &mut Call, n: usize) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
+    let mut sent = (Vec::new(), Vec::new());
+    for (from_a, out) in [(true, &mut sent.0), (false, &mut sent.1)] {
+        let (from, to): (&mut Endpoint, &mut Endpoint) =
+            if from_a { (&mut c.a, &mut c.b) } else { (&mut c.b, &mut c.a) };
+        for i in 0..n {
+            let p = from.send_rtp(if from_a { "a->b" } else { "b->a" });
+            assert_eq!(to.recv_rtp(&format!("RTP {i}")), p, "relayed intact");
+            out.push(p);
+        }
+    }
+    sent
+}
+
+#[test]
+fn a_call_is_recorded_decrypted_with_its_pauses_and_metadata() {
+    let dir = fresh_dir("pauses");
+    let d = Daemon::start("recording", 0, &["--recording-dir", dir.to_str().unwrap()]);
+    let mut c = srtp_call(&d, "rec-1", LO, false);
+    // Never recorded: a second call with media, and nothing of it on disk.
+    let mut other = srtp_call(&d, "not-recorded", LO, true);
+    ok(d.request(&rec("start recording", "rec-1").with("metadata", "customer=42|queue=sales")));
+    let (mut from_a, mut from_b) = talk(&mut c, 10);
+    one_way(&mut c.a, &mut c.b, "a->b", 0, 1);
+    one_way(&mut other.a, &mut other.b, "other", 5, 1);
+    ok(d.request(&rec("pause recording", "rec-1")));
+    let q = d.query("rec-1");
+    assert_eq!(q.get("recording").and_then(|r| r.get("call recording")).and_then(Value::as_int), Some(0), "{q:?}");
+    talk(&mut c, 5);
+    // `start recording` resumes a paused recording.
+    ok(d.request(&rec("start recording", "rec-1")));
+    let (a2, b2) = talk(&mut c, 7);
+    from_a.extend(a2);
+    from_b.extend(b2);
+    let q = d.query("rec-1");
+    assert_eq!(q.get("recording").and_then(|r| r.get("call recording")).and_then(Value::as_int), Some(1), "{q:?}");
+    assert_eq!(q.get("metadata").and_then(Value::as_str), Some("customer=42|queue=sales"));
+    ok(d.request(&rec("stop recording", "rec-1")));
+
+    let json = wait_for_file(&dir, ".json");
+    let pcap = json.with_extension("pcap");
+    let all = files(&dir);
+    assert_eq!(all, vec![json.clone(), pcap.clone()], "the two files, no temporary one left");
+    // A directory per day, then the escaped Call-ID and a random part.
+    let name = pcap.strip_prefix(&dir).unwrap().to_string_lossy().into_owned();
+    assert!(name.len() == "2026-11-27/rec-1-0123456789abcdef.pcap".len() && name.contains("/rec-1-"), "{name}");
+
+    let frames = read_pcap(&pcap);
+    let [relay_a, relay_b] = c.relay_ports();
+    let a_addr = c.a.rtp.local_addr().unwrap();
+    let b_addr = c.b.rtp.local_addr().unwrap();
+    let rtp_from = |src: SocketAddr, port: u16| -> Vec<Vec<u8>> {
+        frames
+            .iter()
+            .filter(|f| f.src == src && f.dst == SocketAddr::new(LO, port))
+            .map(|f| f.payload.clone())
+            .collect()
+    };
+    // Exactly what each endpoint sent while recording, decrypted, in order.
+    assert_eq!(rtp_from(a_addr, relay_a), from_a, "the caller's RTP in the pcap");
+    assert_eq!(rtp_from(b_addr, relay_b), from_b, "the callee's RTP in the pcap");
+    // The caller's RTCP report, from its RTCP port to the relay's.
+    let rtcp: Vec<&Frame> = frames.iter().filter(|f| f.dst.port() == relay_a + 1).collect();
+    assert_eq!(rtcp.len(), 1, "one RTCP report");
+    assert_eq!(rtcp[0].src, c.a.rtcp.local_addr().unwrap());
+    assert_eq!(rtcp[0].payload[1], 200, "a plain sender report");
+    assert_eq!(frames.len(), 2 * 17 + 1, "nothing else: not the paused part, not the other call");
+
+    let text = std::fs::read_to_string(&json).unwrap();
+    let meta: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    assert_eq!(meta["call-id"], "rec-1");
+    assert_eq!(meta["metadata"], "customer=42|queue=sales");
+    assert_eq!(meta["tags"], serde_json::json!(["rec-1-a", "rec-1-b"]));
+    assert_eq!(meta["pcap"], pcap.file_name().unwrap().to_string_lossy().as_ref());
+    assert_eq!(meta["packets"], 35);
+    let events: Vec<&str> = meta["events"].as_array().unwrap().iter().map(|e| e["event"].as_str().unwrap()).collect();
+    assert_eq!(events, ["pause", "resume"]);
+    let legs = &meta["streams"][0]["legs"];
+    assert_eq!(legs[0]["local"], format!("127.0.0.1:{relay_a}"));
+    assert_eq!(legs[1]["local"], format!("127.0.0.1:{relay_b}"));
+    assert_eq!(legs[0]["suite"], "AES_CM_128_HMAC_SHA1_80");
+    assert_eq!(legs[0]["codecs"][0]["name"], "PCMU");
+    // No key of the call, in any form.
+    for k in [c.a_key.as_ref().unwrap(), c.b_key.as_ref().unwrap()] {
+        let inline = k.to_string();
+        let b64 = inline.split("inline:").nth(1).unwrap().split(['|', ' ']).next().unwrap();
+        assert!(!text.contains(b64), "a key in the metadata:\n{text}");
+    }
+    assert_eq!(d.metric("recordings_total{outcome=\"completed\"}"), Some(1.0), "{}", d.log_tail());
+    assert_eq!(d.metric("recording_packets_total{outcome=\"written\"}"), Some(35.0));
+}
+
+#[test]
+fn files_named_by_the_request_discarded_ones_and_a_deleted_call() {
+    let dir = fresh_dir("named");
+    let d = Daemon::start("recording-named", 1, &["--recording-dir", dir.to_str().unwrap()]);
+    // recording-file names the pcap below the directory; `delete` completes it.
+    let mut c = srtp_call(&d, "named", LO, true);
+    ok(d.request(&rec("start recording", "named").with("recording-file", "tenant-7/named-call.pcap")));
+    talk(&mut c, 3);
+    ok(d.delete("named"));
+    wait_for_file(&dir, "tenant-7/named-call.json");
+    assert_eq!(read_pcap(&dir.join("tenant-7/named-call.pcap")).len(), 6);
+    // discard-recording: nothing stays.
+    let mut c = srtp_call(&d, "discarded", LO, true);
+    ok(d.request(&rec("start recording", "discarded").with("recording-path", "gone")));
+    talk(&mut c, 3);
+    ok(d.request(&rec("stop recording", "discarded").with("flags", Value::List(vec!["discard-recording".into()]))));
+    let deadline = Instant::now() + WAIT;
+    while d.metric("recordings_total{outcome=\"discarded\"}") != Some(1.0) {
+        assert!(Instant::now() < deadline, "not discarded: {}", d.log_tail());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(files(&dir.join("gone")).is_empty(), "{:?}", files(&dir));
+    // `stop recording` with pause=yes pauses.
+    ok(d.request(&rec("start recording", "discarded")));
+    ok(d.request(&rec("stop recording", "discarded").with("pause", "yes")));
+    let q = d.query("discarded");
+    assert_eq!(q.get("recording").and_then(|r| r.get("call recording")).and_then(Value::as_int), Some(0), "{q:?}");
+    // Bad requests: clear errors, nothing written.
+    let e = d.request(&rec("start recording", "nope"));
+    assert_eq!(e.get("error-reason").and_then(Value::as_str), Some("Unknown call-id 'nope'"));
+    let e = d.request(&rec("start recording", "named-2").with("recording-file", "../../etc/cron.d/x"));
+    assert_eq!(e.get("result").and_then(Value::as_str), Some("error"));
+    let e = d.request(&rec("start recording", "discarded").with("recording-file", "../../etc/cron.d/x"));
+    let reason = e.get("error-reason").and_then(Value::as_str).unwrap_or("");
+    assert!(reason.contains("not a relative path below the recording directory"), "{e:?}");
+}
+
+/// A recording directory that fills up (a 64 KiB tmpfs): the call's media
+/// goes on, every packet relayed; the recorder counts the failure and
+/// completes what it wrote.
+#[test]
+fn a_full_disk_leaves_the_media_alone() {
+    let dir = fresh_dir("full");
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=64k", "srtpgate-test", dir.to_str().unwrap()])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        srtpgate_testkit::skip("mount", "a_full_disk_leaves_the_media_alone", "cannot mount a tmpfs here (not root?)");
+        return;
+    }
+    struct Unmount(PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _unmount = Unmount(dir.clone());
+    let d = Daemon::start("recording-full", 2, &["--recording-dir", dir.to_str().unwrap()]);
+    let mut c = srtp_call(&d, "full", LO, true);
+    ok(d.request(&rec("start recording", "full")));
+    // 2 × 400 packets of ~200 bytes each in the pcap: more than 64 KiB.
+    talk(&mut c, 400);
+    ok(d.request(&rec("stop recording", "full")));
+    let deadline = Instant::now() + WAIT;
+    while d.metric("recordings_total{outcome=\"failed\"}").unwrap_or(0.0) < 1.0 {
+        assert!(Instant::now() < deadline, "no failure counted: {}", d.log_tail());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(d.log_tail().contains("No space left on device"), "{}", d.log_tail());
+    // The call relays on, and can still be asked about.
+    talk(&mut c, 5);
+    ok(d.query("full"));
+}
