@@ -105,7 +105,7 @@ def relay(tmp_path_factory):
     pw_hash = subprocess.run([BIN, "hash-password"], input=PASSWORD + "\n", capture_output=True, text=True,
                              check=True).stdout.strip()
     p, ng, base = start_relay(tmp, "relay", [
-        "--port-min", "42000", "--port-max", "52000",
+        "--port-min", "42000", "--port-max", "52000", "--recording-dir", os.path.join(tmp, "recordings"),
         "--ui-token-sha256", hashlib.sha256(TOKEN.encode()).hexdigest(),
         "--ui-user", "ops", "--ui-password-hash", pw_hash])
     lg = subprocess.Popen([os.path.join(os.path.dirname(BIN), "srtpgate-bench"), "loadgen", "--ng", f"127.0.0.1:{ng}", "--calls", str(CALLS), "--ptime", "1000",
@@ -327,3 +327,43 @@ def test_a_leg_put_on_hold_gets_no_media(relay):
         while (s := leg(ws, tag))["packets_out"] <= held_out:
             assert time.time() < deadline, s
         assert s["direction"] == "sendrecv"
+
+
+def test_a_call_is_recorded_paused_and_stopped_from_the_page(relay):
+    """`edit` of a call's recording: start, pause, stop, as NG's commands
+    do; the detail shows its state; the stop leaves the call's pcap."""
+    from websockets.sync.client import connect
+    target = ng_list(relay["ng"])[9]
+
+    def answer(ws, ref):
+        while True:
+            m = json.loads(ws.recv(timeout=5))
+            if m.get("ref") == ref:
+                assert m["type"] == "inform", m
+                return m["message"]
+
+    def recording(ws, want):
+        deadline = time.time() + 6
+        while time.time() < deadline:
+            m = json.loads(ws.recv(timeout=5))
+            if m.get("entry") == "detail" and m.get("type") == "update":
+                assert m["data"]["recordable"] is True
+                r = m["data"].get("recording")
+                if (r or {}).get("state") == want:
+                    return r
+        pytest.fail(f"the detail never showed the recording {want}")
+
+    with connect(relay["ws"], additional_headers={"Authorization": "Bearer " + TOKEN}, open_timeout=5) as ws:
+        ws.send(json.dumps({"type": "edit", "ref": 1, "entry": "detail", "id": target}))
+        ws.send(json.dumps({"type": "edit", "ref": 2, "entry": "call", "id": target, "action": "start-recording"}))
+        assert answer(ws, 2) == f"call '{target}' is recording"
+        pcap = recording(ws, "recording")["file"]
+        ws.send(json.dumps({"type": "edit", "ref": 3, "entry": "call", "id": target, "action": "pause-recording"}))
+        assert answer(ws, 3) == f"call '{target}''s recording is paused"
+        recording(ws, "paused")
+        ws.send(json.dumps({"type": "edit", "ref": 4, "entry": "call", "id": target, "action": "stop-recording"}))
+        assert answer(ws, 4) == f"call '{target}' is not recording"
+    deadline = time.time() + 5
+    while not os.path.exists(pcap) and time.time() < deadline:
+        time.sleep(0.05)
+    assert os.path.exists(pcap) and os.path.exists(pcap[:-len(".pcap")] + ".json"), pcap

@@ -3,12 +3,21 @@
 
 import { drawHistogram } from "./charts";
 import { $, age, drops, el, int, micros, named, setText } from "./format";
-import { DIRECTIONS, type CallRow, type Detail, type Direction, type StreamSide } from "./protocol";
+import {
+  DIRECTIONS,
+  type CallRow,
+  type Detail,
+  type Direction,
+  type RecordAction,
+  type Recording,
+  type StreamSide,
+} from "./protocol";
 
 export interface DetailHandlers {
   close(): void;
   direction(id: string, tag: string, direction: Direction): number;
   end(id: string): void;
+  record(id: string, action: RecordAction): void;
 }
 
 /** The counters shown first, in this order; any other field of a side follows, then drops by reason. */
@@ -82,6 +91,14 @@ export class DetailView {
   private readonly histogram = $("detail-histogram");
   private readonly histogramTotal = $("detail-histogram-total");
   private readonly endButton = $<HTMLButtonElement>("detail-end");
+  /** Record (or resume), pause, stop: shown as the call's recording allows. */
+  private readonly recordButtons: [HTMLButtonElement, RecordAction][] = [
+    [$<HTMLButtonElement>("detail-record"), "start-recording"],
+    [$<HTMLButtonElement>("detail-record-pause"), "pause-recording"],
+    [$<HTMLButtonElement>("detail-record-stop"), "stop-recording"],
+  ];
+  private recording: Recording | null = null;
+  private recordable = false;
 
   private id: string | null = null;
   private readOnly = false;
@@ -98,6 +115,11 @@ export class DetailView {
     this.endButton.addEventListener("click", () => {
       if (this.id !== null) this.on.end(this.id);
     });
+    for (const [button, action] of this.recordButtons) {
+      button.addEventListener("click", () => {
+        if (this.id !== null) this.on.record(this.id, action);
+      });
+    }
     document.addEventListener("keydown", (ev) => {
       if (ev.key === "Escape" && this.id !== null) this.on.close();
     });
@@ -130,6 +152,9 @@ export class DetailView {
     setText(this.histogramTotal, "");
     this.panel.hidden = false;
     this.endButton.hidden = this.readOnly;
+    this.recording = null;
+    this.recordable = false;
+    this.showRecordButtons();
     document.body.classList.add("detail-open");
   }
 
@@ -142,6 +167,7 @@ export class DetailView {
   setReadOnly(readOnly: boolean): void {
     this.readOnly = readOnly;
     this.endButton.hidden = readOnly || this.ended;
+    this.showRecordButtons();
     for (const s of this.selects.values()) s.disabled = readOnly || this.ended;
   }
 
@@ -155,12 +181,31 @@ export class DetailView {
     this.ended = true;
     this.setState("ended", "bad");
     this.endButton.hidden = true;
+    this.showRecordButtons();
     for (const s of this.selects.values()) s.disabled = true;
+  }
+
+  /** Record when not recording (Resume when paused), Pause while recording, Stop while it has one. */
+  private showRecordButtons(): void {
+    const can = this.recordable && !this.readOnly && !this.ended;
+    const state = this.recording?.state;
+    const [record, pause, stop] = this.recordButtons.map(([b]) => b) as [
+      HTMLButtonElement,
+      HTMLButtonElement,
+      HTMLButtonElement,
+    ];
+    record.hidden = !can || state === "recording";
+    setText(record, state === "paused" ? "Resume recording" : "Record");
+    pause.hidden = !can || state !== "recording";
+    stop.hidden = !can || state === undefined;
   }
 
   update(id: string, d: Detail): void {
     if (id !== this.id || this.ended) return;
     this.setState("live", "ok");
+    this.recording = d.recording ?? null;
+    this.recordable = d.recordable ?? false;
+    this.showRecordButtons();
     this.renderFacts(d.call);
     this.renderLegs(d.call);
     this.renderStreams(d);
@@ -185,6 +230,7 @@ export class DetailView {
       ["lost", int(c.lost)],
       ["dropped", int(c.dropped), drops(c.drops)],
       ["delay p50 / p99", `${micros(c.delay_p50_us)} / ${micros(c.delay_p99_us)}`],
+      ["recording", this.recording ? this.recording.state : "no", this.recording?.file],
     ];
     if (this.facts.childElementCount !== facts.length) {
       this.facts.replaceChildren(

@@ -62,6 +62,9 @@ const detail = new DetailView({
   close: closeDetail,
   direction: (id, tag, direction) => conn.send({ entry: "leg", id, tag, direction }),
   end: endCall,
+  record(id, action) {
+    if (!readOnly) conn.send({ entry: "call", id, action });
+  },
 });
 
 const engine = new EngineView();

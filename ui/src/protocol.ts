@@ -120,8 +120,21 @@ export interface Stream {
   sides: StreamSide[];
 }
 
+/** A call's recording: writing or paused, and its pcap. */
+export interface Recording {
+  state: "recording" | "paused";
+  file: string;
+}
+
+/** The recording actions of a call, as NG's start/pause/stop recording. */
+export type RecordAction = "start-recording" | "pause-recording" | "stop-recording";
+
 export interface Detail {
   call: CallRow;
+  /** Absent or null: not recording. */
+  recording?: Recording | null;
+  /** The relay has a recording directory. */
+  recordable?: boolean;
   streams: Stream[];
   histogram: Histogram;
 }
@@ -171,7 +184,7 @@ export type ServerMessage = Inform | ErrorMsg | Create | Update | Remove;
 export type EditBody =
   | { entry: "view"; filter: string; sort: SortKey; desc: boolean; offset: number; limit: number }
   | { entry: "detail"; id: string | null }
-  | { entry: "call"; id: string; action: "end" }
+  | { entry: "call"; id: string; action: "end" | RecordAction }
   | { entry: "leg"; id: string; tag: string; direction: Direction }
   | { entry: "relay"; log_level: string }
   | { entry: "relay"; drain: boolean };

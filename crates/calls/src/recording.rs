@@ -74,6 +74,17 @@ pub struct Target {
     pub pattern: Option<String>,
 }
 
+/// A recording action of the management page.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Operator {
+    /// Start, or resume.
+    Start,
+    /// Pause.
+    Pause,
+    /// Stop.
+    Stop,
+}
+
 /// One step of a recording, for the host's writer, in the order the table
 /// took them.
 #[derive(Clone, Debug)]
@@ -230,6 +241,40 @@ impl Table {
             let pcap = dir.join(&r.base).with_extension("pcap");
             reply.insert("recordings", vec![Value::from(pcap.to_string_lossy().into_owned())]);
         }
+    }
+
+    /// A recording action from the management page: start (or resume),
+    /// pause or stop the call's recording, as the NG commands do; what was
+    /// done, for the page and the log.
+    pub fn operator_recording(&mut self, call_id: &str, what: Operator, now: Now) -> Result<String, String> {
+        if !self.calls.contains_key(call_id) {
+            return Err(format!("no call '{call_id}'"));
+        }
+        self.notes.clear();
+        match what {
+            Operator::Start => {
+                self.start_or_resume(call_id, now, true)?;
+                if let Some(note) = self.notes.pop() {
+                    return Err(note);
+                }
+            }
+            Operator::Pause => self.pause(call_id, now),
+            Operator::Stop => {
+                self.stop(call_id, false);
+            }
+        }
+        Ok(match self.calls[call_id].recording.as_ref().map(|r| r.on) {
+            Some(true) => format!("call '{call_id}' is recording"),
+            Some(false) => format!("call '{call_id}''s recording is paused"),
+            None => format!("call '{call_id}' is not recording"),
+        })
+    }
+
+    /// Whether `call` records now (`Some(false)`: paused), and where.
+    pub fn recording_of(&self, call: &Call) -> Option<(bool, PathBuf)> {
+        let r = call.recording.as_ref()?;
+        let dir = self.cfg.recording.dir.as_deref().unwrap_or(Path::new(""));
+        Some((r.on, dir.join(&r.base).with_extension("pcap")))
     }
 
     /// The recording part of a `query` reply: rtpengine's `recording` while

@@ -256,3 +256,96 @@ fn a_full_disk_leaves_the_media_alone() {
     talk(&mut c, 5);
     ok(d.query("full"));
 }
+
+/// 20 ms of a `hz` tone from sample `at`, PCMU.
+fn pcmu_tone(hz: f64, at: usize) -> Vec<u8> {
+    (at..at + 160)
+        .map(|i| {
+            let x = 8000.0 * (i as f64 * 2.0 * std::f64::consts::PI * hz / 8000.0).sin();
+            srtpgate_codec::g711::ulaw_encode(x as i16)
+        })
+        .collect()
+}
+
+/// `n` packets each way, one every 20 ms as a phone sends: the caller's
+/// 440 Hz, the callee's 1 kHz; each relayed.
+fn tones(c: &mut Call, n: usize, at: &mut usize) {
+    let t0 = Instant::now();
+    for i in 0..n {
+        for (from_a, hz) in [(true, 440.0), (false, 1000.0)] {
+            let (from, to): (&mut Endpoint, &mut Endpoint) =
+                if from_a { (&mut c.a, &mut c.b) } else { (&mut c.b, &mut c.a) };
+            let (plain, wire) = from.next_rtp(&pcmu_tone(hz, *at));
+            from.rtp.send_to(&wire, from.relay_rtp).unwrap();
+            assert_eq!(to.recv_rtp("tone"), plain);
+        }
+        *at += 160;
+        let next = t0 + std::time::Duration::from_millis(20 * (i as u64 + 1));
+        std::thread::sleep(next.saturating_duration_since(Instant::now()));
+    }
+}
+
+/// Samples of a WAV and its rate.
+fn wav(path: &Path) -> (Vec<i16>, u32) {
+    let r = hound::WavReader::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let rate = r.spec().sample_rate;
+    (r.into_samples::<i16>().map(Result::unwrap).collect(), rate)
+}
+
+/// (share of `hz`, RMS) of `pcm` from `from` to `to` seconds.
+fn at_hz(pcm: &[i16], rate: u32, from: f64, to: f64, hz: f64) -> (f64, f64) {
+    let s = &pcm[(from * rate as f64) as usize..(to * rate as f64) as usize];
+    let energy: f64 = s.iter().map(|&x| (x as f64).powi(2)).sum();
+    (srtpgate_codec::dtmf::power_share(s, rate, hz), (energy / s.len() as f64).sqrt())
+}
+
+/// With `--recording-audio single,mixed`: each party's audio decoded into a
+/// WAV of its own and both mixed, placed by time: a second of each party's
+/// tone, 0.4 s paused (silence), 0.6 s of tone again; each WAV as long as
+/// the recording (within 40 ms), the two parties' in line.
+#[test]
+fn each_party_and_the_mix_as_wav() {
+    let dir = fresh_dir("wav");
+    let d = Daemon::start(
+        "recording-wav",
+        3,
+        &["--recording-dir", dir.to_str().unwrap(), "--recording-audio", "single,mixed"],
+    );
+    let mut c = srtp_call(&d, "wav", LO, true);
+    let mut at = 0;
+    ok(d.request(&rec("start recording", "wav")));
+    tones(&mut c, 50, &mut at);
+    ok(d.request(&rec("pause recording", "wav")));
+    tones(&mut c, 20, &mut at);
+    ok(d.request(&rec("start recording", "wav")));
+    tones(&mut c, 30, &mut at);
+    ok(d.request(&rec("stop recording", "wav")));
+
+    let json = wait_for_file(&dir, ".json");
+    let meta: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let seconds = meta["seconds"].as_f64().unwrap();
+    assert!((1.9..2.6).contains(&seconds), "recorded {seconds} s");
+    let base = json.with_extension("");
+    let file = |who: &str| base.with_file_name(format!("{}.{who}.wav", base.file_name().unwrap().to_string_lossy()));
+    let audio = meta["audio"].as_array().expect("audio in the metadata");
+    assert_eq!(audio.len(), 3, "{audio:?}");
+    for (who, hz, other) in [("caller", 440.0, 1000.0), ("callee", 1000.0, 440.0)] {
+        let (pcm, rate) = wav(&file(who));
+        assert_eq!(rate, 8000);
+        let len = pcm.len() as f64 / rate as f64;
+        assert!((len - seconds).abs() < 0.04, "{who}: {len} s of audio for {seconds} s recorded");
+        for (from, to) in [(0.2, 0.9), (1.6, 1.9)] {
+            let (share, rms) = at_hz(&pcm, rate, from, to, hz);
+            assert!(share > 0.95 && rms > 4000.0, "{who} {from}-{to} s: {share} of {hz} Hz at RMS {rms}");
+            assert!(at_hz(&pcm, rate, from, to, other).0 < 0.01, "{who}: the other party's tone");
+        }
+        let (_, rms) = at_hz(&pcm, rate, 1.1, 1.3, hz);
+        assert!(rms < 1.0, "{who}: {rms} RMS during the pause");
+    }
+    let (mix, rate) = wav(&file("mix"));
+    assert!((mix.len() as f64 / rate as f64 - seconds).abs() < 0.04);
+    let (a, rms) = at_hz(&mix, rate, 0.2, 0.9, 440.0);
+    let (b, _) = at_hz(&mix, rate, 0.2, 0.9, 1000.0);
+    assert!(a > 0.4 && b > 0.4 && a + b > 0.95 && rms > 5000.0, "the mix: {a} at 440 Hz, {b} at 1 kHz, RMS {rms}");
+    assert!(at_hz(&mix, rate, 1.1, 1.3, 440.0).1 < 1.0, "the mix during the pause");
+}

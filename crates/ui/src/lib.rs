@@ -191,6 +191,18 @@ impl Direction {
     }
 }
 
+/// A recording action on a call, as NG's `start recording`, `pause
+/// recording`, `stop recording`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Recording {
+    /// Start, or resume a paused recording.
+    Start,
+    /// Pause.
+    Pause,
+    /// Stop (the files are completed).
+    Stop,
+}
+
 /// What a client asked for.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Action {
@@ -200,6 +212,8 @@ pub enum Action {
     Detail(Option<String>),
     /// End a call.
     EndCall(String),
+    /// Start (or resume), pause or stop a call's recording.
+    Record { id: String, what: Recording },
     /// Set a leg's direction.
     LegDirection { id: String, tag: String, direction: Direction },
     /// Set the log filter.
@@ -305,6 +319,9 @@ pub fn parse(text: &[u8]) -> Result<Request, Refusal> {
         },
         "call" => match raw.action.as_deref() {
             Some("end") => Action::EndCall(id()?),
+            Some("start-recording") => Action::Record { id: id()?, what: Recording::Start },
+            Some("pause-recording") => Action::Record { id: id()?, what: Recording::Pause },
+            Some("stop-recording") => Action::Record { id: id()?, what: Recording::Stop },
             Some(a) => return Err(refuse(reference, format!("unknown call action '{}'", clip(a)))),
             None => return Err(no("missing 'action'")),
         },
@@ -522,6 +539,11 @@ mod tests {
             p(r#"{"type":"edit","ref":2,"entry":"call","id":"c1","action":"end"}"#).map(|r| r.action),
             Ok(Action::EndCall("c1".into()))
         );
+        for (a, what) in [("start", Recording::Start), ("pause", Recording::Pause), ("stop", Recording::Stop)] {
+            let m = format!(r#"{{"type":"edit","entry":"call","id":"c1","action":"{a}-recording"}}"#);
+            assert_eq!(p(&m).map(|r| r.action), Ok(Action::Record { id: "c1".into(), what }));
+        }
+        assert!(Action::Record { id: "c1".into(), what: Recording::Pause }.writes());
         assert_eq!(
             p(r#"{"type":"edit","entry":"leg","id":"c1","tag":"t","direction":"inactive"}"#).map(|r| r.action),
             Ok(Action::LegDirection { id: "c1".into(), tag: "t".into(), direction: Direction::Inactive })

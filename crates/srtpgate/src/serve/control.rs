@@ -117,6 +117,13 @@ impl Control {
         self.flush();
     }
 
+    /// Starts, pauses or stops a call's recording from the management page.
+    pub fn record(&mut self, call_id: &str, what: srtpgate_calls::recording::Operator) -> Result<String, String> {
+        let r = self.table.operator_recording(call_id, what, now());
+        self.flush();
+        r
+    }
+
     /// Ends a call from the management page.
     pub fn end_call(&mut self, call_id: &str) -> Result<(), String> {
         let r = self.table.end_call(call_id, &mut *self.plane);

@@ -316,7 +316,6 @@ where
         Some(_) => (0..cfg.workers).map(|_| crossbeam_channel::bounded(recorder::TAP_QUEUE)).unzip(),
         None => (Vec::new(), Vec::new()),
     };
-    let recorder = cfg.recording.as_ref().map(|r| recorder::Recorder::start(r, tap_rx)).transpose()?;
     let wcfg = crate::relay::WorkerConfig {
         buffers: cfg.buffers,
         batch,
@@ -331,7 +330,11 @@ where
     tracing::info!("media workers use {} I/O", kind.name());
     let name = engine.name();
     let mut control = Control::new(&cfg, relay(&cfg, engine, workers)?)?;
-    control.recorder = recorder;
+    control.recorder = cfg
+        .recording
+        .as_ref()
+        .map(|r| recorder::Recorder::start(r, tap_rx, control.table.codecs().clone()))
+        .transpose()?;
     if let Some(r) = &cfg.redis {
         let (store, loaded) = redis_store::Store::open(r)?;
         let kept = loaded.len();

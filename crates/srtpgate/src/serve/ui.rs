@@ -488,6 +488,19 @@ fn handle(s: &Shared, c: &mut Client, access: &Access, text: &[u8]) -> String {
                 Ok(format!("call '{id}' ended"))
             })
         }
+        Action::Record { id, what } => {
+            s.control.lock().map_err(|_| "call table unavailable".to_string()).and_then(|mut control| {
+                use srtpgate_calls::recording::Operator;
+                let op = match what {
+                    srtpgate_ui::Recording::Start => Operator::Start,
+                    srtpgate_ui::Recording::Pause => Operator::Pause,
+                    srtpgate_ui::Recording::Stop => Operator::Stop,
+                };
+                let done = control.record(&id, op)?;
+                tracing::info!(call_id = id, user, "{done} (from the management page)");
+                Ok(done)
+            })
+        }
         Action::LegDirection { id, tag, direction } => {
             s.control.lock().map_err(|_| "call table unavailable".to_string()).and_then(|mut control| {
                 let (muted, held) = direction.blocks();

@@ -133,8 +133,13 @@ pub fn detail(t: &Table, call_id: &str) -> Option<serde_json::Value> {
         }
         streams.push(json!({"index": i + 1, "type": st.media_type, "sides": sides}));
     }
+    let recording = t
+        .recording_of(c)
+        .map(|(on, pcap)| json!({"state": if on { "recording" } else { "paused" }, "file": pcap.to_string_lossy()}));
     Some(json!({
         "call": row,
+        "recording": recording,
+        "recordable": t.settings().recording.dir.is_some(),
         "streams": streams,
         "histogram": {"bounds_us": stats::DELAY_BOUNDS_US, "counts": hist.buckets},
     }))

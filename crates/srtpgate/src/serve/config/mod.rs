@@ -129,6 +129,10 @@ pub struct RecordingConfig {
     pub eth: bool,
     /// The file name pattern below `dir`.
     pub pattern: String,
+    /// A WAV per party, and one of both mixed.
+    pub single: bool,
+    /// See `single`.
+    pub mixed: bool,
 }
 
 /// Bounds on the signalling side: what one NG request may carry, what the
@@ -477,6 +481,7 @@ impl Config {
             args,
             [file.recording_dir.map(|d| d.to_string_lossy().into_owned()), file.recording_method],
             [file.recording_format, file.recording_pattern],
+            file.recording_audio,
         )?;
         if ui.is_some() && listen_http.is_none() {
             return Err("ui: the management page is served on the HTTP address: set listen-http".into());
@@ -593,7 +598,19 @@ fn resolve_recording(
     args: &ServeArgs,
     [file_dir, file_method]: [Option<String>; 2],
     [file_format, file_pattern]: [Option<String>; 2],
+    file_audio: Option<Vec<String>>,
 ) -> Result<Option<RecordingConfig>, String> {
+    let audio =
+        if args.recording_audio.is_empty() { file_audio.unwrap_or_default() } else { args.recording_audio.clone() };
+    let (mut single, mut mixed) = (false, false);
+    for a in &audio {
+        match a.trim() {
+            "single" => single = true,
+            "mixed" => mixed = true,
+            "" => {}
+            other => return Err(format!("recording-audio '{other}': single or mixed")),
+        }
+    }
     let method = args.recording_method.clone().or(file_method).unwrap_or_else(|| "pcap".into());
     if method != "pcap" {
         return Err(format!(
@@ -617,7 +634,7 @@ fn resolve_recording(
     if dir.as_os_str().is_empty() {
         return Err("recording-dir: empty".into());
     }
-    Ok(Some(RecordingConfig { dir, eth, pattern }))
+    Ok(Some(RecordingConfig { dir, eth, pattern, single, mixed }))
 }
 
 /// The `[ui]` settings, checked: off unless a credential or open read-only

@@ -170,6 +170,11 @@ pub struct ServeArgs {
     /// zeroed Ethernet header), as rtpengine's.
     #[arg(long = "recording-format", env = "SRTPGATE_RECORDING_FORMAT")]
     pub recording_format: Option<String>,
+    /// Audio files of each recording besides the pcap (comma-separated):
+    /// single (a WAV per party, decoded by the codec plugins), mixed (one
+    /// WAV of both parties), as rtpengine's recording daemon names them.
+    #[arg(long = "recording-audio", env = "SRTPGATE_RECORDING_AUDIO", value_delimiter = ',')]
+    pub recording_audio: Vec<String>,
     /// File names below the recording directory: %c the Call-ID (escaped),
     /// %r 16 random hex digits, %Y %m %d %H %M %S the start (UTC), %% a %.
     /// Default %Y-%m-%d/%c-%r (a directory per day).
@@ -289,6 +294,7 @@ pub(super) struct FileConfig {
     pub(super) recording_method: Option<String>,
     pub(super) recording_format: Option<String>,
     pub(super) recording_pattern: Option<String>,
+    pub(super) recording_audio: Option<Vec<String>>,
     pub(super) max_metadata_length: Option<usize>,
     pub(super) log_level: Option<String>,
     pub(super) socket_buffer: Option<usize>,

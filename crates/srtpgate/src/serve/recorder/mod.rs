@@ -9,9 +9,12 @@
 //!   and `eth`), with checksums that Wireshark accepts;
 //! - `<base>.json`: the call's metadata ([`Metadata`]): Call-ID, tags,
 //!   streams and legs with addresses, codecs and suites (never a key), the
-//!   `metadata` text, start, pauses, resumes, stop, packet counts, errors.
+//!   `metadata` text, start, pauses, resumes, stop, packet counts, errors;
+//! - with `--recording-audio single`, `<base>.caller.wav` and
+//!   `<base>.callee.wav`: each party's audio decoded (`audio.rs`); with
+//!   `mixed`, `<base>.mix.wav`: both summed.
 //!
-//! Both are written under a hidden temporary name in their final directory
+//! Each is written under a hidden temporary name in its final directory
 //! and renamed when the recording stops, so that a file with the final name
 //! is complete. The workers never wait for this thread: each hands its
 //! copies over through its own bounded queue and drops (and counts) what
@@ -25,12 +28,15 @@ use crossbeam_channel::{Receiver, Select, Sender};
 use serde::Serialize;
 use srtpgate_calls::recording::Info;
 use srtpgate_calls::{CallKey, RecorderEvent};
+use srtpgate_codec::Registry;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime};
+
+mod audio;
 
 /// Copies one worker may have queued for the recorder.
 pub const TAP_QUEUE: usize = 8192;
@@ -70,8 +76,13 @@ pub struct Recorder {
 
 impl Recorder {
     /// Checks that the directory can be written (it is made if missing),
-    /// then starts the thread over the workers' queues `taps`.
-    pub fn start(cfg: &RecordingConfig, taps: Vec<Receiver<Tapped>>) -> Result<Recorder, String> {
+    /// then starts the thread over the workers' queues `taps`, decoding
+    /// audio with `codecs`.
+    pub fn start(
+        cfg: &RecordingConfig,
+        taps: Vec<Receiver<Tapped>>,
+        codecs: Arc<Registry>,
+    ) -> Result<Recorder, String> {
         let dir = &cfg.dir;
         std::fs::create_dir_all(dir).map_err(|e| format!("recording-dir {}: cannot create: {e}", dir.display()))?;
         let probe = dir.join(format!(".srtpgate-probe-{}", std::process::id()));
@@ -82,6 +93,9 @@ impl Recorder {
         let stats = Arc::new(RecorderStats::default());
         let writer = Writer {
             link: if cfg.eth { LINKTYPE_ETHERNET } else { LINKTYPE_RAW },
+            single: cfg.single,
+            mixed: cfg.mixed,
+            codecs,
             open: HashMap::new(),
             stats: stats.clone(),
         };
@@ -90,9 +104,11 @@ impl Recorder {
             .spawn(move || writer.run(rx, taps))
             .map_err(|e| format!("cannot start the recorder thread: {e}"))?;
         tracing::info!(
-            "recording into {} ({} pcap, JSON metadata, pattern {})",
+            "recording into {} ({} pcap, JSON metadata{}{}, pattern {})",
             dir.display(),
             if cfg.eth { "Ethernet" } else { "raw IP" },
+            if cfg.single { ", a WAV per party" } else { "" },
+            if cfg.mixed { ", a mixed WAV" } else { "" },
             cfg.pattern
         );
         Ok(Recorder { events: Some(tx), join: Some(join), stats })
@@ -127,13 +143,31 @@ struct Metadata<'a> {
     format: &'static str,
     started: String,
     stopped: String,
+    /// From start to stop (pauses included): the WAVs' length.
+    seconds: f64,
     /// Pauses and resumes, in order.
     events: &'a [Event],
     /// Packets and bytes written.
     packets: u64,
     bytes: u64,
+    /// The WAVs: each party's, and the mix.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    audio: Vec<AudioFile>,
     /// What went wrong with the files, if anything.
     errors: &'a [String],
+}
+
+/// A WAV of a recording.
+#[derive(Serialize)]
+struct AudioFile {
+    file: String,
+    /// The m-line, and the party (`None`: the mix).
+    stream: usize,
+    party: Option<usize>,
+    rate: u32,
+    seconds: f64,
+    /// Packets left out (too late for their place, or not decodable).
+    skipped: u64,
 }
 
 #[derive(Serialize)]
@@ -159,10 +193,16 @@ struct Open {
     errors: Vec<String>,
     /// The IPv4 identification of the next packet.
     ip_id: u16,
+    /// Each party's audio of the audio streams: (m-line, party, track).
+    tracks: Vec<(usize, usize, audio::Track)>,
 }
 
 struct Writer {
     link: u32,
+    /// A WAV per party, and a mixed one.
+    single: bool,
+    mixed: bool,
+    codecs: Arc<Registry>,
     open: HashMap<CallKey, Open>,
     stats: Arc<RecorderStats>,
 }
@@ -254,6 +294,7 @@ impl Writer {
             }
         };
         tracing::info!(call_id = info.call_id.as_str(), "recording to {}.pcap", base.display());
+        let tracks = if self.single || self.mixed { self.tracks(&base, &info, &mut errors) } else { Vec::new() };
         self.stats.open.fetch_add(1, Relaxed);
         let open = Open {
             base,
@@ -266,6 +307,7 @@ impl Writer {
             bytes: 0,
             errors,
             ip_id: 0,
+            tracks,
         };
         if let Some(old) = self.open.insert(call, open) {
             // Not from the table (it stops a recording before it starts
@@ -274,11 +316,52 @@ impl Writer {
         }
     }
 
+    /// The audio tracks of a new recording: each party's of each audio
+    /// stream, at a rate both parties' codecs take when they are mixed.
+    fn tracks(&self, base: &Path, info: &Info, errors: &mut Vec<String>) -> Vec<(usize, usize, audio::Track)> {
+        let mut out = Vec::new();
+        for s in info.streams.iter().filter(|s| s.media == "audio") {
+            for party in 0..2 {
+                let other = self.mixed.then(|| &s.legs[1 - party]);
+                let Some(rate) = audio::rate_of(&s.legs[party], other, &self.codecs) else {
+                    errors.push(format!(
+                        "stream {}: no audio of party {party}: no codec it can decode{}",
+                        s.index,
+                        if other.is_some() { " at a rate the other party's takes too" } else { "" }
+                    ));
+                    continue;
+                };
+                let path = wav_path(base, s.index, Some(party));
+                match audio::Track::create(path.clone(), part_of(&path.with_extension(""), "wav"), rate) {
+                    Ok(t) => out.push((s.index, party, t)),
+                    Err(e) => {
+                        self.stats.errors.fetch_add(1, Relaxed);
+                        errors.push(e);
+                    }
+                }
+            }
+        }
+        out
+    }
+
     fn packet(&mut self, t: Tapped) {
         let Some(o) = self.open.get_mut(&t.call).filter(|o| o.on) else {
             self.stats.unwritten.fetch_add(1, Relaxed);
             return;
         };
+        if !t.rtcp {
+            let start_ns = o.started.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+            let leg = o.info.streams.iter().find(|s| s.index == t.stream).and_then(|s| s.legs.get(t.party));
+            let track = o.tracks.iter_mut().find(|(s, p, _)| (*s, *p) == (t.stream, t.party));
+            if let (Some(leg), Some((_, _, track))) = (leg, track) {
+                if let Err(e) = track.packet(&t, leg, &self.codecs, start_ns) {
+                    tracing::error!(call_id = o.info.call_id.as_str(), "recording's audio stopped: {e}");
+                    self.stats.errors.fetch_add(1, Relaxed);
+                    o.errors.push(e);
+                    track.fail();
+                }
+            }
+        }
         let local = o.info.streams.iter().find(|s| s.index == t.stream).and_then(|s| s.legs.get(t.party));
         let (Some(local), Some(pcap)) = (local, o.pcap.as_mut()) else {
             self.stats.unwritten.fetch_add(1, Relaxed);
@@ -310,6 +393,75 @@ impl Writer {
         }
     }
 
+    /// Completes the audio of a recording stopped at `at`: each party's
+    /// track padded to the recording's length, each stream's two mixed,
+    /// the files renamed (the parties' only with `single`); the files made
+    /// and what failed.
+    fn complete_audio(
+        &self,
+        o: &Open,
+        tracks: &mut [(usize, usize, audio::Track)],
+        at: SystemTime,
+    ) -> (Vec<AudioFile>, Vec<String>) {
+        let (mut files, mut errors) = (Vec::new(), Vec::new());
+        let secs = at.duration_since(o.started).unwrap_or_default().as_secs_f64();
+        for (_, _, t) in tracks.iter_mut() {
+            if let Err(e) = t.pad_to((secs * f64::from(t.rate)) as u64).and_then(|()| t.finish()) {
+                errors.push(e);
+                t.fail();
+            }
+        }
+        if self.mixed {
+            let mut streams: Vec<usize> = tracks.iter().map(|t| t.0).collect();
+            streams.dedup();
+            for s in streams {
+                let legs: Vec<&audio::Track> =
+                    tracks.iter().filter(|t| t.0 == s && !t.2.failed).map(|t| &t.2).collect();
+                let [a, b] = legs[..] else {
+                    errors.push(format!("stream {s}: no mix: not both parties' audio"));
+                    continue;
+                };
+                let path = wav_path(&o.base, s, None);
+                let part = part_of(&path.with_extension(""), "wav");
+                let made = audio::mix(&[&a.part, &b.part], &part, a.rate).and_then(|n| {
+                    std::fs::rename(&part, &path).map(|()| n).map_err(|e| format!("{}: {e}", part.display()))
+                });
+                match made {
+                    Ok(n) => files.push(AudioFile {
+                        file: file_name(&path),
+                        stream: s,
+                        party: None,
+                        rate: a.rate,
+                        seconds: n as f64 / f64::from(a.rate),
+                        skipped: 0,
+                    }),
+                    Err(e) => {
+                        let _ = std::fs::remove_file(&part);
+                        errors.push(e);
+                    }
+                }
+            }
+        }
+        for (s, p, t) in tracks.iter() {
+            if !self.single || t.failed {
+                let _ = std::fs::remove_file(&t.part);
+                continue;
+            }
+            match std::fs::rename(&t.part, &t.path) {
+                Ok(()) => files.push(AudioFile {
+                    file: file_name(&t.path),
+                    stream: *s,
+                    party: Some(*p),
+                    rate: t.rate,
+                    seconds: t.written as f64 / f64::from(t.rate),
+                    skipped: t.skipped,
+                }),
+                Err(e) => errors.push(format!("{}: {e}", t.part.display())),
+            }
+        }
+        (files, errors)
+    }
+
     fn stop(&mut self, call: CallKey, discard: bool, at: SystemTime) {
         if let Some(o) = self.open.remove(&call) {
             self.complete(o, discard, at);
@@ -323,8 +475,13 @@ impl Writer {
         let call_id = o.info.call_id.clone();
         let pcap_part = part_of(&o.base, "pcap");
         let pcap_done = o.pcap.take().map(CaptureWriter::finish);
+        let mut tracks = std::mem::take(&mut o.tracks);
         if discard {
             let _ = std::fs::remove_file(&pcap_part);
+            for (_, _, t) in &mut tracks {
+                let _ = t.finish();
+                let _ = std::fs::remove_file(&t.part);
+            }
             self.stats.discarded.fetch_add(1, Relaxed);
             tracing::info!(call_id, "recording discarded");
             return;
@@ -339,15 +496,19 @@ impl Writer {
             }
             None => {}
         }
+        let (audio, audio_errors) = self.complete_audio(&o, &mut tracks, at);
+        o.errors.extend(audio_errors);
         let meta = Metadata {
             call: &o.info,
             pcap: pcap.file_name().map_or(String::new(), |n| n.to_string_lossy().into_owned()),
             format: if self.link == LINKTYPE_ETHERNET { "eth" } else { "raw" },
             started: rfc3339(o.started),
             stopped: rfc3339(at),
+            seconds: at.duration_since(o.started).unwrap_or_default().as_secs_f64(),
             events: &o.events,
             packets: o.packets,
             bytes: o.bytes,
+            audio,
             errors: &o.errors,
         };
         let json_part = part_of(&o.base, "json");
@@ -367,6 +528,24 @@ impl Writer {
             tracing::error!(call_id, "recording completed with errors: {}", o.errors.join("; "));
         }
     }
+}
+
+/// A file's name, for the metadata.
+fn file_name(p: &Path) -> String {
+    p.file_name().map_or(String::new(), |n| n.to_string_lossy().into_owned())
+}
+
+/// A WAV's path: `<base>.caller.wav`, `.callee.wav` or `.mix.wav` (the
+/// party), `.s<N>` before it for a stream other than the first.
+fn wav_path(base: &Path, stream: usize, party: Option<usize>) -> PathBuf {
+    let name = base.file_name().map_or(String::new(), |n| n.to_string_lossy().into_owned());
+    let s = if stream > 0 { format!(".s{stream}") } else { String::new() };
+    let who = match party {
+        Some(0) => "caller",
+        Some(_) => "callee",
+        None => "mix",
+    };
+    base.with_file_name(format!("{name}{s}.{who}.wav"))
 }
 
 /// The hidden name a file is written under until it is complete:
