@@ -442,12 +442,26 @@ fn tone_at(rate: u32, hz: f64, at: usize, n: usize) -> Vec<i16> {
 /// callee's codec for more.
 /// A PCMA caller and a callee of `codec` (`spec` after `codec-transcode-`:
 /// the codec, with parameters after slashes) bridged by the relay, audio
-/// checked both ways; returns the mean payload bytes of the 40 packets the
-/// relay encoded for the callee (None when the plugins are not built).
+/// checked both ways; the call is recorded with each party's WAV and the
+/// mix, and each party's tone is found in its WAV (decoded by the same
+/// plugins); returns the mean payload bytes of the 40 packets the relay
+/// encoded for the callee (None when the plugins are not built).
 fn plugin_call(name: &str, slot: u16, spec: &str, pt: u8, clock: u32, lines: &[String]) -> Option<f64> {
     let codec = spec.split('/').next().expect("name");
     let dir = plugin_dir(name)?;
-    let d = Daemon::start(name, slot, &["--codec-plugin-dir", dir.to_str().expect("path")]);
+    let rec = dir.join("recordings");
+    let d = Daemon::start(
+        name,
+        slot,
+        &[
+            "--codec-plugin-dir",
+            dir.to_str().expect("path"),
+            "--recording-dir",
+            rec.to_str().expect("path"),
+            "--recording-audio",
+            "single,mixed",
+        ],
+    );
     let mut a = Endpoint::new(LO);
     let mut b = Endpoint::new(LO);
     let id = format!("{name}-call");
@@ -474,6 +488,8 @@ fn plugin_call(name: &str, slot: u16, spec: &str, pt: u8, clock: u32, lines: &[S
     let ans = reply_sdp(&r);
     assert_eq!(formats(&ans)[0], (8, "PCMA".into()), "the caller keeps PCMA:\n{ans}");
     connect(&mut a, &a_key, &ans, &mut b, &b_key, &o, &relay_b);
+    let r = d.request(&Value::dict().with("command", "start recording").with("call-id", id.as_str()));
+    assert_eq!(result(&r), "ok", "{}", show(&r));
     let fmtp =
         lines.iter().find_map(|l| l.split_once(' ').filter(|_| l.starts_with("a=fmtp:")).map(|(_, v)| v.to_string()));
     let mut phone = phone_codec(&dir, if codec == "OPUS" { "opus" } else { codec }, fmtp.as_deref());
@@ -554,8 +570,49 @@ fn plugin_call(name: &str, slot: u16, spec: &str, pt: u8, clock: u32, lines: &[S
         assert_eq!(transcode_metric(&d.metrics(), "untransmitted_frames"), Some(0.0));
     }
     d.delete(&id);
+    check_recorded_tones(&rec, codec);
     let _ = std::fs::remove_dir_all(&dir);
     Some(bytes as f64 / 40.0)
+}
+
+/// The WAVs of a recorded transcoded call (the only recording below
+/// `rec`): each party's holds its 1 kHz tone, decoded from its own codec
+/// (the caller's PCMA, the callee's `codec`); the mix holds it too.
+fn check_recorded_tones(rec: &std::path::Path, codec: &str) {
+    let deadline = std::time::Instant::now() + WAIT;
+    let json = loop {
+        let day = std::fs::read_dir(rec).ok().and_then(|mut d| d.next()).and_then(Result::ok).map(|e| e.path());
+        let json = day
+            .and_then(|d| std::fs::read_dir(d).ok())
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.extension().is_some_and(|x| x == "json"));
+        if let Some(j) = json {
+            break j;
+        }
+        assert!(std::time::Instant::now() < deadline, "{codec}: no recording below {}", rec.display());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let meta = std::fs::read_to_string(&json).unwrap();
+    let base = json.with_extension("");
+    for who in ["caller", "callee", "mix"] {
+        let path = base.with_file_name(format!("{}.{who}.wav", base.file_name().unwrap().to_string_lossy()));
+        let r = hound::WavReader::open(&path).unwrap_or_else(|e| panic!("{codec} {who}: {e}\n{meta}"));
+        let rate = r.spec().sample_rate;
+        let pcm: Vec<i16> = r.into_samples::<i16>().map(Result::unwrap).collect();
+        // In 0.1 s blocks weighed by their energy: the tone fills only part
+        // of the file (silence before and after it).
+        let (mut tone, mut all) = (0.0, 0.0);
+        for b in pcm.chunks(rate as usize / 10) {
+            let e: f64 = b.iter().map(|&x| (x as f64).powi(2)).sum();
+            tone += share_at(b, rate, 1000.0) * e;
+            all += e;
+        }
+        let s = tone / all;
+        assert!(s > 0.8, "{codec}: the {who}'s WAV ({rate} Hz) is {:.0} % a 1 kHz tone\n{meta}", s * 100.0);
+    }
 }
 
 /// PCMA ↔ G.722 through the spandsp plugin: G.722 runs at 8 kHz PCM beside
