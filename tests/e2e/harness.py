@@ -187,8 +187,9 @@ def start_kamailio(workdir, ng_addr, cfg_path=KAMAILIO_CFG, rtpe_flags=None, net
     """Runs Kamailio in the foreground as the current user, all its runtime
     files under workdir, listening on `ip` (in network namespace `netns`,
     which the calling thread is in); waits until it answers SIP. rtpe_flags
-    overrides the config's rtpengine_manage() flags, `defines` (name: string)
-    any other of its string defines. Returns (proc, sip addr)."""
+    overrides the config's rtpengine_manage() flags, `defines` (name: string,
+    or None for a define without a value) any other of its defines. Returns
+    (proc, sip addr)."""
     sip = (ip, free_udp_port())
     rundir = os.path.join(workdir, "kamailio-run")
     os.makedirs(rundir, exist_ok=True)
@@ -199,7 +200,8 @@ def start_kamailio(workdir, ng_addr, cfg_path=KAMAILIO_CFG, rtpe_flags=None, net
     if rtpe_flags:
         argv += ["-A", 'RTPE_FLAGS="%s"' % rtpe_flags]
     for name, value in (defines or {}).items():
-        argv += ["-A", '%s="%s"' % (name, value)]
+        # None: a define without a value (for #!ifdef).
+        argv += ["-A", name if value is None else '%s="%s"' % (name, value)]
     proc = Proc("kamailio", exec_in(netns, argv), os.path.join(workdir, "kamailio.log"))
     deadline = time.monotonic() + 15
     while not sip_options_ok(sip):

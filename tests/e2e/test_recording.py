@@ -1,9 +1,11 @@
-"""A call recorded through Kamailio's rtpengine module, as a script for
-rtpengine asks it: examples/kamailio/kamailio.cfg with `record-call=yes`
-added to its rtpengine_manage() flags. Two SDES-SRTP phones talk; after the
-BYE (Kamailio's delete) the relay's recording directory holds the call's
-pcap, with every RTP packet of both phones decrypted (each phone's payload
-as it sent it), and its JSON metadata naming the call and its two tags.
+"""Calls recorded through Kamailio's rtpengine module, as scripts for
+rtpengine ask it, with examples/kamailio/kamailio.cfg: `record-call=yes`
+added to its rtpengine_manage() flags (recording from the offer, completed
+by the delete), and its WITH_RECORDING block (the module's start_recording()
+on the ACK, stop_recording() on the BYE). Two SDES-SRTP phones
+talk; after the BYE the relay's recording directory holds the call's pcap,
+with every RTP packet of both phones decrypted (each phone's payload as it
+sent it), and its JSON metadata naming the call and its two tags.
 
     SRTPGATE_BIN=$PWD/target/release/srtpgate .venv/bin/python -m pytest tests/e2e/test_recording.py -q -rs
 """
@@ -39,7 +41,10 @@ def raw_ip_udp(path):
     return out
 
 
-def test_record_call_from_a_kamailio_script(srtpgate_binary, tmp_path):
+def recorded_call(srtpgate_binary, tmp_path, rtpe_flags, defines=None):
+    """A call between two phones through Kamailio and a recording relay;
+    (its Call-ID, the phones' RTP ports by name, the recording's JSON and
+    pcap paths, the relay)."""
     if not harness.kamailio_path():
         skip("kamailio is not installed (apt-get install kamailio; it ships rtpengine.so)")
     rec = str(tmp_path / "recordings")
@@ -47,7 +52,7 @@ def test_record_call_from_a_kamailio_script(srtpgate_binary, tmp_path):
         relay, cfg = harness.start_relay("srtpgate", str(tmp_path), srtpgate_binary,
                                          extra=["--recording-dir", rec])
         started.append(relay)
-        kam, sip = harness.start_kamailio(str(tmp_path), cfg["ng"], rtpe_flags=FLAGS)
+        kam, sip = harness.start_kamailio(str(tmp_path), cfg["ng"], rtpe_flags=rtpe_flags, defines=defines)
         started.append(kam)
         alice, bob = SipUA("alice", sip), SipUA("bob", sip)
         try:
@@ -66,17 +71,35 @@ def test_record_call_from_a_kamailio_script(srtpgate_binary, tmp_path):
             time.sleep(0.05)
         metas = glob.glob(rec + "/**/*.json", recursive=True)
         assert len(metas) == 1, "recordings: %s\n%s" % (os.listdir(rec), relay.output(3000))
-        with open(metas[0]) as f:
-            meta = json.load(f)
-        assert meta["call-id"] == call_id and meta["tags"][0] and meta["tags"][1], meta
-        assert meta["streams"][0]["legs"][0]["suite"] == "AES_CM_128_HMAC_SHA1_80", meta
-        pcap = metas[0][:-len(".json")] + ".pcap"
-        frames = raw_ip_udp(pcap)
-        for who in ("alice", "bob"):
-            name = who.encode()[:4].ljust(4, b"_")
-            got = [p for sport, _, p in frames if ports.get(sport) == who and len(p) >= 12 and not 192 <= p[1] <= 223]
-            payloads = {struct.unpack("!H", p[2:4])[0]: p[12:] for p in got}
-            missing = [s for s in range(PACKETS) if payloads.get(s) != Media.payload(name, s)]
-            assert not missing, "%s's RTP in the recording, decrypted: seq %s missing or wrong (%d frames)" % (
-                who, missing[:5], len(frames))
-        assert len([f for f in os.listdir(os.path.dirname(pcap)) if f.startswith(".")]) == 0, "no part file left"
+        return call_id, ports, metas[0], metas[0][:-len(".json")] + ".pcap", relay.output(100000)
+
+
+def check_recording(call_id, ports, json_path, pcap):
+    """The JSON names the call; the pcap holds both phones' RTP, decrypted."""
+    with open(json_path) as f:
+        meta = json.load(f)
+    assert meta["call-id"] == call_id and meta["tags"][0] and meta["tags"][1], meta
+    assert meta["streams"][0]["legs"][0]["suite"] == "AES_CM_128_HMAC_SHA1_80", meta
+    frames = raw_ip_udp(pcap)
+    for who in ("alice", "bob"):
+        name = who.encode()[:4].ljust(4, b"_")
+        got = [p for sport, _, p in frames if ports.get(sport) == who and len(p) >= 12 and not 192 <= p[1] <= 223]
+        payloads = {struct.unpack("!H", p[2:4])[0]: p[12:] for p in got}
+        missing = [s for s in range(PACKETS) if payloads.get(s) != Media.payload(name, s)]
+        assert not missing, "%s's RTP in the recording, decrypted: seq %s missing or wrong (%d frames)" % (
+            who, missing[:5], len(frames))
+    assert len([f for f in os.listdir(os.path.dirname(pcap)) if f.startswith(".")]) == 0, "no part file left"
+
+
+def test_record_call_from_a_kamailio_script(srtpgate_binary, tmp_path):
+    call_id, ports, meta, pcap, log = recorded_call(srtpgate_binary, tmp_path, FLAGS)
+    check_recording(call_id, ports, meta, pcap)
+
+
+def test_start_and_stop_recording_from_a_kamailio_script(srtpgate_binary, tmp_path):
+    call_id, ports, meta, pcap, log = recorded_call(
+        srtpgate_binary, tmp_path, "replace-origin replace-session-connection ICE=remove RTP/SAVP",
+        defines={"WITH_RECORDING": None})
+    check_recording(call_id, ports, meta, pcap)
+    # Stopped by `stop recording` (the BYE), not only by the delete.
+    assert "recording started" in log and "recording stopped" in log, log[-3000:]
