@@ -238,7 +238,7 @@ impl Table {
             }
         }
         if let (Some(dir), Some(r)) = (&self.cfg.recording.dir, &self.calls[&call_id].recording) {
-            let pcap = dir.join(&r.base).with_extension("pcap");
+            let pcap = file_of(&dir.join(&r.base), "pcap");
             reply.insert("recordings", vec![Value::from(pcap.to_string_lossy().into_owned())]);
         }
     }
@@ -274,7 +274,7 @@ impl Table {
     pub fn recording_of(&self, call: &Call) -> Option<(bool, PathBuf)> {
         let r = call.recording.as_ref()?;
         let dir = self.cfg.recording.dir.as_deref().unwrap_or(Path::new(""));
-        Some((r.on, dir.join(&r.base).with_extension("pcap")))
+        Some((r.on, file_of(&dir.join(&r.base), "pcap")))
     }
 
     /// The recording part of a `query` reply: rtpengine's `recording` while
@@ -287,6 +287,12 @@ impl Table {
         if let Some(m) = &call.metadata {
             reply.insert("metadata", m.as_str());
         }
+    }
+
+    /// The call's recording stopped and its files deleted (a `delete` with
+    /// `discard-recording`).
+    pub(crate) fn discard_recording(&mut self, call_id: &str) {
+        self.stop(call_id, true);
     }
 
     /// A call that ends while recording: its files are closed.
@@ -449,8 +455,7 @@ impl Table {
 /// the pattern's expansion.
 fn file_base(call_id: &str, t: &Target, pattern: &str, now: SystemTime) -> Result<PathBuf, Refusal> {
     if let Some(f) = &t.file {
-        let p = below("recording-file", f)?;
-        return Ok(if p.extension().is_some_and(|e| e == "pcap") { p.with_extension("") } else { p });
+        return below("recording-file", f.strip_suffix(".pcap").unwrap_or(f));
     }
     let mut random = [0u8; 8];
     OsRng.unwrap_err().fill_bytes(&mut random);
@@ -461,6 +466,15 @@ fn file_base(call_id: &str, t: &Target, pattern: &str, now: SystemTime) -> Resul
         None => PathBuf::new(),
     };
     below("recording-pattern", &dir.join(name).to_string_lossy())
+}
+
+/// A recording's file: its base path and `.ext` (appended: a base may
+/// hold dots, as a Call-ID does).
+pub fn file_of(base: &Path, ext: &str) -> PathBuf {
+    let mut s = base.as_os_str().to_os_string();
+    s.push(".");
+    s.push(ext);
+    PathBuf::from(s)
 }
 
 /// `v` as a path below the recording directory: relative, without `..`,
@@ -516,10 +530,14 @@ pub fn check_pattern(pattern: &str) -> Result<(), String> {
     below("pattern", &sample).map(|_| ())
 }
 
-/// The Call-ID as one file name component.
+/// The Call-ID as one file name component, of at most 120 bytes (a file
+/// name has 255, and the random part and suffixes follow it).
 fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for b in s.bytes() {
+        if out.len() > 117 {
+            break;
+        }
         match b {
             b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' | b'+' | b'=' | b'@' => out.push(b as char),
             // A dot is kept except first, so that no name is `.`, `..` or hidden.
@@ -561,6 +579,8 @@ mod tests {
         );
         assert_eq!(expand("%c", "../../etc/passwd", "", t).unwrap(), "%2E.%2F..%2Fetc%2Fpasswd");
         assert_eq!(expand("%c", ".hidden", "", t).unwrap(), "%2Ehidden");
+        assert!(expand("%c", &"/".repeat(250), "", t).unwrap().len() <= 120);
+        assert_eq!(file_of(Path::new("d/abc@10.0.0.5-00ff"), "pcap"), PathBuf::from("d/abc@10.0.0.5-00ff.pcap"));
         assert!(expand("%q", "c", "", t).unwrap_err().contains("unknown format '%q'"));
         assert!(expand("x%", "c", "", t).is_err());
         assert!(check_pattern(DEFAULT_PATTERN).is_ok());
@@ -571,6 +591,8 @@ mod tests {
         assert!(name.starts_with("2026-11-27/c%2F1-") && name.len() == "2026-11-27/c%2F1-".len() + 16, "{name}");
         let file = Target { file: Some("x/y.pcap".into()), ..Target::default() };
         assert_eq!(file_base("c", &file, DEFAULT_PATTERN, t).unwrap(), PathBuf::from("x/y"));
+        let dotted = Target { file: Some("x/rec.2026".into()), ..Target::default() };
+        assert_eq!(file_base("c", &dotted, DEFAULT_PATTERN, t).unwrap(), PathBuf::from("x/rec.2026"));
         let path = Target { path: Some("tenant-1".into()), pattern: Some("%c".into()), ..Target::default() };
         assert_eq!(file_base("c", &path, DEFAULT_PATTERN, t).unwrap(), PathBuf::from("tenant-1/c"));
     }

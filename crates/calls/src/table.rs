@@ -566,6 +566,10 @@ impl Table {
             return Ok(srtpgate_ng::ok().with("warning", format!("call '{call_id}' not found (already deleted?)")));
         }
         let reply = self.call_report(&call_id, now).unwrap_or_else(srtpgate_ng::ok);
+        // rtpengine's delete discards the recording with `discard-recording`.
+        if req.record_call == Some(srtpgate_ng::RecordCall::Discard) {
+            self.discard_recording(&call_id);
+        }
         self.remove(&call_id, res);
         self.totals.calls_deleted += 1;
         tracing::info!(call_id, "call deleted");

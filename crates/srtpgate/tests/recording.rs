@@ -108,34 +108,36 @@ fn talk(c: &mut Call, n: usize) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
 fn a_call_is_recorded_decrypted_with_its_pauses_and_metadata() {
     let dir = fresh_dir("pauses");
     let d = Daemon::start("recording", 0, &["--recording-dir", dir.to_str().unwrap()]);
-    let mut c = srtp_call(&d, "rec-1", LO, false);
+    let mut c = srtp_call(&d, "rec-1@10.0.0.5", LO, false);
     // Never recorded: a second call with media, and nothing of it on disk.
     let mut other = srtp_call(&d, "not-recorded", LO, true);
-    ok(d.request(&rec("start recording", "rec-1").with("metadata", "customer=42|queue=sales")));
+    ok(d.request(&rec("start recording", "rec-1@10.0.0.5").with("metadata", "customer=42|queue=sales")));
     let (mut from_a, mut from_b) = talk(&mut c, 10);
     one_way(&mut c.a, &mut c.b, "a->b", 0, 1);
     one_way(&mut other.a, &mut other.b, "other", 5, 1);
-    ok(d.request(&rec("pause recording", "rec-1")));
-    let q = d.query("rec-1");
+    ok(d.request(&rec("pause recording", "rec-1@10.0.0.5")));
+    let q = d.query("rec-1@10.0.0.5");
     assert_eq!(q.get("recording").and_then(|r| r.get("call recording")).and_then(Value::as_int), Some(0), "{q:?}");
     talk(&mut c, 5);
     // `start recording` resumes a paused recording.
-    ok(d.request(&rec("start recording", "rec-1")));
+    ok(d.request(&rec("start recording", "rec-1@10.0.0.5")));
     let (a2, b2) = talk(&mut c, 7);
     from_a.extend(a2);
     from_b.extend(b2);
-    let q = d.query("rec-1");
+    let q = d.query("rec-1@10.0.0.5");
     assert_eq!(q.get("recording").and_then(|r| r.get("call recording")).and_then(Value::as_int), Some(1), "{q:?}");
     assert_eq!(q.get("metadata").and_then(Value::as_str), Some("customer=42|queue=sales"));
-    ok(d.request(&rec("stop recording", "rec-1")));
+    ok(d.request(&rec("stop recording", "rec-1@10.0.0.5")));
 
     let json = wait_for_file(&dir, ".json");
     let pcap = json.with_extension("pcap");
     let all = files(&dir);
     assert_eq!(all, vec![json.clone(), pcap.clone()], "the two files, no temporary one left");
-    // A directory per day, then the escaped Call-ID and a random part.
+    // A directory per day, then the escaped Call-ID (its dots kept) and a
+    // random part.
     let name = pcap.strip_prefix(&dir).unwrap().to_string_lossy().into_owned();
-    assert!(name.len() == "2026-11-27/rec-1-0123456789abcdef.pcap".len() && name.contains("/rec-1-"), "{name}");
+    let want = "2026-11-27/rec-1@10.0.0.5-0123456789abcdef.pcap";
+    assert!(name.len() == want.len() && name.contains("/rec-1@10.0.0.5-"), "{name}");
 
     let frames = read_pcap(&pcap);
     let [relay_a, relay_b] = c.relay_ports();
@@ -160,9 +162,9 @@ fn a_call_is_recorded_decrypted_with_its_pauses_and_metadata() {
 
     let text = std::fs::read_to_string(&json).unwrap();
     let meta: serde_json::Value = serde_json::from_str(&text).expect("JSON");
-    assert_eq!(meta["call-id"], "rec-1");
+    assert_eq!(meta["call-id"], "rec-1@10.0.0.5");
     assert_eq!(meta["metadata"], "customer=42|queue=sales");
-    assert_eq!(meta["tags"], serde_json::json!(["rec-1-a", "rec-1-b"]));
+    assert_eq!(meta["tags"], serde_json::json!(["rec-1@10.0.0.5-a", "rec-1@10.0.0.5-b"]));
     assert_eq!(meta["pcap"], pcap.file_name().unwrap().to_string_lossy().as_ref());
     assert_eq!(meta["packets"], 35);
     let events: Vec<&str> = meta["events"].as_array().unwrap().iter().map(|e| e["event"].as_str().unwrap()).collect();
@@ -204,6 +206,17 @@ fn files_named_by_the_request_discarded_ones_and_a_deleted_call() {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     assert!(files(&dir.join("gone")).is_empty(), "{:?}", files(&dir));
+    // A `delete` with discard-recording discards what the call recorded.
+    let mut c = srtp_call(&d, "deleted", LO, true);
+    ok(d.request(&rec("start recording", "deleted").with("recording-path", "gone-too")));
+    talk(&mut c, 3);
+    ok(d.request(&rec("delete", "deleted").with("flags", Value::List(vec!["discard-recording".into()]))));
+    let deadline = Instant::now() + WAIT;
+    while d.metric("recordings_total{outcome=\"discarded\"}") != Some(2.0) {
+        assert!(Instant::now() < deadline, "not discarded: {}", d.log_tail());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(files(&dir.join("gone-too")).is_empty(), "{:?}", files(&dir));
     // `stop recording` with pause=yes pauses.
     ok(d.request(&rec("start recording", "discarded")));
     ok(d.request(&rec("stop recording", "discarded").with("pause", "yes")));

@@ -79,13 +79,23 @@ impl Track {
             self.skipped += 1;
             return Ok(());
         };
+        let arrived = (t.at_ns.saturating_sub(start_ns) as u128 * u128::from(rate) / 1_000_000_000) as i64;
         let at = match self.anchor {
             Some((s, ts0, clock, at0)) if s == ssrc => {
                 let ticks = i64::from(ts.wrapping_sub(ts0) as i32);
-                at0 as i64 + ticks * i64::from(rate) / i64::from(clock.max(1))
+                let by_ts = at0 as i64 + ticks * i64::from(rate) / i64::from(clock.max(1));
+                // A timestamp more than 2 s off the packet's arrival (a new
+                // base under the same SSRC, a forged one) is placed where it
+                // arrived: no jump writes more silence than time passed,
+                // and no step back leaves the rest of the call unwritten.
+                if (by_ts - arrived).abs() > 2 * i64::from(rate) {
+                    arrived
+                } else {
+                    by_ts
+                }
             }
             // A new source is placed where it arrived.
-            _ => (t.at_ns.saturating_sub(start_ns) as u128 * u128::from(rate) / 1_000_000_000) as i64,
+            _ => arrived,
         };
         let n = decoder.decode(payload, &mut self.pcm).map_err(|e| e.to_string());
         let Ok(n) = n else {
@@ -235,6 +245,50 @@ mod tests {
         p.extend_from_slice(&0x1234u32.to_be_bytes());
         p.extend_from_slice(payload);
         p
+    }
+
+    /// A timestamp that jumps far from the packet's arrival (forward or
+    /// back) is placed where the packet arrived: a forged or rebased
+    /// timestamp writes no more silence than time passed, and does not
+    /// leave the rest of the call unwritten.
+    #[test]
+    fn timestamps_far_from_the_arrival_are_placed_at_the_arrival() {
+        let dir = std::env::temp_dir().join(format!("srtpgate-track-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.wav");
+        let mut t = Track::create(path.clone(), dir.join(".t.wav.part"), 8000).unwrap();
+        let leg = LegInfo {
+            interface: String::new(),
+            local: "127.0.0.1:4000".parse().unwrap(),
+            local_rtcp: "127.0.0.1:4001".parse().unwrap(),
+            peer: None,
+            protocol: "RTP/AVP".into(),
+            suite: None,
+            codecs: vec![Codec { pt: 0, name: "PCMU".into(), clock_rate: 8000, channels: 1 }],
+        };
+        let codecs = Registry::new();
+        let start = 1_000_000_000_000u64;
+        let at = |ms: u64, ts: u32| Tapped {
+            call: 1,
+            stream: 0,
+            party: 0,
+            rtcp: false,
+            from: "127.0.0.1:5000".parse().unwrap(),
+            at_ns: start + ms * 1_000_000,
+            data: crate::relay::worker::Lent::new(packet(0, 1, ts, &[0x80; 160])),
+        };
+        t.packet(&at(0, 1000), &leg, &codecs, start).unwrap();
+        t.packet(&at(20, 1160), &leg, &codecs, start).unwrap();
+        assert_eq!(t.written, 320);
+        // 2^31 - 1 ticks ahead, 20 ms later: at 40 ms.
+        t.packet(&at(40, 1160u32.wrapping_add(0x7fff_ffff)), &leg, &codecs, start).unwrap();
+        assert_eq!(t.written, 480, "a jump forward writes what time passed");
+        // Far back, 20 ms later: at 60 ms, and the ones after it follow.
+        t.packet(&at(60, 5), &leg, &codecs, start).unwrap();
+        t.packet(&at(80, 165), &leg, &codecs, start).unwrap();
+        assert_eq!((t.written, t.skipped), (800, 0), "a step back is not left out");
+        t.finish().unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

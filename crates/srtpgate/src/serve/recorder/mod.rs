@@ -24,7 +24,7 @@
 use super::config::RecordingConfig;
 use crate::pcap::{build_udp_frame, CaptureWriter, Endpoint, LINKTYPE_ETHERNET, LINKTYPE_RAW};
 use crate::relay::worker::Tapped;
-use crossbeam_channel::{Receiver, Select, Sender};
+use crossbeam_channel::{Receiver, Sender};
 use serde::Serialize;
 use srtpgate_calls::recording::Info;
 use srtpgate_calls::{CallKey, RecorderEvent};
@@ -43,7 +43,11 @@ pub const TAP_QUEUE: usize = 8192;
 
 /// How many copies the thread takes from one queue before it looks at the
 /// table's steps again.
-const BATCH: usize = 256;
+const BATCH: usize = 1024;
+
+/// How often the thread takes the workers' copies when the table has no
+/// step for it: a worker's queue (8192 copies) lasts far longer.
+const TICK: Duration = Duration::from_millis(5);
 
 /// What the recorder did, for `/metrics`.
 #[derive(Default, Debug)]
@@ -214,13 +218,17 @@ impl Writer {
     /// batch of copies from one queue; at the end every recording
     /// completed.
     fn run(mut self, events: Receiver<RecorderEvent>, taps: Vec<Receiver<Tapped>>) {
-        let mut sel = Select::new();
-        sel.recv(&events);
-        for t in &taps {
-            sel.recv(t);
-        }
         loop {
-            let ready = sel.ready_timeout(Duration::from_millis(500)).ok();
+            // The thread waits on the table's steps only, and takes the
+            // copies at its own pace: a worker's send never has a sleeping
+            // receiver to wake (a lock and a system call per packet).
+            let gone = match events.recv_timeout(TICK) {
+                Ok(e) => {
+                    self.event(e, &taps);
+                    false
+                }
+                Err(e) => e.is_disconnected(),
+            };
             loop {
                 match events.try_recv() {
                     Ok(e) => self.event(e, &taps),
@@ -235,10 +243,18 @@ impl Writer {
                     }
                 }
             }
-            if let Some(tap) = ready.and_then(|i| i.checked_sub(1)).and_then(|w| taps.get(w)) {
+            for tap in &taps {
                 for t in tap.try_iter().take(BATCH) {
                     self.packet(t);
                 }
+            }
+            if gone {
+                self.drain(&taps);
+                let calls: Vec<CallKey> = self.open.keys().copied().collect();
+                for c in calls {
+                    self.stop(c, false, SystemTime::now());
+                }
+                return;
             }
         }
     }
@@ -372,9 +388,13 @@ impl Writer {
         let from = std::net::SocketAddr::new(t.from.ip().to_canonical(), t.from.port());
         let (src, dst) = (Endpoint { addr: from, mac: [0; 6] }, Endpoint { addr: to, mac: [0; 6] });
         o.ip_id = o.ip_id.wrapping_add(1);
-        let written = build_udp_frame(self.link, &src, &dst, o.ip_id, false, &t.data).and_then(|frame| {
-            pcap.write(Duration::from_nanos(t.at_ns), frame.len() as u32, &frame).map(|()| frame.len())
-        });
+        let Ok(frame) = build_udp_frame(self.link, &src, &dst, o.ip_id, false, &t.data) else {
+            // Not one to frame (an address of the other family): this
+            // packet only is left out.
+            self.stats.unwritten.fetch_add(1, Relaxed);
+            return;
+        };
+        let written = pcap.write(Duration::from_nanos(t.at_ns), frame.len() as u32, &frame).map(|()| frame.len());
         match written {
             Ok(n) => {
                 o.packets += 1;
@@ -385,10 +405,13 @@ impl Writer {
             Err(e) => {
                 // A full disk, most likely: the rest of the call is not
                 // written, the call itself goes on.
+                // The file is not kept: no half-written pcap under a final
+                // name (the JSON says what happened).
                 tracing::error!(call_id = o.info.call_id.as_str(), "recording stopped writing: {e}");
                 self.stats.errors.fetch_add(1, Relaxed);
                 o.errors.push(e);
                 o.pcap = None;
+                let _ = std::fs::remove_file(part_of(&o.base, "pcap"));
             }
         }
     }
@@ -421,6 +444,10 @@ impl Writer {
                     errors.push(format!("stream {s}: no mix: not both parties' audio"));
                     continue;
                 };
+                if a.rate != b.rate {
+                    errors.push(format!("stream {s}: no mix: the parties' audio is at {} and {} Hz", a.rate, b.rate));
+                    continue;
+                }
                 let path = wav_path(&o.base, s, None);
                 let part = part_of(&path.with_extension(""), "wav");
                 let made = audio::mix(&[&a.part, &b.part], &part, a.rate).and_then(|n| {
@@ -486,7 +513,7 @@ impl Writer {
             tracing::info!(call_id, "recording discarded");
             return;
         }
-        let pcap = o.base.with_extension("pcap");
+        let pcap = srtpgate_calls::recording::file_of(&o.base, "pcap");
         match pcap_done {
             Some(Err(e)) => o.errors.push(e),
             Some(Ok(())) => {
@@ -512,7 +539,7 @@ impl Writer {
             errors: &o.errors,
         };
         let json_part = part_of(&o.base, "json");
-        let json = o.base.with_extension("json");
+        let json = srtpgate_calls::recording::file_of(&o.base, "json");
         let written = serde_json::to_vec_pretty(&meta)
             .map_err(|e| e.to_string())
             .and_then(|b| std::fs::write(&json_part, b).map_err(|e| format!("{}: {e}", json_part.display())))
