@@ -114,6 +114,9 @@ const RECORDING_KEYS: &[(&str, &str)] = &[
     ("record call", "discard"),
 ];
 
+/// Forking commands.
+const SUBSCRIBE_COMMANDS: &[&str] = &["subscribe request", "subscribe answer", "unsubscribe"];
+
 /// One m-line.
 #[derive(Arbitrary, Debug)]
 struct Line {
@@ -170,6 +173,17 @@ enum Step {
     Record {
         call: u8,
         command: u8,
+        opts: Opts,
+    },
+    /// `subscribe request` (every party, one from-tag, a list, or none),
+    /// `subscribe answer` with an SDP, or `unsubscribe`; subscribers' tags
+    /// `s0`–`s2`, or a party's.
+    Subscribe {
+        call: u8,
+        command: u8,
+        to: u8,
+        from: u8,
+        lines: Vec<Line>,
         opts: Opts,
     },
     Query {
@@ -366,6 +380,24 @@ pub fn call_table(data: &[u8]) {
                     .with("call-id", format!("c{}", call % 3)),
                 opts,
             )),
+            Step::Subscribe { call, command, to, from, lines, opts } => {
+                let to = if to % 4 == 3 { format!("t{}", to % 3) } else { format!("s{}", to % 3) };
+                let mut v = Value::dict()
+                    .with("command", pick(SUBSCRIBE_COMMANDS, *command))
+                    .with("call-id", format!("c{}", call % 3))
+                    .with("to-tag", to)
+                    .with("sdp", sdp(lines));
+                match from % 4 {
+                    0 => v.insert("all", "all"),
+                    1 => v.insert("from-tag", format!("t{}", from % 3)),
+                    2 => v.insert(
+                        "from-tags",
+                        Value::List(vec![Value::from("t0"), Value::from(format!("t{}", from % 3))]),
+                    ),
+                    _ => {}
+                }
+                Some(with_opts(v, opts))
+            }
             Step::Query { call } => {
                 Some(Value::dict().with("command", "query").with("call-id", format!("c{}", call % 3)))
             }
@@ -429,6 +461,7 @@ pub fn call_table(data: &[u8]) {
     assert!(host.bound.is_empty(), "ports left bound: {:?}", host.bound);
     assert!(host.streams.is_empty() && host.legs.is_empty(), "streams left open: {:?}", host.streams.keys());
     assert!(host.recordings.is_empty() && host.tapped.is_empty(), "recordings left open: {:?}", host.recordings);
+    assert!(host.forks.is_empty(), "forks left: {:?}", host.forks.keys());
 }
 
 fn check(table: &Table, host: &SimHost) {
@@ -452,7 +485,10 @@ fn check(table: &Table, host: &SimHost) {
     }
     let held: BTreeSet<Pair> = table
         .calls()
-        .flat_map(|(_, c)| c.streams.iter().flatten().flat_map(|s| s.legs.iter().map(|l| l.pair())))
+        .flat_map(|(_, c)| {
+            let legs = c.streams.iter().flatten().flat_map(|s| s.legs.iter().map(|l| l.pair()));
+            legs.chain(c.subscriptions.iter().flat_map(|s| s.forks.iter().map(|f| f.leg.pair())))
+        })
         .collect();
     assert_eq!(held, host.bound, "ports the calls hold vs ports bound");
     // Every leg on an address of its interface; a party's legs on one.
@@ -479,4 +515,28 @@ fn check(table: &Table, host: &SimHost) {
         }
         assert!(!endpoint.contains(tx), "leg {k:?} sends with an endpoint's key");
     }
+    // Subscribers: each fork on its call's worker, copying once answered,
+    // under a key of its own (never one of the call's).
+    for (id, c) in table.calls() {
+        for s in &c.subscriptions {
+            for f in &s.forks {
+                let h = host.forks.get(&f.key).unwrap_or_else(|| panic!("call {id}: fork #{} not held", f.key));
+                assert_eq!((h.worker, h.call), (c.worker, c.key), "call {id}: fork #{} elsewhere", f.key);
+                assert_eq!(
+                    h.sends.is_some(),
+                    s.answered && !f.rejected && f.leg.peer.is_some(),
+                    "call {id}: fork #{}",
+                    f.key
+                );
+                if let Some(k) = h.sends.as_ref().filter(|k| !k.is_empty()) {
+                    assert!(
+                        !relay.contains_key(k) && !endpoint.contains(k),
+                        "call {id}: a fork sends with a call's key"
+                    );
+                }
+            }
+        }
+    }
+    let forks: usize = table.calls().map(|(_, c)| c.subscriptions.iter().map(|s| s.forks.len()).sum::<usize>()).sum();
+    assert_eq!(forks, host.forks.len(), "forks the table has vs forks the workers hold");
 }

@@ -37,9 +37,12 @@ const COMMANDS: &[&str] = &[
     "start recording",
     "stop recording",
     "pause recording",
+    "subscribe request",
+    "subscribe answer",
+    "unsubscribe",
 ];
 /// Commands rtpengine has and srtpgate refuses.
-const OTHER_COMMANDS: &[&str] = &["block DTMF", "play media", "publish", "subscribe request"];
+const OTHER_COMMANDS: &[&str] = &["block DTMF", "play media", "publish", "block media"];
 
 /// Generic flags that set a [`srtpgate_ng::Flags`] field, canonical.
 const FIELD_FLAGS: &[&str] = &[
@@ -831,7 +834,11 @@ impl NgInput {
         let needs: &[&str] = match known {
             Some("offer") => &["call-id", "from-tag", "sdp"],
             Some("answer") => &["call-id", "from-tag", "to-tag", "sdp"],
-            Some("delete" | "query" | "start recording" | "stop recording" | "pause recording") => &["call-id"],
+            Some(
+                "delete" | "query" | "start recording" | "stop recording" | "pause recording" | "subscribe request",
+            ) => &["call-id"],
+            Some("subscribe answer") => &["call-id", "to-tag", "sdp"],
+            Some("unsubscribe") => &["call-id", "to-tag"],
             _ => &[],
         };
         for n in needs {

@@ -16,6 +16,7 @@ use crate::interface::{Binding, Pair};
 use crate::negotiate::{Offered, Transcoding};
 use crate::transport::PeerTransport;
 use srtpgate_sdp::crypto::CryptoAttr;
+use srtpgate_sdp::formats::Format;
 use srtpgate_stats::LegStats;
 use srtpgate_webrtc::dtls::Setup;
 use srtpgate_webrtc::ice::IceCreds;
@@ -156,6 +157,24 @@ pub struct Stream {
 }
 
 impl Stream {
+    /// The formats party `party` sends on this stream: the codec it
+    /// transcodes from, else the offered formats its SDP kept.
+    pub fn party_formats(&self, party: usize) -> Vec<Format> {
+        match &self.transcoding {
+            Some((offerer, t)) => vec![if *offerer == party { t.offerer.clone() } else { t.answerer.clone() }],
+            None => {
+                let d = &self.legs[party];
+                self.offered
+                    .from_offerer
+                    .iter()
+                    .chain(&self.offered.added)
+                    .filter(|f| d.pts.is_empty() || d.pts.contains(&f.pt))
+                    .cloned()
+                    .collect()
+            }
+        }
+    }
+
     /// The command that opens this stream, stream `index` of call `call`,
     /// on `worker`: its legs' port pairs and counters.
     pub(crate) fn add_command(&self, worker: usize, call: CallKey, index: usize) -> crate::command::Command {
@@ -196,6 +215,8 @@ pub struct Call {
     pub recording_target: crate::recording::Target,
     /// `metadata`, kept with its recordings.
     pub metadata: Option<String>,
+    /// Its subscribers (`subscribe request`), each with its copies.
+    pub subscriptions: Vec<crate::subscribe::Subscription>,
 }
 
 impl Call {

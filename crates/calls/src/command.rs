@@ -14,6 +14,7 @@
 
 use crate::call::CallKey;
 use crate::interface::{Binding, Pair};
+use crate::subscribe::{ForkKey, ForkSetup};
 use srtp::{Policy, StreamState};
 use srtpgate_codec::transcode::Transcoder;
 use srtpgate_stats::{Histogram, LegSnapshot, LegStats};
@@ -153,6 +154,22 @@ pub enum Command {
     /// Copy what the call's endpoints send, once authenticated, to the
     /// recorder (`on`), or stop: every stream the worker holds of it.
     Record { worker: usize, call: CallKey, on: bool },
+    /// A copy of what `party` sends on `stream`, for a subscriber: the port
+    /// pair it leaves by ([`Resources::allocate`] bound it) and its
+    /// counters. Nothing is copied before [`Command::ConfigureFork`].
+    AddFork {
+        worker: usize,
+        call: CallKey,
+        stream: usize,
+        party: usize,
+        fork: ForkKey,
+        port: Pair,
+        stats: Arc<LegStats>,
+    },
+    /// Where a fork's copy goes, under which key and SSRC.
+    ConfigureFork { worker: usize, call: CallKey, fork: ForkKey, setup: Box<ForkSetup> },
+    /// Stop a fork (its port pair was released).
+    RemoveFork { worker: usize, call: CallKey, fork: ForkKey },
     /// Reserve the indices of `ssrc` on a leg's sending context up to these
     /// (inclusive; no SRTP index: none yet), while its sending key is still
     /// `key` ([`LegSetup::tx_key`]). Only sent once Redis holds the
@@ -182,6 +199,9 @@ impl Command {
             | Command::Send { worker, .. }
             | Command::MoveCall { worker, .. }
             | Command::Record { worker, .. }
+            | Command::AddFork { worker, .. }
+            | Command::ConfigureFork { worker, .. }
+            | Command::RemoveFork { worker, .. }
             | Command::Reserve { worker, .. } => *worker,
         }
     }
@@ -202,6 +222,11 @@ impl std::fmt::Debug for Command {
             }
             Command::MoveCall { call, worker, to } => write!(f, "MoveCall({call} {worker}->{to})"),
             Command::Record { call, on, .. } => write!(f, "Record({call} {on})"),
+            Command::AddFork { call, stream, party, fork, port, .. } => {
+                write!(f, "AddFork({call}/{stream}/{party} #{fork} {port:?})")
+            }
+            Command::ConfigureFork { call, fork, .. } => write!(f, "ConfigureFork({call} #{fork})"),
+            Command::RemoveFork { call, fork, .. } => write!(f, "RemoveFork({call} #{fork})"),
             Command::Reserve { call, stream, party, ssrc, .. } => {
                 write!(f, "Reserve({call}/{stream}/{party} {ssrc:08x})")
             }

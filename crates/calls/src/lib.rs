@@ -25,6 +25,7 @@
 //! | `web_leg.rs`, `web.rs` | an ICE-lite/DTLS-SRTP leg's association, and its effects |
 //! | `report.rs` | `query`, `list`, `statistics` |
 //! | `recording.rs` | call recording: which calls record, paused or not, their files' names; the writer's events |
+//! | `subscribe.rs` | media forking: subscribers, their forks and offer SDP |
 //! | `keep.rs`, `record.rs` | calls kept for a restart: records, reservations |
 //! | `resume.rs` | kept calls put back at start or by a standby |
 //! | `ignored.rs` | warnings for what a request asks that the relay does not do |
@@ -48,6 +49,7 @@ pub mod recording;
 pub mod report;
 mod resume;
 pub mod sim;
+pub mod subscribe;
 pub mod table;
 mod transcoders;
 pub mod transport;

@@ -424,20 +424,7 @@ impl Table {
         let d = &s.legs[party];
         let local = SocketAddr::new(d.at.addr.local, d.port);
         let local_rtcp = if d.mux { local } else { SocketAddr::new(d.at.addr.local, d.port.wrapping_add(1)) };
-        let codecs = match &s.transcoding {
-            Some((offerer, t)) => {
-                let f = if *offerer == party { &t.offerer } else { &t.answerer };
-                vec![CodecInfo::of(f)]
-            }
-            None => s
-                .offered
-                .from_offerer
-                .iter()
-                .chain(&s.offered.added)
-                .filter(|f| d.pts.is_empty() || d.pts.contains(&f.pt))
-                .map(CodecInfo::of)
-                .collect(),
-        };
+        let codecs = s.party_formats(party).iter().map(CodecInfo::of).collect();
         LegInfo {
             interface: self.cfg.interfaces.get(d.at.interface).map_or(String::new(), |i| i.name.clone()),
             local,

@@ -105,10 +105,16 @@ impl Table {
                 }
                 medias.push(media);
             }
-            tags.insert(
-                tag,
-                Value::dict().with("tag", tag.as_str()).with("created", unix(call.created)).with("medias", medias),
-            );
+            let mut entry =
+                Value::dict().with("tag", tag.as_str()).with("created", unix(call.created)).with("medias", medias);
+            let subscribers = Table::subscribers_of(call, party);
+            if !subscribers.is_empty() {
+                entry.insert("subscribers", subscribers);
+            }
+            tags.insert(tag, entry);
+        }
+        for (tag, v) in Table::subscriber_tags(call) {
+            tags.insert(&tag, v);
         }
         let totals = Value::dict().with(
             "RTP",

@@ -194,6 +194,7 @@ impl Table {
             }
         };
         let call = Call {
+            subscriptions: Vec::new(),
             key: 0, // given by `insert`
             worker,
             created: UNIX_EPOCH + Duration::from_secs(r.created),

@@ -9,6 +9,7 @@ use crate::call::CallKey;
 use crate::command::{Command, Keying, Load, Resources};
 use crate::interface::{Binding, Pair};
 use crate::recording::RecorderEvent;
+use crate::subscribe::ForkKey;
 use srtpgate_stats::{Histogram, LegSnapshot, DELAY_BOUNDS_US};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -24,6 +25,16 @@ pub struct LegModel {
     pub transcodes: bool,
     /// Waits for DTLS keys.
     pub keys_pending: bool,
+}
+
+/// A fork as its worker holds it.
+#[derive(Clone, Debug)]
+pub struct ForkModel {
+    pub worker: usize,
+    pub call: CallKey,
+    pub pair: Pair,
+    /// Once configured, the key material it sends with (empty: plain RTP).
+    pub sends: Option<Vec<u8>>,
 }
 
 /// Port numbers, workers and the model of what they hold.
@@ -56,6 +67,8 @@ pub struct SimHost {
     pub tapped: BTreeMap<CallKey, usize>,
     /// Recordings the recorder has open: whether each writes (not paused).
     pub recordings: BTreeMap<CallKey, bool>,
+    /// Forks the workers hold.
+    pub forks: BTreeMap<ForkKey, ForkModel>,
 }
 
 impl SimHost {
@@ -118,6 +131,11 @@ impl SimHost {
                     self.faults.push(format!("call {call} removed from worker {worker}, but another holds it"));
                 }
                 self.tapped.remove(&call);
+                let forks: Vec<_> = self.forks.iter().filter(|f| f.1.call == call).map(|(k, f)| (*k, f.pair)).collect();
+                for (k, port) in forks {
+                    self.forks.remove(&k);
+                    self.handed.remove(&port);
+                }
             }
             Command::MoveCall { worker, call, to } => {
                 let moving: Vec<_> = self.streams.keys().filter(|k| k.0 == worker && k.1 == call).copied().collect();
@@ -128,6 +146,9 @@ impl SimHost {
                 }
                 if let Some(w) = self.tapped.get_mut(&call) {
                     *w = to;
+                }
+                for f in self.forks.values_mut().filter(|f| f.call == call) {
+                    f.worker = to;
                 }
             }
             Command::Record { worker, call, on } => {
@@ -140,6 +161,30 @@ impl SimHost {
                     self.tapped.remove(&call);
                 }
             }
+            Command::AddFork { worker, call, stream, fork, port, .. } => {
+                if self.find(call, stream) != Some(worker) {
+                    self.faults
+                        .push(format!("fork #{fork} of {call}/{stream} on worker {worker}, which does not hold it"));
+                }
+                if !self.bound.contains(&port) || !self.handed.insert(port) {
+                    self.faults.push(format!("fork #{fork} takes pair {port:?}, not bound or taken"));
+                }
+                if self.forks.insert(fork, ForkModel { worker, call, pair: port, sends: None }).is_some() {
+                    self.faults.push(format!("fork #{fork} added twice"));
+                }
+            }
+            Command::ConfigureFork { worker, call, fork, setup } => match self.forks.get_mut(&fork) {
+                Some(f) if (f.worker, f.call) == (worker, call) => {
+                    f.sends = Some(setup.tx.as_ref().map(material).unwrap_or_default())
+                }
+                _ => self.faults.push(format!("fork #{fork} of {call} configured on worker {worker}, which lacks it")),
+            },
+            Command::RemoveFork { worker, call, fork } => match self.forks.remove(&fork) {
+                Some(f) if (f.worker, f.call) == (worker, call) => {
+                    self.handed.remove(&f.pair);
+                }
+                _ => self.faults.push(format!("fork #{fork} of {call} removed from worker {worker}, which lacks it")),
+            },
             Command::Latch { .. } | Command::Send { .. } | Command::Reserve { .. } => {}
         }
     }

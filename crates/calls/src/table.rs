@@ -205,6 +205,8 @@ pub struct Table {
     /// Port pairs the calls hold.
     pub(crate) pairs: usize,
     next_key: CallKey,
+    /// The next fork's key.
+    pub(crate) next_fork: crate::subscribe::ForkKey,
     next_worker: usize,
     next_tc_worker: usize,
     /// Warnings of the request being handled beyond the parser's, for its
@@ -243,6 +245,7 @@ impl Table {
             without_media: 0,
             pairs: 0,
             next_key: 1,
+            next_fork: 1,
             next_worker: 0,
             next_tc_worker: 0,
             notes: Vec::new(),
@@ -308,7 +311,8 @@ impl Table {
         if without != self.without_media {
             return Err(format!("{without} calls without media, counted {}", self.without_media));
         }
-        let pairs = 2 * self.calls.values().flat_map(|c| c.streams.iter().flatten()).count();
+        let pairs = 2 * self.calls.values().flat_map(|c| c.streams.iter().flatten()).count()
+            + self.calls.values().flat_map(|c| c.subscriptions.iter().map(|s| s.forks.len())).sum::<usize>();
         if pairs != self.pairs {
             return Err(format!("{pairs} port pairs held by calls, {} counted", self.pairs));
         }
@@ -340,6 +344,9 @@ impl Table {
             Ng::StartRecording => self.start_recording(req, now),
             Ng::StopRecording => self.stop_recording(req, now),
             Ng::PauseRecording => self.pause_recording(req, now),
+            Ng::SubscribeRequest => self.subscribe_request(req, res),
+            Ng::SubscribeAnswer => self.subscribe_answer(req),
+            Ng::Unsubscribe => self.unsubscribe(req, res),
         });
         match r {
             Ok(mut v) => {
@@ -463,6 +470,7 @@ impl Table {
             recording: None,
             recording_target: Default::default(),
             metadata: None,
+            subscriptions: Vec::new(),
             streams: Vec::new(),
             answered: false,
             offerer: 0,
@@ -587,6 +595,7 @@ impl Table {
         self.by_key.remove(&call.key);
         self.remove_web(call.key, None);
         self.command(Command::RemoveCall { worker: call.worker, call: call.key });
+        self.release_subscriptions(&call, res);
         for s in call.streams.iter().flatten() {
             self.pairs -= 2;
             for d in &s.legs {

@@ -114,11 +114,18 @@ pub enum Command {
     StopRecording,
     /// `pause recording`.
     PauseRecording,
+    /// `subscribe request`: a copy of some parties' media for a new
+    /// participant (a recorder), offered in the reply's SDP.
+    SubscribeRequest,
+    /// `subscribe answer`: the subscriber's answer; its copy starts.
+    SubscribeAnswer,
+    /// `unsubscribe`: the subscriber's copy stops.
+    Unsubscribe,
 }
 
 impl Command {
     /// Every command.
-    pub const ALL: [Command; 10] = [
+    pub const ALL: [Command; 13] = [
         Command::Ping,
         Command::Offer,
         Command::Answer,
@@ -129,6 +136,9 @@ impl Command {
         Command::StartRecording,
         Command::StopRecording,
         Command::PauseRecording,
+        Command::SubscribeRequest,
+        Command::SubscribeAnswer,
+        Command::Unsubscribe,
     ];
 
     /// The wire name.
@@ -144,6 +154,9 @@ impl Command {
             Command::StartRecording => "start recording",
             Command::StopRecording => "stop recording",
             Command::PauseRecording => "pause recording",
+            Command::SubscribeRequest => "subscribe request",
+            Command::SubscribeAnswer => "subscribe answer",
+            Command::Unsubscribe => "unsubscribe",
         }
     }
 }
@@ -475,12 +488,16 @@ pub struct Flags {
     /// `always transcode` (`force transcoding`): transcode to the offerer's
     /// first codec even when the answerer picked one the offerer has.
     pub always_transcode: bool,
-    /// `all` (delete/query family: all call legs).
+    /// `all` (the flag, or the key `all=all`): every party (`subscribe
+    /// request`).
     pub all: bool,
     /// `provisional`.
     pub provisional: bool,
     /// `new branch`.
     pub new_branch: bool,
+    /// `siprec`: a `subscribe request`'s SDP and reply in SIPREC's form
+    /// (`a=label`, `tag-medias`, `media-labels`).
+    pub siprec: bool,
 }
 
 /// A parsed NG request.
@@ -550,6 +567,12 @@ pub struct Request {
     pub ptime_reverse: Option<u32>,
     /// `label` / `from-label`.
     pub label: Option<String>,
+    /// `set-label` (or `to-label`): the label of the participant a
+    /// `subscribe request` creates.
+    pub set_label: Option<String>,
+    /// `from-tags` (and `from-tags-…` flags): the parties a `subscribe
+    /// request` copies.
+    pub from_tags: Vec<String>,
     /// `limit` (list).
     pub limit: Option<i64>,
     /// `offset` (list; an srtpgate extension for paging).
@@ -623,6 +646,8 @@ impl Request {
             ptime: None,
             ptime_reverse: None,
             label: None,
+            set_label: None,
+            from_tags: Vec::new(),
             limit: None,
             offset: None,
             dtls_off: false,
@@ -820,7 +845,10 @@ pub fn parse_request(body: &[u8]) -> Result<Request, NgError> {
         | Command::Query
         | Command::StartRecording
         | Command::StopRecording
-        | Command::PauseRecording => &["call-id"],
+        | Command::PauseRecording
+        | Command::SubscribeRequest => &["call-id"],
+        Command::SubscribeAnswer => &["call-id", "to-tag", "sdp"],
+        Command::Unsubscribe => &["call-id", "to-tag"],
         Command::Ping | Command::List | Command::Statistics => &[],
     };
     for &key in needs {
@@ -889,7 +917,6 @@ fn strings(key: &str, v: &Value) -> Result<Vec<String>, NgError> {
 const IGNORED_KEYS: &[&str] = &[
     "address",
     "alias-key",
-    "all",
     "audio-player",
     "player",
     "blob",
@@ -912,7 +939,6 @@ const IGNORED_KEYS: &[&str] = &[
     "file",
     "frequency",
     "frequencies",
-    "from-tags",
     "generate-rtcp",
     "ice-lite",
     "inbound-peer",
@@ -933,14 +959,12 @@ const IGNORED_KEYS: &[&str] = &[
     "repacketize",
     "sdp-attr",
     "sdp-media-remove",
-    "set-label",
     "start-pos",
     "t38",
     "t.38",
     "t38-version",
     "t.38-version",
     "template",
-    "to-label",
     "to-call-id",
     "tos",
     "trigger",
@@ -978,6 +1002,16 @@ fn apply_key(req: &mut Request, name: &str, v: &Value, nested: bool) -> Result<(
         "via-branch" => req.via_branch = Some(string(name, v)?),
         "sdp" => req.sdp = Some(string(name, v)?),
         "label" | "from-label" => req.label = Some(string(name, v)?),
+        "set-label" | "to-label" => req.set_label = Some(string(name, v)?),
+        "from-tags" => req.from_tags.extend(strings(name, v)?),
+        "all" => match normalize(&string(name, v)?).as_str() {
+            "all" | "offer-answer" => req.flags.all = true,
+            "none" => {}
+            other => {
+                req.ignore_key("all");
+                req.warn(format!("all={} ignored: srtpgate knows 'all', 'offer-answer' and 'none'", clip(other)));
+            }
+        },
         "transport-protocol" => req.transport_protocol = Some(string(name, v)?.parse()?),
         "media-address" => {
             let s = string(name, v)?;
@@ -1355,6 +1389,7 @@ fn set_flag(f: &mut Flags, norm: &str) -> bool {
         "all" => &mut f.all,
         "provisional" => &mut f.provisional,
         "new-branch" => &mut f.new_branch,
+        "siprec" => &mut f.siprec,
         _ => return false,
     };
     *field = true;
@@ -1405,7 +1440,6 @@ const IGNORED_FLAGS: &[&str] = &[
     "recording-vsc",
     "recording-announcement",
     "recrypt",
-    "siprec",
     "static-codec",
     "static-codecs",
     "no-codec-renegotiation",
@@ -1416,7 +1450,6 @@ const IGNORED_FLAGS: &[&str] = &[
 /// the items allowed (empty: any).
 const IGNORED_PREFIXES: &[(&str, &[&str])] = &[
     ("endpoint-learning-", &["off", "immediate", "delayed", "heuristic"]),
-    ("from-tags-", &[]),
     ("sdp-attr-add-", &[]),
     ("sdp-attr-remove-", &[]),
     ("sdp-attr-substitute-", &[]),
@@ -1449,6 +1482,11 @@ fn apply_flag(req: &mut Request, s: &str) -> Result<(), NgError> {
     }
     let norm = normalize(s);
     if set_flag(&mut req.flags, &norm) {
+        return Ok(());
+    }
+    if norm.starts_with("from-tags-") && s.len() > 10 {
+        // The tag keeps its case: only the prefix is normalized.
+        req.from_tags.push(s[10..].to_owned());
         return Ok(());
     }
     match norm.as_str() {

@@ -692,3 +692,32 @@ fn recording_commands_and_their_keys() {
     assert_eq!(flags(&["discard recording", "record-call"]), Some(RecordCall::Yes));
     assert_eq!(flags(&["record-call", "discard-recording"]), Some(RecordCall::Yes));
 }
+
+#[test]
+fn subscribe_keys_and_flags() {
+    let r = parse(
+        &Value::dict()
+            .with("command", "subscribe request")
+            .with("call-id", "c")
+            .with("from-tags", Value::List(vec![Value::from("Tag-A"), Value::from("b")]))
+            .with("flags", Value::List(vec![Value::from("from-tags-Tag-C")]))
+            .with("set-label", "rec"),
+    )
+    .expect("parses");
+    assert_eq!(r.command, Command::SubscribeRequest);
+    let mut tags = r.from_tags.clone();
+    tags.sort();
+    assert_eq!(tags, ["Tag-A", "Tag-C", "b"], "tags keep their case");
+    assert_eq!(r.set_label.as_deref(), Some("rec"));
+    assert!(!r.flags.all);
+    let r = parse(&Value::dict().with("command", "subscribe request").with("call-id", "c").with("all", "all"))
+        .expect("parses");
+    assert!(r.flags.all);
+    let r = parse(&Value::dict().with("command", "subscribe request").with("call-id", "c").with("all", "flows"))
+        .expect("parses");
+    assert!(!r.flags.all && r.warning().is_some_and(|w| w.contains("all=flows")), "{:?}", r.warning());
+    for (cmd, needs) in [("subscribe answer", "to-tag"), ("unsubscribe", "to-tag")] {
+        let e = parse(&Value::dict().with("command", cmd).with("call-id", "c"));
+        assert!(matches!(e, Err(NgError::MissingKey(k)) if k == needs), "{cmd}: {e:?}");
+    }
+}

@@ -2,7 +2,8 @@
 //! SRTP stream (RTP and RTCP, AES-CM/HMAC-SHA1 on one leg, GCM on the
 //! other), STUN datagrams handed to the control thread from an ICE leg, and
 //! a transcoded plain RTP stream (PCMU to PCMA), both calls recorded (each
-//! packet copied, decrypted, to the recorder's queue), through the sockets
+//! packet copied, decrypted, to the recorder's queue), the SRTP caller's
+//! RTP forked to a subscriber under its own key, through the sockets
 //! backend and, where the kernel has it, io_uring.
 //!
 //! The worker runs in this process on a thread of the test's own, over
@@ -15,7 +16,7 @@ use srtpgate_codec::transcode::{Direction, Transcoder};
 use srtpgate_codec::Registry;
 use srtpgate_relay::io::{uring, IoKind, IoSetup, Wake};
 use srtpgate_relay::stats::{LegStats, WorkerStats};
-use srtpgate_relay::worker::{Cmd, LegConfig, LegSockets, Signal, Tapped, Worker};
+use srtpgate_relay::worker::{Cmd, ForkConfig, ForkSockets, LegConfig, LegSockets, Signal, Tapped, Worker};
 use srtpgate_relay::WorkerConfig;
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
@@ -32,6 +33,7 @@ const A_SUITE: Suite = Suite::AES_CM_128_HMAC_SHA1_80;
 const B_SUITE: Suite = Suite::AEAD_AES_128_GCM;
 const SSRC: u32 = 0xa11c_e000;
 const TC_SSRC: u32 = 0x0000_c0de;
+const FORK_SSRC: u32 = 0x0f0f_0001;
 /// How long an endpoint waits for what the worker should have sent before
 /// the test fails (a deadline against hanging, not a measurement).
 const PATIENCE: Duration = Duration::from_secs(10);
@@ -129,6 +131,9 @@ struct Rig {
     c: UdpSocket,
     d: UdpSocket,
     to_c: [SocketAddr; 4],
+    /// The subscriber of A's RTP, and the key it decrypts with.
+    s: UdpSocket,
+    s_rx: Context<CpuEngine>,
     seq: u16,
 }
 
@@ -200,6 +205,11 @@ impl Rig {
         cmds.send(Cmd::Configure { call: 2, stream: 0, party: 1, config: Box::new(config(&d, &d_rtcp)) }).unwrap();
         cmds.send(Cmd::Record { call: 1, on: true }).unwrap();
         cmds.send(Cmd::Record { call: 2, on: true }).unwrap();
+        let s = udp();
+        let fork = ForkSockets { key: 7, rtp: udp(), rtcp: udp(), stats: Arc::new(LegStats::default()) };
+        cmds.send(Cmd::AddFork { call: 1, stream: 0, party: 0, fork }).unwrap();
+        let config = ForkConfig { peer: s.local_addr()?, tx: Some(ctx(B_SUITE, 9)), ssrc: FORK_SSRC, clock_rate: 8000 };
+        cmds.send(Cmd::ConfigureFork { call: 1, fork: 7, config: Box::new(config) }).unwrap();
         waker.wake()?;
 
         Ok(Rig {
@@ -219,6 +229,8 @@ impl Rig {
             c,
             d,
             to_c,
+            s,
+            s_rx: ctx(B_SUITE, 9),
             seq: 100,
         })
     }
@@ -247,6 +259,9 @@ impl Rig {
             let got = recv(&self.d, &mut inb).expect("D receives the transcoded RTP");
             // PCMA (payload type 8) of the PCMU silence sent.
             assert_eq!((got, inb[1] & 0x7f), (172, 8));
+            let got = recv(&self.s, &mut inb).expect("the subscriber receives its copy");
+            let len = self.s_rx.unprotect_rtp(&inb[..got], &mut out).expect("the subscriber unprotects");
+            assert_eq!((len, out[12], u32::from_be_bytes([out[8], out[9], out[10], out[11]])), (172, 0x55, FORK_SSRC));
         }
         let got = recv(&self.b_rtcp, &mut inb).expect("B receives the relayed SRTCP");
         let len = self.b_rx.unprotect_rtcp(&inb[..got], &mut out).expect("B unprotects SRTCP");

@@ -7,10 +7,17 @@
 //! call without a key; both appear under their final names only when
 //! complete. A directory that fills up leaves the call's media untouched,
 //! and the failure is counted.
+//!
+//! Forking (`subscribe request`/`answer`, `unsubscribe`): subscribers get
+//! each party's packets under keys of their own, renumbered as one stream.
 
 use pcap_file::pcap::PcapReader;
 use srtpgate_ng::Value;
-use srtpgate_testkit::daemon::{one_way, srtp_call, Call, Daemon, Endpoint, LO, WAIT};
+use srtpgate_sdp::crypto::CryptoAttr;
+use srtpgate_testkit::daemon::{
+    assert_quiet, cryptos, key, one_way, recv_within, reply_sdp, result, show, srtp_call, wait_bindable, Call, Daemon,
+    Endpoint, LO, WAIT,
+};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -361,4 +368,172 @@ fn each_party_and_the_mix_as_wav() {
     let (b, _) = at_hz(&mix, rate, 0.2, 0.9, 1000.0);
     assert!(a > 0.4 && b > 0.4 && a + b > 0.95 && rms > 5000.0, "the mix: {a} at 440 Hz, {b} at 1 kHz, RMS {rms}");
     assert!(at_hz(&mix, rate, 1.1, 1.3, 440.0).1 < 1.0, "the mix during the pause");
+}
+
+/// A subscriber's SDP answer: one m-line per endpoint (`None`: rejected),
+/// each accepting `pts` with its own key `keys[i]` (none: plain RTP).
+fn subscriber_answer(ends: &[Option<&Endpoint>], proto: &str, pts: &str, keys: &[Option<CryptoAttr>]) -> String {
+    let mut s = String::from("v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=recorder\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n");
+    for (e, k) in ends.iter().zip(keys) {
+        let port = e.map_or(0, |e| e.port());
+        s.push_str(&format!("m=audio {port} {proto} {pts}\r\na=recvonly\r\n"));
+        if let Some(k) = k {
+            s.push_str(&format!("a=crypto:{k}\r\n"));
+        }
+    }
+    s
+}
+
+fn sub(command: &str, call: &str) -> Value {
+    Value::dict().with("command", command).with("call-id", call)
+}
+
+/// (sequence number, SSRC, payload) of a plain RTP packet.
+fn seq_ssrc_payload(p: &[u8]) -> (u16, u32, Vec<u8>) {
+    (u16::from_be_bytes([p[2], p[3]]), u32::from_be_bytes([p[8], p[9], p[10], p[11]]), p[12..].to_vec())
+}
+
+#[test]
+fn subscribers_get_each_party_under_their_own_keys_until_they_unsubscribe() {
+    let d = Daemon::start("subscribe", 4, &[]);
+    let id = "fork-1@10.0.0.5";
+    let mut c = srtp_call(&d, id, LO, false);
+
+    // Bad requests first: clear errors, nothing made.
+    let r = d.request(&sub("subscribe request", "no-such-call").with("flags", vec![Value::from("all")]));
+    assert_eq!(result(&r), "error", "{}", show(&r));
+    let r = d.request(&sub("unsubscribe", id).with("to-tag", "nobody"));
+    assert_eq!(r.get("error-reason").and_then(Value::as_str), Some("To-tag not found"), "{}", show(&r));
+    let r = d.request(&sub("subscribe request", id).with("from-tag", "stranger"));
+    assert_eq!(result(&r), "error", "{}", show(&r));
+
+    // A SIPREC recorder subscribes to both parties.
+    let r = d.request(&sub("subscribe request", id).with("flags", vec![Value::from("all"), Value::from("siprec")]));
+    assert_eq!(result(&r), "ok", "{}", show(&r));
+    let to_tag = r.get("to-tag").and_then(Value::as_str).expect("a to-tag").to_owned();
+    assert_eq!(to_tag.len(), 32, "a generated tag");
+    let from: Vec<&str> = match r.get("from-tags") {
+        Some(Value::List(l)) => l.iter().filter_map(Value::as_str).collect(),
+        _ => panic!("from-tags: {}", show(&r)),
+    };
+    assert_eq!(from, [c.from_tag.as_str(), c.to_tag.as_str()]);
+    let tag_medias: Vec<&str> = match r.get("tag-medias") {
+        Some(Value::List(l)) => l.iter().filter_map(|t| t.get("tag").and_then(Value::as_str)).collect(),
+        _ => panic!("tag-medias: {}", show(&r)),
+    };
+    assert_eq!(tag_medias, from, "SIPREC's tag-medias");
+    let labelled = r.get("media-labels").and_then(|l| l.get("2")).and_then(|m| m.get("tag")).and_then(Value::as_str);
+    assert_eq!(labelled, Some(c.to_tag.as_str()), "media-labels: {}", show(&r));
+    let offer = reply_sdp(&r);
+    assert_eq!(offer.media().len(), 2, "one m-line per party");
+    let mut recorder = [Endpoint::new(LO), Endpoint::new(LO)];
+    let mut mine = Vec::new();
+    for (i, m) in offer.media().iter().enumerate() {
+        assert_eq!(m.proto(), "RTP/SAVP");
+        assert_eq!(m.formats(), ["0", "8", "101"], "the party's own formats");
+        assert!(m.lines().iter().any(|l| l == "a=sendonly"), "sendonly");
+        assert!(m.lines().iter().any(|l| *l == format!("a=label:{}", i + 1)), "SIPREC's a=label");
+        let keys: Vec<CryptoAttr> = m.crypto().into_iter().map(|k| k.expect("valid a=crypto")).collect();
+        let offered = keys[0].clone();
+        // Fresh keys: none of those the relay gave the call's endpoints.
+        for k in cryptos(&c.offer_out).iter().chain(&cryptos(&c.answer_out)).chain(&[c.a_key.clone().unwrap()]) {
+            assert!(keys.iter().all(|o| o.keys[0].key_salt != k.keys[0].key_salt), "a key of the call offered");
+        }
+        recorder[i].recv_key(Some(&offered));
+        mine.push(Some(key(offered.tag, offered.suite)));
+    }
+    let ends: Vec<Option<&Endpoint>> = recorder.iter().map(Some).collect();
+    let answer = subscriber_answer(&ends, "RTP/SAVP", "0 8 101", &mine);
+    // An answer that leaves out a codec is refused: no transcoding towards
+    // a subscriber.
+    let short = subscriber_answer(&ends, "RTP/SAVP", "0 101", &mine);
+    let r = d.request(&sub("subscribe answer", id).with("to-tag", to_tag.as_str()).with("sdp", short.as_str()));
+    assert_eq!(result(&r), "error", "{}", show(&r));
+    let r = d.request(&sub("subscribe answer", id).with("to-tag", to_tag.as_str()).with("sdp", answer.as_str()));
+    assert_eq!(result(&r), "ok", "{}", show(&r));
+
+    // A second subscriber at once: the caller only, in plain RTP.
+    let r = d.request(
+        &sub("subscribe request", id)
+            .with("from-tag", c.from_tag.as_str())
+            .with("to-tag", "monitor")
+            .with("transport-protocol", "RTP/AVP"),
+    );
+    assert_eq!(result(&r), "ok", "{}", show(&r));
+    assert_eq!(r.get("from-tag").and_then(Value::as_str), Some(c.from_tag.as_str()));
+    let plain = reply_sdp(&r);
+    assert_eq!(plain.media().len(), 1);
+    assert_eq!(plain.media()[0].proto(), "RTP/AVP");
+    assert!(plain.media()[0].crypto().is_empty());
+    let monitor = Endpoint::new(LO);
+    let answer = subscriber_answer(&[Some(&monitor)], "RTP/AVP", "0 8 101", &[None]);
+    let r = d.request(&sub("subscribe answer", id).with("to-tag", "monitor").with("sdp", answer.as_str()));
+    assert_eq!(result(&r), "ok", "{}", show(&r));
+
+    // Each party's packets reach the other party as before, and a copy
+    // reaches the recorder's m-line of that party under the recorder's
+    // key, with the fork's own SSRC.
+    let mut copies: [Vec<(u16, u32, Vec<u8>)>; 2] = [Vec::new(), Vec::new()];
+    for round in 0..12 {
+        if round == 6 {
+            // The caller's phone restarts its stream (a re-INVITE, a new
+            // SSRC, another numbering): the recorder's copy runs on.
+            c.a.ssrc ^= 0x5a5a_5a5a;
+            c.a.skip(20_000);
+        }
+        let pa = c.a.send_rtp("caller");
+        assert_eq!(c.b.recv_rtp("to the callee"), pa);
+        let pb = c.b.send_rtp("callee");
+        assert_eq!(c.a.recv_rtp("to the caller"), pb);
+        for (i, p) in [(0, &pa), (1, &pb)] {
+            let got = recorder[i].recv_rtp("the recorder's copy");
+            let (seq, ssrc, payload) = seq_ssrc_payload(&got);
+            assert_eq!(payload, seq_ssrc_payload(p).2, "party {i}: the party's payload, decrypted by the recorder");
+            copies[i].push((seq, ssrc, payload));
+        }
+        let (wire, _) = recv_within(&monitor.rtp, WAIT).expect("the monitor's plain copy");
+        assert_eq!(seq_ssrc_payload(&wire).2, seq_ssrc_payload(&pa).2, "plain RTP to the monitor");
+    }
+    for (i, got) in copies.iter().enumerate() {
+        let ssrc = got[0].1;
+        assert!(ssrc != c.a.ssrc && ssrc != c.b.ssrc && got.iter().all(|g| g.1 == ssrc), "party {i}: one own SSRC");
+        for w in got.windows(2) {
+            assert_eq!(w[1].0, w[0].0.wrapping_add(1), "party {i}: sequence numbers run on");
+        }
+    }
+    assert_ne!(copies[0][0].1, copies[1][0].1, "each copy its own SSRC");
+
+    // `query` lists the subscribers and what they were sent.
+    let q = d.query(id);
+    let tags = q.get("tags").expect("tags");
+    let rec = tags.get(&to_tag).unwrap_or_else(|| panic!("the recorder in tags: {}", show(&q)));
+    let medias = match rec.get("medias") {
+        Some(Value::List(l)) => l,
+        _ => panic!("{}", show(&q)),
+    };
+    assert_eq!(medias.len(), 2);
+    for m in medias {
+        assert_eq!(m.get("packets sent").and_then(Value::as_int), Some(12), "{}", show(&q));
+    }
+    let subscribers = tags.get(&c.from_tag).and_then(|t| t.get("subscribers")).expect("the caller's subscribers");
+    assert!(matches!(subscribers, Value::List(l) if l.len() == 2), "{}", show(&q));
+
+    // Unsubscribed: the recorder gets nothing more, its ports are free,
+    // the call and the other subscriber go on.
+    let ports: Vec<u16> = offer.media().iter().map(|m| m.port()).collect();
+    let r = d.request(&sub("unsubscribe", id).with("to-tag", to_tag.as_str()));
+    assert_eq!(result(&r), "ok", "{}", show(&r));
+    for p in ports {
+        wait_bindable(LO, p);
+    }
+    let pa = c.a.send_rtp("caller");
+    assert_eq!(c.b.recv_rtp("to the callee"), pa);
+    assert!(recv_within(&monitor.rtp, WAIT).is_some(), "the monitor still gets its copy");
+    for r in &recorder {
+        assert_quiet(&r.rtp, "an unsubscribed recorder");
+    }
+    // `delete` ends the other subscription with the call.
+    let monitor_port = plain.media()[0].port();
+    d.delete(id);
+    wait_bindable(LO, monitor_port);
 }

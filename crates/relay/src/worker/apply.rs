@@ -2,6 +2,7 @@
 //! rounds.
 
 use super::command::{Cmd, LegConfig, LegState, Moved};
+use super::fork::{Fork, ForkKey};
 use super::packet::token;
 use super::shard::Shard;
 use super::stream::{CallKey, Leg};
@@ -121,8 +122,34 @@ where
                     }
                 }
             }
+            Cmd::AddFork { call, stream, party, fork } => match self.streams.leg_mut(call, stream, party) {
+                Some((_, d)) => d.forks.push(Fork::new(fork)),
+                None => tracing::warn!(call, stream, "a fork of a stream this worker does not hold"),
+            },
+            Cmd::ConfigureFork { call, fork, config } => {
+                if let Some(f) = self.fork_mut(call, fork) {
+                    f.configure(*config);
+                }
+            }
+            Cmd::RemoveFork { call, fork } => {
+                for s in self.streams.iter_mut().filter(|s| s.call == call) {
+                    for d in &mut s.legs {
+                        d.forks.retain(|f| f.key != fork);
+                    }
+                }
+            }
             Cmd::Stop => {}
         }
+    }
+
+    /// Fork `fork` of call `call`, on whichever leg it copies.
+    fn fork_mut(&mut self, call: CallKey, fork: ForkKey) -> Option<&mut Fork<E>> {
+        self.streams
+            .iter_mut()
+            .filter(|s| s.call == call)
+            .flat_map(|s| s.legs.iter_mut())
+            .flat_map(|d| d.forks.iter_mut())
+            .find(|f| f.key == fork)
     }
 }
 

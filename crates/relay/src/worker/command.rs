@@ -2,6 +2,7 @@
 //! carry (a leg's sockets and configuration, where its contexts stand, a
 //! call on its way to another worker).
 
+use super::fork::{ForkConfig, ForkKey, ForkSockets};
 use super::stream::{CallKey, Stream};
 use crate::io::Wake;
 use crate::stats::LegStats;
@@ -107,6 +108,14 @@ pub enum Cmd<E: Engine> {
     /// Copy what the endpoints of every stream of a call send, once
     /// authenticated, to the recorder (`on`), or stop.
     Record { call: CallKey, on: bool },
+    /// A subscriber's copy of what `party` sends on `stream` (rtpengine's
+    /// `subscribe`): its sockets; nothing is copied until
+    /// [`Cmd::ConfigureFork`].
+    AddFork { call: CallKey, stream: usize, party: usize, fork: ForkSockets },
+    /// Where a fork's copies go, under which key and SSRC.
+    ConfigureFork { call: CallKey, fork: ForkKey, config: Box<ForkConfig<E>> },
+    /// Stop a fork and close its sockets.
+    RemoveFork { call: CallKey, fork: ForkKey },
     /// Leave the loop.
     Stop,
 }

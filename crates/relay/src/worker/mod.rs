@@ -24,10 +24,12 @@
 //! | `transcode.rs` | the transcode stage |
 //! | `signal.rs` | STUN/DTLS datagrams for the control thread |
 //! | `tap.rs` | recorded calls' packets for the recorder |
+//! | `fork.rs` | subscribers' copies of a party's packets |
 //! | `lent.rs` | the buffers both travel in |
 
 mod apply;
 mod command;
+mod fork;
 mod lent;
 mod packet;
 mod round;
@@ -39,6 +41,7 @@ mod tap;
 mod transcode;
 
 pub use command::{Cmd, LegConfig, LegSockets, LegState, Moved, Mover};
+pub use fork::{ForkConfig, ForkKey, ForkSockets};
 pub use lent::Lent;
 pub use round::MAX_LOOP_PACKETS;
 pub use signal::{Signal, SIGNAL_BUFS};

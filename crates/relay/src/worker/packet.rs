@@ -30,6 +30,9 @@ pub(super) struct Pkt {
     pub prep: Option<Prepared>,
     /// What became of it so far.
     pub fate: Fate,
+    /// A subscriber's copy: the index of its fork on the leg it came from
+    /// (it leaves by the fork, not by the other leg).
+    pub fork: Option<u8>,
 }
 
 /// What becomes of a packet in a round: one of these, never two.
@@ -68,6 +71,7 @@ impl Pkt {
             sent_ns: 0,
             prep: None,
             fate: Fate::Forward,
+            fork: None,
         }
     }
 

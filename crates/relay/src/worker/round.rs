@@ -5,7 +5,7 @@
 //! |---|---|
 //! | [`receive`](Shard::receive) | a datagram becomes a packet: its stream by the socket's token (on a BUNDLE transport, the member stream by payload type or SSRC), STUN and DTLS handed to the control thread, RTP or RTCP |
 //! | [`unprotect`](Shard::unprotect) | the source and the leg checked, then one engine batch with each receiving leg's context, then the commit |
-//! | [`route`] | the authenticated packet: its sequence number for the leg's loss, its source latched |
+//! | [`route`] | the authenticated packet: its sequence number for the leg's loss, its source latched; a copy to the recorder and one per subscriber ([`fork::copy`]) |
 //! | [`transcode`](Shard::transcode) | (streams with a codec) decoded and encoded: one packet, several or none |
 //! | [`protect`](Shard::protect) | hold and mute, a destination, the mid extension; one engine batch with each sending leg's context, then the commit |
 //! | [`send`](Shard::send) | by the backend, in runs of packets that leave by one socket |
@@ -15,8 +15,10 @@
 //! step (`route`, `check_and_prepare`, `prepare_protect`) with the packet.
 //! Packets of transcoded streams wait in a queue of their own: the others
 //! of the round are protected and sent first, so a slow codec does not
-//! delay another call's packets beyond its own round.
+//! delay another call's packets beyond its own round. Subscribers' copies
+//! go last, through the same protect, send and release.
 
+use super::fork;
 use super::packet::{add_mid_extension, classify, token, untoken, Fate, Pkt};
 use super::shard::Shard;
 use super::signal::Signal;
@@ -26,9 +28,13 @@ use crate::pool::{Buf, Pool};
 use crate::stats::{Drop, HELD, MUTED};
 use crate::sys::{self, BATCH};
 use srtp::header::{RtcpHeader, RtpHeader};
-use srtp::{Engine, Job, Kind, Op, Outcome};
+use srtp::{Context, Engine, Job, Kind, Op, Outcome};
 use std::net::SocketAddr;
 use std::os::fd::{AsRawFd, RawFd};
+
+/// The token of a socket the backend does not hold (a fork's): sent as a
+/// plain datagram by its descriptor.
+const NO_TOKEN: u32 = u32::MAX;
 
 /// Most packets one round can handle (one engine batch); the configured
 /// batch is at most this.
@@ -45,6 +51,8 @@ pub(super) struct Queues<K: 'static> {
     coded: Vec<Pkt>,
     /// What the transcoders made of them, in each stream's order.
     transcoded: Vec<Pkt>,
+    /// Subscribers' copies of the round's packets (forks).
+    forked: Vec<Pkt>,
     /// The engine batch (its allocation kept from step to step).
     jobs: Vec<Job<'static, K>>,
 }
@@ -56,6 +64,7 @@ impl<K: 'static> Queues<K> {
             relayed: Vec::with_capacity(MAX_LOOP_PACKETS),
             coded: Vec::with_capacity(MAX_LOOP_PACKETS),
             transcoded: Vec::with_capacity(MAX_LOOP_PACKETS),
+            forked: Vec::with_capacity(MAX_LOOP_PACKETS),
             jobs: Vec::with_capacity(MAX_LOOP_PACKETS),
         }
     }
@@ -74,12 +83,14 @@ where
         if q.relayed.is_empty() && q.coded.is_empty() {
             return;
         }
-        self.unprotect(&mut q.relayed, &mut q.coded, &mut q.jobs);
+        self.unprotect(&mut q.relayed, &mut q.coded, &mut q.forked, &mut q.jobs);
         self.forward(&mut q.relayed, &mut q.jobs);
         if !q.coded.is_empty() {
             self.transcode(&mut q.coded, &mut q.transcoded);
             self.forward(&mut q.transcoded, &mut q.jobs);
         }
+        // The subscribers' copies leave after the call's own packets.
+        self.forward(&mut q.forked, &mut q.jobs);
     }
 
     /// Protect, send, release: the rest of the way of the packets in `pkts`.
@@ -173,8 +184,15 @@ where
 
     /// Unprotect: each packet checked against its leg and prepared, then
     /// both queues' packets as one engine batch, then each committed and
-    /// routed.
-    fn unprotect(&mut self, relayed: &mut [Pkt], coded: &mut [Pkt], jobs: &mut Vec<Job<'static, E::Keys>>) {
+    /// routed, copied to the recorder when the call records and into
+    /// `forked` for the leg's subscribers.
+    fn unprotect(
+        &mut self,
+        relayed: &mut [Pkt],
+        coded: &mut [Pkt],
+        forked: &mut Vec<Pkt>,
+        jobs: &mut Vec<Job<'static, E::Keys>>,
+    ) {
         for p in relayed.iter_mut().chain(coded.iter_mut()) {
             if p.fate.is_dropped() {
                 continue;
@@ -195,6 +213,10 @@ where
                 if let (true, Some(tap)) = (s.record, self.tap.as_mut()) {
                     self.stats.recorded(tap.copy(s.call, s.index, p));
                 }
+                let leg = &mut s.legs[p.party as usize];
+                if !leg.forks.is_empty() {
+                    fork::copy(p, leg, &mut self.pool, forked);
+                }
             }
         }
     }
@@ -206,9 +228,10 @@ where
             if p.fate != Fate::Forward {
                 continue;
             }
-            match self.streams.get_mut(p.slot) {
-                Some(s) => prepare_protect(p, s, &mut self.pool),
-                None => p.fate = Fate::Dropped(Drop::Other),
+            match (self.streams.get_mut(p.slot), p.fork) {
+                (Some(s), None) => prepare_protect(p, s, &mut self.pool),
+                (Some(s), Some(f)) => prepare_fork(p, s, f, &mut self.pool),
+                (None, _) => p.fate = Fate::Dropped(Drop::Other),
             }
         }
         self.transform(Op::Protect, [pkts, &mut []], jobs);
@@ -225,7 +248,7 @@ where
             let (Some(prep), false) = (p.prep.as_ref(), p.fate.is_dropped()) else { continue };
             let ctx = streams.get(p.slot).and_then(|s| match op {
                 Op::Unprotect => s.legs[p.party as usize].rx.as_ref(),
-                Op::Protect => s.legs[p.other()].tx.as_ref(),
+                Op::Protect => sealer(s, p),
             });
             let out: Option<&mut Buf> = if p.in_b { p.b.as_mut() } else { Some(&mut p.a) };
             let (Some(ctx), Some(out)) = (ctx, out) else {
@@ -257,7 +280,7 @@ where
             let Some(s) = self.streams.get_mut(p.slot) else { continue };
             let ctx = match op {
                 Op::Unprotect => s.legs[p.party as usize].rx.as_mut(),
-                Op::Protect => s.legs[p.other()].tx.as_mut(),
+                Op::Protect => sealer_mut(s, p),
             };
             let Some(ctx) = ctx else { continue };
             let out: &[u8] = if p.in_b { p.b.as_deref().unwrap_or(&[]) } else { &p.a };
@@ -352,6 +375,12 @@ where
             return None;
         }
         let s = self.streams.get(p.slot)?;
+        if let Some(f) = p.fork {
+            // A subscriber's copy leaves by its fork's socket, which the
+            // backend does not hold (no token: sent as a datagram).
+            let f = s.legs[p.party as usize].forks.get(f as usize)?;
+            return Some((NO_TOKEN, f.rtp.as_raw_fd(), f.peer?));
+        }
         let other = p.other();
         let o = &s.legs[other];
         if let Some(ps) = o.bundle_slot {
@@ -371,14 +400,30 @@ where
     /// the leg it came from), and its buffers returned to the pool.
     fn release(&mut self, pkts: &mut Vec<Pkt>) {
         for mut p in pkts.drain(..) {
-            match p.fate {
-                Fate::Dropped(why) => {
+            match (p.fate, p.fork) {
+                (Fate::Dropped(why), Some(f)) => {
+                    if let Some(f) =
+                        self.streams.get(p.slot).and_then(|s| s.legs[p.party as usize].forks.get(f as usize))
+                    {
+                        f.stats.dropped(why);
+                    }
+                    self.stats.total.dropped(why);
+                }
+                (Fate::Sent, Some(f)) => {
+                    if let Some(f) =
+                        self.streams.get(p.slot).and_then(|s| s.legs[p.party as usize].forks.get(f as usize))
+                    {
+                        f.stats.sent(p.len);
+                    }
+                    self.stats.total.sent(p.len);
+                }
+                (Fate::Dropped(why), None) => {
                     if let Some(s) = self.streams.get(p.slot) {
                         s.legs[p.party as usize].stats.dropped(why);
                     }
                     self.stats.total.dropped(why);
                 }
-                Fate::Sent => {
+                (Fate::Sent, None) => {
                     let delay = p.sent_ns.saturating_sub(p.rx_ns);
                     if let Some(s) = self.streams.get(p.slot) {
                         s.legs[p.other()].stats.sent(p.len);
@@ -387,7 +432,7 @@ where
                     self.stats.total.sent(p.len);
                     self.stats.delay(delay);
                 }
-                Fate::Forward | Fate::Absorbed => {}
+                (Fate::Forward | Fate::Absorbed, _) => {}
             }
             self.pool.put(std::mem::take(&mut p.a));
             if let Some(b) = p.b.take() {
@@ -501,28 +546,67 @@ fn prepare_protect<E: Engine>(p: &mut Pkt, s: &mut Stream<E>, pool: &mut Pool) {
         }
     }
     let Some(ctx) = o.tx.as_mut() else { return };
+    if let Err(Some(srtp::Error::NotReserved { ssrc, index })) = seal(p, ctx, pool) {
+        o.wanted = Some((ssrc, index, p.kind == Kind::Rtcp));
+    }
+}
+
+/// Protect's first step for a subscriber's copy: its fork answered, then
+/// the SRTP prepare with the fork's context (a plain fork sends the copy as
+/// it is).
+fn prepare_fork<E: Engine>(p: &mut Pkt, s: &mut Stream<E>, fork: u8, pool: &mut Pool) {
+    let Some(f) = s.legs[p.party as usize].forks.get_mut(fork as usize).filter(|f| f.peer.is_some()) else {
+        p.fate = Fate::Dropped(Drop::NoDestination);
+        return;
+    };
+    if let Some(ctx) = f.tx.as_mut() {
+        let _ = seal(p, ctx, pool);
+    }
+}
+
+/// The SRTP prepare of `p` with the sending context `ctx`, from its
+/// current buffer into the other (taken from the pool when it has none).
+/// On failure the packet is dropped, and the SRTP error (none: no buffer)
+/// returned.
+fn seal<E: Engine>(p: &mut Pkt, ctx: &mut Context<E>, pool: &mut Pool) -> Result<(), Option<srtp::Error>> {
     if p.b.is_none() {
         match pool.take() {
             Some(b) => p.b = Some(b),
             None => {
                 p.fate = Fate::Dropped(Drop::PoolExhausted);
-                return;
+                return Err(None);
             }
         }
     }
-    let Pkt { a, b: Some(b), in_b, len, kind, .. } = p else { return };
+    let Pkt { a, b: Some(b), in_b, len, kind, .. } = p else { return Err(None) };
     let (src, dst): (&[u8], &mut [u8]) = if *in_b { (&b[..*len], &mut a[..]) } else { (&a[..*len], &mut b[..]) };
     match ctx.prepare(*kind, Op::Protect, src, dst) {
         Ok(prep) => {
             p.prep = Some(prep);
             p.in_b = !p.in_b;
+            Ok(())
         }
         Err(e) => {
-            if let srtp::Error::NotReserved { ssrc, index } = e {
-                o.wanted = Some((ssrc, index, *kind == Kind::Rtcp));
-            }
             p.fate = Fate::Dropped(Drop::of(&e));
+            Err(Some(e))
         }
+    }
+}
+
+/// The context that protects packet `p` on its way out: the other leg's,
+/// or its fork's for a subscriber's copy.
+fn sealer<'s, E: Engine>(s: &'s Stream<E>, p: &Pkt) -> Option<&'s Context<E>> {
+    match p.fork {
+        None => s.legs[p.other()].tx.as_ref(),
+        Some(f) => s.legs[p.party as usize].forks.get(f as usize)?.tx.as_ref(),
+    }
+}
+
+/// [`sealer`], to commit with.
+fn sealer_mut<'s, E: Engine>(s: &'s mut Stream<E>, p: &Pkt) -> Option<&'s mut Context<E>> {
+    match p.fork {
+        None => s.legs[p.other()].tx.as_mut(),
+        Some(f) => s.legs[p.party as usize].forks.get_mut(f as usize)?.tx.as_mut(),
     }
 }
 

@@ -79,6 +79,8 @@ pub(super) struct Leg<E: Engine> {
     pub wanted: Option<(u32, u64, bool)>,
     /// [`crate::worker::LegConfig::tx_key`] of `tx`.
     pub tx_key: u64,
+    /// Subscribers' copies of what this leg's party sends.
+    pub forks: Vec<super::fork::Fork<E>>,
 }
 
 impl<E: Engine> Leg<E> {
@@ -110,6 +112,7 @@ impl<E: Engine> Leg<E> {
             mid_ext: None,
             wanted: None,
             tx_key: 0,
+            forks: Vec::new(),
         }
     }
 

@@ -186,6 +186,29 @@ where
             }
             Command::Latch { worker, call, stream, party, peer } => (worker, Cmd::Latch { call, stream, party, peer }),
             Command::Record { worker, call, on } => (worker, Cmd::Record { call, on }),
+            Command::AddFork { worker, call, stream, party, fork, port, stats } => {
+                let Some(p) = self.pending.remove(&port) else {
+                    tracing::error!(call, stream, "a fork whose port pair was not bound");
+                    return None;
+                };
+                let fork = worker::ForkSockets { key: fork, rtp: p.rtp, rtcp: p.rtcp, stats };
+                (worker, Cmd::AddFork { call, stream, party, fork })
+            }
+            Command::ConfigureFork { worker, call, fork, setup } => {
+                let tx = match setup.tx.map(|k| self.context(k, true)).transpose() {
+                    Ok(tx) => tx,
+                    Err(e) => {
+                        // The fork stays unanswered: nothing is copied, never
+                        // sent in clear.
+                        tracing::error!(call, fork, "a subscriber's SRTP context not made: {e}");
+                        return None;
+                    }
+                };
+                let config =
+                    worker::ForkConfig { peer: setup.peer, tx, ssrc: setup.ssrc, clock_rate: setup.clock_rate };
+                (worker, Cmd::ConfigureFork { call, fork, config: Box::new(config) })
+            }
+            Command::RemoveFork { worker, call, fork } => (worker, Cmd::RemoveFork { call, fork }),
             Command::Send { worker, call, stream, party, to, data } => {
                 (worker, Cmd::Send { call, stream, party, to, data })
             }
