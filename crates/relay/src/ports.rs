@@ -10,6 +10,8 @@ use socket2::{Domain, Protocol, Socket, Type};
 use std::collections::BTreeSet;
 use std::io;
 use std::net::{IpAddr, SocketAddr, UdpSocket};
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::Arc;
 
 /// A bound RTP/RTCP socket pair.
 #[derive(Debug)]
@@ -28,13 +30,15 @@ pub struct PortPair {
 pub enum PortError {
     /// The media sockets' share of the open-file limit is used up.
     #[error(
-        "open-file limit reached: {pairs} port pairs hold the {budget} files set aside for media sockets \
-         (RLIMIT_NOFILE {limit}); each relayed stream takes 4; raise the limit (LimitNOFILE= in the systemd unit, \
-         `ulimit -n`)"
+        "open-file limit reached: {pairs} port pairs and {recording} recording files hold the {budget} files \
+         set aside for media (RLIMIT_NOFILE {limit}); each relayed stream takes 4; raise the limit \
+         (LimitNOFILE= in the systemd unit, `ulimit -n`)"
     )]
     Budget {
         /// Pairs in use.
         pairs: usize,
+        /// Files the recorder holds.
+        recording: usize,
         /// Files media may hold.
         budget: usize,
         /// The process's open-file limit.
@@ -96,12 +100,16 @@ pub struct PortSet {
     ranges: Vec<Ports>,
     /// Most files the media sockets may hold (`None`: no cap but the kernel's).
     pub fd_budget: Option<usize>,
+    /// Files held under the same budget outside the media sockets (the
+    /// recorder's open recordings), counted by their holder: a recorded
+    /// call's files leave fewer for new streams.
+    pub elsewhere: Arc<AtomicUsize>,
 }
 
 impl PortSet {
     /// One range per interface, in the interfaces' order.
     pub fn new(ranges: Vec<Ports>) -> PortSet {
-        PortSet { ranges, fd_budget: None }
+        PortSet { ranges, fd_budget: None, elsewhere: Arc::new(AtomicUsize::new(0)) }
     }
 
     /// Pairs in every range.
@@ -133,11 +141,18 @@ impl PortSet {
         }
     }
 
+    /// Files left under the budget: what the media sockets and the files
+    /// held elsewhere leave (`None`: no budget).
+    pub fn free_files(&self) -> Option<usize> {
+        let used = 2 * self.in_use() + self.elsewhere.load(Relaxed);
+        self.fd_budget.map(|b| b.saturating_sub(used))
+    }
+
     fn check_budget(&self) -> Result<(), PortError> {
-        let pairs = self.in_use();
+        let (pairs, recording) = (self.in_use(), self.elsewhere.load(Relaxed));
         match self.fd_budget {
-            Some(budget) if 2 * (pairs + 1) > budget => {
-                Err(PortError::Budget { pairs, budget, limit: crate::sys::nofile_limit().0 })
+            Some(budget) if 2 * (pairs + 1) + recording > budget => {
+                Err(PortError::Budget { pairs, recording, budget, limit: crate::sys::nofile_limit().0 })
             }
             _ => Ok(()),
         }
@@ -315,11 +330,19 @@ mod tests {
         for k in 0..2 {
             let e = set.allocate(k, ip).expect_err("over the budget");
             assert!(matches!(e, PortError::Budget { pairs: 2, budget: 5, .. }), "{e}");
-            assert!(e.to_string().starts_with("open-file limit reached: 2 port pairs hold the 5 files"), "{e}");
+            assert!(
+                e.to_string().starts_with("open-file limit reached: 2 port pairs and 0 recording files hold the 5"),
+                "{e}"
+            );
         }
         assert_eq!((set.in_use(), set.capacity()), (2, 8));
         set.release(1, _b.port);
-        assert_eq!(set.in_use(), 1);
+        assert_eq!((set.in_use(), set.free_files()), (1, Some(3)));
+        // Files the recorder holds count too: one left, no room for a pair.
+        set.elsewhere.store(2, std::sync::atomic::Ordering::Relaxed);
+        assert_eq!(set.free_files(), Some(1));
+        let e = set.allocate(1, ip).expect_err("the recorder's files leave no room");
+        assert!(matches!(e, PortError::Budget { pairs: 1, recording: 2, .. }), "{e}");
     }
 
     #[test]

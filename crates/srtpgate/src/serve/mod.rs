@@ -333,7 +333,7 @@ where
     control.recorder = cfg
         .recording
         .as_ref()
-        .map(|r| recorder::Recorder::start(r, tap_rx, control.table.codecs().clone()))
+        .map(|r| recorder::Recorder::start(r, tap_rx, control.table.codecs().clone(), control.plane.files_elsewhere()))
         .transpose()?;
     if let Some(r) = &cfg.redis {
         let (store, loaded) = redis_store::Store::open(r)?;

@@ -42,6 +42,9 @@ pub trait Plane: Resources + Send {
     fn ports(&self) -> (usize, usize);
     /// Caps the files media sockets may hold (see [`PortSet::fd_budget`]).
     fn set_fd_budget(&mut self, files: usize);
+    /// The count of files held under the same budget by others (the
+    /// recorder), see [`PortSet::elsewhere`].
+    fn files_elsewhere(&self) -> Arc<std::sync::atomic::AtomicUsize>;
 }
 
 /// The media workers, their engine and the interfaces' port ranges.
@@ -270,7 +273,7 @@ where
         }
         let secs = span.as_secs_f64();
         let workers = self.workers.len().max(1) as f64;
-        let files = self.ports.fd_budget.map(|b| b.saturating_sub(2 * self.ports.in_use()));
+        let files = self.ports.free_files();
         let load = Load {
             busy: (busy_ns.saturating_sub(last.busy_ns) as f64 / 1e9 / secs / workers).clamp(0.0, 1.0),
             bytes_per_s: (bytes_in.saturating_sub(last.bytes_in) as f64 / secs) as u64,
@@ -338,6 +341,10 @@ where
 
     fn ports(&self) -> (usize, usize) {
         (self.ports.in_use(), self.ports.capacity())
+    }
+
+    fn files_elsewhere(&self) -> Arc<std::sync::atomic::AtomicUsize> {
+        self.ports.elsewhere.clone()
     }
 
     fn set_fd_budget(&mut self, files: usize) {

@@ -16,7 +16,10 @@
 //!
 //! Each is written under a hidden temporary name in its final directory
 //! and renamed when the recording stops, so that a file with the final name
-//! is complete. The workers never wait for this thread: each hands its
+//! is complete. Completing a recording (the WAVs padded and mixed, the
+//! metadata written, the renames) runs on a thread of its own, so that
+//! many calls ending at once do not keep the writer from the workers'
+//! queues. The workers never wait for either thread: each hands its
 //! copies over through its own bounded queue and drops (and counts) what
 //! does not fit. A file that cannot be created or written is logged and
 //! counted; the call's media goes on.
@@ -31,7 +34,7 @@ use srtpgate_calls::{CallKey, RecorderEvent};
 use srtpgate_codec::Registry;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime};
@@ -82,10 +85,13 @@ impl Recorder {
     /// Checks that the directory can be written (it is made if missing),
     /// then starts the thread over the workers' queues `taps`, decoding
     /// audio with `codecs`.
+    /// `files` counts the files the recorder holds open, for the daemon's
+    /// open-file budget.
     pub fn start(
         cfg: &RecordingConfig,
         taps: Vec<Receiver<Tapped>>,
         codecs: Arc<Registry>,
+        files: Arc<AtomicUsize>,
     ) -> Result<Recorder, String> {
         let dir = &cfg.dir;
         std::fs::create_dir_all(dir).map_err(|e| format!("recording-dir {}: cannot create: {e}", dir.display()))?;
@@ -95,6 +101,22 @@ impl Recorder {
             .map_err(|e| format!("recording-dir {}: cannot write: {e}", dir.display()))?;
         let (tx, rx) = crossbeam_channel::unbounded();
         let stats = Arc::new(RecorderStats::default());
+        let finisher = Finisher {
+            link: if cfg.eth { LINKTYPE_ETHERNET } else { LINKTYPE_RAW },
+            single: cfg.single,
+            mixed: cfg.mixed,
+            stats: stats.clone(),
+            files: files.clone(),
+        };
+        let (done_tx, done_rx) = crossbeam_channel::unbounded::<Done>();
+        let finishing = std::thread::Builder::new()
+            .name("recorder-done".into())
+            .spawn(move || {
+                for d in done_rx {
+                    finisher.complete(d.open, d.discard, d.at);
+                }
+            })
+            .map_err(|e| format!("cannot start the recorder's completion thread: {e}"))?;
         let writer = Writer {
             link: if cfg.eth { LINKTYPE_ETHERNET } else { LINKTYPE_RAW },
             single: cfg.single,
@@ -102,6 +124,9 @@ impl Recorder {
             codecs,
             open: HashMap::new(),
             stats: stats.clone(),
+            files,
+            done: Some(done_tx),
+            finishing: Some(finishing),
         };
         let join = std::thread::Builder::new()
             .name("recorder".into())
@@ -199,6 +224,9 @@ struct Open {
     ip_id: u16,
     /// Each party's audio of the audio streams: (m-line, party, track).
     tracks: Vec<(usize, usize, audio::Track)>,
+    /// Files it holds open (counted in the daemon's open-file budget until
+    /// it is completed).
+    files: usize,
 }
 
 struct Writer {
@@ -209,6 +237,40 @@ struct Writer {
     codecs: Arc<Registry>,
     open: HashMap<CallKey, Open>,
     stats: Arc<RecorderStats>,
+    /// Files the recorder holds open, counted in the media sockets'
+    /// open-file budget too (`PortSet::elsewhere`).
+    files: Arc<AtomicUsize>,
+    /// Stopped recordings on their way to the completion thread, and that
+    /// thread (joined when the writer ends, after the last is sent).
+    done: Option<Sender<Done>>,
+    finishing: Option<JoinHandle<()>>,
+}
+
+/// A stopped recording for the completion thread.
+struct Done {
+    open: Open,
+    discard: bool,
+    at: SystemTime,
+}
+
+/// The completion thread's part: what completing a recording needs.
+struct Finisher {
+    link: u32,
+    single: bool,
+    mixed: bool,
+    stats: Arc<RecorderStats>,
+    files: Arc<AtomicUsize>,
+}
+
+impl Drop for Writer {
+    /// The completion thread finishes what it was given before the writer
+    /// is gone.
+    fn drop(&mut self) {
+        self.done.take();
+        if let Some(j) = self.finishing.take() {
+            let _ = j.join();
+        }
+    }
 }
 
 impl Writer {
@@ -312,6 +374,8 @@ impl Writer {
         tracing::info!(call_id = info.call_id.as_str(), "recording to {}.pcap", base.display());
         let tracks = if self.single || self.mixed { self.tracks(&base, &info, &mut errors) } else { Vec::new() };
         self.stats.open.fetch_add(1, Relaxed);
+        let files = usize::from(pcap.is_some()) + tracks.len();
+        self.files.fetch_add(files, Relaxed);
         let open = Open {
             base,
             pcap,
@@ -324,11 +388,12 @@ impl Writer {
             errors,
             ip_id: 0,
             tracks,
+            files,
         };
         if let Some(old) = self.open.insert(call, open) {
             // Not from the table (it stops a recording before it starts
             // another): completed all the same.
-            self.complete(old, false, SystemTime::now());
+            self.hand_over(old, false, SystemTime::now());
         }
     }
 
@@ -416,6 +481,21 @@ impl Writer {
         }
     }
 
+    fn stop(&mut self, call: CallKey, discard: bool, at: SystemTime) {
+        if let Some(open) = self.open.remove(&call) {
+            self.hand_over(open, discard, at);
+        }
+    }
+
+    /// Hands a stopped recording to the completion thread.
+    fn hand_over(&self, open: Open, discard: bool, at: SystemTime) {
+        if let Some(tx) = &self.done {
+            let _ = tx.send(Done { open, discard, at });
+        }
+    }
+}
+
+impl Finisher {
     /// Completes the audio of a recording stopped at `at`: each party's
     /// track padded to the recording's length, each stream's two mixed,
     /// the files renamed (the parties' only with `single`); the files made
@@ -489,15 +569,16 @@ impl Writer {
         (files, errors)
     }
 
-    fn stop(&mut self, call: CallKey, discard: bool, at: SystemTime) {
-        if let Some(o) = self.open.remove(&call) {
-            self.complete(o, discard, at);
-        }
-    }
-
     /// Closes a recording's files: renamed to their final names, or
     /// deleted when `discard`.
-    fn complete(&mut self, mut o: Open, discard: bool, at: SystemTime) {
+    fn complete(&self, o: Open, discard: bool, at: SystemTime) {
+        let files = o.files;
+        self.close(o, discard, at);
+        self.files.fetch_sub(files, Relaxed);
+    }
+
+    /// [`Finisher::complete`]'s work, the files closed once it returns.
+    fn close(&self, mut o: Open, discard: bool, at: SystemTime) {
         self.stats.open.fetch_sub(1, Relaxed);
         let call_id = o.info.call_id.clone();
         let pcap_part = part_of(&o.base, "pcap");
