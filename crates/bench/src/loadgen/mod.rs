@@ -142,6 +142,11 @@ pub struct LoadgenArgs {
     /// Codec plugins for --codec and --transcode-to.
     #[arg(long = "codec-plugin-dir", env = "SRTPGATE_CODEC_PLUGIN_DIR")]
     pub codec_plugin_dir: Option<std::path::PathBuf>,
+    /// Every offer asks the relay to record the call (`record call: yes`,
+    /// as Kamailio's `record-call=yes`); the relay needs a recording
+    /// directory.
+    #[arg(long)]
+    pub record_call: bool,
     /// The relay's process (when known: a sweep started it), for its CPU
     /// time; otherwise found through the NG port in /proc.
     #[arg(skip)]
@@ -512,7 +517,8 @@ pub fn run_load(args: &LoadgenArgs) -> Result<serde_json::Value, String> {
         let sub = (t.serial as usize * 2) % subscribers;
         let g = &groups[i % threads];
         let legs = (&g.tx, &g.rx, g.browser.as_ref());
-        match setup_call(ng, &call_id, i / threads, sub, args.local, &g.ports, suite, legs, audio.as_deref()) {
+        let record = args.record_call;
+        match setup_call(ng, &call_id, i / threads, sub, args.local, &g.ports, suite, legs, audio.as_deref(), record) {
             Ok(callee_suite) => {
                 t.setups += 1;
                 if !t.callee_suites.contains(&callee_suite) {
@@ -893,6 +899,7 @@ fn setup_call(
     suite: Suite,
     (tx, rx, browser): (&Sender<TxMsg>, &Sender<RxLeg>, Option<&webrtc::Browser>),
     audio: Option<&Audio>,
+    record: bool,
 ) -> Result<Suite, String> {
     let a_key = CryptoAttr::generate(1, suite, &mut OsRng.unwrap_err());
     let mut offer = Value::dict()
@@ -905,6 +912,9 @@ fn setup_call(
         .with("replace", vec![Value::from("origin"), Value::from("session-connection")]);
     if let Some(b) = browser {
         offer = webrtc::Browser::offer_options(offer.with("sdp", b.offer_sdp(2 * i as u64, ip, ports[0])));
+    }
+    if record {
+        offer.insert("record call", "yes");
     }
     if let Some(a) = audio.filter(|a| a.transcode) {
         offer = offer.with(

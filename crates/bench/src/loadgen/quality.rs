@@ -168,6 +168,7 @@ pub fn run(args: QualityArgs) -> Result<(), String> {
         Suite::AES_CM_128_HMAC_SHA1_80,
         (&tx, &rx, None),
         Some(&audio),
+        false,
     )?;
     let mut txl: Vec<Box<super::TxLeg>> = Vec::new();
     while let Ok(TxMsg::Add(l)) = tx_rx.try_recv() {

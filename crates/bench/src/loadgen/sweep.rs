@@ -20,9 +20,10 @@ pub struct SweepArgs {
     pub counts: String,
     /// Relay configurations, comma-separated: `srtpgate:ENGINE:WORKERS`
     /// (ENGINE cpu, gpu or auto; `:busy` appended for `--busy-poll`, `:sockets`
-    /// `:uring` or `:xdp` for `--io`),
-    /// `rtpengine:THREADS`, or `ng:ADDR:PORT` for
-    /// a relay that is already running.
+    /// `:uring` or `:xdp` for `--io`, `:rec` to record every call as pcap,
+    /// `:rec-wav` as pcap and WAVs),
+    /// `rtpengine:THREADS` (`:rec`: rtpengine's pcap recording), or
+    /// `ng:ADDR:PORT` for a relay that is already running.
     #[arg(long, default_value = "srtpgate:cpu:1")]
     pub configs: String,
     /// Seconds of measurement per count.
@@ -164,6 +165,15 @@ pub fn parse_cpus(s: &str) -> Result<Vec<usize>, String> {
     Ok(out)
 }
 
+/// What a recording configuration writes per call.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Recording {
+    /// The decrypted pcap and the metadata JSON.
+    Pcap,
+    /// Those and a WAV per party and a mixed one.
+    PcapWav,
+}
+
 /// A relay configuration of the sweep.
 #[derive(Clone, Debug, PartialEq)]
 pub enum RelaySpec {
@@ -177,11 +187,15 @@ pub enum RelaySpec {
         busy: bool,
         /// I/O backend (`--io`; `None`: the relay's default).
         io: Option<String>,
+        /// Every call recorded.
+        record: Option<Recording>,
     },
     /// rtpengine (userspace) with this many media threads.
     Rtpengine {
         /// Threads.
         threads: usize,
+        /// Every call recorded (`--recording-method=pcap`).
+        record: bool,
     },
     /// A relay already listening for NG here.
     Ng(SocketAddr),
@@ -194,17 +208,24 @@ impl RelaySpec {
         let num = |v: &str| v.parse::<usize>().map_err(|_| format!("config {s:?}: {v:?} is not a number"));
         match parts.as_slice() {
             ["srtpgate", engine, workers, opts @ ..] if ["cpu", "gpu", "auto"].contains(engine) => {
-                let (mut busy, mut io) = (false, None);
+                let (mut busy, mut io, mut record) = (false, None, None);
                 for o in opts {
                     match *o {
                         "busy" => busy = true,
                         "sockets" | "uring" | "xdp" => io = Some(o.to_string()),
-                        other => return Err(format!("config {s:?}: {other:?} is not busy, sockets, uring or xdp")),
+                        "rec" => record = Some(Recording::Pcap),
+                        "rec-wav" => record = Some(Recording::PcapWav),
+                        other => {
+                            return Err(format!(
+                                "config {s:?}: {other:?} is not busy, sockets, uring, xdp, rec or rec-wav"
+                            ))
+                        }
                     }
                 }
-                Ok(RelaySpec::Srtpgate { engine: engine.to_string(), workers: num(workers)?, busy, io })
+                Ok(RelaySpec::Srtpgate { engine: engine.to_string(), workers: num(workers)?, busy, io, record })
             }
-            ["rtpengine", threads] => Ok(RelaySpec::Rtpengine { threads: num(threads)? }),
+            ["rtpengine", threads] => Ok(RelaySpec::Rtpengine { threads: num(threads)?, record: false }),
+            ["rtpengine", threads, "rec"] => Ok(RelaySpec::Rtpengine { threads: num(threads)?, record: true }),
             ["ng", ..] if parts.len() >= 3 => {
                 let addr = s.trim()["ng:".len()..].parse().map_err(|e| format!("config {s:?}: {e}"))?;
                 Ok(RelaySpec::Ng(addr))
@@ -218,16 +239,79 @@ impl RelaySpec {
     /// The legend name.
     pub fn name(&self) -> String {
         match self {
-            RelaySpec::Srtpgate { engine, workers, busy, io } => format!(
-                "srtpgate {engine}, {workers} worker{}{}{}",
+            RelaySpec::Srtpgate { engine, workers, busy, io, record } => format!(
+                "srtpgate {engine}, {workers} worker{}{}{}{}",
                 if *workers == 1 { "" } else { "s" },
                 if *busy { ", busy-poll" } else { "" },
-                io.as_ref().map(|io| format!(", {io}")).unwrap_or_default()
+                io.as_ref().map(|io| format!(", {io}")).unwrap_or_default(),
+                match record {
+                    None => "",
+                    Some(Recording::Pcap) => ", recording pcap",
+                    Some(Recording::PcapWav) => ", recording pcap + WAV",
+                }
             ),
-            RelaySpec::Rtpengine { threads } => {
-                format!("rtpengine 10.5, {threads} thread{}", if *threads == 1 { "" } else { "s" })
-            }
+            RelaySpec::Rtpengine { threads, record } => format!(
+                "rtpengine 10.5, {threads} thread{}{}",
+                if *threads == 1 { "" } else { "s" },
+                if *record { ", recording pcap" } else { "" }
+            ),
             RelaySpec::Ng(a) => format!("relay at {a}"),
+        }
+    }
+}
+
+impl RelaySpec {
+    /// Whether the relay records every call.
+    pub fn records(&self) -> bool {
+        matches!(self, RelaySpec::Srtpgate { record: Some(_), .. } | RelaySpec::Rtpengine { record: true, .. })
+    }
+}
+
+/// Bytes and files below `dir` (recursively; none when it is missing).
+fn disk_use(dir: &std::path::Path) -> (u64, u64) {
+    let (mut bytes, mut files) = (0, 0);
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            match e.metadata() {
+                Ok(m) if m.is_dir() => todo.push(e.path()),
+                Ok(m) => {
+                    bytes += m.len();
+                    files += 1;
+                }
+                Err(_) => {}
+            }
+        }
+    }
+    (bytes, files)
+}
+
+/// Waits (up to 20 s) until what is below `dir` stops changing for 0.5 s.
+fn settle(dir: &std::path::Path) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut last = disk_use(dir);
+    while Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(500));
+        let now = disk_use(dir);
+        if now == last {
+            return;
+        }
+        last = now;
+    }
+}
+
+/// Deletes every file below `dir`, keeping the folders.
+fn remove_files(dir: &std::path::Path) {
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            match e.file_type() {
+                Ok(t) if t.is_dir() => todo.push(e.path()),
+                Ok(_) => {
+                    let _ = std::fs::remove_file(e.path());
+                }
+                Err(_) => {}
+            }
         }
     }
 }
@@ -278,7 +362,18 @@ impl Drop for Relay {
     }
 }
 
-fn start(spec: &RelaySpec, args: &SweepArgs, port_base: u16) -> Result<Relay, String> {
+/// rtpengine's options for recording every call into `dir` (none when it
+/// does not record).
+fn rtpengine_recording(record: bool, dir: &std::path::Path) -> String {
+    if record {
+        format!("--recording-dir={} --recording-method=pcap", dir.display())
+    } else {
+        String::new()
+    }
+}
+
+/// Starts the relay of `spec`; a recording one writes below `recordings`.
+fn start(spec: &RelaySpec, args: &SweepArgs, port_base: u16, recordings: &std::path::Path) -> Result<Relay, String> {
     // NG below the media ports, which span 10 000–65 000 (4 ports a call:
     // room for 13 000 calls).
     let relay_ip: std::net::IpAddr = if args.netns.is_some() { RIG_RELAY.into() } else { [127, 0, 0, 1].into() };
@@ -300,7 +395,7 @@ fn start(spec: &RelaySpec, args: &SweepArgs, port_base: u16) -> Result<Relay, St
     let (port_min, port_max) = ("10000".to_string(), "65000".to_string());
     let mut relay = match spec {
         RelaySpec::Ng(_) => Relay { child: None, rtpengine_stop: None, ng },
-        RelaySpec::Srtpgate { engine, workers, busy, io } => {
+        RelaySpec::Srtpgate { engine, workers, busy, io, record } => {
             let exe = crate::daemon::checked()?;
             let exe_name = exe.display().to_string();
             let mut cmd = match &args.relay_cpus {
@@ -323,15 +418,22 @@ fn start(spec: &RelaySpec, args: &SweepArgs, port_base: u16) -> Result<Relay, St
                 .args(if *busy { &["--busy-poll"][..] } else { &[][..] })
                 .args(io.iter().flat_map(|io| ["--io", io.as_str()]))
                 .stdout(Stdio::null());
+            if record.is_some() {
+                cmd.arg("--recording-dir").arg(recordings);
+            }
+            if *record == Some(Recording::PcapWav) {
+                cmd.args(["--recording-audio", "single,mixed"]);
+            }
             let child = cmd.spawn().map_err(|e| format!("cannot start {exe_name} serve: {e}"))?;
             Relay { child: Some(child), rtpengine_stop: None, ng }
         }
-        RelaySpec::Rtpengine { threads } if args.netns.is_some() => {
+        RelaySpec::Rtpengine { threads, record } if args.netns.is_some() => {
             // In the rig: in the foreground (the script execs rtpengine), a child of ours.
             let mut cmd = in_rig(args.rtpengine_start.as_os_str());
             cmd.env("NG_PORT", ng.port().to_string())
                 .env("ADDR", relay_ip.to_string())
                 .env("FOREGROUND", "1")
+                .env("EXTRA_ARGS", rtpengine_recording(*record, recordings))
                 .env("THREADS", threads.to_string())
                 .env("PORT_MIN", &port_min)
                 .env("PORT_MAX", &port_max)
@@ -348,11 +450,12 @@ fn start(spec: &RelaySpec, args: &SweepArgs, port_base: u16) -> Result<Relay, St
             let child = cmd.spawn().map_err(|e| format!("{}: {e}", args.rtpengine_start.display()))?;
             Relay { child: Some(child), rtpengine_stop: None, ng }
         }
-        RelaySpec::Rtpengine { threads } => {
+        RelaySpec::Rtpengine { threads, record } => {
             let script = &args.rtpengine_start;
             let stop = script.with_file_name("stop.sh");
             let mut cmd = Command::new(script);
             cmd.env("NG_PORT", ng.port().to_string())
+                .env("EXTRA_ARGS", rtpengine_recording(*record, recordings))
                 .env("THREADS", threads.to_string())
                 .env("PORT_MIN", &port_min)
                 .env("PORT_MAX", &port_max)
@@ -504,7 +607,15 @@ pub fn run(args: SweepArgs) -> Result<(), String> {
     // already measured (minutes of runs) are still written out first.
     let mut start_error = None;
     for (ci, spec) in specs.iter().enumerate() {
-        let relay = match start(spec, &args, 9_000 + ci as u16) {
+        // A recording relay writes below the output folder, emptied after
+        // each run (the bytes counted first).
+        let recordings = std::path::absolute(args.out.join(format!("recordings-{ci}")))
+            .map_err(|e| format!("{}: {e}", args.out.display()))?;
+        if spec.records() {
+            let _ = std::fs::remove_dir_all(&recordings);
+            std::fs::create_dir_all(&recordings).map_err(|e| format!("{}: {e}", recordings.display()))?;
+        }
+        let relay = match start(spec, &args, 9_000 + ci as u16, &recordings) {
             Ok(relay) => relay,
             Err(e) if configs.is_empty() => return Err(e),
             Err(e) => {
@@ -546,8 +657,18 @@ pub fn run(args: SweepArgs) -> Result<(), String> {
                     transcode_to: args.transcode_to.clone(),
                     codec_plugin_dir: args.codec_plugin_dir.clone(),
                     webrtc: args.webrtc,
+                    record_call: spec.records(),
                 };
-                let mut r = match run_load(&lg) {
+                let began = Instant::now();
+                let result = run_load(&lg);
+                if spec.records() {
+                    // The recordings of a run are complete once its calls
+                    // are deleted; the relay may still be closing the last
+                    // (padding and mixing WAVs): until the folder stops
+                    // changing.
+                    settle(&recordings);
+                }
+                let mut r = match result {
                     Ok(r) => r,
                     Err(e) => {
                         eprintln!("{n:>7} failed: {e}");
@@ -556,6 +677,20 @@ pub fn run(args: SweepArgs) -> Result<(), String> {
                     }
                 };
                 r["run"] = run.into();
+                if spec.records() {
+                    let (bytes, files) = disk_use(&recordings);
+                    // Each call recorded from its offer to its delete: about
+                    // the run's whole time.
+                    let call_minutes = n as f64 * began.elapsed().as_secs_f64() / 60.0;
+                    r["recording"] = serde_json::json!({
+                        "bytes": bytes,
+                        "files": files,
+                        "call_minutes": call_minutes,
+                        "bytes_per_call_minute": bytes as f64 / call_minutes.max(1e-9),
+                    });
+                    // Files only: rtpengine keeps the folders it made at start.
+                    remove_files(&recordings);
+                }
                 let ok = within(&r, &args);
                 eprintln!(
                     "{:>7} {:>10.0} {:>9.4} {:>9} {:>9} {:>9} {:>9}{}",
@@ -580,6 +715,9 @@ pub fn run(args: SweepArgs) -> Result<(), String> {
             }
         }
         drop(relay);
+        if spec.records() {
+            let _ = std::fs::remove_dir_all(&recordings);
+        }
         configs.push(serde_json::json!({
             "name": spec.name(),
             "spec": format!("{spec:?}"),
@@ -755,18 +893,38 @@ mod tests {
         assert!(parse_counts("x").is_err());
         assert_eq!(
             RelaySpec::parse("srtpgate:gpu:16").expect("spec"),
-            RelaySpec::Srtpgate { engine: "gpu".into(), workers: 16, busy: false, io: None }
+            RelaySpec::Srtpgate { engine: "gpu".into(), workers: 16, busy: false, io: None, record: None }
         );
         assert_eq!(
             RelaySpec::parse("srtpgate:cpu:1:uring:busy").expect("spec"),
-            RelaySpec::Srtpgate { engine: "cpu".into(), workers: 1, busy: true, io: Some("uring".into()) }
+            RelaySpec::Srtpgate {
+                engine: "cpu".into(),
+                workers: 1,
+                busy: true,
+                io: Some("uring".into()),
+                record: None
+            }
         );
         assert_eq!(
             RelaySpec::parse("srtpgate:cpu:1:xdp").expect("spec"),
-            RelaySpec::Srtpgate { engine: "cpu".into(), workers: 1, busy: false, io: Some("xdp".into()) }
+            RelaySpec::Srtpgate { engine: "cpu".into(), workers: 1, busy: false, io: Some("xdp".into()), record: None }
+        );
+        assert_eq!(
+            RelaySpec::parse("srtpgate:cpu:1:rec-wav").expect("spec"),
+            RelaySpec::Srtpgate {
+                engine: "cpu".into(),
+                workers: 1,
+                busy: false,
+                io: None,
+                record: Some(Recording::PcapWav)
+            }
+        );
+        assert_eq!(
+            RelaySpec::parse("rtpengine:1:rec").expect("spec"),
+            RelaySpec::Rtpengine { threads: 1, record: true }
         );
         assert!(RelaySpec::parse("srtpgate:cpu:1:dpdk").is_err());
-        assert_eq!(RelaySpec::parse("rtpengine:2").expect("spec"), RelaySpec::Rtpengine { threads: 2 });
+        assert_eq!(RelaySpec::parse("rtpengine:2").expect("spec"), RelaySpec::Rtpengine { threads: 2, record: false });
         assert_eq!(
             RelaySpec::parse("ng:127.0.0.1:2223").expect("spec"),
             RelaySpec::Ng("127.0.0.1:2223".parse().expect("addr"))
