@@ -57,3 +57,18 @@ def two_networks(name):
         yield {"priv": name + "-priv", "relay": name + "-relay", "pub": name + "-pub"}
     finally:
         subprocess.run([TWO_NETWORKS, "down", name], capture_output=True)
+
+
+def two_networks_fixture(name, skip):
+    """The body of a pytest fixture over the two-network rig NAME: yields
+    its namespaces, tears it down after the module; where this machine
+    cannot build it, calls skip(reason), which raises."""
+    built = two_networks(name)
+    try:
+        ns = built.__enter__()
+    except RuntimeError as e:
+        skip("the two-network rig: %s" % e)
+    try:
+        yield ns
+    finally:
+        built.__exit__(None, None, None)

@@ -109,16 +109,7 @@ KINDS = {
 def rig():
     if not harness.kamailio_path():
         skip("kamailio is not installed (apt-get install kamailio; it ships rtpengine.so)")
-    name = "se%d" % (os.getpid() % 10000)
-    try:
-        networks = netns.two_networks(name)
-        ns = networks.__enter__()
-    except RuntimeError as e:
-        skip("the two-network rig: %s" % e)
-    try:
-        yield ns
-    finally:
-        networks.__exit__(None, None, None)
+    yield from netns.two_networks_fixture("se%d" % (os.getpid() % 10000), skip)
 
 
 @pytest.mark.parametrize("kind", sorted(KINDS))

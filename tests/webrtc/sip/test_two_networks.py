@@ -46,16 +46,7 @@ def networks():
     why = rig.browser_missing() or rig.relay_available("srtpgate")
     if why:
         skip(why)
-    name = "sw%d" % (os.getpid() % 10000)
-    try:
-        built = netns.two_networks(name)
-        ns = built.__enter__()
-    except RuntimeError as e:
-        skip("the two-network rig: %s" % e)
-    try:
-        yield ns
-    finally:
-        built.__exit__(None, None, None)
+    yield from netns.two_networks_fixture("sw%d" % (os.getpid() % 10000), skip)
 
 
 def leg(q, tag):
