@@ -273,11 +273,45 @@ pub fn pin_to(cpu: usize) -> std::io::Result<()> {
     }
 }
 
+/// Makes the calling thread yield to the media workers on a shared core:
+/// `SCHED_BATCH` (its wake-ups do not preempt a running thread) at nice
+/// `nice` (Linux applies both to the thread alone), so that a worker woken
+/// by packets runs at once. For helper threads whose work can wait (the
+/// recorder).
+pub fn yield_to_media(nice: i32) -> std::io::Result<()> {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: `param` lives across the call; pid 0 is the calling thread.
+    if unsafe { libc::sched_setscheduler(0, libc::SCHED_BATCH, &param) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: no pointers; a thread id names that thread alone.
+    let tid = unsafe { libc::gettid() };
+    if unsafe { libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, nice) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::net::UdpSocket;
     use std::os::fd::AsRawFd;
+
+    #[test]
+    fn a_thread_that_yields_to_media_is_batch_at_a_lower_priority() {
+        std::thread::spawn(|| {
+            yield_to_media(10).expect("an unprivileged thread may lower its own priority");
+            // SAFETY: no pointers; 0 and the thread id name this thread.
+            let (policy, nice) =
+                unsafe { (libc::sched_getscheduler(0), libc::getpriority(libc::PRIO_PROCESS, libc::gettid() as u32)) };
+            assert_eq!((policy, nice), (libc::SCHED_BATCH, 10));
+        })
+        .join()
+        .expect("the thread");
+        // The caller's thread is untouched (SAFETY: no pointers).
+        assert_eq!(unsafe { libc::sched_getscheduler(0) }, libc::SCHED_OTHER);
+    }
 
     #[test]
     fn batch_round_trip_with_timestamps() {

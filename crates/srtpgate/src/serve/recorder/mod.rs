@@ -112,6 +112,7 @@ impl Recorder {
         let finishing = std::thread::Builder::new()
             .name("recorder-done".into())
             .spawn(move || {
+                yield_to_media("recorder-done");
                 for d in done_rx {
                     finisher.complete(d.open, d.discard, d.at);
                 }
@@ -130,7 +131,10 @@ impl Recorder {
         };
         let join = std::thread::Builder::new()
             .name("recorder".into())
-            .spawn(move || writer.run(rx, taps))
+            .spawn(move || {
+                yield_to_media("recorder");
+                writer.run(rx, taps)
+            })
             .map_err(|e| format!("cannot start the recorder thread: {e}"))?;
         tracing::info!(
             "recording into {} ({} pcap, JSON metadata{}{}, pattern {})",
@@ -158,6 +162,14 @@ impl Drop for Recorder {
         if let Some(j) = self.join.take() {
             let _ = j.join();
         }
+    }
+}
+
+/// Lowers this thread below the media workers (a worker sharing its core
+/// preempts it when packets come), or says why not.
+fn yield_to_media(thread: &str) {
+    if let Err(e) = crate::relay::sys::yield_to_media(10) {
+        tracing::warn!("the {thread} thread keeps its scheduling priority: {e}");
     }
 }
 
