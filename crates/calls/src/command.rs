@@ -14,7 +14,6 @@
 
 use crate::call::CallKey;
 use crate::interface::{Binding, Pair};
-use crate::subscribe::{ForkKey, ForkSetup};
 use srtp::{Policy, StreamState};
 use srtpgate_codec::transcode::Transcoder;
 use srtpgate_stats::{Histogram, LegSnapshot, LegStats};
@@ -117,6 +116,23 @@ pub struct LegSetup {
     pub payload_types: Vec<u8>,
     /// The mid header extension RTP to this leg carries: id and mid.
     pub mid_ext: Option<(u8, Vec<u8>)>,
+}
+
+/// The data plane's name for one fork of a subscriber (unique in the
+/// table).
+pub type ForkKey = u64;
+
+/// What a forked copy needs once the subscriber answered.
+pub struct ForkSetup {
+    /// Where the copy goes (RTP).
+    pub peer: SocketAddr,
+    /// Protects the copy (`None`: plain RTP).
+    pub tx: Option<Keying>,
+    /// The SSRC of the copy (chosen here, not the party's).
+    pub ssrc: u32,
+    /// RTP clock rate of the party's media, for the timestamps of a copy
+    /// whose source restarted.
+    pub clock_rate: u32,
 }
 
 /// One effect on the data plane. Every command names the worker that

@@ -6,10 +6,10 @@
 //! step makes sense.
 
 use crate::call::CallKey;
+use crate::command::ForkKey;
 use crate::command::{Command, Keying, Load, Resources};
 use crate::interface::{Binding, Pair};
 use crate::recording::RecorderEvent;
-use crate::subscribe::ForkKey;
 use srtpgate_stats::{Histogram, LegSnapshot, DELAY_BOUNDS_US};
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -23,7 +23,7 @@
 //! read. Subscriptions are not kept across a restart (Redis).
 
 use crate::call::{Call, Leg};
-use crate::command::{Command, Resources};
+use crate::command::{Command, ForkKey, ForkSetup, Resources};
 use crate::edit::{is_dtls, is_secure};
 use crate::keys::{allowed_suites, fresh, keying, with_params};
 use crate::offer::endpoint;
@@ -34,12 +34,8 @@ use srtpgate_sdp::formats::Format;
 use srtpgate_sdp::Sdp;
 use srtpgate_stats::LegStats;
 use std::fmt::Write as _;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use zeroize::Zeroizing;
-
-/// The data plane's name for one fork (unique in the table).
-pub type ForkKey = u64;
 
 /// One subscriber of a call: the participant a `subscribe request` made.
 pub struct Subscription {
@@ -71,19 +67,6 @@ pub struct Fork {
     pub rejected: bool,
     /// Its `a=label` (with `siprec`).
     pub label: Option<String>,
-}
-
-/// What a forked copy needs once the subscriber answered.
-pub struct ForkSetup {
-    /// Where the copy goes (RTP).
-    pub peer: SocketAddr,
-    /// Protects the copy (`None`: plain RTP).
-    pub tx: Option<crate::command::Keying>,
-    /// The SSRC of the copy (chosen here, not the party's).
-    pub ssrc: u32,
-    /// RTP clock rate of the party's media, for the timestamps of a copy
-    /// whose source restarted.
-    pub clock_rate: u32,
 }
 
 impl Table {

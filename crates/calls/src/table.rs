@@ -206,7 +206,7 @@ pub struct Table {
     pub(crate) pairs: usize,
     next_key: CallKey,
     /// The next fork's key.
-    pub(crate) next_fork: crate::subscribe::ForkKey,
+    pub(crate) next_fork: crate::command::ForkKey,
     next_worker: usize,
     next_tc_worker: usize,
     /// Warnings of the request being handled beyond the parser's, for its

@@ -10,7 +10,6 @@
 //! another stream than the party's (its own SSRC and numbering).
 
 use super::packet::Pkt;
-use super::stream::Leg;
 use crate::pool::Pool;
 use crate::stats::{Drop, LegStats};
 use srtp::{Context, Engine, Kind};
@@ -76,15 +75,15 @@ impl<E: Engine> Fork<E> {
     }
 }
 
-/// Copies a routed RTP packet `p` of `leg` for each of the leg's forks that
-/// has a subscriber, into `out` (which never grows: a full queue drops the
+/// Copies a routed RTP packet `p` for each of `forks` (its leg's) that has
+/// a subscriber, into `out` (which never grows: a full queue drops the
 /// copy).
-pub(super) fn copy<E: Engine>(p: &Pkt, leg: &mut Leg<E>, pool: &mut Pool, out: &mut Vec<Pkt>) {
+pub(super) fn copy<E: Engine>(p: &Pkt, forks: &mut [Fork<E>], pool: &mut Pool, out: &mut Vec<Pkt>) {
     if p.kind != Kind::Rtp {
         return;
     }
     let bytes = p.bytes();
-    for (i, f) in leg.forks.iter_mut().enumerate() {
+    for (i, f) in forks.iter_mut().enumerate() {
         if f.peer.is_none() {
             continue;
         }

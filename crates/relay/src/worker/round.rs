@@ -213,9 +213,9 @@ where
                 if let (true, Some(tap)) = (s.record, self.tap.as_mut()) {
                     self.stats.recorded(tap.copy(s.call, s.index, p));
                 }
-                let leg = &mut s.legs[p.party as usize];
-                if !leg.forks.is_empty() {
-                    fork::copy(p, leg, &mut self.pool, forked);
+                let forks = &mut s.legs[p.party as usize].forks;
+                if !forks.is_empty() {
+                    fork::copy(p, forks, &mut self.pool, forked);
                 }
             }
         }
