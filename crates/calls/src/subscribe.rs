@@ -133,7 +133,12 @@ impl Table {
         let mut forks = Vec::with_capacity(sources.len());
         let mut commands = Vec::with_capacity(sources.len());
         for (&(stream, party), port) in sources.iter().zip(ports) {
-            let Some(s) = call.streams[stream].as_ref() else { continue };
+            let Some(s) = call.streams[stream].as_ref() else {
+                // The sources came from this call's streams; a port is never
+                // kept without its fork all the same.
+                res.release(crate::interface::Pair { interface: at.interface, port });
+                continue;
+            };
             let source = &s.legs[party];
             let secure = match proto {
                 Some(t) => t.is_secure(),

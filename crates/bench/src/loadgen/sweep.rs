@@ -267,22 +267,28 @@ impl RelaySpec {
     }
 }
 
-/// Bytes and files below `dir` (recursively; none when it is missing).
-fn disk_use(dir: &std::path::Path) -> (u64, u64) {
-    let (mut bytes, mut files) = (0, 0);
+/// Calls `f` with every file below `dir` and its metadata (recursively;
+/// nothing when it is missing).
+fn each_file(dir: &std::path::Path, mut f: impl FnMut(&std::path::Path, &std::fs::Metadata)) {
     let mut todo = vec![dir.to_path_buf()];
     while let Some(d) = todo.pop() {
         for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
             match e.metadata() {
                 Ok(m) if m.is_dir() => todo.push(e.path()),
-                Ok(m) => {
-                    bytes += m.len();
-                    files += 1;
-                }
+                Ok(m) => f(&e.path(), &m),
                 Err(_) => {}
             }
         }
     }
+}
+
+/// Bytes and files below `dir`.
+fn disk_use(dir: &std::path::Path) -> (u64, u64) {
+    let (mut bytes, mut files) = (0, 0);
+    each_file(dir, |_, m| {
+        bytes += m.len();
+        files += 1;
+    });
     (bytes, files)
 }
 
@@ -302,18 +308,9 @@ fn settle(dir: &std::path::Path) {
 
 /// Deletes every file below `dir`, keeping the folders.
 fn remove_files(dir: &std::path::Path) {
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(d) = todo.pop() {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            match e.file_type() {
-                Ok(t) if t.is_dir() => todo.push(e.path()),
-                Ok(_) => {
-                    let _ = std::fs::remove_file(e.path());
-                }
-                Err(_) => {}
-            }
-        }
-    }
+    each_file(dir, |p, _| {
+        let _ = std::fs::remove_file(p);
+    });
 }
 
 /// Parses `50:150:10,500` into counts.

@@ -101,13 +101,12 @@ impl Recorder {
             .map_err(|e| format!("recording-dir {}: cannot write: {e}", dir.display()))?;
         let (tx, rx) = crossbeam_channel::unbounded();
         let stats = Arc::new(RecorderStats::default());
-        let finisher = Finisher {
+        let outputs = Outputs {
             link: if cfg.eth { LINKTYPE_ETHERNET } else { LINKTYPE_RAW },
             single: cfg.single,
             mixed: cfg.mixed,
-            stats: stats.clone(),
-            files: files.clone(),
         };
+        let finisher = Finisher { outputs, stats: stats.clone(), files: files.clone() };
         let (done_tx, done_rx) = crossbeam_channel::unbounded::<Done>();
         let finishing = std::thread::Builder::new()
             .name("recorder-done".into())
@@ -119,9 +118,7 @@ impl Recorder {
             })
             .map_err(|e| format!("cannot start the recorder's completion thread: {e}"))?;
         let writer = Writer {
-            link: if cfg.eth { LINKTYPE_ETHERNET } else { LINKTYPE_RAW },
-            single: cfg.single,
-            mixed: cfg.mixed,
+            outputs,
             codecs,
             open: HashMap::new(),
             stats: stats.clone(),
@@ -241,11 +238,17 @@ struct Open {
     files: usize,
 }
 
-struct Writer {
+/// What each recording writes: the pcap's link type, a WAV per party, a
+/// mixed WAV.
+#[derive(Clone, Copy)]
+struct Outputs {
     link: u32,
-    /// A WAV per party, and a mixed one.
     single: bool,
     mixed: bool,
+}
+
+struct Writer {
+    outputs: Outputs,
     codecs: Arc<Registry>,
     open: HashMap<CallKey, Open>,
     stats: Arc<RecorderStats>,
@@ -267,9 +270,7 @@ struct Done {
 
 /// The completion thread's part: what completing a recording needs.
 struct Finisher {
-    link: u32,
-    single: bool,
-    mixed: bool,
+    outputs: Outputs,
     stats: Arc<RecorderStats>,
     files: Arc<AtomicUsize>,
 }
@@ -372,7 +373,7 @@ impl Writer {
             .parent()
             .map_or(Ok(()), std::fs::create_dir_all)
             .map_err(|e| format!("{}: cannot create the directory: {e}", base.display()))
-            .and_then(|()| CaptureWriter::pcap(&part, self.link, 65535, false));
+            .and_then(|()| CaptureWriter::pcap(&part, self.outputs.link, 65535, false));
         let mut errors = Vec::new();
         let pcap = match made {
             Ok(w) => Some(w),
@@ -384,7 +385,8 @@ impl Writer {
             }
         };
         tracing::info!(call_id = info.call_id.as_str(), "recording to {}.pcap", base.display());
-        let tracks = if self.single || self.mixed { self.tracks(&base, &info, &mut errors) } else { Vec::new() };
+        let tracks =
+            if self.outputs.single || self.outputs.mixed { self.tracks(&base, &info, &mut errors) } else { Vec::new() };
         self.stats.open.fetch_add(1, Relaxed);
         let files = usize::from(pcap.is_some()) + tracks.len();
         self.files.fetch_add(files, Relaxed);
@@ -415,7 +417,7 @@ impl Writer {
         let mut out = Vec::new();
         for s in info.streams.iter().filter(|s| s.media == "audio") {
             for party in 0..2 {
-                let other = self.mixed.then(|| &s.legs[1 - party]);
+                let other = self.outputs.mixed.then(|| &s.legs[1 - party]);
                 let Some(rate) = audio::rate_of(&s.legs[party], other, &self.codecs) else {
                     errors.push(format!(
                         "stream {}: no audio of party {party}: no codec it can decode{}",
@@ -465,7 +467,7 @@ impl Writer {
         let from = std::net::SocketAddr::new(t.from.ip().to_canonical(), t.from.port());
         let (src, dst) = (Endpoint { addr: from, mac: [0; 6] }, Endpoint { addr: to, mac: [0; 6] });
         o.ip_id = o.ip_id.wrapping_add(1);
-        let Ok(frame) = build_udp_frame(self.link, &src, &dst, o.ip_id, false, &t.data) else {
+        let Ok(frame) = build_udp_frame(self.outputs.link, &src, &dst, o.ip_id, false, &t.data) else {
             // Not one to frame (an address of the other family): this
             // packet only is left out.
             self.stats.unwritten.fetch_add(1, Relaxed);
@@ -526,7 +528,7 @@ impl Finisher {
                 t.fail();
             }
         }
-        if self.mixed {
+        if self.outputs.mixed {
             let mut streams: Vec<usize> = tracks.iter().map(|t| t.0).collect();
             streams.dedup();
             for s in streams {
@@ -562,7 +564,7 @@ impl Finisher {
             }
         }
         for (s, p, t) in tracks.iter() {
-            if !self.single || t.failed {
+            if !self.outputs.single || t.failed {
                 let _ = std::fs::remove_file(&t.part);
                 continue;
             }
@@ -621,7 +623,7 @@ impl Finisher {
         let meta = Metadata {
             call: &o.info,
             pcap: pcap.file_name().map_or(String::new(), |n| n.to_string_lossy().into_owned()),
-            format: if self.link == LINKTYPE_ETHERNET { "eth" } else { "raw" },
+            format: if self.outputs.link == LINKTYPE_ETHERNET { "eth" } else { "raw" },
             started: rfc3339(o.started),
             stopped: rfc3339(at),
             seconds: at.duration_since(o.started).unwrap_or_default().as_secs_f64(),
