@@ -449,8 +449,34 @@ fn subscribers_get_each_party_under_their_own_keys_until_they_unsubscribe() {
     let short = subscriber_answer(&ends, "RTP/SAVP", "0 101", &mine);
     let r = d.request(&sub("subscribe answer", id).with("to-tag", to_tag.as_str()).with("sdp", short.as_str()));
     assert_eq!(result(&r), "error", "{}", show(&r));
+    // Refused answers and requests leave the subscription as it was.
+    let one = subscriber_answer(&ends[..1], "RTP/SAVP", "0 8 101", &mine[..1]);
+    let foreign =
+        [Some(key(1, srtp::Suite::AES_CM_128_HMAC_SHA1_80)), Some(key(1, srtp::Suite::AES_CM_128_HMAC_SHA1_80))];
+    let foreign = foreign.map(|k| {
+        k.map(|mut k| {
+            k.tag = 99;
+            k
+        })
+    });
+    let unkeyed = subscriber_answer(&ends, "RTP/SAVP", "0 8 101", &foreign);
+    for (sdp, why) in [(one.as_str(), "m-lines"), (unkeyed.as_str(), "a=crypto")] {
+        let r = d.request(&sub("subscribe answer", id).with("to-tag", to_tag.as_str()).with("sdp", sdp));
+        let reason = r.get("error-reason").and_then(Value::as_str).unwrap_or("");
+        assert!(reason.contains(why), "{why}: {}", show(&r));
+    }
     let r = d.request(&sub("subscribe answer", id).with("to-tag", to_tag.as_str()).with("sdp", answer.as_str()));
     assert_eq!(result(&r), "ok", "{}", show(&r));
+    let r = d.request(
+        &sub("subscribe request", id)
+            .with("from-tag", c.from_tag.as_str())
+            .with("transport-protocol", "UDP/TLS/RTP/SAVP"),
+    );
+    let reason = r.get("error-reason").and_then(Value::as_str).unwrap_or("");
+    assert!(reason.contains("DTLS-SRTP towards a subscriber is not supported"), "{}", show(&r));
+    let r = d.request(&sub("subscribe answer", id).with("to-tag", to_tag.as_str()).with("sdp", answer.as_str()));
+    let reason = r.get("error-reason").and_then(Value::as_str).unwrap_or("");
+    assert!(reason.contains("answered already"), "a second answer: {}", show(&r));
 
     // A second subscriber at once: the caller only, in plain RTP.
     let r = d.request(
