@@ -32,6 +32,7 @@ use srtpgate_codec::Registry;
 use srtpgate_ng::{Value, MAX_REPLY};
 use srtpgate_webrtc::dtls::Identity;
 use std::collections::{BTreeSet, HashMap};
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -117,6 +118,43 @@ const RECORDING_KEYS: &[(&str, &str)] = &[
 /// Forking commands.
 const SUBSCRIBE_COMMANDS: &[&str] = &["subscribe request", "subscribe answer", "unsubscribe"];
 
+/// Media-control commands.
+const MEDIA_COMMANDS: &[&str] = &[
+    "play media",
+    "stop media",
+    "play DTMF",
+    "block media",
+    "unblock media",
+    "silence media",
+    "unsilence media",
+    "block DTMF",
+    "unblock DTMF",
+];
+/// Their keys (a WAV blob is made by the step).
+const MEDIA_KEYS: &[(&str, &str)] = &[
+    ("code", "5"),
+    ("code", "#"),
+    ("code", "16"),
+    ("duration", "100"),
+    ("duration", "-3"),
+    ("duration", "999999"),
+    ("volume", "-70"),
+    ("pause", "10"),
+    ("repeat-times", "3"),
+    ("repeat-duration", "2000"),
+    ("start-pos", "100000"),
+    ("start-pos", "-1"),
+    ("file", "../x.wav"),
+    ("blob64", "aGVsbG8="),
+    ("DTMF-security", "zero"),
+    ("DTMF-security", "tone"),
+    ("DTMF-security", "off"),
+    ("label", "l0"),
+    ("address", "198.18.5.1"),
+    ("address", "nonsense"),
+    ("to-tag", "t1"),
+];
+
 /// One m-line.
 #[derive(Arbitrary, Debug)]
 struct Line {
@@ -185,6 +223,15 @@ enum Step {
         from: u8,
         lines: Vec<Line>,
         opts: Opts,
+    },
+    /// A media-control command: selected by `all`, a from-tag or none,
+    /// with some keys (and a short WAV prompt in `blob64` or not).
+    Media {
+        call: u8,
+        command: u8,
+        from: u8,
+        keys: Vec<u8>,
+        wav_ms: Option<u8>,
     },
     Query {
         call: u8,
@@ -398,6 +445,24 @@ pub fn call_table(data: &[u8]) {
                 }
                 Some(with_opts(v, opts))
             }
+            Step::Media { call, command, from, keys, wav_ms } => {
+                let mut v = Value::dict()
+                    .with("command", pick(MEDIA_COMMANDS, *command))
+                    .with("call-id", format!("c{}", call % 3));
+                match from % 4 {
+                    0 => v.insert("flags", Value::List(vec![Value::from("all")])),
+                    1 | 2 => v.insert("from-tag", format!("t{}", from % 3)),
+                    _ => {}
+                }
+                for k in keys.iter().take(4) {
+                    let (k, val) = MEDIA_KEYS[*k as usize % MEDIA_KEYS.len()];
+                    v.insert(k, val);
+                }
+                if let Some(ms) = wav_ms {
+                    v.insert("blob64", base64::engine::general_purpose::STANDARD.encode(wav(*ms)));
+                }
+                Some(v)
+            }
             Step::Query { call } => {
                 Some(Value::dict().with("command", "query").with("call-id", format!("c{}", call % 3)))
             }
@@ -462,6 +527,27 @@ pub fn call_table(data: &[u8]) {
     assert!(host.streams.is_empty() && host.legs.is_empty(), "streams left open: {:?}", host.streams.keys());
     assert!(host.recordings.is_empty() && host.tapped.is_empty(), "recordings left open: {:?}", host.recordings);
     assert!(host.forks.is_empty(), "forks left: {:?}", host.forks.keys());
+}
+
+/// A WAV of `ms` ms of a 440 Hz tone at 8 kHz.
+fn wav(ms: u8) -> Vec<u8> {
+    let n = ms as u32 * 8;
+    let mut b = Vec::with_capacity(44 + 2 * n as usize);
+    b.extend_from_slice(b"RIFF");
+    b.extend_from_slice(&(36 + 2 * n).to_le_bytes());
+    b.extend_from_slice(b"WAVEfmt ");
+    b.extend_from_slice(&16u32.to_le_bytes());
+    b.extend_from_slice(&[1, 0, 1, 0]);
+    b.extend_from_slice(&8000u32.to_le_bytes());
+    b.extend_from_slice(&16000u32.to_le_bytes());
+    b.extend_from_slice(&[2, 0, 16, 0]);
+    b.extend_from_slice(b"data");
+    b.extend_from_slice(&(2 * n).to_le_bytes());
+    for i in 0..n {
+        let v = ((i as f32 * 440.0 * std::f32::consts::TAU / 8000.0).sin() * 8000.0) as i16;
+        b.extend_from_slice(&v.to_le_bytes());
+    }
+    b
 }
 
 fn check(table: &Table, host: &SimHost) {
@@ -535,6 +621,19 @@ fn check(table: &Table, host: &SimHost) {
                     );
                 }
             }
+        }
+    }
+    // Media controls: every leg's bits are its party's, and a party is
+    // played to on a stream of its call.
+    for (id, c) in table.calls() {
+        for s in c.streams.iter().flatten() {
+            for (p, leg) in s.legs.iter().enumerate() {
+                let bits = (leg.stats.block.load(Relaxed), leg.stats.dtmf.load(Relaxed));
+                assert_eq!(bits, c.leg_bits(p), "call {id}: party {p}'s leg bits");
+            }
+        }
+        for pl in c.controls.players.iter().flatten() {
+            assert!(c.streams.get(pl.stream).is_some_and(Option::is_some), "call {id}: played on a stream it lacks");
         }
     }
     let forks: usize = table.calls().map(|(_, c)| c.subscriptions.iter().map(|s| s.forks.len()).sum::<usize>()).sum();

@@ -40,9 +40,18 @@ const COMMANDS: &[&str] = &[
     "subscribe request",
     "subscribe answer",
     "unsubscribe",
+    "play media",
+    "stop media",
+    "play DTMF",
+    "block media",
+    "unblock media",
+    "silence media",
+    "unsilence media",
+    "block DTMF",
+    "unblock DTMF",
 ];
 /// Commands rtpengine has and srtpgate refuses.
-const OTHER_COMMANDS: &[&str] = &["block DTMF", "play media", "publish", "block media"];
+const OTHER_COMMANDS: &[&str] = &["publish", "connect", "transform", "start forwarding"];
 
 /// Generic flags that set a [`srtpgate_ng::Flags`] field, canonical.
 const FIELD_FLAGS: &[&str] = &[
@@ -228,7 +237,7 @@ const IGNORED_PREFIXES: &[&str] =
     &["endpoint-learning-", "from-tags-", "sdp-attr-add-", "sdp-attr-remove-", "sdp-attr-substitute-", "T38-", "T.38-"];
 const LEARNING: &[&str] = &["off", "immediate", "delayed", "heuristic"];
 const IGNORED_KEYS: &[&str] = &[
-    "address",
+    "trigger",
     "alias-key",
     "audio-player",
     "BUNDLE",
@@ -246,7 +255,7 @@ const IGNORED_KEYS: &[&str] = &[
     "T.38",
     "TOS",
     "trigger-end-digits",
-    "volume",
+    "frequencies",
     "vsc-start-rec",
     "xmlrpc-callback",
 ];
@@ -835,7 +844,9 @@ impl NgInput {
             Some("offer") => &["call-id", "from-tag", "sdp"],
             Some("answer") => &["call-id", "from-tag", "to-tag", "sdp"],
             Some(
-                "delete" | "query" | "start recording" | "stop recording" | "pause recording" | "subscribe request",
+                "delete" | "query" | "start recording" | "stop recording" | "pause recording" | "subscribe request"
+                | "play media" | "stop media" | "play DTMF" | "block media" | "unblock media" | "silence media"
+                | "unsilence media" | "block DTMF" | "unblock DTMF",
             ) => &["call-id"],
             Some("subscribe answer") => &["call-id", "to-tag", "sdp"],
             Some("unsubscribe") => &["call-id", "to-tag"],

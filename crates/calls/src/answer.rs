@@ -487,6 +487,9 @@ impl Table {
         let Some(call) = self.calls.get_mut(call_id) else { return };
         call.last_signal = now.mono;
         call.tags[a] = Some(to_tag);
+        if let Some(l) = &req.label {
+            call.labels[a] = Some(l.clone());
+        }
         call.answered = true;
         let (key, worker) = (call.key, call.worker);
         let mut configs = Vec::new();
@@ -547,6 +550,9 @@ impl Table {
             extend_pts(so, &edit.pts);
             take_keys(so, r.o_keys.endpoint.clone(), r.o_keys.relay.clone());
             configs.push((i, o, setup(so, r.o_keys, handover, tc_o, r.o_pending)));
+            for (_, party, s) in configs.iter_mut().rev().take(2) {
+                s.kinds = Some(Box::new(stream.payload_kinds(*party)));
+            }
             if let Some(w) = r.o_web {
                 webs.push((i, o, w));
             }
@@ -728,5 +734,6 @@ fn setup(
         bundle: leg.bundle,
         payload_types: leg.pts.clone(),
         mid_ext: leg.mid_ext(),
+        kinds: None,
     }
 }

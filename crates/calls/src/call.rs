@@ -175,6 +175,23 @@ impl Stream {
         }
     }
 
+    /// Every format of party `party`'s SDP on this stream (both sides' of
+    /// a transcoded one, by payload type).
+    pub fn sdp_formats(&self, party: usize) -> impl Iterator<Item = &Format> {
+        let d = &self.legs[party];
+        self.offered
+            .from_offerer
+            .iter()
+            .chain(&self.offered.added)
+            .filter(|f| d.pts.is_empty() || d.pts.contains(&f.pt))
+    }
+
+    /// What each payload type of party `party`'s SDP carries, for its
+    /// worker.
+    pub fn payload_kinds(&self, party: usize) -> srtpgate_codec::payload::PayloadKinds {
+        srtpgate_codec::payload::PayloadKinds::from_names(self.sdp_formats(party).map(|f| (f.pt, f.name.as_str())))
+    }
+
     /// The command that opens this stream, stream `index` of call `call`,
     /// on `worker`: its legs' port pairs and counters.
     pub(crate) fn add_command(&self, worker: usize, call: CallKey, index: usize) -> crate::command::Command {
@@ -200,6 +217,8 @@ pub struct Call {
     pub last_signal: Instant,
     /// The parties' SIP tags.
     pub tags: [Option<String>; 2],
+    /// The parties' labels (`label` in the offer or answer each sent).
+    pub labels: [Option<String>; 2],
     /// Media streams by m-line index (`None`: not relayed).
     pub streams: Vec<Option<Stream>>,
     /// An answer was accepted.
@@ -217,6 +236,8 @@ pub struct Call {
     pub metadata: Option<String>,
     /// Its subscribers (`subscribe request`), each with its copies.
     pub subscriptions: Vec<crate::subscribe::Subscription>,
+    /// The media controls the signalling set (`block media`, …).
+    pub controls: crate::media::Controls,
 }
 
 impl Call {

@@ -15,6 +15,8 @@
 use crate::call::CallKey;
 use crate::interface::{Binding, Pair};
 use srtp::{Policy, StreamState};
+use srtpgate_codec::player::{Digit, Player, PromptPlay};
+use srtpgate_codec::prompt::Prompt;
 use srtpgate_codec::transcode::Transcoder;
 use srtpgate_stats::{Histogram, LegSnapshot, LegStats};
 use std::net::SocketAddr;
@@ -39,6 +41,19 @@ pub trait Resources {
     /// Every packet the workers handled, live calls or ended, and the
     /// delay histogram (for `statistics`).
     fn media_totals(&self) -> (LegSnapshot, Histogram);
+    /// A prompt's audio at `rate` Hz (`play media`): a file of the
+    /// operator's media directory, or the bytes of one; the error says
+    /// why not, for the reply.
+    fn prompt(&mut self, source: &PromptSource, rate: u32) -> Result<Arc<Prompt>, String>;
+}
+
+/// Where a prompt comes from (`play media`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PromptSource {
+    /// `file`: a name in the media directory (or an absolute path inside it).
+    File(String),
+    /// `blob`/`blob64`: a file's bytes.
+    Blob(Vec<u8>),
 }
 
 /// What the data plane bears now (sampled over the last second or so).
@@ -116,6 +131,8 @@ pub struct LegSetup {
     pub payload_types: Vec<u8>,
     /// The mid header extension RTP to this leg carries: id and mid.
     pub mid_ext: Option<(u8, Vec<u8>)>,
+    /// What each payload type of the leg's SDP carries (`None`: kept).
+    pub kinds: Option<Box<srtpgate_codec::payload::PayloadKinds>>,
 }
 
 /// The data plane's name for one fork of a subscriber (unique in the
@@ -186,6 +203,20 @@ pub enum Command {
     ConfigureFork { worker: usize, call: CallKey, fork: ForkKey, setup: Box<ForkSetup> },
     /// Stop a fork (its port pair was released).
     RemoveFork { worker: usize, call: CallKey, fork: ForkKey },
+    /// Play to the endpoint of `party`'s leg of `stream`: a prompt
+    /// (replacing one playing) or a digit. `player` is how (its codec and
+    /// numbering) when the leg has no player yet or a prompt starts.
+    Play {
+        worker: usize,
+        call: CallKey,
+        stream: usize,
+        party: usize,
+        player: Box<Player>,
+        prompt: Option<PromptPlay>,
+        digit: Option<Digit>,
+    },
+    /// Stop the prompt playing to `party`'s leg of `stream`.
+    StopPlay { worker: usize, call: CallKey, stream: usize, party: usize },
     /// Reserve the indices of `ssrc` on a leg's sending context up to these
     /// (inclusive; no SRTP index: none yet), while its sending key is still
     /// `key` ([`LegSetup::tx_key`]). Only sent once Redis holds the
@@ -218,6 +249,8 @@ impl Command {
             | Command::AddFork { worker, .. }
             | Command::ConfigureFork { worker, .. }
             | Command::RemoveFork { worker, .. }
+            | Command::Play { worker, .. }
+            | Command::StopPlay { worker, .. }
             | Command::Reserve { worker, .. } => *worker,
         }
     }
@@ -243,6 +276,10 @@ impl std::fmt::Debug for Command {
             }
             Command::ConfigureFork { call, fork, .. } => write!(f, "ConfigureFork({call} #{fork})"),
             Command::RemoveFork { call, fork, .. } => write!(f, "RemoveFork({call} #{fork})"),
+            Command::Play { call, stream, party, digit, .. } => {
+                write!(f, "Play({call}/{stream}/{party}{})", if digit.is_some() { " digit" } else { "" })
+            }
+            Command::StopPlay { call, stream, party, .. } => write!(f, "StopPlay({call}/{stream}/{party})"),
             Command::Reserve { call, stream, party, ssrc, .. } => {
                 write!(f, "Reserve({call}/{stream}/{party} {ssrc:08x})")
             }

@@ -543,6 +543,9 @@ impl Table {
         call.last_signal = now.mono;
         call.tags = tags;
         call.offerer = o;
+        if let Some(l) = &req.label {
+            call.labels[o] = Some(l.clone());
+        }
         let held = call.holds_ports();
         let mut added = Vec::new();
         for (i, (plan, edit)) in plans.into_iter().zip(edits).enumerate() {
@@ -559,7 +562,9 @@ impl Table {
                     legs.swap(0, 1);
                 }
                 for (p, leg) in legs.iter().enumerate() {
-                    leg.stats.block.store(call.block[p], std::sync::atomic::Ordering::Relaxed);
+                    let (block, dtmf) = call.leg_bits(p);
+                    leg.stats.block.store(block, std::sync::atomic::Ordering::Relaxed);
+                    leg.stats.dtmf.store(dtmf, std::sync::atomic::Ordering::Relaxed);
                 }
                 call.streams[i] = Some(Stream {
                     media_type: r.media_type.clone(),

@@ -126,6 +126,8 @@ impl Table {
                     bundle: leg.bundle,
                     payload_types: leg.pts.clone(),
                     mid_ext: leg.mid_ext(),
+                    // Formats are not kept: DTMF and silence controls see none.
+                    kinds: None,
                 };
                 if leg.dtls {
                     // The keys of its transport's handshake (the group
@@ -195,6 +197,8 @@ impl Table {
         };
         let call = Call {
             subscriptions: Vec::new(),
+            labels: [None, None],
+            controls: Default::default(),
             key: 0, // given by `insert`
             worker,
             created: UNIX_EPOCH + Duration::from_secs(r.created),

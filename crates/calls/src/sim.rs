@@ -7,11 +7,13 @@
 
 use crate::call::CallKey;
 use crate::command::ForkKey;
-use crate::command::{Command, Keying, Load, Resources};
+use crate::command::{Command, Keying, Load, PromptSource, Resources};
 use crate::interface::{Binding, Pair};
 use crate::recording::RecorderEvent;
+use srtpgate_codec::prompt::{Prompt, PromptLimits};
 use srtpgate_stats::{Histogram, LegSnapshot, DELAY_BOUNDS_US};
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 /// What a modelled worker holds of one leg.
 #[derive(Default, Debug)]
@@ -185,6 +187,11 @@ impl SimHost {
                 }
                 _ => self.faults.push(format!("fork #{fork} of {call} removed from worker {worker}, which lacks it")),
             },
+            Command::Play { worker, call, stream, .. } | Command::StopPlay { worker, call, stream, .. } => {
+                if self.find(call, stream) != Some(worker) {
+                    self.faults.push(format!("play on {call}/{stream} on worker {worker}, which does not hold it"));
+                }
+            }
             Command::Latch { .. } | Command::Send { .. } | Command::Reserve { .. } => {}
         }
     }
@@ -279,5 +286,15 @@ impl Resources for SimHost {
 
     fn media_totals(&self) -> (LegSnapshot, Histogram) {
         (LegSnapshot::default(), Histogram { buckets: vec![0; DELAY_BOUNDS_US.len() + 1] })
+    }
+
+    /// The bytes of a WAV file; the model has no media directory.
+    fn prompt(&mut self, source: &PromptSource, rate: u32) -> Result<Arc<Prompt>, String> {
+        match source {
+            PromptSource::Blob(b) => {
+                Prompt::from_wav(b, rate, &PromptLimits::default()).map(Arc::new).map_err(|e| e.to_string())
+            }
+            PromptSource::File(_) => Err("no media directory".into()),
+        }
     }
 }

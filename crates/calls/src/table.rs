@@ -347,6 +347,15 @@ impl Table {
             Ng::SubscribeRequest => self.subscribe_request(req, res),
             Ng::SubscribeAnswer => self.subscribe_answer(req),
             Ng::Unsubscribe => self.unsubscribe(req, res),
+            Ng::PlayMedia => self.play_media(req, res),
+            Ng::StopMedia => self.stop_media(req),
+            Ng::PlayDtmf => self.play_dtmf(req),
+            Ng::BlockMedia
+            | Ng::UnblockMedia
+            | Ng::SilenceMedia
+            | Ng::UnsilenceMedia
+            | Ng::BlockDtmf
+            | Ng::UnblockDtmf => self.media_control(req),
         });
         match r {
             Ok(mut v) => {
@@ -466,7 +475,9 @@ impl Table {
             created: now.wall,
             last_signal: now.mono,
             tags: [Some(tag.to_string()), None],
+            labels: [None, None],
             block: [0; 2],
+            controls: Default::default(),
             recording: None,
             recording_target: Default::default(),
             metadata: None,
@@ -682,9 +693,7 @@ impl Table {
         let party = c.party_of(tag).ok_or_else(|| format!("no leg '{tag}' in call '{call_id}'"))?;
         let bits = if muted { srtpgate_stats::MUTED } else { 0 } | if held { srtpgate_stats::HELD } else { 0 };
         c.block[party] = bits;
-        for st in c.streams.iter().flatten() {
-            st.legs[party].stats.block.store(bits, std::sync::atomic::Ordering::Relaxed);
-        }
+        c.apply_controls();
         Ok(())
     }
 

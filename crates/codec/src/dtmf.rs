@@ -207,6 +207,11 @@ impl ToneGen {
         self.amp = 32767.0 * 10f32.powf((dbm0 - FULL_SCALE_DBM0) / 20.0);
     }
 
+    /// Stops the tone: silence from now on.
+    pub fn stop(&mut self) {
+        self.event = None;
+    }
+
     /// Writes the tone into `pcm` (mono); silence when no event is set.
     pub fn fill(&mut self, pcm: &mut [i16]) {
         let Some((lo, hi)) = self.event.and_then(frequencies) else {

@@ -14,7 +14,10 @@ pub mod abi;
 pub mod dtmf;
 pub mod g711;
 pub mod kit;
+pub mod payload;
+pub mod player;
 pub mod plc;
+pub mod prompt;
 pub mod transcode;
 
 use std::ffi::{c_void, CStr, CString};

@@ -91,7 +91,8 @@
 //! | `supports` | implemented | `load limit` sets [`Request::supports_load_limit`]; others warned (`optional feature 'X' not supported`) |
 //! | `rtpp-flags`, `rtpp_flags` | implemented | the flag string rtpengine parses itself (Kamailio 5.8+): bare tokens are flags, `key=value` / `key=[a b]` / `key=[k=v …]` are keys as above; as in rtpengine, `direction=X` and a bare `internal`/`external` name one side each (the first `from-interface`, the second `to-interface`, a third is warned) |
 //! | `sip-message-type`, `SIP code`, `sip-response-code`, `instance` | silent | informational |
-//! | `address`, `alias-key`, `all`, `audio player`, `blob`, `BUNDLE`, `code`/`digit`, `db-id`, `delay-buffer`, `drop-traffic`, `DTLS-fingerprint`, `DTMF-delay`, `DTMF-log-dest`, `DTMF-security`, `DTMF-security-trigger(-end)`, `duration`, `endpoint-learning`, `extmap`, `file`, `frequency`/`frequencies`, `from-tags`, `generate RTCP`, `ICE-lite`, `interface`, `inbound-peer`/`outbound-peer`/`peer`, `media`, `media echo`, `moh`, `recording-media-slot(s)…`, `passthrough`, `repacketize`, `repeat-times`, `repeat-duration`, `sdp-attr`, `sdp-media-remove`, `set-label`, `start-pos`, `T.38`, `T38-version`, `template`, `to-label`, `to-call-id`, `TOS`, `trigger`, `trigger-end`, `trigger-end-time`, `trigger-end-digits`, `volume`, `vsc-…`, `xmlrpc-callback` | ignored | warning `key 'X' ignored: not supported by srtpgate`; [`Request::ignored_keys`] has the key's normalized name |
+//! | `file`, `blob`, `blob64`, `db-id`, `repeat-times`, `repeat-duration`, `start-pos`, `code`/`digit`, `duration`, `volume`, `pause` (an integer), `address`, `DTMF-security` | collected | [`Request::media`] ([`MediaKeys`]): the media-control commands' keys, checked by the call table (`blob64` is decoded here; `blob` wins over it) |
+//! | `alias-key`, `audio player`, `BUNDLE`, `delay-buffer`, `drop-traffic`, `DTLS-fingerprint`, `DTMF-delay`, `DTMF-log-dest`, `DTMF-security-trigger(-end)`, `endpoint-learning`, `extmap`, `frequency`/`frequencies`, `generate RTCP`, `ICE-lite`, `interface`, `inbound-peer`/`outbound-peer`/`peer`, `media`, `media echo`, `moh`, `recording-media-slot(s)…`, `passthrough`, `repacketize`, `sdp-attr`, `sdp-media-remove`, `T.38`, `T38-version`, `template`, `to-call-id`, `TOS`, `trigger`, `trigger-end`, `trigger-end-time`, `trigger-end-digits`, `vsc-…`, `xmlrpc-callback` | ignored | warning `key 'X' ignored: not supported by srtpgate`; [`Request::ignored_keys`] has the key's normalized name |
 //! | any other key | ignored | warning `unknown key 'X' ignored` (forward compatibility); [`Request::ignored_keys`] has `other` |
 //!
 //! ## `replace` items (also `replace-X` flags)
@@ -139,6 +140,7 @@
 //! | `single codec` | implemented | [`Flags::single_codec`] |
 //! | `always transcode`, `always transcoding`, `force transcoding` | implemented | [`Flags::always_transcode`] |
 //! | `all`, `provisional`, `new branch` | implemented | [`Flags::all`], [`Flags::provisional`], [`Flags::new_branch`] |
+//! | `block egress`, `inject DTMF` | implemented | [`Flags::block_egress`], [`Flags::inject_dtmf`] (what srtpgate does anyway: a prompt replaces the other party's media, `play DTMF` needs no preparation) |
 //! | `record call` | implemented | [`Request::record_call`] = [`RecordCall::Yes`] |
 //! | `discard recording` | implemented | [`Request::record_call`] = [`RecordCall::Discard`] (unless `record call` is there too) |
 //! | `pause` | implemented | [`Request::pause`] |
@@ -151,7 +153,7 @@
 //! | `BUNDLE-X` (`accept`, `offer`, `reject`; `require` taken as `offer`, `strict` as `accept`, with a warning) | implemented | [`Request::bundle`]; other X: error `unknown flag` |
 //! | `endpoint-learning-X` (`off`, `immediate`, `delayed`, `heuristic`) | ignored | warning; other X: error `unknown flag` |
 //! | `from-tags-X`, `sdp-attr-add-X`, `sdp-attr-remove-X`, `sdp-attr-substitute-X`, `T38-X`, `T.38-X` | ignored | warning |
-//! | `allow asymmetric codecs`, `allow no codec media` (`allow empty codec media`), `allow transcoding`, `asymmetric codecs`, `symmetric codecs`, `reorder codecs`, `audio player`/`player`, `no player`/`no audio player`, `bidirectional`, `block DTMF`, `block egress`, `block short` (`block shorts`, `block short packets`), `detect DTMF`, `early media`, `egress`, `exclude recording`, `skip recording db` (`…database`), `generate RTCP`, `inactive`, `inject DTMF`, `mirror RTCP`/`RTCP mirror`, `mix`/`mixed`, `passthrough`, `no passthrough`, `no tls id`, `no jitter buffer`, `no redis update`, `recording VSC`, `recording announcement`, `recrypt`, `SIPREC`, `static codec(s)`, `reuse codecs`/`no codec renegotiation` | ignored | warning `flag 'X' ignored: not supported by srtpgate` |
+//! | `allow asymmetric codecs`, `allow no codec media` (`allow empty codec media`), `allow transcoding`, `asymmetric codecs`, `symmetric codecs`, `reorder codecs`, `audio player`/`player`, `no player`/`no audio player`, `bidirectional`, `block DTMF`, `block short` (`block shorts`, `block short packets`), `detect DTMF`, `early media`, `egress`, `exclude recording`, `skip recording db` (`…database`), `generate RTCP`, `inactive`, `mirror RTCP`/`RTCP mirror`, `mix`/`mixed`, `passthrough`, `no passthrough`, `no tls id`, `no jitter buffer`, `no redis update`, `recording VSC`, `recording announcement`, `recrypt`, `static codec(s)`, `reuse codecs`/`no codec renegotiation` | ignored | warning `flag 'X' ignored: not supported by srtpgate` |
 //! | anything else | error | `unknown flag 'X'` |
 
 #![forbid(unsafe_code)]
@@ -163,8 +165,8 @@ mod request;
 pub use bencode::{decode, BencodeError, Value};
 pub use request::{
     error, ok, parse_reply, parse_request, reply, request, split, warning_text, Bundle, CodecOps, Command, Dtls, Flags,
-    Ice, NgError, Osrtp, RecordCall, Replace, Request, RtcpMux, Sdes, TransportProtocol, MAX_COOKIE, MAX_WARNINGS,
-    MAX_WARNING_TEXT,
+    Ice, MediaKeys, NgError, Osrtp, RecordCall, Replace, Request, RtcpMux, Sdes, TransportProtocol, MAX_COOKIE,
+    MAX_WARNINGS, MAX_WARNING_TEXT,
 };
 
 /// The largest datagram accepted (and the largest bencode body decoded).

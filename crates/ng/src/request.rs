@@ -6,6 +6,7 @@ use std::collections::{HashMap, HashSet};
 use std::net::IpAddr;
 use std::str::FromStr;
 
+use base64::Engine as _;
 use srtp::Suite;
 use thiserror::Error;
 
@@ -121,11 +122,29 @@ pub enum Command {
     SubscribeAnswer,
     /// `unsubscribe`: the subscriber's copy stops.
     Unsubscribe,
+    /// `play media`: a prompt played to a party.
+    PlayMedia,
+    /// `stop media`: the prompt stops.
+    StopMedia,
+    /// `play DTMF`: a digit sent as if a party had pressed it.
+    PlayDtmf,
+    /// `block media`: what a party (or everyone) sends is not relayed.
+    BlockMedia,
+    /// `unblock media`.
+    UnblockMedia,
+    /// `silence media`: what a party sends is relayed as silence.
+    SilenceMedia,
+    /// `unsilence media`.
+    UnsilenceMedia,
+    /// `block DTMF`: a party's DTMF is not relayed.
+    BlockDtmf,
+    /// `unblock DTMF`.
+    UnblockDtmf,
 }
 
 impl Command {
     /// Every command.
-    pub const ALL: [Command; 13] = [
+    pub const ALL: [Command; 22] = [
         Command::Ping,
         Command::Offer,
         Command::Answer,
@@ -139,6 +158,15 @@ impl Command {
         Command::SubscribeRequest,
         Command::SubscribeAnswer,
         Command::Unsubscribe,
+        Command::PlayMedia,
+        Command::StopMedia,
+        Command::PlayDtmf,
+        Command::BlockMedia,
+        Command::UnblockMedia,
+        Command::SilenceMedia,
+        Command::UnsilenceMedia,
+        Command::BlockDtmf,
+        Command::UnblockDtmf,
     ];
 
     /// The wire name.
@@ -157,6 +185,15 @@ impl Command {
             Command::SubscribeRequest => "subscribe request",
             Command::SubscribeAnswer => "subscribe answer",
             Command::Unsubscribe => "unsubscribe",
+            Command::PlayMedia => "play media",
+            Command::StopMedia => "stop media",
+            Command::PlayDtmf => "play DTMF",
+            Command::BlockMedia => "block media",
+            Command::UnblockMedia => "unblock media",
+            Command::SilenceMedia => "silence media",
+            Command::UnsilenceMedia => "unsilence media",
+            Command::BlockDtmf => "block DTMF",
+            Command::UnblockDtmf => "unblock DTMF",
         }
     }
 }
@@ -498,6 +535,42 @@ pub struct Flags {
     /// `siprec`: a `subscribe request`'s SDP and reply in SIPREC's form
     /// (`a=label`, `tag-medias`, `media-labels`).
     pub siprec: bool,
+    /// `block egress` (`play media`): the other party's media towards the
+    /// listener is dropped while the prompt plays (srtpgate always does).
+    pub block_egress: bool,
+    /// `inject DTMF` (offer, answer): allow `play DTMF` (srtpgate allows it
+    /// without).
+    pub inject_dtmf: bool,
+}
+
+/// The keys of the media-control commands (`play media`, `play DTMF`,
+/// `block DTMF`), as given; the call table checks their values.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MediaKeys {
+    /// `file`: a prompt file.
+    pub file: Option<String>,
+    /// `blob` (or `blob64`, decoded): a prompt file's bytes.
+    pub blob: Option<Vec<u8>>,
+    /// `db-id`: a prompt in rtpengine's database.
+    pub db_id: Option<i64>,
+    /// `repeat-times`: how many times the prompt plays.
+    pub repeat_times: Option<i64>,
+    /// `repeat-duration`: ms the prompt plays for at least (repeated).
+    pub repeat_duration: Option<i64>,
+    /// `start-pos`: the first sample (at the file's rate) played.
+    pub start_pos: Option<i64>,
+    /// `code` (`digit`): a DTMF digit, as sent (`5`, `#`, `11`).
+    pub code: Option<String>,
+    /// `duration`: ms of a played DTMF digit.
+    pub duration: Option<i64>,
+    /// `volume`: dB (below the loudest) of a played DTMF digit.
+    pub volume: Option<i64>,
+    /// `pause` as a number: ms between played DTMF digits.
+    pub pause: Option<i64>,
+    /// `address`: selects the party whose SDP has this address.
+    pub address: Option<String>,
+    /// `DTMF-security`: how `block DTMF` blocks.
+    pub dtmf_security: Option<String>,
 }
 
 /// A parsed NG request.
@@ -573,6 +646,8 @@ pub struct Request {
     /// `from-tags` (and `from-tags-…` flags): the parties a `subscribe
     /// request` copies.
     pub from_tags: Vec<String>,
+    /// Keys of the media-control commands.
+    pub media: MediaKeys,
     /// `limit` (list).
     pub limit: Option<i64>,
     /// `offset` (list; an srtpgate extension for paging).
@@ -648,6 +723,7 @@ impl Request {
             label: None,
             set_label: None,
             from_tags: Vec::new(),
+            media: MediaKeys::default(),
             limit: None,
             offset: None,
             dtls_off: false,
@@ -846,7 +922,16 @@ pub fn parse_request(body: &[u8]) -> Result<Request, NgError> {
         | Command::StartRecording
         | Command::StopRecording
         | Command::PauseRecording
-        | Command::SubscribeRequest => &["call-id"],
+        | Command::SubscribeRequest
+        | Command::PlayMedia
+        | Command::StopMedia
+        | Command::PlayDtmf
+        | Command::BlockMedia
+        | Command::UnblockMedia
+        | Command::SilenceMedia
+        | Command::UnsilenceMedia
+        | Command::BlockDtmf
+        | Command::UnblockDtmf => &["call-id"],
         Command::SubscribeAnswer => &["call-id", "to-tag", "sdp"],
         Command::Unsubscribe => &["call-id", "to-tag"],
         Command::Ping | Command::List | Command::Statistics => &[],
@@ -915,28 +1000,20 @@ fn strings(key: &str, v: &Value) -> Result<Vec<String>, NgError> {
 /// Top-level keys known to rtpengine that srtpgate accepts and ignores,
 /// normalized ([`normalize`]).
 const IGNORED_KEYS: &[&str] = &[
-    "address",
     "alias-key",
     "audio-player",
     "player",
-    "blob",
     "bundle",
-    "code",
-    "digit",
-    "db-id",
     "delay-buffer",
     "drop-traffic",
     "dtls-fingerprint",
     "dtmf-delay",
     "dtmf-log-dest",
     "dtmf-log-destination",
-    "dtmf-security",
     "dtmf-security-trigger",
     "dtmf-security-trigger-end",
-    "duration",
     "endpoint-learning",
     "extmap",
-    "file",
     "frequency",
     "frequencies",
     "generate-rtcp",
@@ -954,12 +1031,9 @@ const IGNORED_KEYS: &[&str] = &[
     "recording-media-slots",
     "passthrough",
     "passthru",
-    "repeat-times",
-    "repeat-duration",
     "repacketize",
     "sdp-attr",
     "sdp-media-remove",
-    "start-pos",
     "t38",
     "t.38",
     "t38-version",
@@ -974,7 +1048,6 @@ const IGNORED_KEYS: &[&str] = &[
     "end-trigger-time",
     "trigger-end-digits",
     "end-trigger-digits",
-    "volume",
     "vsc-pause-rec",
     "vsc-pause-recording",
     "vsc-pause-resume-rec",
@@ -1004,6 +1077,31 @@ fn apply_key(req: &mut Request, name: &str, v: &Value, nested: bool) -> Result<(
         "label" | "from-label" => req.label = Some(string(name, v)?),
         "set-label" | "to-label" => req.set_label = Some(string(name, v)?),
         "from-tags" => req.from_tags.extend(strings(name, v)?),
+        "file" => req.media.file = Some(string(name, v)?),
+        "blob" => req.media.blob = Some(v.as_bytes().ok_or_else(|| wrong(name, "a byte string"))?.to_vec()),
+        "blob64" => {
+            let text = v.as_bytes().ok_or_else(|| wrong(name, "a base64 string"))?;
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(text.trim_ascii())
+                .map_err(|_| invalid(name, "not base64"))?;
+            // `blob` wins when both are given, as in rtpengine.
+            req.media.blob.get_or_insert(bytes);
+        }
+        "db-id" => req.media.db_id = Some(int(name, v)?),
+        "repeat-times" => req.media.repeat_times = Some(int(name, v)?),
+        "repeat-duration" => req.media.repeat_duration = Some(int(name, v)?),
+        "start-pos" => req.media.start_pos = Some(int(name, v)?),
+        "code" | "digit" => {
+            req.media.code = Some(match v.as_int() {
+                // A one-character string is a digit (`5`, `#`), as rtpengine reads it.
+                Some(n) if v.as_str().is_none_or(|s| s.len() > 1) => n.to_string(),
+                _ => string(name, v)?,
+            })
+        }
+        "duration" => req.media.duration = Some(int(name, v)?),
+        "volume" => req.media.volume = Some(int(name, v)?),
+        "address" => req.media.address = Some(string(name, v)?),
+        "dtmf-security" => req.media.dtmf_security = Some(string(name, v)?),
         "all" => match normalize(&string(name, v)?).as_str() {
             "all" | "offer-answer" => req.flags.all = true,
             "none" => {}
@@ -1119,8 +1217,12 @@ fn apply_key(req: &mut Request, name: &str, v: &Value, nested: bool) -> Result<(
         | "output-directory"
         | "output-folder" => req.recording_path = Some(string(name, v)?),
         "recording-pattern" | "output-pattern" => req.recording_pattern = Some(string(name, v)?),
-        // rtpengine compares the value as it is: anything else is no pause.
-        "pause" => req.pause = matches!(string(name, v)?.as_str(), "yes" | "on" | "true"),
+        // `stop recording` compares the value as it is (anything else is no
+        // pause); `play DTMF` takes ms between digits.
+        "pause" => match v.as_int() {
+            Some(ms) => req.media.pause = Some(ms),
+            None => req.pause = matches!(string(name, v)?.as_str(), "yes" | "on" | "true"),
+        },
         "dtls-reverse" => {
             let s = string(name, v)?;
             req.dtls_reverse = match normalize(&s).as_str() {
@@ -1390,6 +1492,8 @@ fn set_flag(f: &mut Flags, norm: &str) -> bool {
         "provisional" => &mut f.provisional,
         "new-branch" => &mut f.new_branch,
         "siprec" => &mut f.siprec,
+        "block-egress" => &mut f.block_egress,
+        "inject-dtmf" => &mut f.inject_dtmf,
         _ => return false,
     };
     *field = true;
@@ -1415,7 +1519,6 @@ const IGNORED_FLAGS: &[&str] = &[
     "no-audio-player",
     "bidirectional",
     "block-dtmf",
-    "block-egress",
     "block-short",
     "block-shorts",
     "block-short-packets",
@@ -1427,7 +1530,6 @@ const IGNORED_FLAGS: &[&str] = &[
     "skip-recording-database",
     "generate-rtcp",
     "inactive",
-    "inject-dtmf",
     "mirror-rtcp",
     "rtcp-mirror",
     "mix",

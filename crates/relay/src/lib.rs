@@ -113,6 +113,9 @@ pub struct WorkerConfig {
     /// Where worker i sends the packets of recorded calls: its own bounded
     /// queue, the `i`th (none: recording is off).
     pub recorder: Vec<crossbeam_channel::Sender<worker::Tapped>>,
+    /// Where the workers report the digits endpoints send (bounded: when
+    /// full, a digit is counted and not reported); none: no DTMF log.
+    pub dtmf: Option<crossbeam_channel::Sender<worker::DtmfEvent>>,
 }
 
 /// Starts `n` workers. Each builds its backend on its own thread (an

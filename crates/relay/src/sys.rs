@@ -215,6 +215,13 @@ pub fn now_ns() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
 }
 
+/// Opens `path` for reading without following a link in its last
+/// component (`O_NOFOLLOW`: a link there is an error).
+pub fn open_nofollow(path: &std::path::Path) -> io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(path)
+}
+
 /// The soft and hard limits on open files (RLIMIT_NOFILE).
 pub fn nofile_limit() -> (u64, u64) {
     let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };

@@ -3,8 +3,10 @@
 //! other), STUN datagrams handed to the control thread from an ICE leg, and
 //! a transcoded plain RTP stream (PCMU to PCMA), both calls recorded (each
 //! packet copied, decrypted, to the recorder's queue), the SRTP caller's
-//! RTP forked to a subscriber under its own key, through the sockets
-//! backend and, where the kernel has it, io_uring.
+//! RTP forked to a subscriber under its own key, its RFC 4733 digits
+//! reported to the DTMF log, the transcoded caller silenced, and a third
+//! call's callee played a prompt (and a digit) under its key, through the
+//! sockets backend and, where the kernel has it, io_uring.
 //!
 //! The worker runs in this process on a thread of the test's own, over
 //! loopback sockets; a counting global allocator counts the allocations of
@@ -12,11 +14,16 @@
 
 use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
 use srtp::{Context, CpuEngine, MasterKey, Policy, Suite};
+use srtpgate_codec::payload::PayloadKinds;
+use srtpgate_codec::player::{Digit, Output, Player, Progress, PromptPlay};
+use srtpgate_codec::prompt::Prompt;
 use srtpgate_codec::transcode::{Direction, Transcoder};
 use srtpgate_codec::Registry;
 use srtpgate_relay::io::{uring, IoKind, IoSetup, Wake};
-use srtpgate_relay::stats::{LegStats, WorkerStats};
-use srtpgate_relay::worker::{Cmd, ForkConfig, ForkSockets, LegConfig, LegSockets, Signal, Tapped, Worker};
+use srtpgate_relay::stats::{LegStats, WorkerStats, SILENCED};
+use srtpgate_relay::worker::{
+    Cmd, DtmfEvent, ForkConfig, ForkSockets, LegConfig, LegSockets, Play, Signal, Tapped, Worker,
+};
 use srtpgate_relay::WorkerConfig;
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
@@ -87,6 +94,7 @@ fn config(peer: &UdpSocket, peer_rtcp: &UdpSocket) -> LegConfig<CpuEngine> {
         bundle: None,
         payload_types: Vec::new(),
         mid_ext: None,
+        kinds: Some(Box::new(PayloadKinds::from_names([(0, "PCMU"), (8, "PCMA"), (101, "telephone-event")]))),
     }
 }
 
@@ -134,6 +142,10 @@ struct Rig {
     /// The subscriber of A's RTP, and the key it decrypts with.
     s: UdpSocket,
     s_rx: Context<CpuEngine>,
+    /// A's digits, as the DTMF log gets them.
+    digits: Receiver<DtmfEvent>,
+    /// The played call: F hears a prompt under its key.
+    f: UdpSocket,
     seq: u16,
 }
 
@@ -142,6 +154,7 @@ impl Rig {
         let (cmds, rx) = unbounded();
         let (sig_tx, signals) = bounded(64);
         let (tap_tx, taps) = bounded(256);
+        let (dtmf_tx, digits) = bounded(256);
         let stats = Arc::new(WorkerStats::new());
         let cfg = WorkerConfig {
             buffers: 512,
@@ -151,6 +164,7 @@ impl Rig {
             pin: Vec::new(),
             signal: Some(sig_tx),
             recorder: vec![tap_tx],
+            dtmf: Some(dtmf_tx),
         };
         let (ready_tx, ready_rx) = std::sync::mpsc::sync_channel(1);
         let st = stats.clone();
@@ -183,7 +197,11 @@ impl Rig {
         cmds.send(Cmd::Configure { call: 1, stream: 0, party: 1, config: Box::new(side_b) }).unwrap();
 
         let (c, c_rtcp, d, d_rtcp) = (udp(), udp(), udp(), udp());
-        let (sockets, to_c) = legs();
+        // C is silenced: D gets PCMA silence of whatever C says.
+        let (mut sockets, to_c) = legs();
+        let c_stats = Arc::new(LegStats::default());
+        c_stats.block.store(SILENCED, SeqCst);
+        sockets[0].stats = c_stats;
         cmds.send(Cmd::AddStream { call: 2, stream: 0, legs: sockets }).unwrap();
         let reg = Registry::new();
         let (pu, iu) = reg.find("PCMU", 8000, 1).expect("PCMU");
@@ -208,8 +226,30 @@ impl Rig {
         let s = udp();
         let fork = ForkSockets { key: 7, rtp: udp(), rtcp: udp(), stats: Arc::new(LegStats::default()) };
         cmds.send(Cmd::AddFork { call: 1, stream: 0, party: 0, fork }).unwrap();
-        let config = ForkConfig { peer: s.local_addr()?, tx: Some(ctx(B_SUITE, 9)), ssrc: FORK_SSRC, clock_rate: 8000 };
-        cmds.send(Cmd::ConfigureFork { call: 1, fork: 7, config: Box::new(config) }).unwrap();
+        let fork = ForkConfig { peer: s.local_addr()?, tx: Some(ctx(B_SUITE, 9)), ssrc: FORK_SSRC, clock_rate: 8000 };
+        cmds.send(Cmd::ConfigureFork { call: 1, fork: 7, config: Box::new(fork) }).unwrap();
+        // Call 3: E and F; F hears a second of 8 kHz audio, repeated for a
+        // minute, as PCMA under its key, and a digit.
+        let (e, e_rtcp, f, f_rtcp) = (udp(), udp(), udp(), udp());
+        let (sockets, _) = legs();
+        cmds.send(Cmd::AddStream { call: 3, stream: 0, legs: sockets }).unwrap();
+        let mut side_f = config(&f, &f_rtcp);
+        side_f.tx = Some(Some(ctx(A_SUITE, 11)));
+        cmds.send(Cmd::Configure { call: 3, stream: 0, party: 0, config: Box::new(config(&e, &e_rtcp)) }).unwrap();
+        cmds.send(Cmd::Configure { call: 3, stream: 0, party: 1, config: Box::new(side_f) }).unwrap();
+        let out = Output {
+            encoder: Some(pa.instance(ia, None, None).expect("encoder")),
+            pt: 8,
+            clock_rate: 8000,
+            ptime_ms: 20,
+            event_pt: Some(101),
+        };
+        let player = Player::new(out, 0xf1a7, 1, 0, Arc::new(Progress::default()));
+        let pcm: Vec<i16> = (0..8000).map(|i| ((i % 40) as i16 - 20) * 500).collect();
+        let prompt =
+            PromptPlay { prompt: Arc::new(Prompt::from_pcm(pcm, 8000)), start: 0, times: 0, for_ms: Some(60_000) };
+        let play = Play { player, prompt: Some(prompt), digit: None };
+        cmds.send(Cmd::Play { call: 3, stream: 0, party: 1, play: Box::new(play) }).unwrap();
         waker.wake()?;
 
         Ok(Rig {
@@ -231,6 +271,8 @@ impl Rig {
             to_c,
             s,
             s_rx: ctx(B_SUITE, 9),
+            digits,
+            f,
             seq: 100,
         })
     }
@@ -245,8 +287,16 @@ impl Rig {
             self.seq = self.seq.wrapping_add(1);
             let len = self.a_tx.protect_rtp(&rtp(0, SSRC, self.seq, 0x55), &mut out).unwrap();
             self.a.send_to(&out[..len], self.to_a[0]).unwrap();
-            self.c.send_to(&rtp(0, TC_SSRC, self.seq, 0xff), self.to_c[0]).unwrap();
+            self.c.send_to(&rtp(0, TC_SSRC, self.seq, 0x11), self.to_c[0]).unwrap();
         }
+        // A digit's end (a new event each burst: reported once).
+        let end = srtpgate_testkit::packets::Rtp::new(SSRC, self.seq.wrapping_add(1))
+            .pt(101)
+            .ts(self.seq as u32 * 1000)
+            .packet(&[5, 0x8a, 3, 0x20]);
+        self.seq = self.seq.wrapping_add(1);
+        let len = self.a_tx.protect_rtp(&end, &mut out).unwrap();
+        self.a.send_to(&out[..len], self.to_a[0]).unwrap();
         let len = self.a_tx.protect_rtcp(&rtcp(self.seq as u32), &mut out).unwrap();
         self.a_rtcp.send_to(&out[..len], self.to_a[1]).unwrap();
         self.a.send_to(&stun(self.seq as u32), self.to_a[0]).unwrap();
@@ -257,12 +307,25 @@ impl Rig {
             let len = self.b_rx.unprotect_rtp(&inb[..got], &mut out).expect("B unprotects");
             assert_eq!((len, out[1], out[12]), (172, 0, 0x55));
             let got = recv(&self.d, &mut inb).expect("D receives the transcoded RTP");
-            // PCMA (payload type 8) of the PCMU silence sent.
+            // PCMA (payload type 8), silenced.
             assert_eq!((got, inb[1] & 0x7f), (172, 8));
+            assert!(inb[12..172].iter().all(|&b| b == 0xd5), "D hears silence");
             let got = recv(&self.s, &mut inb).expect("the subscriber receives its copy");
             let len = self.s_rx.unprotect_rtp(&inb[..got], &mut out).expect("the subscriber unprotects");
             assert_eq!((len, out[12], u32::from_be_bytes([out[8], out[9], out[10], out[11]])), (172, 0x55, FORK_SSRC));
         }
+        let got = recv(&self.b, &mut inb).expect("B receives the digit");
+        let len = self.b_rx.unprotect_rtp(&inb[..got], &mut out).expect("B unprotects the digit");
+        assert_eq!((len, out[1] & 0x7f, out[12]), (16, 101, 5));
+        let got = recv(&self.s, &mut inb).expect("the subscriber receives the digit");
+        let len = self.s_rx.unprotect_rtp(&inb[..got], &mut out).expect("the subscriber unprotects");
+        assert_eq!((len, out[12]), (16, 5));
+        let digit = self.digits.recv_timeout(PATIENCE).expect("the digit reaches the DTMF log");
+        assert_eq!((digit.call, digit.party, digit.event, digit.duration), (1, 0, 5, 800));
+        // What F was played so far.
+        self.f.set_nonblocking(true).unwrap();
+        while recv(&self.f, &mut inb).is_ok() {}
+        self.f.set_nonblocking(false).unwrap();
         let got = recv(&self.b_rtcp, &mut inb).expect("B receives the relayed SRTCP");
         let len = self.b_rx.unprotect_rtcp(&inb[..got], &mut out).expect("B unprotects SRTCP");
         assert_eq!(&out[..len], &rtcp(self.seq as u32)[..]);
@@ -272,11 +335,13 @@ impl Rig {
         drop(sig);
         // The recorder's copies: every packet of both calls, decrypted.
         let (mut srtp, mut srtcp, mut coded) = (0, 0, 0);
-        while srtp + srtcp + coded < 2 * n + 1 {
+        while srtp + srtcp + coded < 2 * n + 2 {
             let t = self.taps.recv_timeout(PATIENCE).expect("the recorder gets every packet");
             match (t.call, t.rtcp) {
                 (1, false) => {
-                    assert_eq!((t.data.len(), t.data[12]), (172, 0x55), "decrypted RTP");
+                    // The audio, and the digit's end.
+                    let digit = (t.data.len(), t.data[12]) == (16, 5);
+                    assert!(digit || (t.data.len(), t.data[12]) == (172, 0x55), "decrypted RTP");
                     srtp += 1;
                 }
                 (1, true) => {
@@ -290,7 +355,7 @@ impl Rig {
                 }
             }
         }
-        assert_eq!((srtp, srtcp, coded), (n, 1, n));
+        assert_eq!((srtp, srtcp, coded), (n + 1, 1, n));
     }
 }
 
@@ -320,11 +385,26 @@ fn rounds_allocate_nothing(io: IoKind, counter: usize) {
     let before = ALLOCS[counter].load(SeqCst);
     assert!(before > 0, "the counter counts the worker's thread (its start allocates)");
     let rounds_before = rig.stats.batches.load(SeqCst);
+    let played_before = rig.stats.played.load(SeqCst);
     for n in [1, 8, 3, 16, 5, 32, 2, 10] {
         for _ in 0..5 {
             rig.burst(n);
         }
+        if n == 16 {
+            // A digit played to F, before its prompt (a queue preallocated).
+            let out = Output { encoder: None, pt: 8, clock_rate: 8000, ptime_ms: 20, event_pt: Some(101) };
+            let player = Player::new(out, 1, 1, 0, Arc::new(Progress::default()));
+            let digit = Digit { event: 9, duration_ms: 100, volume: 8, pause_ms: 100 };
+            let play = Play { player, prompt: None, digit: Some(digit) };
+            rig.cmds.send(Cmd::Play { call: 3, stream: 0, party: 1, play: Box::new(play) }).unwrap();
+            rig.waker.wake().unwrap();
+        }
+        // Time for the player to play (it plays on its clock, not the bursts').
+        std::thread::sleep(Duration::from_millis(40));
     }
+    let played = rig.stats.played.load(SeqCst) - played_before;
+    assert!(played >= 10, "F was played {played} packets");
+    assert!(rig.stats.silenced.load(SeqCst) > 0, "C was silenced");
     let after = ALLOCS[counter].load(SeqCst);
     let rounds = rig.stats.batches.load(SeqCst) - rounds_before;
     let tc = rig.stats.transcode[0].load(SeqCst);

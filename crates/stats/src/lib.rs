@@ -30,9 +30,14 @@ pub enum Drop {
     Transcode,
     /// Any other SRTP error (stream limit, MKI) or a send error.
     Other,
-    /// Held back by the leg's direction (an operator's hold or mute from the
-    /// management page).
+    /// Held back by the leg's direction: an operator's hold or mute from the
+    /// management page, or NG `block media`.
     Blocked,
+    /// An RFC 4733 event of a party whose DTMF is blocked (`block DTMF`).
+    DtmfBlocked,
+    /// Media towards a party to which the relay plays a prompt or DTMF
+    /// (`play media`, `play DTMF`): the prompt takes its place.
+    Replaced,
     /// The master key's lifetime is used up (RFC 3711 §9.2): the sender
     /// went on past it, or, towards the endpoint, every key the relay has
     /// for it is used up (the call needs new keys: a re-INVITE).
@@ -45,7 +50,7 @@ pub enum Drop {
 
 impl Drop {
     /// Every reason, in the order of the counters.
-    pub const ALL: [Drop; 11] = [
+    pub const ALL: [Drop; 13] = [
         Drop::AuthFailed,
         Drop::Replayed,
         Drop::Malformed,
@@ -55,6 +60,8 @@ impl Drop {
         Drop::Transcode,
         Drop::Other,
         Drop::Blocked,
+        Drop::DtmfBlocked,
+        Drop::Replaced,
         Drop::KeyExpired,
         Drop::NotReserved,
     ];
@@ -71,6 +78,8 @@ impl Drop {
             Drop::Transcode => "transcode",
             Drop::Other => "other",
             Drop::Blocked => "blocked",
+            Drop::DtmfBlocked => "dtmf_blocked",
+            Drop::Replaced => "replaced",
             Drop::KeyExpired => "key_expired",
             Drop::NotReserved => "not_reserved",
         }
@@ -120,15 +129,31 @@ pub struct LegStats {
     /// RTP packets the endpoint sent by their sequence numbers (highest −
     /// first + 1): minus `rtp_received`, the packets lost before the relay.
     pub rtp_expected: AtomicU64,
-    /// Set by the control thread (not a counter): [`MUTED`] and/or
-    /// [`HELD`]; the worker reads it for each RTP packet of the leg.
+    /// Set by the control thread (not a counter): [`MUTED`], [`HELD`],
+    /// [`SILENCED`]; the worker reads it for each RTP packet of the leg.
     pub block: AtomicU8,
+    /// Set by the control thread (not a counter): what happens to the RFC
+    /// 4733 events this leg's endpoint sends ([`DTMF_PASS`],
+    /// [`DTMF_DROP`], or [`DTMF_REWRITE`] plus the event sent instead).
+    pub dtmf: AtomicU8,
 }
 
-/// [`LegStats::block`]: RTP from this leg's endpoint is not relayed.
+/// [`LegStats::block`]: RTP from this leg's endpoint is not relayed (a mute
+/// from the management page, or `block media`).
 pub const MUTED: u8 = 1;
 /// [`LegStats::block`]: no RTP is relayed to this leg's endpoint.
 pub const HELD: u8 = 2;
+/// [`LegStats::block`]: RTP from this leg's endpoint is relayed as its
+/// codec's silence (`silence media`).
+pub const SILENCED: u8 = 4;
+
+/// [`LegStats::dtmf`]: events relayed as they are.
+pub const DTMF_PASS: u8 = 0;
+/// [`LegStats::dtmf`]: events dropped (`block DTMF`).
+pub const DTMF_DROP: u8 = 1;
+/// [`LegStats::dtmf`]: events relayed as another event, `DTMF_REWRITE | e`
+/// (`block DTMF` with `DTMF-security=zero` or `DTMF`).
+pub const DTMF_REWRITE: u8 = 0x80;
 
 /// A plain copy of [`LegStats`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -280,6 +305,15 @@ pub struct WorkerStats {
     pub recorded: AtomicU64,
     /// See `recorded`.
     pub recorded_dropped: AtomicU64,
+    /// RFC 4733 digits (end packets) seen from endpoints and reported to
+    /// the DTMF log, and those not reported (its queue full).
+    pub dtmf_events: AtomicU64,
+    /// See `dtmf_events`.
+    pub dtmf_events_dropped: AtomicU64,
+    /// Packets the relay played to endpoints (`play media`, `play DTMF`).
+    pub played: AtomicU64,
+    /// Packets relayed as silence (`silence media`).
+    pub silenced: AtomicU64,
     /// Delay histogram: counts per [`DELAY_BOUNDS_US`] bucket, then the overflow.
     pub delay_buckets: [AtomicU64; DELAY_BOUNDS_US.len() + 1],
     /// Receive system calls and the packets they returned (the batching factor).
@@ -391,6 +425,10 @@ impl WorkerStats {
             signals_dropped: AtomicU64::new(0),
             recorded: AtomicU64::new(0),
             recorded_dropped: AtomicU64::new(0),
+            dtmf_events: AtomicU64::new(0),
+            dtmf_events_dropped: AtomicU64::new(0),
+            played: AtomicU64::new(0),
+            silenced: AtomicU64::new(0),
             delay_buckets: std::array::from_fn(|_| AtomicU64::new(0)),
             recv_calls: AtomicU64::new(0),
             send_calls: AtomicU64::new(0),
@@ -478,6 +516,12 @@ impl WorkerStats {
     #[inline]
     pub fn recorded(&self, copied: bool) {
         bump(if copied { &self.recorded } else { &self.recorded_dropped }, 1);
+    }
+
+    /// A digit reported to the DTMF log (`reported`), or not (its queue full).
+    #[inline]
+    pub fn dtmf_event(&self, reported: bool) {
+        bump(if reported { &self.dtmf_events } else { &self.dtmf_events_dropped }, 1);
     }
 }
 

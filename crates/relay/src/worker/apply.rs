@@ -138,6 +138,8 @@ where
                     }
                 }
             }
+            Cmd::Play { call, stream, party, play } => self.play(call, stream, party, *play),
+            Cmd::StopPlay { call, stream, party } => self.stop_play(call, stream, party),
             Cmd::Stop => {}
         }
     }
@@ -188,6 +190,9 @@ fn configure<E: Engine>(leg: &mut Leg<E>, config: LegConfig<E>, stream: usize) -
     if let Some(t) = config.transcode {
         leg.transcode = t;
         leg.transcode_failed = false;
+    }
+    if let Some(k) = config.kinds {
+        leg.kinds = k;
     }
     leg.demux = config.demux;
     leg.keys_pending = config.keys_pending;

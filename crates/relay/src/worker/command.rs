@@ -3,10 +3,12 @@
 //! call on its way to another worker).
 
 use super::fork::{ForkConfig, ForkKey, ForkSockets};
+use super::play::Play;
 use super::stream::{CallKey, Stream};
 use crate::io::Wake;
 use crate::stats::LegStats;
 use srtp::{Context, Engine};
+use srtpgate_codec::payload::PayloadKinds;
 use srtpgate_codec::transcode::Transcoder;
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::Arc;
@@ -65,6 +67,9 @@ pub struct LegConfig<E: Engine> {
     /// 1–16 bytes), so that a bundling endpoint can tell the streams apart
     /// without knowing their SSRCs.
     pub mid_ext: Option<(u8, Vec<u8>)>,
+    /// What each payload type of this leg's m-line carries (events, a
+    /// codec the relay can silence), by the leg's SDP (`None`: kept).
+    pub kinds: Option<Box<PayloadKinds>>,
 }
 
 /// Commands from the control thread.
@@ -116,6 +121,10 @@ pub enum Cmd<E: Engine> {
     ConfigureFork { call: CallKey, fork: ForkKey, config: Box<ForkConfig<E>> },
     /// Stop a fork and close its sockets.
     RemoveFork { call: CallKey, fork: ForkKey },
+    /// Play a prompt or a digit to the endpoint of `party`'s leg.
+    Play { call: CallKey, stream: usize, party: usize, play: Box<Play> },
+    /// Stop the prompt playing to the endpoint of `party`'s leg.
+    StopPlay { call: CallKey, stream: usize, party: usize },
     /// Leave the loop.
     Stop,
 }

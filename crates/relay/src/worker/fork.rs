@@ -9,7 +9,7 @@
 //! on the fork. Only RTP is copied: the subscriber's RTCP would describe
 //! another stream than the party's (its own SSRC and numbering).
 
-use super::packet::Pkt;
+use super::packet::{Origin, Pkt};
 use crate::pool::Pool;
 use crate::stats::{Drop, LegStats};
 use srtp::{Context, Engine, Kind};
@@ -100,7 +100,7 @@ pub(super) fn copy<E: Engine>(p: &Pkt, forks: &mut [Fork<E>], pool: &mut Pool, o
         buf[..bytes.len()].copy_from_slice(bytes);
         f.renumber.apply(&mut buf[..12], p.rx_ns);
         let mut c = Pkt::new(buf, bytes.len(), p.slot, p.party, Kind::Rtp, p.from, p.rx_ns);
-        c.fork = Some(i as u8);
+        c.origin = Origin::Fork(i as u8);
         out.push(c);
     }
 }

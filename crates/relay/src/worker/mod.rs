@@ -25,13 +25,17 @@
 //! | `signal.rs` | STUN/DTLS datagrams for the control thread |
 //! | `tap.rs` | recorded calls' packets for the recorder |
 //! | `fork.rs` | subscribers' copies of a party's packets |
+//! | `play.rs` | what the relay plays to an endpoint |
+//! | `controls.rs` | block, silence and DTMF block on relayed packets; digits for the DTMF log |
 //! | `lent.rs` | the buffers both travel in |
 
 mod apply;
 mod command;
+mod controls;
 mod fork;
 mod lent;
 mod packet;
+mod play;
 mod round;
 mod shard;
 mod signal;
@@ -41,8 +45,10 @@ mod tap;
 mod transcode;
 
 pub use command::{Cmd, LegConfig, LegSockets, LegState, Moved, Mover};
+pub use controls::DtmfEvent;
 pub use fork::{ForkConfig, ForkKey, ForkSockets};
 pub use lent::Lent;
+pub use play::Play;
 pub use round::MAX_LOOP_PACKETS;
 pub use signal::{Signal, SIGNAL_BUFS};
 pub use stream::CallKey;
@@ -127,6 +133,8 @@ where
             signal: cfg.signal.clone(),
             signal_bufs: LentBufs::new(SIGNAL_BUFS),
             tap: cfg.recorder.get(index).cloned().map(Tap::new),
+            dtmf: cfg.dtmf.clone(),
+            playing: Vec::new(),
         };
         Ok(Worker {
             shard,
@@ -146,7 +154,13 @@ where
     pub fn run(mut self) {
         let mut more = false;
         loop {
-            let idle = if self.busy_poll || more { Duration::ZERO } else { Duration::from_millis(500) };
+            let idle = if self.busy_poll || more {
+                Duration::ZERO
+            } else {
+                // A player's next packet bounds the wait.
+                let due = self.shard.next_play_ns().map(|t| t.saturating_sub(crate::sys::now_ns()));
+                Duration::from_nanos(due.unwrap_or(500_000_000).min(500_000_000))
+            };
             let shard = &mut self.shard;
             let round = shard.io.wait(idle, self.max_batch, &mut shard.pool, &mut self.queues.rx);
             let woke = crate::sys::now_ns();

@@ -30,9 +30,21 @@ pub(super) struct Pkt {
     pub prep: Option<Prepared>,
     /// What became of it so far.
     pub fate: Fate,
-    /// A subscriber's copy: the index of its fork on the leg it came from
-    /// (it leaves by the fork, not by the other leg).
-    pub fork: Option<u8>,
+    /// Where it came from, which decides where it leaves by.
+    pub origin: Origin,
+}
+
+/// Where a packet came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Origin {
+    /// Its leg's endpoint (`party`); it leaves by the other leg.
+    Party,
+    /// A subscriber's copy of what `party` sent: the index of its fork on
+    /// that leg, which it leaves by.
+    Fork(u8),
+    /// The player of the other leg (`play media`, `play DTMF`), as if
+    /// `party` had sent it: it leaves by the other leg, to the listener.
+    Player,
 }
 
 /// What becomes of a packet in a round: one of these, never two.
@@ -71,7 +83,7 @@ impl Pkt {
             sent_ns: 0,
             prep: None,
             fate: Fate::Forward,
-            fork: None,
+            origin: Origin::Party,
         }
     }
 

@@ -5,9 +5,9 @@
 //! |---|---|
 //! | [`receive`](Shard::receive) | a datagram becomes a packet: its stream by the socket's token (on a BUNDLE transport, the member stream by payload type or SSRC), STUN and DTLS handed to the control thread, RTP or RTCP |
 //! | [`unprotect`](Shard::unprotect) | the source and the leg checked, then one engine batch with each receiving leg's context, then the commit |
-//! | [`route`] | the authenticated packet: its sequence number for the leg's loss, its source latched; a copy to the recorder and one per subscriber ([`fork::copy`]) |
+//! | [`route`] | the authenticated packet: its sequence number for the leg's loss, its source latched, a digit's end reported to the DTMF log; a copy to the recorder and one per subscriber ([`fork::copy`]) |
 //! | [`transcode`](Shard::transcode) | (streams with a codec) decoded and encoded: one packet, several or none |
-//! | [`protect`](Shard::protect) | hold and mute, a destination, the mid extension; one engine batch with each sending leg's context, then the commit |
+//! | [`protect`](Shard::protect) | the operator's controls ([`controls::apply`]: hold, block, silence, DTMF block, a prompt in its place), a destination, the mid extension; one engine batch with each sending leg's context, then the commit |
 //! | [`send`](Shard::send) | by the backend, in runs of packets that leave by one socket |
 //! | [`release`](Shard::release) | each packet's fate counted once, its buffers back to the pool |
 //!
@@ -16,16 +16,18 @@
 //! Packets of transcoded streams wait in a queue of their own: the others
 //! of the round are protected and sent first, so a slow codec does not
 //! delay another call's packets beyond its own round. Subscribers' copies
-//! go last, through the same protect, send and release.
+//! go next, then the packets the players made ([`Shard::played`]), through
+//! the same protect, send and release.
 
+use super::controls::{self, Verdict};
 use super::fork;
-use super::packet::{add_mid_extension, classify, token, untoken, Fate, Pkt};
+use super::packet::{add_mid_extension, classify, token, untoken, Fate, Origin, Pkt};
 use super::shard::Shard;
 use super::signal::Signal;
 use super::stream::{Leg, Stream};
 use crate::io::{Datagram, Io};
 use crate::pool::{Buf, Pool};
-use crate::stats::{Drop, HELD, MUTED};
+use crate::stats::Drop;
 use crate::sys::{self, BATCH};
 use srtp::header::{RtcpHeader, RtpHeader};
 use srtp::{Context, Engine, Job, Kind, Op, Outcome};
@@ -53,6 +55,8 @@ pub(super) struct Queues<K: 'static> {
     transcoded: Vec<Pkt>,
     /// Subscribers' copies of the round's packets (forks).
     forked: Vec<Pkt>,
+    /// What the players made for this round.
+    played: Vec<Pkt>,
     /// The engine batch (its allocation kept from step to step).
     jobs: Vec<Job<'static, K>>,
 }
@@ -65,6 +69,7 @@ impl<K: 'static> Queues<K> {
             coded: Vec::with_capacity(MAX_LOOP_PACKETS),
             transcoded: Vec::with_capacity(MAX_LOOP_PACKETS),
             forked: Vec::with_capacity(MAX_LOOP_PACKETS),
+            played: Vec::with_capacity(MAX_LOOP_PACKETS),
             jobs: Vec::with_capacity(MAX_LOOP_PACKETS),
         }
     }
@@ -80,17 +85,20 @@ where
         for d in q.rx.drain(..) {
             self.receive(d, now, &mut q.relayed, &mut q.coded);
         }
-        if q.relayed.is_empty() && q.coded.is_empty() {
-            return;
+        if !q.relayed.is_empty() || !q.coded.is_empty() {
+            self.unprotect(&mut q.relayed, &mut q.coded, &mut q.forked, &mut q.jobs);
+            self.forward(&mut q.relayed, &mut q.jobs);
+            if !q.coded.is_empty() {
+                self.transcode(&mut q.coded, &mut q.transcoded);
+                self.forward(&mut q.transcoded, &mut q.jobs);
+            }
+            // The subscribers' copies leave after the call's own packets.
+            self.forward(&mut q.forked, &mut q.jobs);
         }
-        self.unprotect(&mut q.relayed, &mut q.coded, &mut q.forked, &mut q.jobs);
-        self.forward(&mut q.relayed, &mut q.jobs);
-        if !q.coded.is_empty() {
-            self.transcode(&mut q.coded, &mut q.transcoded);
-            self.forward(&mut q.transcoded, &mut q.jobs);
+        if !self.playing.is_empty() {
+            self.played(now, &mut q.played);
+            self.forward(&mut q.played, &mut q.jobs);
         }
-        // The subscribers' copies leave after the call's own packets.
-        self.forward(&mut q.forked, &mut q.jobs);
     }
 
     /// Protect, send, release: the rest of the way of the packets in `pkts`.
@@ -210,6 +218,21 @@ where
             }
             if let Some(s) = self.streams.get_mut(p.slot) {
                 route(p, &mut s.legs[p.party as usize], &mut *self.io, now_ms);
+                if let Some(tx) = self.dtmf.as_ref().filter(|_| p.kind == Kind::Rtp) {
+                    if let Some((event, volume, duration, pt)) = controls::dtmf_end(p, &mut s.legs[p.party as usize]) {
+                        let e = controls::DtmfEvent {
+                            call: s.call,
+                            stream: s.index,
+                            party: p.party as usize,
+                            event,
+                            volume,
+                            duration,
+                            pt,
+                            from: p.from,
+                        };
+                        self.stats.dtmf_event(tx.try_send(e).is_ok());
+                    }
+                }
                 if let (true, Some(tap)) = (s.record, self.tap.as_mut()) {
                     self.stats.recorded(tap.copy(s.call, s.index, p));
                 }
@@ -228,9 +251,13 @@ where
             if p.fate != Fate::Forward {
                 continue;
             }
-            match (self.streams.get_mut(p.slot), p.fork) {
-                (Some(s), None) => prepare_protect(p, s, &mut self.pool),
-                (Some(s), Some(f)) => prepare_fork(p, s, f, &mut self.pool),
+            match (self.streams.get_mut(p.slot), p.origin) {
+                (Some(s), Origin::Party | Origin::Player) => {
+                    if prepare_protect(p, s, &mut self.pool) {
+                        self.stats.silenced.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    }
+                }
+                (Some(s), Origin::Fork(f)) => prepare_fork(p, s, f, &mut self.pool),
                 (None, _) => p.fate = Fate::Dropped(Drop::Other),
             }
         }
@@ -375,7 +402,7 @@ where
             return None;
         }
         let s = self.streams.get(p.slot)?;
-        if let Some(f) = p.fork {
+        if let Origin::Fork(f) = p.origin {
             // A subscriber's copy leaves by its fork's socket, which the
             // backend does not hold (no token: sent as a datagram).
             let f = s.legs[p.party as usize].forks.get(f as usize)?;
@@ -400,8 +427,8 @@ where
     /// the leg it came from), and its buffers returned to the pool.
     fn release(&mut self, pkts: &mut Vec<Pkt>) {
         for mut p in pkts.drain(..) {
-            match (p.fate, p.fork) {
-                (Fate::Dropped(why), Some(f)) => {
+            match (p.fate, p.origin) {
+                (Fate::Dropped(why), Origin::Fork(f)) => {
                     if let Some(f) =
                         self.streams.get(p.slot).and_then(|s| s.legs[p.party as usize].forks.get(f as usize))
                     {
@@ -409,7 +436,7 @@ where
                     }
                     self.stats.total.dropped(why);
                 }
-                (Fate::Sent, Some(f)) => {
+                (Fate::Sent, Origin::Fork(f)) => {
                     if let Some(f) =
                         self.streams.get(p.slot).and_then(|s| s.legs[p.party as usize].forks.get(f as usize))
                     {
@@ -417,13 +444,20 @@ where
                     }
                     self.stats.total.sent(p.len);
                 }
-                (Fate::Dropped(why), None) => {
+                (Fate::Dropped(why), Origin::Player) => self.stats.total.dropped(why),
+                (Fate::Sent, Origin::Player) => {
+                    if let Some(s) = self.streams.get(p.slot) {
+                        s.legs[p.other()].stats.sent(p.len);
+                    }
+                    self.stats.total.sent(p.len);
+                }
+                (Fate::Dropped(why), Origin::Party) => {
                     if let Some(s) = self.streams.get(p.slot) {
                         s.legs[p.party as usize].stats.dropped(why);
                     }
                     self.stats.total.dropped(why);
                 }
-                (Fate::Sent, None) => {
+                (Fate::Sent, Origin::Party) => {
                     let delay = p.sent_ns.saturating_sub(p.rx_ns);
                     if let Some(s) = self.streams.get(p.slot) {
                         s.legs[p.other()].stats.sent(p.len);
@@ -524,20 +558,28 @@ fn route<E: Engine>(p: &mut Pkt, leg: &mut Leg<E>, io: &mut dyn Io, now_ms: u64)
     }
 }
 
-/// Protect's first step for one forwarded packet: an operator's hold or
-/// mute (RTP only: RTCP keeps flowing), the leg it leaves by ready and with
-/// a peer, the mid extension (BUNDLE towards an endpoint that needs it),
-/// then the SRTP prepare with that leg's context from the current buffer
-/// into the other one (a plain leg sends the bytes as they are).
-fn prepare_protect<E: Engine>(p: &mut Pkt, s: &mut Stream<E>, pool: &mut Pool) {
+/// Protect's first step for one forwarded packet (or one a player made):
+/// the operator's controls on relayed RTP ([`controls::apply`]; RTCP keeps
+/// flowing), the leg it leaves by ready and with a peer, the mid extension
+/// (BUNDLE towards an endpoint that needs it), then the SRTP prepare with
+/// that leg's context from the current buffer into the other one (a plain
+/// leg sends the bytes as they are). True when the payload was silenced.
+fn prepare_protect<E: Engine>(p: &mut Pkt, s: &mut Stream<E>, pool: &mut Pool) -> bool {
     let (this, o) = s.legs_of(p.party as usize);
-    if p.kind == Kind::Rtp && (this.stats.blocked() & MUTED != 0 || o.stats.blocked() & HELD != 0) {
-        p.fate = Fate::Dropped(Drop::Blocked);
-        return;
+    let mut silenced = false;
+    if p.kind == Kind::Rtp && p.origin == Origin::Party {
+        match controls::apply(p, this, o) {
+            Verdict::Relay => {}
+            Verdict::Silenced => silenced = true,
+            Verdict::Drop(why) => {
+                p.fate = Fate::Dropped(why);
+                return false;
+            }
+        }
     }
     if !o.ready() || o.peer(p.kind == Kind::Rtcp).0.is_none() {
         p.fate = Fate::Dropped(Drop::NoDestination);
-        return;
+        return false;
     }
     if let (Kind::Rtp, Some((id, mid, n))) = (p.kind, o.mid_ext) {
         let buf = if p.in_b { p.b.as_deref_mut() } else { Some(&mut p.a[..]) };
@@ -545,10 +587,11 @@ fn prepare_protect<E: Engine>(p: &mut Pkt, s: &mut Stream<E>, pool: &mut Pool) {
             p.len = add_mid_extension(buf, p.len, id, &mid[..n as usize]);
         }
     }
-    let Some(ctx) = o.tx.as_mut() else { return };
+    let Some(ctx) = o.tx.as_mut() else { return silenced };
     if let Err(Some(srtp::Error::NotReserved { ssrc, index })) = seal(p, ctx, pool) {
         o.wanted = Some((ssrc, index, p.kind == Kind::Rtcp));
     }
+    silenced
 }
 
 /// Protect's first step for a subscriber's copy: its fork answered, then
@@ -596,17 +639,17 @@ fn seal<E: Engine>(p: &mut Pkt, ctx: &mut Context<E>, pool: &mut Pool) -> Result
 /// The context that protects packet `p` on its way out: the other leg's,
 /// or its fork's for a subscriber's copy.
 fn sealer<'s, E: Engine>(s: &'s Stream<E>, p: &Pkt) -> Option<&'s Context<E>> {
-    match p.fork {
-        None => s.legs[p.other()].tx.as_ref(),
-        Some(f) => s.legs[p.party as usize].forks.get(f as usize)?.tx.as_ref(),
+    match p.origin {
+        Origin::Party | Origin::Player => s.legs[p.other()].tx.as_ref(),
+        Origin::Fork(f) => s.legs[p.party as usize].forks.get(f as usize)?.tx.as_ref(),
     }
 }
 
 /// [`sealer`], to commit with.
 fn sealer_mut<'s, E: Engine>(s: &'s mut Stream<E>, p: &Pkt) -> Option<&'s mut Context<E>> {
-    match p.fork {
-        None => s.legs[p.other()].tx.as_mut(),
-        Some(f) => s.legs[p.party as usize].forks.get_mut(f as usize)?.tx.as_mut(),
+    match p.origin {
+        Origin::Party | Origin::Player => s.legs[p.other()].tx.as_mut(),
+        Origin::Fork(f) => s.legs[p.party as usize].forks.get_mut(f as usize)?.tx.as_mut(),
     }
 }
 

@@ -36,6 +36,10 @@ where
     pub signal_bufs: LentBufs,
     /// Where recorded calls' packets go (`None`: recording is off).
     pub tap: Option<Tap>,
+    /// Where the digits endpoints send are reported (`None`: no DTMF log).
+    pub dtmf: Option<crossbeam_channel::Sender<super::controls::DtmfEvent>>,
+    /// The legs (slot, party) whose player may have something to play.
+    pub playing: Vec<(u32, u8)>,
 }
 
 impl<E: Engine> std::ops::Drop for Shard<E>
@@ -78,6 +82,10 @@ where
             }
         }
         for (i, d) in s.legs.iter().enumerate() {
+            // A player handed over with its call goes on here.
+            if d.player.as_ref().is_some_and(|p| !p.idle()) {
+                self.playing.push((slot, i as u8));
+            }
             if d.latched_rtp {
                 self.io.latch(token(slot, i, false), d.peer_rtp);
             }

@@ -3,6 +3,8 @@
 
 use crate::stats::LegStats;
 use srtp::{Context, Engine};
+use srtpgate_codec::payload::PayloadKinds;
+use srtpgate_codec::player::Player;
 use srtpgate_codec::transcode::Transcoder;
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::Arc;
@@ -81,6 +83,12 @@ pub(super) struct Leg<E: Engine> {
     pub tx_key: u64,
     /// Subscribers' copies of what this leg's party sends.
     pub forks: Vec<super::fork::Fork<E>>,
+    /// See [`crate::worker::LegConfig::kinds`].
+    pub kinds: Box<PayloadKinds>,
+    /// The timestamp of the last RFC 4733 event whose end was reported.
+    pub last_event_ts: Option<u32>,
+    /// What the relay plays to this leg's endpoint.
+    pub player: Option<Box<Player>>,
 }
 
 impl<E: Engine> Leg<E> {
@@ -113,6 +121,9 @@ impl<E: Engine> Leg<E> {
             wanted: None,
             tx_key: 0,
             forks: Vec::new(),
+            kinds: Box::default(),
+            last_event_ts: None,
+            player: None,
         }
     }
 

@@ -9,6 +9,7 @@ pub mod control;
 mod heap_scan;
 pub mod http;
 pub mod plane;
+pub mod prompts;
 pub mod recorder;
 pub mod redis_store;
 #[cfg(test)]
@@ -316,6 +317,14 @@ where
         Some(_) => (0..cfg.workers).map(|_| crossbeam_channel::bounded(recorder::TAP_QUEUE)).unzip(),
         None => (Vec::new(), Vec::new()),
     };
+    // Digits the endpoints send, from the workers to the DTMF log.
+    let (dtmf_tx, dtmf_rx) = match cfg.dtmf_log_dest {
+        Some(_) => {
+            let (tx, rx) = crossbeam_channel::bounded(DTMF_QUEUE);
+            (Some(tx), Some(rx))
+        }
+        None => (None, None),
+    };
     let wcfg = crate::relay::WorkerConfig {
         buffers: cfg.buffers,
         batch,
@@ -324,6 +333,7 @@ where
         pin,
         signal: Some(signal_tx),
         recorder: tap_tx,
+        dtmf: dtmf_tx,
     };
     let workers = crate::relay::spawn_workers(&engine, cfg.workers, wcfg)
         .map_err(|e| format!("cannot start media workers ({} I/O): {e}", kind.name()))?;
@@ -350,6 +360,16 @@ where
     shared.ui = cfg.ui.clone().map(|u| ui::Ui::new(u, log, &cfg.log_level));
     let shared = Arc::new(shared);
     start_threads(&shared, signal_rx, keeping)?;
+    if let (Some(rx), Some(dest)) = (dtmf_rx, cfg.dtmf_log_dest) {
+        let socket = std::net::UdpSocket::bind(if dest.is_ipv4() { "0.0.0.0:0" } else { "[::]:0" })
+            .map_err(|e| format!("dtmf-log-dest {dest}: {e}"))?;
+        let weak = Arc::downgrade(&shared);
+        std::thread::Builder::new()
+            .name("dtmf-log".into())
+            .spawn(move || dtmf_log_loop(weak, rx, socket, dest))
+            .map_err(|e| format!("cannot start the DTMF log thread: {e}"))?;
+        tracing::info!("DTMF digits reported to udp {dest}");
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .thread_name("control")
@@ -405,6 +425,43 @@ where
     stop(shared, rt);
     tracing::info!("stopped");
     result
+}
+
+/// Digits queued between the workers and the DTMF log thread.
+const DTMF_QUEUE: usize = 4096;
+
+/// The DTMF log thread: each digit the workers report becomes one JSON
+/// datagram to `dest` (rtpengine's `dtmf-log-dest`). Takes the call
+/// table's lock per digit, only to read the call's names. Ends when the
+/// relay stops.
+fn dtmf_log_loop(
+    shared: std::sync::Weak<Shared>,
+    rx: crossbeam_channel::Receiver<crate::relay::worker::DtmfEvent>,
+    socket: std::net::UdpSocket,
+    dest: std::net::SocketAddr,
+) {
+    for e in rx.iter() {
+        let Some(shared) = shared.upgrade() else { return };
+        let digit = srtpgate_calls::SentDigit {
+            call: e.call,
+            stream: e.stream,
+            party: e.party,
+            event: e.event,
+            volume: e.volume,
+            duration: e.duration,
+            pt: e.pt,
+            from: e.from,
+        };
+        let unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        let record = match shared.control.lock() {
+            Ok(c) => c.table.dtmf_record(&digit, unix),
+            Err(_) => return,
+        };
+        let Some(record) = record else { continue };
+        if let Err(err) = socket.send_to(record.as_bytes(), dest) {
+            tracing::debug!("dtmf-log-dest {dest}: {err}");
+        }
+    }
 }
 
 /// The WebRTC thread and, when calls are kept, the reservation thread.
@@ -479,7 +536,9 @@ where
         ports.socket_buffer = cfg.socket_buffer;
         ranges.push(ports);
     }
-    Ok(Box::new(plane::Relay::new(engine, workers, crate::relay::ports::PortSet::new(ranges))))
+    let mut relay = plane::Relay::new(engine, workers, crate::relay::ports::PortSet::new(ranges));
+    relay.prompts = prompts::Prompts::new(cfg.media_dir.as_deref())?;
+    Ok(Box::new(relay))
 }
 
 /// The interfaces as the start-up line names them:

@@ -14,7 +14,8 @@ use crate::relay::WorkerHandle;
 use crate::serve::redis_store::Then;
 use srtp::{Context, Engine, EngineStats};
 use srtpgate_calls::interface::{Binding, Pair};
-use srtpgate_calls::{Command, Keying, LegSetup, LegState, Load, Resources};
+use srtpgate_calls::{Command, Keying, LegSetup, LegState, Load, PromptSource, Resources};
+use srtpgate_codec::prompt::Prompt;
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::sync::atomic::Ordering::Relaxed;
@@ -56,6 +57,8 @@ pub struct Relay<E: Engine> {
     pending: HashMap<Pair, PortPair>,
     /// The load as last sampled, and the counters it was sampled from.
     load: Cell<LoadSample>,
+    /// The prompts `play media` plays.
+    pub prompts: crate::serve::prompts::Prompts,
 }
 
 /// The workers' busy time and received bytes at one instant, and the load
@@ -80,7 +83,8 @@ where
     /// buffer size).
     pub fn new(engine: E, workers: Vec<WorkerHandle<E>>, ports: PortSet) -> Relay<E> {
         let load = LoadSample { at: Instant::now(), busy_ns: 0, bytes_in: 0, load: Load::default() };
-        Relay { engine, workers, ports, pending: HashMap::new(), load: Cell::new(load) }
+        let prompts = crate::serve::prompts::Prompts::new(None).expect("no directory to resolve");
+        Relay { engine, workers, ports, pending: HashMap::new(), load: Cell::new(load), prompts }
     }
 
     fn send(&self, worker: usize, cmd: Cmd<E>) {
@@ -150,6 +154,7 @@ where
             bundle: s.bundle,
             payload_types: s.payload_types,
             mid_ext: s.mid_ext,
+            kinds: s.kinds,
         }
     }
 
@@ -212,6 +217,11 @@ where
                 (worker, Cmd::ConfigureFork { call, fork, config: Box::new(config) })
             }
             Command::RemoveFork { worker, call, fork } => (worker, Cmd::RemoveFork { call, fork }),
+            Command::Play { worker, call, stream, party, player, prompt, digit } => {
+                let play = worker::Play { player: *player, prompt, digit };
+                (worker, Cmd::Play { call, stream, party, play: Box::new(play) })
+            }
+            Command::StopPlay { worker, call, stream, party } => (worker, Cmd::StopPlay { call, stream, party }),
             Command::Send { worker, call, stream, party, to, data } => {
                 (worker, Cmd::Send { call, stream, party, to, data })
             }
@@ -285,6 +295,10 @@ where
 
     fn worker_alive(&self, w: usize) -> bool {
         self.workers.get(w).is_some_and(WorkerHandle::alive)
+    }
+
+    fn prompt(&mut self, source: &PromptSource, rate: u32) -> Result<Arc<Prompt>, String> {
+        self.prompts.get(source, rate)
     }
 
     fn media_totals(&self) -> (LegSnapshot, Histogram) {

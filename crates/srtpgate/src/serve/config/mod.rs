@@ -118,6 +118,10 @@ pub struct Config {
     pub recording: Option<RecordingConfig>,
     /// Longest `metadata` (bytes).
     pub max_metadata_length: usize,
+    /// The prompts' directory (`play media`), as given.
+    pub media_dir: Option<PathBuf>,
+    /// Where digits are reported (`--dtmf-log-dest`).
+    pub dtmf_log_dest: Option<SocketAddr>,
 }
 
 /// Call recording (`--recording-dir` and its companions).
@@ -486,9 +490,18 @@ impl Config {
         if ui.is_some() && listen_http.is_none() {
             return Err("ui: the management page is served on the HTTP address: set listen-http".into());
         }
+        let media_dir = args.media_dir.clone().or(file.media_dir);
+        if let Some(d) = &media_dir {
+            if !d.is_dir() {
+                return Err(format!("media-dir: {} is not a directory", d.display()));
+            }
+        }
+        let dtmf_log_dest = args.dtmf_log_dest.or(file.dtmf_log_dest);
         Ok(Config {
             ui,
             recording,
+            media_dir,
+            dtmf_log_dest,
             max_metadata_length,
             listen_ng,
             interfaces,

@@ -183,6 +183,15 @@ pub struct ServeArgs {
     /// Longest `metadata` accepted for a recording, in bytes.
     #[arg(long = "max-metadata-length", env = "SRTPGATE_MAX_METADATA_LENGTH")]
     pub max_metadata_length: Option<usize>,
+    /// The directory of the prompts `play media` may play (`file=` a name
+    /// in it, or an absolute path inside it; links out of it are refused).
+    /// Without it, only prompts sent in the request (`blob`) play.
+    #[arg(long = "media-dir", env = "SRTPGATE_MEDIA_DIR")]
+    pub media_dir: Option<PathBuf>,
+    /// Report every DTMF digit an endpoint sends as one JSON datagram to
+    /// this UDP address (rtpengine's `dtmf-log-dest` format).
+    #[arg(long = "dtmf-log-dest", env = "SRTPGATE_DTMF_LOG_DEST")]
+    pub dtmf_log_dest: Option<SocketAddr>,
     /// Log filter (tracing syntax, e.g. info or srtpgate=debug).
     #[arg(long = "log-level", env = "SRTPGATE_LOG_LEVEL")]
     pub log_level: Option<String>,
@@ -296,6 +305,8 @@ pub(super) struct FileConfig {
     pub(super) recording_pattern: Option<String>,
     pub(super) recording_audio: Option<Vec<String>>,
     pub(super) max_metadata_length: Option<usize>,
+    pub(super) media_dir: Option<PathBuf>,
+    pub(super) dtmf_log_dest: Option<SocketAddr>,
     pub(super) log_level: Option<String>,
     pub(super) socket_buffer: Option<usize>,
     pub(super) max_id_length: Option<usize>,
