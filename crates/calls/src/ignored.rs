@@ -33,7 +33,46 @@ pub(crate) fn ignored_keys(req: &Request) -> Vec<(&'static str, String)> {
     if !req.codec.ignore.is_empty() {
         w.push(("codec", "codec 'ignore' has no effect in srtpgate".into()));
     }
+    w.extend(misplaced_media_keys(req));
     w
+}
+
+/// Media-control keys sent with a command that does not take them.
+fn misplaced_media_keys(req: &Request) -> Vec<(&'static str, String)> {
+    use srtpgate_ng::Command as C;
+    let m = &req.media;
+    let keys: [(&'static str, bool, &[C]); 12] = [
+        ("file", m.file.is_some(), &[C::PlayMedia]),
+        ("blob", m.blob.is_some(), &[C::PlayMedia]),
+        ("db-id", m.db_id.is_some(), &[C::PlayMedia]),
+        ("repeat-times", m.repeat_times.is_some(), &[C::PlayMedia]),
+        ("repeat-duration", m.repeat_duration.is_some(), &[C::PlayMedia]),
+        ("start-pos", m.start_pos.is_some(), &[C::PlayMedia]),
+        ("code", m.code.is_some(), &[C::PlayDtmf, C::BlockDtmf]),
+        ("duration", m.duration.is_some(), &[C::PlayDtmf]),
+        ("volume", m.volume.is_some(), &[C::PlayDtmf]),
+        ("pause", m.pause.is_some(), &[C::PlayDtmf]),
+        ("dtmf-security", m.dtmf_security.is_some(), &[C::BlockDtmf]),
+        (
+            "address",
+            m.address.is_some(),
+            &[
+                C::PlayMedia,
+                C::StopMedia,
+                C::PlayDtmf,
+                C::BlockMedia,
+                C::UnblockMedia,
+                C::SilenceMedia,
+                C::UnsilenceMedia,
+                C::BlockDtmf,
+                C::UnblockDtmf,
+            ],
+        ),
+    ];
+    keys.into_iter()
+        .filter(|(_, given, takes)| *given && !takes.contains(&req.command))
+        .map(|(k, _, _)| (k, format!("key '{k}' ignored: '{}' does not take it", req.command.name())))
+        .collect()
 }
 
 /// The warning for `OSRTP` and `OSRTP-…` flags. The relay speaks no

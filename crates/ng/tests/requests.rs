@@ -721,3 +721,70 @@ fn subscribe_keys_and_flags() {
         assert!(matches!(e, Err(NgError::MissingKey(k)) if k == needs), "{cmd}: {e:?}");
     }
 }
+
+#[test]
+fn media_control_keys_as_kamailio_sends_them() {
+    // Kamailio sends every value as a string.
+    let r = parse(
+        &Value::dict()
+            .with("command", "play media")
+            .with("call-id", "c")
+            .with("from-tag", "a")
+            .with("file", "moh/hold.wav")
+            .with("repeat-times", "3")
+            .with("repeat-duration", "10000")
+            .with("start-pos", "800")
+            .with("flags", list(&["block-egress"])),
+    )
+    .expect("parses");
+    assert_eq!(r.command, Command::PlayMedia);
+    let m = &r.media;
+    assert_eq!(m.file.as_deref(), Some("moh/hold.wav"));
+    assert_eq!((m.repeat_times, m.repeat_duration, m.start_pos), (Some(3), Some(10000), Some(800)));
+    assert!(r.flags.block_egress && r.warning().is_none(), "{:?}", r.warning());
+    // blob64 decoded; blob (raw bytes) wins over it.
+    let r = parse(&Value::dict().with("command", "play media").with("call-id", "c").with("blob64", "UklGRg=="))
+        .expect("parses");
+    assert_eq!(r.media.blob.as_deref(), Some(&b"RIFF"[..]));
+    let r = parse(
+        &Value::dict()
+            .with("command", "play media")
+            .with("call-id", "c")
+            .with("blob64", "UklGRg==")
+            .with("blob", Value::Bytes(vec![0xff, 0, 1])),
+    )
+    .expect("parses");
+    assert_eq!(r.media.blob.as_deref(), Some(&[0xff, 0, 1][..]));
+    assert!(matches!(
+        parse(&Value::dict().with("command", "play media").with("call-id", "c").with("blob64", "*not base64*")),
+        Err(NgError::InvalidValue { .. })
+    ));
+    // play DTMF: a one-character code is a digit, a longer one a number;
+    // `pause` as a number is ms between digits.
+    for (code, want) in
+        [(Value::from("5"), "5"), (Value::from("#"), "#"), (Value::from("11"), "11"), (Value::Int(7), "7")]
+    {
+        let r = parse(
+            &Value::dict()
+                .with("command", "play DTMF")
+                .with("call-id", "c")
+                .with("code", code)
+                .with("duration", "300")
+                .with("volume", "-10")
+                .with("pause", "200"),
+        )
+        .expect("parses");
+        assert_eq!(r.media.code.as_deref(), Some(want));
+        assert_eq!((r.media.duration, r.media.volume, r.media.pause), (Some(300), Some(-10), Some(200)));
+        assert!(!r.pause, "a number is not stop recording's pause");
+    }
+    let r = parse(&Value::dict().with("command", "block DTMF").with("call-id", "c").with("DTMF-security", "zero"))
+        .expect("parses");
+    assert_eq!((r.command, r.media.dtmf_security.as_deref()), (Command::BlockDtmf, Some("zero")));
+    for cmd in ["stop media", "block media", "unblock media", "silence media", "unsilence media", "unblock DTMF"] {
+        let e = parse(&Value::dict().with("command", cmd));
+        assert!(matches!(e, Err(NgError::MissingKey("call-id"))), "{cmd}: {e:?}");
+        assert!(parse(&Value::dict().with("command", cmd).with("call-id", "c")).is_ok(), "{cmd}");
+    }
+    assert!(parse(&Value::dict().with("command", "play media").with("call-id", "c").with("repeat-times", "x")).is_err());
+}

@@ -8,7 +8,7 @@ use super::stream::{CallKey, Leg};
 use crate::stats::{Drop, DTMF_DROP, DTMF_REWRITE, HELD, MUTED, SILENCED};
 use srtp::header::RtpHeader;
 use srtp::Engine;
-use srtpgate_codec::payload::{self, PayloadKind};
+use srtpgate_codec::payload::{self, PayloadKind, PayloadKinds};
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -99,20 +99,21 @@ fn payload_range(b: &[u8]) -> Option<(u8, usize, usize)> {
     Some((h.payload_type, h.len, end))
 }
 
-/// The digit packet `p` (plaintext RTP from `leg`'s endpoint) ends, if it
-/// is an event's first end packet: RFC 4733 senders repeat the end packet
-/// (same timestamp), which is reported once.
-pub(super) fn dtmf_end<E: Engine>(p: &Pkt, leg: &mut Leg<E>) -> Option<(u8, u8, u16, u8)> {
+/// The digit packet `p` (plaintext RTP, its payload types as `kinds` say)
+/// ends, if it is an event's first end packet: RFC 4733 senders repeat the
+/// end packet (same timestamp), which is reported once (`last_ts` keeps
+/// the timestamp of the last one reported).
+pub(super) fn dtmf_end(p: &Pkt, kinds: &PayloadKinds, last_ts: &mut Option<u32>) -> Option<(u8, u8, u16, u8)> {
     let b = p.bytes();
     let (pt, start, end) = payload_range(b)?;
-    if leg.kinds.get(pt) != PayloadKind::Event || end - start < 4 || b[start + 1] & 0x80 == 0 {
+    if kinds.get(pt) != PayloadKind::Event || end - start < 4 || b[start + 1] & 0x80 == 0 {
         return None;
     }
     let ts = u32::from_be_bytes([b[4], b[5], b[6], b[7]]);
-    if leg.last_event_ts == Some(ts) {
+    if *last_ts == Some(ts) {
         return None;
     }
-    leg.last_event_ts = Some(ts);
+    *last_ts = Some(ts);
     let duration = u16::from_be_bytes([b[start + 2], b[start + 3]]);
     Some((b[start], b[start + 1] & 0x3f, duration, pt))
 }

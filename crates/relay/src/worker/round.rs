@@ -90,6 +90,7 @@ where
             self.forward(&mut q.relayed, &mut q.jobs);
             if !q.coded.is_empty() {
                 self.transcode(&mut q.coded, &mut q.transcoded);
+                self.detected_digits(&q.transcoded);
                 self.forward(&mut q.transcoded, &mut q.jobs);
             }
             // The subscribers' copies leave after the call's own packets.
@@ -98,6 +99,24 @@ where
         if !self.playing.is_empty() {
             self.played(now, &mut q.played);
             self.forward(&mut q.played, &mut q.jobs);
+        }
+    }
+
+    /// Digits a transcoder detected in the audio of a sender that has no
+    /// telephone-event (its output carries them as events), for the DTMF
+    /// log: RFC 4733 digits of the sender were reported on arrival.
+    fn detected_digits(&mut self, transcoded: &[Pkt]) {
+        let Some(tx) = self.dtmf.as_ref() else { return };
+        for p in transcoded.iter().filter(|p| p.fate == Fate::Forward && p.kind == Kind::Rtp) {
+            let Some(s) = self.streams.get_mut(p.slot) else { continue };
+            let (call, index) = (s.call, s.index);
+            let (this, o) = s.legs_of(p.party as usize);
+            if this.kinds.of_kind(srtpgate_codec::payload::PayloadKind::Event).next().is_some() {
+                continue;
+            }
+            if let Some(d) = controls::dtmf_end(p, &o.kinds, &mut this.last_event_ts) {
+                report_digit(tx, &self.stats, call, index, p, d);
+            }
         }
     }
 
@@ -219,18 +238,9 @@ where
             if let Some(s) = self.streams.get_mut(p.slot) {
                 route(p, &mut s.legs[p.party as usize], &mut *self.io, now_ms);
                 if let Some(tx) = self.dtmf.as_ref().filter(|_| p.kind == Kind::Rtp) {
-                    if let Some((event, volume, duration, pt)) = controls::dtmf_end(p, &mut s.legs[p.party as usize]) {
-                        let e = controls::DtmfEvent {
-                            call: s.call,
-                            stream: s.index,
-                            party: p.party as usize,
-                            event,
-                            volume,
-                            duration,
-                            pt,
-                            from: p.from,
-                        };
-                        self.stats.dtmf_event(tx.try_send(e).is_ok());
+                    let leg = &mut s.legs[p.party as usize];
+                    if let Some(d) = controls::dtmf_end(p, &leg.kinds, &mut leg.last_event_ts) {
+                        report_digit(tx, &self.stats, s.call, s.index, p, d);
                     }
                 }
                 if let (true, Some(tap)) = (s.record, self.tap.as_mut()) {
@@ -474,6 +484,19 @@ where
             }
         }
     }
+}
+
+/// Hands a digit to the DTMF log's queue (counted either way).
+fn report_digit(
+    tx: &crossbeam_channel::Sender<controls::DtmfEvent>,
+    stats: &crate::stats::WorkerStats,
+    call: super::stream::CallKey,
+    stream: usize,
+    p: &Pkt,
+    (event, volume, duration, pt): (u8, u8, u16, u8),
+) {
+    let e = controls::DtmfEvent { call, stream, party: p.party as usize, event, volume, duration, pt, from: p.from };
+    stats.dtmf_event(tx.try_send(e).is_ok());
 }
 
 /// A packet still on its way when the send stage passed it had no

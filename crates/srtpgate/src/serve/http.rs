@@ -173,6 +173,7 @@ pub fn render(shared: &Shared) -> String {
     media(&mut o, &snap);
     worker_counters(&mut o, shared, &snap);
     recording(&mut o, &snap);
+    media_control(&mut o, &snap);
     worker_pipeline(&mut o, &snap);
     delay_and_engine(&mut o, &snap);
     o
@@ -648,6 +649,50 @@ fn recording(o: &mut String, snap: &Snapshot) {
                 ]
             })
             .collect::<Vec<_>>(),
+    );
+}
+
+/// The media controls' counters: packets played and silenced, digits
+/// reported to the DTMF log.
+fn media_control(o: &mut String, snap: &Snapshot) {
+    let per_worker = |f: &dyn Fn(&crate::relay::stats::WorkerStats) -> Vec<(&'static str, u64)>| {
+        snap.stats
+            .iter()
+            .enumerate()
+            .flat_map(|(i, w)| {
+                f(w).into_iter().map(move |(label, v)| {
+                    let label = if label.is_empty() { String::new() } else { format!(",{label}") };
+                    (format!("{{worker=\"{i}\"{label}}}"), v as f64)
+                })
+            })
+            .collect::<Vec<_>>()
+    };
+    metric(
+        o,
+        "played_packets_total",
+        "counter",
+        "Packets the relay played to endpoints (play media, play DTMF), per worker.",
+        &per_worker(&|w| vec![("", w.played.load(Relaxed))]),
+    );
+    metric(
+        o,
+        "silenced_packets_total",
+        "counter",
+        "Packets relayed as their codec's silence (silence media), per worker.",
+        &per_worker(&|w| vec![("", w.silenced.load(Relaxed))]),
+    );
+    metric(
+        o,
+        "dtmf_events_total",
+        "counter",
+        "DTMF digits endpoints sent (RFC 4733 end packets), reported to the DTMF log or dropped (its queue full), \
+         per worker; counted only with --dtmf-log-dest.",
+        &per_worker(&|w| {
+            vec![
+                ("outcome=\"reported\"", w.dtmf_events.load(Relaxed)),
+                ("outcome=\"dropped\"", w.dtmf_events_dropped.load(Relaxed)),
+            ]
+        }),
     );
 }
 
