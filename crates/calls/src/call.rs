@@ -175,15 +175,14 @@ impl Stream {
         }
     }
 
-    /// Every format of party `party`'s SDP on this stream (both sides' of
-    /// a transcoded one, by payload type).
+    /// Every format of party `party`'s SDP on this stream: the codec it
+    /// transcodes from (as its SDP numbered it), then the offered formats
+    /// its SDP kept (both sides' of a transcoded stream, by payload type).
     pub fn sdp_formats(&self, party: usize) -> impl Iterator<Item = &Format> {
         let d = &self.legs[party];
-        self.offered
-            .from_offerer
-            .iter()
-            .chain(&self.offered.added)
-            .filter(|f| d.pts.is_empty() || d.pts.contains(&f.pt))
+        let coded = self.transcoding.as_ref().map(|(o, t)| if *o == party { &t.offerer } else { &t.answerer });
+        let offered = self.offered.from_offerer.iter().chain(&self.offered.added);
+        coded.into_iter().chain(offered.filter(move |f| d.pts.is_empty() || d.pts.contains(&f.pt)))
     }
 
     /// What each payload type of party `party`'s SDP carries, for its

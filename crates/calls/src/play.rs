@@ -260,12 +260,9 @@ fn output(call: &Call, party: usize, codecs: &Registry) -> Result<(usize, Output
         .enumerate()
         .find_map(|(i, s)| s.as_ref().filter(|s| s.media_type == "audio" && !s.rejected).map(|s| (i, s)))
         .ok_or("No suitable SDP section for media playback")?;
-    // What this party receives: on a transcoded stream its own codec,
-    // else any of its SDP's (it accepted every one).
-    let formats: Vec<_> = match &s.transcoding {
-        Some(_) => s.party_formats(party).into_iter().chain(s.sdp_formats(party).cloned()).collect(),
-        None => s.sdp_formats(party).cloned().collect(),
-    };
+    // What this party receives: on a transcoded stream its own codec
+    // first, else any of its SDP's (it accepted every one).
+    let formats: Vec<_> = s.sdp_formats(party).cloned().collect();
     let audio = formats.iter().find(|f| {
         !matches!(PayloadKind::of(&f.name), PayloadKind::Event | PayloadKind::ComfortNoise)
             && codecs.find(&f.name, f.clock_rate, f.channels).is_some()

@@ -826,3 +826,85 @@ fn a_transcoded_call_survives_a_crash_and_restart() {
     }
     c.d.delete(&c.id);
 }
+
+/// `play media` and `silence media` towards an Opus callee of a PCMA ↔
+/// Opus call: the prompt (a 16 kHz WAV, resampled) is encoded in Opus and
+/// decodes, at the phone, to its 1 kHz tone; the caller's tone, silenced,
+/// decodes to silence (the Opus silent frames of the relay).
+#[test]
+fn a_prompt_and_silence_reach_an_opus_callee() {
+    use base64::Engine as _;
+    let name = "transcode-opus-play";
+    let Some(dir) = plugin_dir(name) else { return };
+    let d = Daemon::start(name, 14, &["--codec-plugin-dir", dir.to_str().expect("path")]);
+    let mut a = Endpoint::new(LO);
+    let mut b = Endpoint::new(LO);
+    let id = format!("{name}-call");
+    let a_key = key(1, Suite::AES_CM_128_HMAC_SHA1_80);
+    let flags = Value::from(vec!["codec-transcode-opus", "codec-mask-PCMA"]);
+    let r = d.request(&offer(&id, "alice", &sdp_with(&a, std::slice::from_ref(&a_key), "8", 101)).with("flags", flags));
+    let o = reply_sdp(&r);
+    let relay_b = cryptos(&o).remove(0);
+    let b_key = key(relay_b.tag, relay_b.suite);
+    let answer_sdp = sdp_with(&b, std::slice::from_ref(&b_key), "111", 112)
+        .replace("telephone-event/8000", "telephone-event/48000")
+        + "a=rtpmap:111 opus/48000/2\r\n";
+    let r = d.request(&answer(&id, "alice", "bob", &answer_sdp));
+    assert_eq!(result(&r), "ok", "{}", show(&r));
+    let ans = reply_sdp(&r);
+    connect(&mut a, &a_key, &ans, &mut b, &b_key, &o, &relay_b);
+    let mut phone = phone_codec(&dir, "opus", None);
+    let rate = phone.pcm_rate() as usize;
+
+    // The prompt: 300 ms of 1 kHz at 16 kHz, sent in the request.
+    let spec = hound::WavSpec {
+        channels: 1,
+        sample_rate: 16000,
+        bits_per_sample: 16,
+        sample_format: hound::SampleFormat::Int,
+    };
+    let mut wav = std::io::Cursor::new(Vec::new());
+    let mut w = hound::WavWriter::new(&mut wav, spec).expect("wav");
+    for s in tone_at(16000, 1000.0, 0, 4800) {
+        w.write_sample(s).expect("sample");
+    }
+    w.finalize().expect("wav");
+    let blob = base64::engine::general_purpose::STANDARD.encode(wav.into_inner());
+    let r = d.request(
+        &Value::dict()
+            .with("command", "play media")
+            .with("call-id", id.as_str())
+            .with("from-tag", "bob")
+            .with("blob64", blob.as_str()),
+    );
+    assert_eq!((result(&r), r.get("duration").and_then(Value::as_int)), ("ok", Some(300)), "{}", show(&r));
+    let mut heard = Vec::new();
+    let mut buf = vec![0i16; 48_000];
+    for k in 0..15 {
+        let p = b.recv_rtp(&format!("prompt packet {k}"));
+        assert_eq!(head(&p).pt, 111, "the prompt in the callee's Opus");
+        let n = phone.decode(&p[12..], &mut buf).expect("the callee decodes the prompt");
+        assert_eq!(n, rate / 50, "20 ms frames");
+        heard.extend_from_slice(&buf[..n]);
+    }
+    let s = share_at(&heard[heard.len() / 3..], rate as u32, 1000.0);
+    assert!(s > 0.8, "the callee hears the prompt's 1 kHz ({:.0} %)", s * 100.0);
+    std::thread::sleep(std::time::Duration::from_millis(100));
+
+    // silence media on the caller: its tone reaches the callee as silence.
+    let r = d.request(
+        &Value::dict().with("command", "silence media").with("call-id", id.as_str()).with("from-tag", "alice"),
+    );
+    assert_eq!(result(&r), "ok", "{}", show(&r));
+    talk(&mut a, 8, 1000.0, 300, 0, 20, 20, &[]);
+    let mut quiet = Vec::new();
+    for k in 0..20 {
+        let p = b.recv_rtp(&format!("silenced packet {k}"));
+        let n = phone.decode(&p[12..], &mut buf).expect("the callee decodes silence");
+        quiet.extend_from_slice(&buf[..n]);
+    }
+    let peak = quiet[quiet.len() / 2..].iter().map(|v| v.unsigned_abs()).max().unwrap_or(0);
+    assert!(peak < 100, "the silenced caller decodes to silence (peak {peak})");
+    d.delete(&id);
+    let _ = std::fs::remove_dir_all(&dir);
+}
