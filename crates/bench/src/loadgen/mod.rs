@@ -147,6 +147,16 @@ pub struct LoadgenArgs {
     /// directory.
     #[arg(long)]
     pub record_call: bool,
+    /// A prompt of the relay's media directory (`--media-dir`) played to the
+    /// callee of a share of the calls (`--play-share`) from its setup to its
+    /// end (`play media`, repeated): the callee's leg then counts the
+    /// prompt's packets instead of the caller's, which the relay drops, and
+    /// neither counts towards loss or delay.
+    #[arg(long)]
+    pub play_media: Option<String>,
+    /// The share of calls that --play-media plays to (every 1/share-th call).
+    #[arg(long, default_value_t = 0.1)]
+    pub play_share: f64,
     /// The relay's process (when known: a sweep started it), for its CPU
     /// time; otherwise found through the NG port in /proc.
     #[arg(skip)]
@@ -437,6 +447,9 @@ struct TxLeg {
     ssrc: u32,
     /// Payload type (with --codec).
     pt: u8,
+    /// Its packets count towards loss (not: the relay plays a prompt in
+    /// their place).
+    counted: bool,
 }
 
 /// A leg ready to receive: the relay port packets come from, and its context.
@@ -445,6 +458,8 @@ struct RxLeg {
     from_port: u16,
     side: usize,
     ctx: Context<CpuEngine>,
+    /// It hears a prompt (--play-media): its packets are counted apart.
+    played: bool,
 }
 
 /// The measurement window, in ns since the run's start (0 = not yet).
@@ -518,7 +533,20 @@ pub fn run_load(args: &LoadgenArgs) -> Result<serde_json::Value, String> {
         let g = &groups[i % threads];
         let legs = (&g.tx, &g.rx, g.browser.as_ref());
         let record = args.record_call;
-        match setup_call(ng, &call_id, i / threads, sub, args.local, &g.ports, suite, legs, audio.as_deref(), record) {
+        let play = args.play_media.as_deref().filter(|_| plays(i, args.play_share));
+        match setup_call(
+            ng,
+            &call_id,
+            i / threads,
+            sub,
+            args.local,
+            &g.ports,
+            suite,
+            legs,
+            audio.as_deref(),
+            record,
+            play,
+        ) {
             Ok(callee_suite) => {
                 t.setups += 1;
                 if !t.callee_suites.contains(&callee_suite) {
@@ -687,6 +715,15 @@ pub fn run_load(args: &LoadgenArgs) -> Result<serde_json::Value, String> {
         "duplicates": all.iter().map(|s| s.duplicates).sum::<u64>(),
         "reordered": all.iter().map(|s| s.reordered).sum::<u64>(),
         "auth_failures": rx.auth_failures,
+        "played": args.play_media.as_ref().map(|file| {
+            let calls = (0..calls_up).filter(|&i| plays(i, args.play_share)).count();
+            serde_json::json!({
+                "file": file,
+                "calls": calls,
+                "packets_received": rx.played,
+                "packets_per_call_second": rx.played as f64 / (calls.max(1) as f64 * secs),
+            })
+        }),
         "receive_buffer_drops": own_drops,
         "unknown_source": rx.unknown,
         "jitter_max_rtp_units": jitter.iter().max().copied().unwrap_or(0),
@@ -900,6 +937,7 @@ fn setup_call(
     (tx, rx, browser): (&Sender<TxMsg>, &Sender<RxLeg>, Option<&webrtc::Browser>),
     audio: Option<&Audio>,
     record: bool,
+    play: Option<&str>,
 ) -> Result<Suite, String> {
     let a_key = CryptoAttr::generate(1, suite, &mut OsRng.unwrap_err());
     let mut offer = Value::dict()
@@ -977,18 +1015,41 @@ fn setup_call(
         }
     };
     let (la, lb) = (2 * i, 2 * i + 1);
-    let send = |leg, ctx: Context<CpuEngine>, to, pt| -> Result<(), String> {
+    let send = |leg, ctx: Context<CpuEngine>, to, pt, counted| -> Result<(), String> {
         let ssrc = rand::random::<u32>() | 1;
-        tx.send(TxMsg::Add(Box::new(TxLeg { leg, ctx, to, ssrc, pt }))).map_err(|_| "sender gone".to_string())
+        tx.send(TxMsg::Add(Box::new(TxLeg { leg, ctx, to, ssrc, pt, counted }))).map_err(|_| "sender gone".to_string())
     };
     // The receiver first (side 0 receives from the relay's port for side 0
     // with the relay's key for it), so no packet arrives before its leg.
-    rx.send(RxLeg { leg: la, from_port: relay_a.port(), side: 0, ctx: a_rx }).map_err(|_| "receiver gone")?;
-    rx.send(RxLeg { leg: lb, from_port: relay_b.port(), side: 1, ctx: context(&relay_key_b)? })
+    rx.send(RxLeg { leg: la, from_port: relay_a.port(), side: 0, ctx: a_rx, played: false })
         .map_err(|_| "receiver gone")?;
-    send(la, a_tx, relay_a, audio.map_or(0, |a| a.codecs[0].pt))?;
-    send(lb, context(&b_ans)?, relay_b, b_codec.map_or(0, |f| f.pt))?;
+    rx.send(RxLeg { leg: lb, from_port: relay_b.port(), side: 1, ctx: context(&relay_key_b)?, played: play.is_some() })
+        .map_err(|_| "receiver gone")?;
+    if let Some(file) = play {
+        // The callee hears the prompt, repeated for as long as the relay
+        // allows (a day), in place of the caller.
+        let r = ng.call(
+            &Value::dict()
+                .with("command", "play media")
+                .with("call-id", call_id)
+                .with("from-tag", format!("sub{}-{call_id}", sub + 1))
+                .with("file", file)
+                .with("repeat-duration", 86_400_000i64),
+        )?;
+        if r.get("result").and_then(Value::as_str) != Some("ok") {
+            return Err(format!("play media: {}", r.get("error-reason").and_then(Value::as_str).unwrap_or("?")));
+        }
+    }
+    send(la, a_tx, relay_a, audio.map_or(0, |a| a.codecs[0].pt), play.is_none())?;
+    send(lb, context(&b_ans)?, relay_b, b_codec.map_or(0, |f| f.pt), true)?;
     Ok(relay_key_b.suite)
+}
+
+/// Whether call slot `i` hears a prompt (--play-media): every
+/// 1/`share`-th slot, the same slot again when its call is replaced.
+fn plays(i: usize, share: f64) -> bool {
+    let share = share.clamp(0.0, 1.0);
+    ((i + 1) as f64 * share).floor() > (i as f64 * share).floor()
 }
 
 /// The pacing of every leg: leg `i` sends at `round × period + i × period / legs`,
@@ -1106,7 +1167,7 @@ fn sender(
                     live.sent.fetch_add(1, Relaxed);
                     if t >= window.start.load(Relaxed) && window.start.load(Relaxed) > 0 && t < window.end.load(Relaxed)
                     {
-                        sent_in_window[leg.leg] += 1;
+                        sent_in_window[leg.leg] += u64::from(leg.counted);
                     }
                     n += 1;
                 }
@@ -1155,6 +1216,7 @@ impl RxResult {
             in_window: 0,
             auth_failures: 0,
             unknown: 0,
+            played: 0,
         }
     }
 
@@ -1165,6 +1227,7 @@ impl RxResult {
         self.in_window += o.in_window;
         self.auth_failures += o.auth_failures;
         self.unknown += o.unknown;
+        self.played += o.played;
     }
 }
 
@@ -1176,6 +1239,8 @@ struct RxResult {
     in_window: u64,
     auth_failures: u64,
     unknown: u64,
+    /// Packets of legs that hear a prompt, in the window.
+    played: u64,
 }
 
 /// Takes the legs of newly set up calls.
@@ -1183,12 +1248,14 @@ fn add_legs(
     new_legs: &Receiver<RxLeg>,
     by_port: &mut [Vec<u32>],
     ctxs: &mut [Option<Context<CpuEngine>>],
+    played: &mut [bool],
     r: &mut RxResult,
 ) {
     for l in new_legs.try_iter() {
         if l.leg < ctxs.len() && l.side < 2 {
             by_port[l.side][l.from_port as usize] = l.leg as u32;
             ctxs[l.leg] = Some(l.ctx);
+            played[l.leg] = l.played;
             // A new call in this slot: keep the old stream's counts.
             let old = std::mem::take(&mut r.streams[l.leg]);
             if old.received + old.duplicates > 0 {
@@ -1222,7 +1289,9 @@ fn receiver(
         in_window: 0,
         auth_failures: 0,
         unknown: 0,
+        played: 0,
     };
+    let mut played = vec![false; legs];
     for s in &socks {
         let _ = s.set_read_timeout(Some(Duration::from_millis(5)));
     }
@@ -1246,7 +1315,7 @@ fn receiver(
         }
     }
     while !window.stop.load(Relaxed) {
-        add_legs(&new_legs, &mut by_port, &mut ctxs, &mut r);
+        add_legs(&new_legs, &mut by_port, &mut ctxs, &mut played, &mut r);
         if recent_at.elapsed() >= Duration::from_millis(500) {
             recent_at = Instant::now();
             let n: u64 = recent.iter().map(|&c| c as u64).sum();
@@ -1280,7 +1349,7 @@ fn receiver(
                     let mut leg = by_port[side][from.port() as usize];
                     if leg == u32::MAX {
                         // A call set up a moment ago: its leg may still be in the channel.
-                        add_legs(&new_legs, &mut by_port, &mut ctxs, &mut r);
+                        add_legs(&new_legs, &mut by_port, &mut ctxs, &mut played, &mut r);
                         leg = by_port[side][from.port() as usize];
                     }
                     let pkt = &bufs[k][..got[k].len];
@@ -1295,7 +1364,7 @@ fn receiver(
                         // The relay gave this port to a newer call (its range
                         // wrapped round) whose leg may still be in the
                         // channel: the port's old leg is stale, not the packet.
-                        add_legs(&new_legs, &mut by_port, &mut ctxs, &mut r);
+                        add_legs(&new_legs, &mut by_port, &mut ctxs, &mut played, &mut r);
                         let now_leg = by_port[side][from.port() as usize];
                         if now_leg != leg {
                             leg = now_leg;
@@ -1308,6 +1377,13 @@ fn receiver(
                         r.auth_failures += 1;
                         continue;
                     };
+                    if played.get(leg as usize) == Some(&true) {
+                        // A prompt (or the last of the caller's packets
+                        // before it): apart from loss and delay.
+                        let w = window.start.load(Relaxed);
+                        r.played += u64::from(w > 0 && now >= w && now < window.end.load(Relaxed));
+                        continue;
+                    }
                     if len < 12 || (times.is_empty() && len < 24) {
                         continue;
                     }
@@ -1349,6 +1425,14 @@ fn receiver(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_tenth_call_plays() {
+        let playing: Vec<usize> = (0..40).filter(|&i| plays(i, 0.1)).collect();
+        assert_eq!(playing, vec![9, 19, 29, 39]);
+        assert_eq!((0..1000).filter(|&i| plays(i, 0.25)).count(), 250);
+        assert!(!(0..100).any(|i| plays(i, 0.0)));
+    }
 
     #[test]
     fn delays_print_as_values_not_options() {

@@ -169,6 +169,7 @@ pub fn run(args: QualityArgs) -> Result<(), String> {
         (&tx, &rx, None),
         Some(&audio),
         false,
+        None,
     )?;
     let mut txl: Vec<Box<super::TxLeg>> = Vec::new();
     while let Ok(TxMsg::Add(l)) = tx_rx.try_recv() {

@@ -21,7 +21,8 @@ pub struct SweepArgs {
     /// Relay configurations, comma-separated: `srtpgate:ENGINE:WORKERS`
     /// (ENGINE cpu, gpu or auto; `:busy` appended for `--busy-poll`, `:sockets`
     /// `:uring` or `:xdp` for `--io`, `:rec` to record every call as pcap,
-    /// `:rec-wav` as pcap and WAVs),
+    /// `:rec-wav` as pcap and WAVs, `:play10` to play a prompt to the callee
+    /// of every tenth call from its setup on),
     /// `rtpengine:THREADS` (`:rec`: rtpengine's pcap recording), or
     /// `ng:ADDR:PORT` for a relay that is already running.
     #[arg(long, default_value = "srtpgate:cpu:1")]
@@ -189,6 +190,8 @@ pub enum RelaySpec {
         io: Option<String>,
         /// Every call recorded.
         record: Option<Recording>,
+        /// Percentage of calls whose callee hears a prompt (`play media`).
+        play: Option<u32>,
     },
     /// rtpengine (userspace) with this many media threads.
     Rtpengine {
@@ -208,21 +211,24 @@ impl RelaySpec {
         let num = |v: &str| v.parse::<usize>().map_err(|_| format!("config {s:?}: {v:?} is not a number"));
         match parts.as_slice() {
             ["srtpgate", engine, workers, opts @ ..] if ["cpu", "gpu", "auto"].contains(engine) => {
-                let (mut busy, mut io, mut record) = (false, None, None);
+                let (mut busy, mut io, mut record, mut play) = (false, None, None, None);
                 for o in opts {
                     match *o {
                         "busy" => busy = true,
                         "sockets" | "uring" | "xdp" => io = Some(o.to_string()),
                         "rec" => record = Some(Recording::Pcap),
                         "rec-wav" => record = Some(Recording::PcapWav),
+                        p if p.strip_prefix("play").and_then(|n| n.parse::<u32>().ok()).is_some_and(|n| n <= 100) => {
+                            play = p[4..].parse().ok()
+                        }
                         other => {
                             return Err(format!(
-                                "config {s:?}: {other:?} is not busy, sockets, uring, xdp, rec or rec-wav"
+                                "config {s:?}: {other:?} is not busy, sockets, uring, xdp, rec, rec-wav or playN"
                             ))
                         }
                     }
                 }
-                Ok(RelaySpec::Srtpgate { engine: engine.to_string(), workers: num(workers)?, busy, io, record })
+                Ok(RelaySpec::Srtpgate { engine: engine.to_string(), workers: num(workers)?, busy, io, record, play })
             }
             ["rtpengine", threads] => Ok(RelaySpec::Rtpengine { threads: num(threads)?, record: false }),
             ["rtpengine", threads, "rec"] => Ok(RelaySpec::Rtpengine { threads: num(threads)?, record: true }),
@@ -239,8 +245,8 @@ impl RelaySpec {
     /// The legend name.
     pub fn name(&self) -> String {
         match self {
-            RelaySpec::Srtpgate { engine, workers, busy, io, record } => format!(
-                "srtpgate {engine}, {workers} worker{}{}{}{}",
+            RelaySpec::Srtpgate { engine, workers, busy, io, record, play } => format!(
+                "srtpgate {engine}, {workers} worker{}{}{}{}{}",
                 if *workers == 1 { "" } else { "s" },
                 if *busy { ", busy-poll" } else { "" },
                 io.as_ref().map(|io| format!(", {io}")).unwrap_or_default(),
@@ -248,7 +254,8 @@ impl RelaySpec {
                     None => "",
                     Some(Recording::Pcap) => ", recording pcap",
                     Some(Recording::PcapWav) => ", recording pcap + WAV",
-                }
+                },
+                play.map(|p| format!(", {p} % playing")).unwrap_or_default()
             ),
             RelaySpec::Rtpengine { threads, record } => format!(
                 "rtpengine 10.5, {threads} thread{}{}",
@@ -265,6 +272,48 @@ impl RelaySpec {
     pub fn records(&self) -> bool {
         matches!(self, RelaySpec::Srtpgate { record: Some(_), .. } | RelaySpec::Rtpengine { record: true, .. })
     }
+
+    /// The share of calls that hear a prompt.
+    pub fn plays(&self) -> Option<f64> {
+        match self {
+            RelaySpec::Srtpgate { play: Some(p), .. } => Some(*p as f64 / 100.0),
+            _ => None,
+        }
+    }
+}
+
+/// The prompt a `playN` configuration plays, in its media directory.
+const PROMPT: &str = "prompt.wav";
+
+/// A media directory beside `recordings` holding [`PROMPT`]: 10 s at 16 kHz
+/// of a tone whose pitch and level move like speech (what music on hold
+/// costs an encoder more than silence), resampled by the relay to each
+/// listener's codec.
+fn media_dir(recordings: &std::path::Path) -> Result<PathBuf, String> {
+    let dir = recordings.with_file_name(format!(
+        "media-{}",
+        recordings.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+    ));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let spec = hound::WavSpec {
+        channels: 1,
+        sample_rate: 16_000,
+        bits_per_sample: 16,
+        sample_format: hound::SampleFormat::Int,
+    };
+    let path = dir.join(PROMPT);
+    let mut w = hound::WavWriter::create(&path, spec).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut phase = 0.0f64;
+    for i in 0..160_000u32 {
+        let t = i as f64 / 16_000.0;
+        let hz = 220.0 + 80.0 * (t * 2.1).sin() + 40.0 * (t * 5.3).sin();
+        phase += std::f64::consts::TAU * hz / 16_000.0;
+        let level = 6000.0 * (0.6 + 0.4 * (t * 3.7).sin());
+        let v = level * (phase.sin() + 0.3 * (3.0 * phase).sin());
+        w.write_sample(v as i16).map_err(|e| e.to_string())?;
+    }
+    w.finalize().map_err(|e| e.to_string())?;
+    Ok(dir)
 }
 
 /// Calls `f` with every file below `dir` and its metadata (recursively;
@@ -392,7 +441,7 @@ fn start(spec: &RelaySpec, args: &SweepArgs, port_base: u16, recordings: &std::p
     let (port_min, port_max) = ("10000".to_string(), "65000".to_string());
     let mut relay = match spec {
         RelaySpec::Ng(_) => Relay { child: None, rtpengine_stop: None, ng },
-        RelaySpec::Srtpgate { engine, workers, busy, io, record } => {
+        RelaySpec::Srtpgate { engine, workers, busy, io, record, play } => {
             let exe = crate::daemon::checked()?;
             let exe_name = exe.display().to_string();
             let mut cmd = match &args.relay_cpus {
@@ -420,6 +469,9 @@ fn start(spec: &RelaySpec, args: &SweepArgs, port_base: u16, recordings: &std::p
             }
             if *record == Some(Recording::PcapWav) {
                 cmd.args(["--recording-audio", "single,mixed"]);
+            }
+            if play.is_some() {
+                cmd.arg("--media-dir").arg(media_dir(recordings)?);
             }
             let child = cmd.spawn().map_err(|e| format!("cannot start {exe_name} serve: {e}"))?;
             Relay { child: Some(child), rtpengine_stop: None, ng }
@@ -655,6 +707,8 @@ pub fn run(args: SweepArgs) -> Result<(), String> {
                     codec_plugin_dir: args.codec_plugin_dir.clone(),
                     webrtc: args.webrtc,
                     record_call: spec.records(),
+                    play_media: spec.plays().map(|_| PROMPT.to_string()),
+                    play_share: spec.plays().unwrap_or(0.0),
                 };
                 let began = Instant::now();
                 let result = run_load(&lg);
@@ -890,7 +944,7 @@ mod tests {
         assert!(parse_counts("x").is_err());
         assert_eq!(
             RelaySpec::parse("srtpgate:gpu:16").expect("spec"),
-            RelaySpec::Srtpgate { engine: "gpu".into(), workers: 16, busy: false, io: None, record: None }
+            RelaySpec::Srtpgate { engine: "gpu".into(), workers: 16, busy: false, io: None, record: None, play: None }
         );
         assert_eq!(
             RelaySpec::parse("srtpgate:cpu:1:uring:busy").expect("spec"),
@@ -899,12 +953,20 @@ mod tests {
                 workers: 1,
                 busy: true,
                 io: Some("uring".into()),
-                record: None
+                record: None,
+                play: None
             }
         );
         assert_eq!(
             RelaySpec::parse("srtpgate:cpu:1:xdp").expect("spec"),
-            RelaySpec::Srtpgate { engine: "cpu".into(), workers: 1, busy: false, io: Some("xdp".into()), record: None }
+            RelaySpec::Srtpgate {
+                engine: "cpu".into(),
+                workers: 1,
+                busy: false,
+                io: Some("xdp".into()),
+                record: None,
+                play: None
+            }
         );
         assert_eq!(
             RelaySpec::parse("srtpgate:cpu:1:rec-wav").expect("spec"),
@@ -913,9 +975,15 @@ mod tests {
                 workers: 1,
                 busy: false,
                 io: None,
-                record: Some(Recording::PcapWav)
+                record: Some(Recording::PcapWav),
+                play: None
             }
         );
+        let p = RelaySpec::parse("srtpgate:cpu:1:play10").expect("spec");
+        assert_eq!(p.plays(), Some(0.1));
+        assert!(p.name().ends_with(", 10 % playing"), "{}", p.name());
+        assert!(RelaySpec::parse("srtpgate:cpu:1:play101").is_err());
+        assert!(RelaySpec::parse("srtpgate:cpu:1:playx").is_err());
         assert_eq!(
             RelaySpec::parse("rtpengine:1:rec").expect("spec"),
             RelaySpec::Rtpengine { threads: 1, record: true }
