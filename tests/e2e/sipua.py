@@ -553,6 +553,20 @@ class SipUA:
             + self._route_headers(d), dest=self._next_hop(d))
         return self.final_response(d.call_id, cseq, timeout)
 
+    def in_dialog(self, method, extra=(), body=b"", timeout=5.0):
+        """Sends an in-dialog request of the call (INFO, MESSAGE, ...) along
+        its route set, with `extra` headers and `body`; returns its final
+        response (from the far end, or from a proxy that answers it)."""
+        d = self.dialog
+        d.cseq += 1
+        cseq = "%d %s" % (d.cseq, method)
+        to = d.to_header if hasattr(d, "to_header") else d.from_header
+        self.request(method, d.remote_target, [
+            "From: <%s>;tag=%s" % (d.local_uri, d.local_tag), "To: " + to,
+            "Call-ID: " + d.call_id, "CSeq: " + cseq] + self._route_headers(d) + list(extra),
+            body, dest=self._next_hop(d))
+        return self.final_response(d.call_id, cseq, timeout)
+
     # --- media ---
 
     def _rtp_socket(self):

@@ -41,10 +41,10 @@ pub trait Resources {
     /// Every packet the workers handled, live calls or ended, and the
     /// delay histogram (for `statistics`).
     fn media_totals(&self) -> (LegSnapshot, Histogram);
-    /// A prompt's audio at `rate` Hz (`play media`): a file of the
-    /// operator's media directory, or the bytes of one; the error says
-    /// why not, for the reply.
-    fn prompt(&mut self, source: &PromptSource, rate: u32) -> Result<Arc<Prompt>, String>;
+    /// A prompt's audio (`play media`): a file of the operator's media
+    /// directory, or the bytes of one, at the rate `rate_for` gives for the
+    /// file's own; the error says why not, for the reply.
+    fn prompt(&mut self, source: &PromptSource, rate_for: &dyn Fn(u32) -> u32) -> Result<Arc<Prompt>, String>;
 }
 
 /// Where a prompt comes from (`play media`).

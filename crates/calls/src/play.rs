@@ -22,6 +22,7 @@ use srtpgate_codec::payload::PayloadKind;
 use srtpgate_codec::player::{Digit, Output, Player, Progress, PromptPlay};
 use srtpgate_codec::{abi, Registry};
 use srtpgate_ng::{Command as Ng, Request, Value};
+use srtpgate_sdp::formats::Format;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
@@ -86,13 +87,15 @@ impl Table {
         let call = self.calls.get(&call_id).ok_or("Unknown call-ID")?;
         let mut plays = Vec::new();
         for &p in &parties {
-            let (stream, out) = output(call, p, &self.codecs)
-                .map_err(|e| format!("Failed to start media playback from {what}: {e}"))?;
-            let rate = out.encoder.as_ref().map(|e| e.pcm_rate()).ok_or_else(|| {
-                format!("Failed to start media playback from {what}: no codec of the party's SDP can be encoded")
-            })?;
-            let prompt =
-                res.prompt(&source, rate).map_err(|e| format!("Failed to start media playback from {what}: {e}"))?;
+            let fail = |e: String| format!("Failed to start media playback from {what}: {e}");
+            let h = heard(call, p, &self.codecs).map_err(fail)?;
+            if h.codec.is_none() {
+                return Err(fail("no codec of the party's SDP can be encoded".into()));
+            }
+            let prompt = res.prompt(&source, &|r| h.rate_for(r)).map_err(fail)?;
+            let rate = prompt.rate();
+            let out = h.output(Some(rate), self.cfg.codec_complexity).map_err(fail)?;
+            let stream = h.stream;
             let first = start.saturating_mul(rate as u64) / prompt.source_rate().max(1) as u64;
             if first >= prompt.samples().len() as u64 && start > 0 {
                 return Err(format!(
@@ -189,8 +192,12 @@ impl Table {
             if call.tags[sink].is_none() {
                 return Err("There is no sink media capable of DTMF playback".into());
             }
-            let (stream, out) = output(call, sink, &self.codecs)
-                .map_err(|_| "There is no sink media capable of DTMF playback".to_string())?;
+            let no_sink = |_| "There is no sink media capable of DTMF playback".to_string();
+            let h = heard(call, sink, &self.codecs).map_err(no_sink)?;
+            // Tones are speech-band: the codec's lowest rate from 8 kHz.
+            let rate = h.codec.as_ref().map(|_| h.rate_for(8000));
+            let out = h.output(rate, self.cfg.codec_complexity).map_err(no_sink)?;
+            let stream = h.stream;
             if out.event_pt.is_none() && out.encoder.is_none() {
                 return Err("There is no sink media capable of DTMF playback".into());
             }
@@ -249,11 +256,16 @@ fn new_player(out: Output, progress: Arc<Progress>) -> Player {
     Player::new(out, rng.next_u32(), rng.next_u32() as u16, rng.next_u32(), progress)
 }
 
-/// The stream a party is played on (its first audio stream that is not
-/// rejected) and how: the first codec of its SDP that the relay encodes,
-/// at that codec's own PCM rate, and its `telephone-event` at the codec's
-/// clock rate.
-fn output(call: &Call, party: usize, codecs: &Registry) -> Result<(usize, Output), String> {
+/// What a party is played in: the stream (its first audio stream that is
+/// not rejected), the first codec of its SDP the relay encodes (with its
+/// plugin), and its `telephone-event` at that codec's clock rate.
+struct Heard {
+    stream: usize,
+    codec: Option<(Arc<srtpgate_codec::Plugin>, usize, Format)>,
+    event_pt: Option<u8>,
+}
+
+fn heard(call: &Call, party: usize, codecs: &Registry) -> Result<Heard, String> {
     let (stream, s) = call
         .streams
         .iter()
@@ -262,28 +274,59 @@ fn output(call: &Call, party: usize, codecs: &Registry) -> Result<(usize, Output
         .ok_or("No suitable SDP section for media playback")?;
     // What this party receives: on a transcoded stream its own codec
     // first, else any of its SDP's (it accepted every one).
-    let formats: Vec<_> = s.sdp_formats(party).cloned().collect();
-    let audio = formats.iter().find(|f| {
-        !matches!(PayloadKind::of(&f.name), PayloadKind::Event | PayloadKind::ComfortNoise)
-            && codecs.find(&f.name, f.clock_rate, f.channels).is_some()
-    });
-    let encoder = match audio {
-        Some(f) => {
-            let (plugin, i) = codecs.find(&f.name, f.clock_rate, f.channels).ok_or("no codec")?;
-            Some(plugin.instance_for(i, f.fmtp.as_deref(), None, abi::USE_ENCODE).map_err(|e| e.to_string())?)
+    let formats: Vec<&Format> = s.sdp_formats(party).collect();
+    let codec = formats.iter().find_map(|f| {
+        if matches!(PayloadKind::of(&f.name), PayloadKind::Event | PayloadKind::ComfortNoise) {
+            return None;
         }
-        None => None,
-    };
-    let clock_rate = audio.map_or(8000, |f| f.clock_rate);
+        codecs.find(&f.name, f.clock_rate, f.channels).map(|(p, i)| (p, i, (*f).clone()))
+    });
+    let clock_rate = codec.as_ref().map_or(8000, |c| c.2.clock_rate);
     let event_pt = formats
         .iter()
         .find(|f| PayloadKind::of(&f.name) == PayloadKind::Event && f.clock_rate == clock_rate)
         .map(|f| f.pt);
-    // A sample codec (G.711, G.722) takes any length: 20 ms, as phones
-    // send it; another its own frame (Opus 20 ms, G.729 10 ms).
-    let frame_ms =
-        encoder.as_ref().map_or(20, |e| (e.frame_samples() as u64 * 1000 / e.pcm_rate().max(1) as u64) as u32);
-    let sample_codec = audio.is_some_and(|f| matches!(PayloadKind::of(&f.name), PayloadKind::Fill(_)));
-    let ptime_ms = if sample_codec || !(10..=60).contains(&frame_ms) { 20 } else { frame_ms };
-    Ok((stream, Output { encoder, pt: audio.map_or(0, |f| f.pt), clock_rate, ptime_ms, event_pt }))
+    Ok(Heard { stream, codec, event_pt })
+}
+
+impl Heard {
+    /// The PCM rate to encode audio of `rate` Hz at: the lowest the codec
+    /// takes that keeps it (a 16 kHz prompt in Opus is encoded from 16 kHz,
+    /// not resampled to 48 kHz first), else its highest.
+    fn rate_for(&self, rate: u32) -> u32 {
+        let Some((p, i, _)) = &self.codec else { return rate };
+        let info = &p.codecs()[*i];
+        let rates = info.pcm_rate_list();
+        rates.iter().rev().copied().find(|&r| r >= rate).or(rates.first().copied()).unwrap_or(info.pcm_rate)
+    }
+
+    /// How the party is played to, its encoder at `rate` (with the
+    /// operator's encoder complexity, as transcoding's).
+    fn output(&self, rate: Option<u32>, complexity: Option<u8>) -> Result<Output, String> {
+        let encoder = match &self.codec {
+            Some((plugin, i, f)) => {
+                let mut e =
+                    plugin.instance_for(*i, f.fmtp.as_deref(), rate, abi::USE_ENCODE).map_err(|e| e.to_string())?;
+                if let Some(c) = complexity {
+                    e.control(abi::CTL_COMPLEXITY, c as i32).map_err(|e| e.to_string())?;
+                }
+                Some(e)
+            }
+            None => None,
+        };
+        let format = self.codec.as_ref().map(|c| &c.2);
+        // A sample codec (G.711, G.722) takes any length: 20 ms, as phones
+        // send it; another its own frame (Opus 20 ms, G.729 10 ms).
+        let frame_ms =
+            encoder.as_ref().map_or(20, |e| (e.frame_samples() as u64 * 1000 / e.pcm_rate().max(1) as u64) as u32);
+        let sample_codec = format.is_some_and(|f| matches!(PayloadKind::of(&f.name), PayloadKind::Fill(_)));
+        let ptime_ms = if sample_codec || !(10..=60).contains(&frame_ms) { 20 } else { frame_ms };
+        Ok(Output {
+            encoder,
+            pt: format.map_or(0, |f| f.pt),
+            clock_rate: format.map_or(8000, |f| f.clock_rate),
+            ptime_ms,
+            event_pt: self.event_pt,
+        })
+    }
 }

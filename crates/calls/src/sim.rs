@@ -289,9 +289,10 @@ impl Resources for SimHost {
     }
 
     /// The bytes of a WAV file; the model has no media directory.
-    fn prompt(&mut self, source: &PromptSource, rate: u32) -> Result<Arc<Prompt>, String> {
+    fn prompt(&mut self, source: &PromptSource, rate_for: &dyn Fn(u32) -> u32) -> Result<Arc<Prompt>, String> {
         match source {
             PromptSource::Blob(b) => {
+                let rate = rate_for(srtpgate_codec::prompt::wav_rate(b).map_err(|e| e.to_string())?);
                 Prompt::from_wav(b, rate, &PromptLimits::default()).map(Arc::new).map_err(|e| e.to_string())
             }
             PromptSource::File(_) => Err("no media directory".into()),

@@ -201,6 +201,12 @@ pub fn wav_duration_ms(bytes: &[u8]) -> Result<u64, PromptError> {
     Ok(h.frames.saturating_mul(1000) / u64::from(h.rate))
 }
 
+/// The sample rate of a WAV file, from its header only (the same checks as
+/// [`Prompt::from_wav`]): what the rate of its encoder is chosen by.
+pub fn wav_rate(bytes: &[u8]) -> Result<u32, PromptError> {
+    Ok(open(bytes)?.rate)
+}
+
 /// A WAV file, its header checked, its reader at the first sample.
 struct Wav<'a> {
     reader: WavReader<Cursor<&'a [u8]>>,

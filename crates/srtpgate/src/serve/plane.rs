@@ -297,8 +297,8 @@ where
         self.workers.get(w).is_some_and(WorkerHandle::alive)
     }
 
-    fn prompt(&mut self, source: &PromptSource, rate: u32) -> Result<Arc<Prompt>, String> {
-        self.prompts.get(source, rate)
+    fn prompt(&mut self, source: &PromptSource, rate_for: &dyn Fn(u32) -> u32) -> Result<Arc<Prompt>, String> {
+        self.prompts.get(source, rate_for)
     }
 
     fn media_totals(&self) -> (LegSnapshot, Histogram) {

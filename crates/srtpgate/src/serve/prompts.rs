@@ -12,7 +12,7 @@
 //! a link between the check and the open could still lead out of it.)
 
 use srtpgate_calls::PromptSource;
-use srtpgate_codec::prompt::{Prompt, PromptLimits};
+use srtpgate_codec::prompt::{wav_rate, Prompt, PromptLimits};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -53,17 +53,18 @@ impl Prompts {
         PromptLimits { max_seconds: MAX_PROMPT_SECONDS, max_bytes: MAX_PROMPT_FILE as usize }
     }
 
-    /// The audio of `source` at `rate` Hz.
-    pub fn get(&mut self, source: &PromptSource, rate: u32) -> Result<Arc<Prompt>, String> {
+    /// The audio of `source` at the rate `rate_for` gives for its own.
+    pub fn get(&mut self, source: &PromptSource, rate_for: &dyn Fn(u32) -> u32) -> Result<Arc<Prompt>, String> {
         match source {
             PromptSource::Blob(b) => {
+                let rate = rate_for(wav_rate(b).map_err(|e| e.to_string())?);
                 Prompt::from_wav(b, rate, &Self::limits()).map(Arc::new).map_err(|e| e.to_string())
             }
-            PromptSource::File(name) => self.file(name, rate),
+            PromptSource::File(name) => self.file(name, rate_for),
         }
     }
 
-    fn file(&mut self, name: &str, rate: u32) -> Result<Arc<Prompt>, String> {
+    fn file(&mut self, name: &str, rate_for: &dyn Fn(u32) -> u32) -> Result<Arc<Prompt>, String> {
         let dir = self.dir.as_ref().ok_or("no media directory is configured (--media-dir)")?;
         let path = resolve(dir, name)?;
         let shown = clip(name);
@@ -78,16 +79,26 @@ impl Prompts {
         let modified = meta.modified().ok();
         self.used += 1;
         let used = self.used;
-        if let Some(c) = self
-            .cache
-            .iter_mut()
-            .find(|c| c.path == path && c.len == meta.len() && c.modified == modified && c.rate == rate)
-        {
+        let same = |c: &Cached| c.path == path && c.len == meta.len() && c.modified == modified;
+        // The file's own rate: from a copy kept at any rate, else its header.
+        let mut bytes = Vec::new();
+        let source_rate = match self.cache.iter().find(|c| same(c)) {
+            Some(c) => c.prompt.source_rate(),
+            None => {
+                bytes.reserve_exact(meta.len() as usize);
+                (&file).take(MAX_PROMPT_FILE).read_to_end(&mut bytes).map_err(|e| format!("{shown}: {e}"))?;
+                wav_rate(&bytes).map_err(|e| format!("{shown}: {e}"))?
+            }
+        };
+        let rate = rate_for(source_rate);
+        if let Some(c) = self.cache.iter_mut().find(|c| same(c) && c.rate == rate) {
             c.last_use = used;
             return Ok(c.prompt.clone());
         }
-        let mut bytes = Vec::with_capacity(meta.len() as usize);
-        file.take(MAX_PROMPT_FILE).read_to_end(&mut bytes).map_err(|e| format!("{shown}: {e}"))?;
+        if bytes.is_empty() {
+            bytes.reserve_exact(meta.len() as usize);
+            (&file).take(MAX_PROMPT_FILE).read_to_end(&mut bytes).map_err(|e| format!("{shown}: {e}"))?;
+        }
         let prompt = Arc::new(Prompt::from_wav(&bytes, rate, &Self::limits()).map_err(|e| format!("{shown}: {e}"))?);
         self.cache.retain(|c| c.path != path || c.rate != rate);
         self.cache.push(Cached { path, len: meta.len(), modified, rate, prompt: prompt.clone(), last_use: used });
