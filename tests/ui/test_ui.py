@@ -6,7 +6,9 @@ nothing downloads one), against `srtpgate serve` under load from
 Checks: a wrong or missing credential is refused for the page, the socket
 and the write actions; the table shows the calls; updates arrive within a
 second; filtering finds one call among 2 000; ending a call from the page
-removes it from the relay (NG `list` no longer has it) and from the page.
+removes it from the relay (NG `list` no longer has it) and from the page;
+a leg's media controls (block media, play DTMF, play media) from the page
+do what their NG commands do.
 Screenshots go to $UI_SCREENSHOTS (default target/ui-screenshots/).
 """
 import hashlib
@@ -20,6 +22,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+import wave
 
 import pytest
 
@@ -102,10 +105,18 @@ def relay(tmp_path_factory):
     if not os.path.exists(BIN):
         pytest.skip(f"no srtpgate binary at {BIN} (cargo build --release first)")
     tmp = str(tmp_path_factory.mktemp("ui"))
+    # A 5 s prompt for `play media` (silence, 8 kHz, 16-bit mono).
+    os.makedirs(os.path.join(tmp, "media"))
+    with wave.open(os.path.join(tmp, "media", "hold.wav"), "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(8000)
+        w.writeframes(b"\0\0" * 8000 * 5)
     pw_hash = subprocess.run([BIN, "hash-password"], input=PASSWORD + "\n", capture_output=True, text=True,
                              check=True).stdout.strip()
     p, ng, base = start_relay(tmp, "relay", [
         "--port-min", "42000", "--port-max", "52000", "--recording-dir", os.path.join(tmp, "recordings"),
+        "--media-dir", os.path.join(tmp, "media"),
         "--ui-token-sha256", hashlib.sha256(TOKEN.encode()).hexdigest(),
         "--ui-user", "ops", "--ui-password-hash", pw_hash])
     lg = subprocess.Popen([os.path.join(os.path.dirname(BIN), "srtpgate-bench"), "loadgen", "--ng", f"127.0.0.1:{ng}", "--calls", str(CALLS), "--ptime", "1000",
@@ -175,7 +186,8 @@ def test_write_actions_need_a_credential(tmp_path):
             for i, edit in enumerate([{"entry": "relay", "drain": True},
                                       {"entry": "relay", "log_level": "debug"},
                                       {"entry": "call", "id": "x", "action": "end"},
-                                      {"entry": "leg", "id": "x", "tag": "t", "direction": "inactive"}]):
+                                      {"entry": "leg", "id": "x", "tag": "t", "direction": "inactive"},
+                                      {"entry": "leg", "id": "x", "tag": "t", "media": "block-media"}]):
                 ws.send(json.dumps({"type": "edit", "ref": 100 + i, **edit}))
                 while True:
                     m = json.loads(ws.recv(timeout=5))
@@ -367,3 +379,75 @@ def test_a_call_is_recorded_paused_and_stopped_from_the_page(relay):
     while not os.path.exists(pcap) and time.time() < deadline:
         time.sleep(0.05)
     assert os.path.exists(pcap) and os.path.exists(pcap[:-len(".pcap")] + ".json"), pcap
+
+
+def test_a_legs_media_is_blocked_and_played_to_from_the_page(relay):
+    """A leg's media controls in the detail: block media takes effect (NG
+    `query` counts what the leg sends as dropped, `blocked`) and the detail
+    says so; unblock undoes it; play DTMF from the leg and play media to it
+    are done (the detail shows the prompt playing until it is stopped)."""
+    from playwright.sync_api import sync_playwright
+    chromium = shutil.which("chromium") or "/usr/bin/chromium"
+    if not os.path.exists(chromium):
+        pytest.fail("Debian's chromium is not installed (scripts/deps.sh installs it)")
+    os.makedirs(SHOTS, exist_ok=True)
+    ng, base = relay["ng"], relay["base"]
+    target = ng_list(ng)[11]
+
+    def blocked(tag):
+        r = ng_request(("127.0.0.1", ng), {"command": "query", "call-id": target})
+        assert r["result"] == "ok", r
+        return int(r["tags"][tag]["medias"][0]["streams"][0]["stats"]["drops"]["blocked"])
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, headless=True, args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": 1400, "height": 900}, bypass_csp=True)
+        page.goto(base + "/ui/")
+        page.fill("input[name=token]", TOKEN)
+        page.click("form#login [type=submit]")
+        page.wait_for_url(base + "/ui/")
+        page.fill("#filter", target)
+        row = page.locator(f"#calls tbody tr[data-id='{target}'] td").first
+        row.wait_for(timeout=10000)
+        row.click()
+        media = page.locator("#detail-legs-body tr.media").first
+        media.wait_for(timeout=10000)
+        tag = media.get_attribute("data-tag")
+        state = media.locator(".m-state")
+        before = blocked(tag)
+
+        def done(text):
+            page.locator("#messages li.msg.info", has_text=text).first.wait_for(timeout=5000)
+
+        # Block media: the detail says so, and what the leg sends is dropped.
+        media.locator("button[data-media='block-media']").click()
+        done(f"leg '{tag}' of call '{target}': block media")
+        state.locator("[data-state='blocked']").wait_for(timeout=5000)
+        deadline = time.time() + 6
+        while blocked(tag) <= before:
+            assert time.time() < deadline, "no packet of the blocked leg was dropped"
+            time.sleep(0.2)
+        page.screenshot(path=os.path.join(SHOTS, "media-blocked.png"))
+        # Unblocked: no more drops.
+        media.locator("button[data-media='unblock-media']").click()
+        done("unblock media")
+        state.locator("[data-state='blocked']").wait_for(state="detached", timeout=5000)
+        time.sleep(1.5)
+        after = blocked(tag)
+        time.sleep(2.5)
+        assert blocked(tag) == after
+        # A digit from the leg (the other one hears it).
+        media.locator("select.dtmf-code").select_option("5")
+        media.locator("button[data-media='play-dtmf']").click()
+        done(f"leg '{tag}' of call '{target}': play DTMF 5")
+        # A prompt played to the leg, then stopped.
+        media.locator("input.media-file").fill("hold.wav")
+        media.locator("button[data-media='play-media']").click()
+        done("play media 'hold.wav' (5000 ms)")
+        state.locator("[data-state='playing']").wait_for(timeout=5000)
+        media.locator("button[data-media='stop-media']").click()
+        done("stop media")
+        state.locator("[data-state='playing']").wait_for(state="detached", timeout=5000)
+        errors = page.locator("#messages li.msg.error").all_inner_texts()
+        browser.close()
+    assert not errors, errors

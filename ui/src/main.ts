@@ -61,6 +61,11 @@ const table = new CallTable($<HTMLTableElement>("calls"), {
 const detail = new DetailView({
   close: closeDetail,
   direction: (id, tag, direction) => conn.send({ entry: "leg", id, tag, direction }),
+  media(id, tag, media, arg) {
+    if (media === "play-dtmf") return conn.send({ entry: "leg", id, tag, media, code: arg ?? "" });
+    if (media === "play-media") return conn.send({ entry: "leg", id, tag, media, file: arg ?? "" });
+    return conn.send({ entry: "leg", id, tag, media });
+  },
   end: endCall,
   record(id, action) {
     if (!readOnly) conn.send({ entry: "call", id, action });

@@ -6,6 +6,23 @@ export const SORT_KEYS: readonly SortKey[] = ["age", "call_id", "packets", "lost
 export type Direction = "sendrecv" | "sendonly" | "recvonly" | "inactive";
 export const DIRECTIONS: readonly Direction[] = ["sendrecv", "sendonly", "recvonly", "inactive"];
 
+/** A media action on a leg, as rtpengine's media-control NG commands with the leg's tag as `from-tag`. */
+export type MediaAction =
+  | "block-media"
+  | "unblock-media"
+  | "silence-media"
+  | "unsilence-media"
+  | "block-dtmf"
+  | "unblock-dtmf"
+  | "play-dtmf"
+  | "play-media"
+  | "stop-media";
+
+/** The digits play-dtmf takes. */
+export const DTMF_CODES: readonly string[] = [..."0123456789*#ABCD"];
+/** Longest file name play-media takes, bytes (UTF-8). */
+export const MAX_FILE = 255;
+
 /** Drop counts by reason (only non-zero reasons in a call row). */
 export type Drops = Record<string, number>;
 
@@ -126,6 +143,21 @@ export interface Recording {
   file: string;
 }
 
+/** A leg's media controls: on what it sends (set for it, or for the whole call: `call_wide` names those),
+ * and what is played to it. */
+export interface LegMedia {
+  tag: string;
+  blocked: boolean;
+  silenced: boolean;
+  dtmf_blocked: boolean;
+  /** Its DTMF is relayed as this digit instead (set over NG: DTMF-security zero or DTMF). */
+  dtmf_as?: string | null;
+  call_wide?: ("blocked" | "silenced" | "dtmf_blocked")[];
+  playing: boolean;
+  played_packets?: number;
+  played_digits?: number;
+}
+
 /** The recording actions of a call, as NG's start/pause/stop recording. */
 export type RecordAction = "start-recording" | "pause-recording" | "stop-recording";
 
@@ -135,6 +167,8 @@ export interface Detail {
   recording?: Recording | null;
   /** The relay has a recording directory. */
   recordable?: boolean;
+  /** Each leg's media controls (by tag). */
+  media?: LegMedia[];
   streams: Stream[];
   histogram: Histogram;
 }
@@ -186,6 +220,9 @@ export type EditBody =
   | { entry: "detail"; id: string | null }
   | { entry: "call"; id: string; action: "end" | RecordAction }
   | { entry: "leg"; id: string; tag: string; direction: Direction }
+  | { entry: "leg"; id: string; tag: string; media: Exclude<MediaAction, "play-dtmf" | "play-media"> }
+  | { entry: "leg"; id: string; tag: string; media: "play-dtmf"; code: string }
+  | { entry: "leg"; id: string; tag: string; media: "play-media"; file: string }
   | { entry: "relay"; log_level: string }
   | { entry: "relay"; drain: boolean };
 

@@ -203,6 +203,83 @@ pub enum Recording {
     Stop,
 }
 
+/// A media action on a leg, as rtpengine's media-control NG commands with
+/// the leg's tag as their `from-tag`: the controls act on what that leg
+/// sends, `play-dtmf` plays a digit as if that leg sent it (the other leg
+/// hears it), and `play-media` and `stop-media` act on what that leg hears.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Media {
+    /// `block media`: what the leg sends is not relayed (its DTMF is).
+    Block,
+    /// `unblock media`.
+    Unblock,
+    /// `silence media`: what the leg sends is relayed as silence.
+    Silence,
+    /// `unsilence media`.
+    Unsilence,
+    /// `block DTMF`: the leg's RFC 4733 events are dropped.
+    BlockDtmf,
+    /// `unblock DTMF`.
+    UnblockDtmf,
+    /// `play DTMF`: a digit (`code`) from the leg, played to the other.
+    PlayDtmf,
+    /// `play media`: a file of the relay's media directory (`file`),
+    /// played to the leg.
+    PlayMedia,
+    /// `stop media`: stops what is played to the leg.
+    StopMedia,
+}
+
+impl Media {
+    /// Every media action.
+    pub const ALL: [Media; 9] = [
+        Media::Block,
+        Media::Unblock,
+        Media::Silence,
+        Media::Unsilence,
+        Media::BlockDtmf,
+        Media::UnblockDtmf,
+        Media::PlayDtmf,
+        Media::PlayMedia,
+        Media::StopMedia,
+    ];
+
+    /// The name in messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Media::Block => "block-media",
+            Media::Unblock => "unblock-media",
+            Media::Silence => "silence-media",
+            Media::Unsilence => "unsilence-media",
+            Media::BlockDtmf => "block-dtmf",
+            Media::UnblockDtmf => "unblock-dtmf",
+            Media::PlayDtmf => "play-dtmf",
+            Media::PlayMedia => "play-media",
+            Media::StopMedia => "stop-media",
+        }
+    }
+
+    /// The NG command that carries it out.
+    pub fn command(self) -> &'static str {
+        match self {
+            Media::Block => "block media",
+            Media::Unblock => "unblock media",
+            Media::Silence => "silence media",
+            Media::Unsilence => "unsilence media",
+            Media::BlockDtmf => "block DTMF",
+            Media::UnblockDtmf => "unblock DTMF",
+            Media::PlayDtmf => "play DTMF",
+            Media::PlayMedia => "play media",
+            Media::StopMedia => "stop media",
+        }
+    }
+}
+
+/// The digits `play-dtmf` takes (RFC 4733 events 0–15).
+pub const DTMF_CODES: &str = "0123456789*#ABCD";
+/// Longest `file` of `play-media`, bytes.
+pub const MAX_FILE: usize = 255;
+
 /// What a client asked for.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Action {
@@ -216,6 +293,10 @@ pub enum Action {
     Record { id: String, what: Recording },
     /// Set a leg's direction.
     LegDirection { id: String, tag: String, direction: Direction },
+    /// A media action on a leg: `code` is the digit of
+    /// [`Media::PlayDtmf`] (one of [`DTMF_CODES`]), `file` the file of
+    /// [`Media::PlayMedia`]; both `None` for the others.
+    LegMedia { id: String, tag: String, media: Media, code: Option<String>, file: Option<String> },
     /// Set the log filter.
     LogLevel(String),
     /// Take no new calls (true) or take them again.
@@ -256,6 +337,9 @@ struct Raw {
     tag: Option<String>,
     action: Option<String>,
     direction: Option<String>,
+    media: Option<String>,
+    code: Option<String>,
+    file: Option<String>,
     log_level: Option<String>,
     drain: Option<bool>,
     filter: Option<String>,
@@ -326,13 +410,45 @@ pub fn parse(text: &[u8]) -> Result<Request, Refusal> {
             None => return Err(no("missing 'action'")),
         },
         "leg" => {
-            let d = raw.direction.as_deref().ok_or_else(|| no("missing 'direction'"))?;
-            let direction = Direction::ALL
-                .into_iter()
-                .find(|x| x.name() == d)
-                .ok_or_else(|| refuse(reference, format!("unknown direction '{}'", clip(d))))?;
-            let tag = raw.tag.clone().filter(|t| !t.is_empty() && t.len() <= 256).ok_or_else(|| no("missing 'tag'"))?;
-            Action::LegDirection { id: id()?, tag, direction }
+            let tag = || raw.tag.clone().filter(|t| !t.is_empty() && t.len() <= 256).ok_or_else(|| no("missing 'tag'"));
+            match (raw.direction.as_deref(), raw.media.as_deref()) {
+                (Some(_), Some(_)) => return Err(no("a leg edit sets one of 'direction' or 'media'")),
+                (None, None) => return Err(no("missing 'direction' or 'media'")),
+                (Some(d), None) => {
+                    if raw.code.is_some() || raw.file.is_some() {
+                        return Err(no("'code' and 'file' go with 'media'"));
+                    }
+                    let direction = Direction::ALL
+                        .into_iter()
+                        .find(|x| x.name() == d)
+                        .ok_or_else(|| refuse(reference, format!("unknown direction '{}'", clip(d))))?;
+                    Action::LegDirection { id: id()?, tag: tag()?, direction }
+                }
+                (None, Some(m)) => {
+                    let media = Media::ALL
+                        .into_iter()
+                        .find(|x| x.name() == m)
+                        .ok_or_else(|| refuse(reference, format!("unknown media action '{}'", clip(m))))?;
+                    let code = match (media, raw.code.as_deref()) {
+                        (Media::PlayDtmf, None) => return Err(no("play-dtmf needs a 'code'")),
+                        (Media::PlayDtmf, Some(c)) => Some(dtmf_code(c).ok_or_else(|| {
+                            refuse(reference, format!("bad code '{}': one of 0-9, *, #, A-D", clip(c)))
+                        })?),
+                        (_, Some(_)) => return Err(no("'code' goes with play-dtmf only")),
+                        (_, None) => None,
+                    };
+                    let file = match (media, raw.file.as_deref()) {
+                        (Media::PlayMedia, None) => return Err(no("play-media needs a 'file'")),
+                        (Media::PlayMedia, Some(f)) if f.is_empty() || f.len() > MAX_FILE || f.contains('\0') => {
+                            return Err(no("bad 'file': 1 to 255 bytes, no NUL"))
+                        }
+                        (Media::PlayMedia, Some(f)) => Some(f.to_string()),
+                        (_, Some(_)) => return Err(no("'file' goes with play-media only")),
+                        (_, None) => None,
+                    };
+                    Action::LegMedia { id: id()?, tag: tag()?, media, code, file }
+                }
+            }
         }
         "relay" => match (&raw.log_level, raw.drain) {
             (Some(l), None) if !l.is_empty() && l.len() <= 512 => Action::LogLevel(l.clone()),
@@ -342,6 +458,16 @@ pub fn parse(text: &[u8]) -> Result<Request, Refusal> {
         other => return Err(refuse(reference, format!("unknown entry '{}'", clip(other)))),
     };
     Ok(Request { reference, action })
+}
+
+/// A digit of `play-dtmf` (one of [`DTMF_CODES`]; `a`–`d` taken as
+/// `A`–`D`).
+fn dtmf_code(c: &str) -> Option<String> {
+    let mut chars = c.chars();
+    match (chars.next().map(|c| c.to_ascii_uppercase()), chars.next()) {
+        (Some(d), None) if DTMF_CODES.contains(d) => Some(d.to_string()),
+        _ => None,
+    }
 }
 
 /// At most 64 characters of a client's text, for an error message.
@@ -571,6 +697,72 @@ mod tests {
         assert!(refused(&long).message.contains("over 4096"));
         let long = format!(r#"{{"type":"edit","entry":"view","filter":"{}"}}"#, "x".repeat(300));
         assert!(refused(&long).message.contains("filter too long"));
+    }
+
+    #[test]
+    fn leg_media_actions_are_parsed_and_checked() {
+        let leg = |rest: &str| {
+            parse(format!(r#"{{"type":"edit","ref":5,"entry":"leg","id":"c1","tag":"t",{rest}}}"#).as_bytes())
+        };
+        let action = |media, code: Option<&str>, file: Option<&str>| Action::LegMedia {
+            id: "c1".into(),
+            tag: "t".into(),
+            media,
+            code: code.map(Into::into),
+            file: file.map(Into::into),
+        };
+        for media in Media::ALL {
+            let rest = match media {
+                Media::PlayDtmf => format!(r#""media":"{}","code":"5""#, media.name()),
+                Media::PlayMedia => format!(r#""media":"{}","file":"hold music.wav""#, media.name()),
+                _ => format!(r#""media":"{}""#, media.name()),
+            };
+            let want = match media {
+                Media::PlayDtmf => action(media, Some("5"), None),
+                Media::PlayMedia => action(media, None, Some("hold music.wav")),
+                _ => action(media, None, None),
+            };
+            assert_eq!(leg(&rest), Ok(Request { reference: Some(5), action: want.clone() }), "{rest}");
+            assert!(want.writes());
+        }
+        for (code, want) in [("0", "0"), ("9", "9"), ("*", "*"), ("#", "#"), ("A", "A"), ("d", "D")] {
+            let got = leg(&format!(r#""media":"play-dtmf","code":"{code}""#)).map(|r| r.action);
+            assert_eq!(got, Ok(action(Media::PlayDtmf, Some(want), None)));
+        }
+        let long = "f".repeat(MAX_FILE);
+        let got = leg(&format!(r#""media":"play-media","file":"{long}""#)).map(|r| r.action);
+        assert_eq!(got, Ok(action(Media::PlayMedia, None, Some(&long))));
+        // Refusals, with the ref.
+        let refused = |rest: &str, says: &str| {
+            let e = leg(rest).unwrap_err();
+            assert_eq!(e.reference, Some(5), "{rest}");
+            assert!(e.message.contains(says), "{rest}: {}", e.message);
+        };
+        refused(r#""media":"mute""#, "unknown media action 'mute'");
+        refused(r#""media":"block media""#, "unknown media action");
+        refused(r#""media":"play-dtmf""#, "needs a 'code'");
+        for bad in ["", "E", "10", "55", "+", "٣"] {
+            refused(&format!(r#""media":"play-dtmf","code":"{bad}""#), "bad code");
+        }
+        refused(r#""media":"play-dtmf","code":5"#, "bad message");
+        refused(r#""media":"play-media""#, "needs a 'file'");
+        refused(r#""media":"play-media","file":"""#, "bad 'file'");
+        refused(r#""media":"play-media","file":"a\u0000b""#, "bad 'file'");
+        refused(&format!(r#""media":"play-media","file":"{}""#, "f".repeat(MAX_FILE + 1)), "bad 'file'");
+        refused(r#""media":"block-media","code":"5""#, "'code' goes with play-dtmf only");
+        refused(r#""media":"play-dtmf","code":"5","file":"x""#, "'file' goes with play-media only");
+        refused(r#""media":"block-media","direction":"inactive""#, "one of 'direction' or 'media'");
+        refused(r#""direction":"inactive","code":"5""#, "go with 'media'");
+        refused(r#""volume":3"#, "unknown field");
+        let e = parse(br#"{"type":"edit","entry":"leg","id":"c1","tag":"t"}"#).unwrap_err();
+        assert!(e.message.contains("missing 'direction' or 'media'"), "{}", e.message);
+        let e = parse(br#"{"type":"edit","entry":"leg","id":"c1","media":"stop-media"}"#).unwrap_err();
+        assert!(e.message.contains("missing 'tag'"), "{}", e.message);
+        let e = parse(br#"{"type":"edit","entry":"leg","tag":"t","media":"stop-media"}"#).unwrap_err();
+        assert!(e.message.contains("id"), "{}", e.message);
+        // Every name and command is distinct.
+        let names: std::collections::HashSet<_> = Media::ALL.iter().map(|m| (m.name(), m.command())).collect();
+        assert_eq!(names.len(), Media::ALL.len());
     }
 
     #[test]

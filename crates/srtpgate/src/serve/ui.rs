@@ -17,7 +17,7 @@ use axum::routing::{get, post};
 use axum::{Form, Router};
 use serde::Deserialize;
 use serde_json::{json, Value};
-use srtpgate_ui::{Action, Coalescer, View};
+use srtpgate_ui::{Action, Coalescer, Media, View};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
@@ -76,7 +76,8 @@ pub struct Ui {
     pub login_failures: AtomicU64,
     /// Client messages refused (not JSON, unknown, too large, not allowed).
     pub messages_refused: AtomicU64,
-    /// Actions done (calls ended, directions, log level, drain).
+    /// Actions done (calls ended, directions, media actions, log level,
+    /// drain).
     pub actions: AtomicU64,
     sample: tokio::sync::watch::Sender<Arc<Sample>>,
     /// Password checks at once (each Argon2 check takes ~19 MiB and tens of
@@ -515,6 +516,17 @@ fn handle(s: &Shared, c: &mut Client, access: &Access, text: &[u8]) -> String {
                 Ok(format!("leg '{tag}' of call '{id}' set to {}", direction.name()))
             })
         }
+        Action::LegMedia { id, tag, media, code, file } => {
+            let what = match (media, &code, &file) {
+                (Media::PlayDtmf, Some(c), _) => format!("{} {c}", media.command()),
+                (Media::PlayMedia, _, Some(f)) => format!("{} '{f}'", media.command()),
+                _ => media.command().to_string(),
+            };
+            leg_media(s, &id, &tag, media, code, file).map(|note| {
+                tracing::info!(call_id = id, tag, user, "{what} from the management page");
+                format!("leg '{tag}' of call '{id}': {what}{note}")
+            })
+        }
         Action::LogLevel(level) => match &u.log {
             None => Err("the log level cannot be changed in this process".into()),
             Some(set) => set(&level).map(|()| {
@@ -547,6 +559,53 @@ fn handle(s: &Shared, c: &mut Client, access: &Access, text: &[u8]) -> String {
             srtpgate_ui::error(r, &e)
         }
     }
+}
+
+/// The NG request of a media action on leg `tag` of call `id`: the
+/// command with the leg's tag as its `from-tag`, and the digit or file.
+fn media_request(id: &str, tag: &str, media: Media, code: Option<String>, file: Option<String>) -> srtpgate_ng::Value {
+    let mut v = srtpgate_ng::Value::dict().with("command", media.command()).with("call-id", id).with("from-tag", tag);
+    if let Some(c) = code {
+        v.insert("code", c);
+    }
+    if let Some(f) = file {
+        v.insert("file", f);
+    }
+    v
+}
+
+/// Carries out a media action as the NG command it stands for: the
+/// request is built and parsed as NG's, and run as one from the NG socket
+/// ([`Control::handle`], which also hands what the table queued to the
+/// workers), so that it does exactly what the command does. An error
+/// reply is the error; else what is worth adding to the page's message
+/// (the prompt's length, the reply's warning).
+///
+/// [`Control::handle`]: super::control::Control::handle
+fn leg_media(
+    s: &Shared,
+    id: &str,
+    tag: &str,
+    media: Media,
+    code: Option<String>,
+    file: Option<String>,
+) -> Result<String, String> {
+    let bytes = media_request(id, tag, media, code, file).to_bytes();
+    let req = srtpgate_ng::parse_request(&bytes).map_err(|e| format!("{}: {e}", media.command()))?;
+    let reply = s.control.lock().map_err(|_| "call table unavailable".to_string())?.handle(&req);
+    let text = |key: &str| reply.get(key).and_then(srtpgate_ng::Value::as_str).map(str::to_owned);
+    if text("result").as_deref() == Some("error") {
+        let reason = text("error-reason").unwrap_or_else(|| "refused".into());
+        return Err(format!("{} on leg '{tag}' of call '{id}': {reason}", media.command()));
+    }
+    let mut note = String::new();
+    if let Some(ms) = reply.get("duration").and_then(srtpgate_ng::Value::as_int) {
+        note.push_str(&format!(" ({ms} ms)"));
+    }
+    if let Some(w) = text("warning") {
+        note.push_str(&format!("; warning: {w}"));
+    }
+    Ok(note)
 }
 
 /// Samples the relay for the pages once per [`INTERVAL`], while any is
@@ -645,6 +704,80 @@ mod tests {
             None,
             "info",
         )
+    }
+
+    #[test]
+    fn every_media_action_is_its_ng_command() {
+        use srtpgate_ng::Command;
+        for media in Media::ALL {
+            let code = (media == Media::PlayDtmf).then(|| "#".to_string());
+            let file = (media == Media::PlayMedia).then(|| "hold.wav".to_string());
+            let req =
+                srtpgate_ng::parse_request(&media_request("c1", "t", media, code, file).to_bytes()).expect("parses");
+            assert_eq!(req.command.name(), media.command());
+            assert!(Command::ALL.contains(&req.command));
+            assert_eq!((req.call_id.as_deref(), req.from_tag.as_deref()), (Some("c1"), Some("t")));
+            assert!(req.warnings.is_empty(), "{:?}", req.warnings);
+            assert_eq!(req.media.code.as_deref(), (media == Media::PlayDtmf).then_some("#"));
+            assert_eq!(req.media.file.as_deref(), (media == Media::PlayMedia).then_some("hold.wav"));
+        }
+    }
+
+    #[test]
+    fn media_actions_run_through_the_ng_path() {
+        use srtpgate_testkit::daemon::padded_sdp;
+        use srtpgate_testkit::ng::{answer, offer};
+        let (s, _) = crate::serve::tests::server(43_200, super::super::config::ServeArgs::default());
+        for r in [offer("c", "a", &padded_sdp(1, 40_000, 0)), answer("c", "a", "b", &padded_sdp(1, 40_100, 0))] {
+            let req = srtpgate_ng::parse_request(&r.to_bytes()).expect("parses");
+            let v = s.control.lock().expect("lock").handle(&req);
+            assert_eq!(v.get("result").and_then(srtpgate_ng::Value::as_str), Some("ok"));
+        }
+        let run = |tag: &str, media, code: Option<&str>, file: Option<&str>| {
+            leg_media(&s, "c", tag, media, code.map(Into::into), file.map(Into::into))
+        };
+        let controls = |party: usize| {
+            let c = s.control.lock().expect("lock");
+            let d = super::super::ui_view::detail(&c.table, "c").expect("detail");
+            let m = &d["media"][party];
+            assert_eq!(m["tag"], ["a", "b"][party]);
+            let on = |k: &str| m[k].as_bool().expect("bool");
+            (on("blocked"), on("silenced"), on("dtmf_blocked"))
+        };
+        assert_eq!(run("a", Media::Block, None, None), Ok(String::new()));
+        assert_eq!((controls(0), controls(1)), ((true, false, false), (false, false, false)));
+        {
+            // The leg's bits for the worker; the direction the page set stays.
+            let c = s.control.lock().expect("lock");
+            let call = c.table.call("c").expect("call");
+            let leg = &call.streams[0].as_ref().expect("stream").legs[0];
+            assert_eq!(leg.stats.blocked() & crate::relay::stats::MUTED, crate::relay::stats::MUTED);
+            let d = super::super::ui_view::detail(&c.table, "c").expect("detail");
+            assert_eq!(d["call"]["legs"][0]["direction"], "sendrecv");
+        }
+        assert_eq!(run("b", Media::Silence, None, None), Ok(String::new()));
+        assert_eq!(run("b", Media::BlockDtmf, None, None), Ok(String::new()));
+        assert_eq!((controls(0), controls(1)), ((true, false, false), (false, true, true)));
+        for (tag, media) in [("a", Media::Unblock), ("b", Media::Unsilence), ("b", Media::UnblockDtmf)] {
+            assert_eq!(run(tag, media, None, None), Ok(String::new()));
+        }
+        assert_eq!((controls(0), controls(1)), ((false, false, false), (false, false, false)));
+        // A digit from a, played to b.
+        assert_eq!(run("a", Media::PlayDtmf, Some("5"), None), Ok(String::new()));
+        assert!(s.control.lock().expect("lock").table.call("c").expect("call").controls.players[1].is_some());
+        assert_eq!(run("b", Media::StopMedia, None, None), Ok(String::new()));
+        // NG's refusals, as NG words them.
+        let e = run("zz", Media::Block, None, None).unwrap_err();
+        assert_eq!(e, "block media on leg 'zz' of call 'c': From-tag given, but no such tag exists");
+        let e = run("a", Media::StopMedia, None, None).unwrap_err();
+        assert!(e.ends_with("Not currently playing media"), "{e}");
+        let e = run("a", Media::PlayMedia, None, Some("hold.wav")).unwrap_err();
+        assert!(e.starts_with("play media on leg 'a' of call 'c': ") && e.contains("--media-dir"), "{e}");
+        let e = leg_media(&s, "nope", "a", Media::Block, None, None).unwrap_err();
+        assert!(e.ends_with("Unknown call-ID"), "{e}");
+        // Counted as NG commands, the refused ones too.
+        let c = s.control.lock().expect("lock");
+        assert_eq!(c.table.totals.commands.get("block media"), Some(&3));
     }
 
     #[test]

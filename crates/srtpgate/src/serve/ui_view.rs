@@ -6,9 +6,12 @@ use super::control::Control;
 use crate::relay::stats;
 use serde_json::json;
 use srtpgate_calls::interface::Interfaces;
+use srtpgate_calls::media::DtmfBlock;
 use srtpgate_calls::{Call, Table};
+use srtpgate_codec::player::Progress;
 use srtpgate_ui::{CallRow, Direction, LegRow};
 use std::net::SocketAddr;
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::SystemTime;
 
@@ -61,8 +64,7 @@ fn row(call_id: &str, c: &Call, now: SystemTime, interfaces: &Interfaces) -> Cal
                     (None, true) => String::new(),
                     (None, false) => "RTP".into(),
                 };
-                let block = d.stats.blocked();
-                leg.direction = Direction::of(block & stats::MUTED != 0, block & stats::HELD != 0).name();
+                leg.direction = direction(c, party);
                 leg.codec = match &st.transcoding {
                     Some((offerer, l)) => {
                         row.transcoded = true;
@@ -111,7 +113,6 @@ pub fn detail(t: &Table, call_id: &str) -> Option<serde_json::Value> {
             }
             let drops: serde_json::Map<String, serde_json::Value> =
                 stats::Drop::ALL.iter().map(|w| (w.name().to_string(), json!(snap.drops[*w as usize]))).collect();
-            let block = d.stats.blocked();
             sides.push(json!({
                 "tag": c.tags[party].clone().unwrap_or_default(),
                 "local": SocketAddr::new(d.at.addr.advertised, d.port).to_string(),
@@ -120,7 +121,7 @@ pub fn detail(t: &Table, call_id: &str) -> Option<serde_json::Value> {
                 "protocol": d.proto,
                 "suite": d.endpoint_key.as_ref().map_or(if d.srtp { "" } else { "RTP" }, |k| k.suite.name()),
                 "rtcp_mux": d.mux,
-                "direction": srtpgate_ui::Direction::of(block & stats::MUTED != 0, block & stats::HELD != 0).name(),
+                "direction": direction(c, party),
                 "packets_in": snap.packets_in, "bytes_in": snap.bytes_in,
                 "packets_out": snap.packets_out, "bytes_out": snap.bytes_out,
                 "rtp_received": d.stats.rtp_received.load(std::sync::atomic::Ordering::Relaxed),
@@ -136,13 +137,52 @@ pub fn detail(t: &Table, call_id: &str) -> Option<serde_json::Value> {
     let recording = t
         .recording_of(c)
         .map(|(on, pcap)| json!({"state": if on { "recording" } else { "paused" }, "file": pcap.to_string_lossy()}));
+    let media: Vec<_> = (0..2).filter(|&p| c.tags[p].is_some() || p == 0).map(|p| media_controls(c, p)).collect();
     Some(json!({
         "call": row,
+        "media": media,
         "recording": recording,
         "recordable": t.settings().recording.dir.is_some(),
         "streams": streams,
         "histogram": {"bounds_us": stats::DELAY_BOUNDS_US, "counts": hist.buckets},
     }))
+}
+
+/// A party's direction as the page set it (the signalling's `block media`
+/// is shown apart, as a media control).
+fn direction(c: &Call, party: usize) -> &'static str {
+    let b = c.block[party];
+    Direction::of(b & stats::MUTED != 0, b & stats::HELD != 0).name()
+}
+
+/// The media controls on what party `party` sends (set for it or for the
+/// whole call: `call_wide` names the latter, which the party's own undoing
+/// leaves in place) and what is played to it.
+fn media_controls(c: &Call, party: usize) -> serde_json::Value {
+    let ctl = &c.controls;
+    let on = ctl.effective(party);
+    let call_wide: Vec<&str> =
+        [("blocked", ctl.call.media), ("silenced", ctl.call.silence), ("dtmf_blocked", ctl.call.dtmf.is_some())]
+            .into_iter()
+            .filter_map(|(name, set)| set.then_some(name))
+            .collect();
+    let player = ctl.players[party].as_ref().map(|p| &*p.progress);
+    let count = |f: fn(&Progress) -> u64| player.map_or(0, f);
+    json!({
+        "tag": c.tags[party].clone().unwrap_or_default(),
+        "blocked": on.media,
+        "silenced": on.silence,
+        "dtmf_blocked": on.dtmf.is_some(),
+        // `DTMF-security=zero` or `DTMF`: the event relayed instead.
+        "dtmf_as": match on.dtmf {
+            Some(DtmfBlock::Rewrite(e)) => srtpgate_ui::DTMF_CODES.chars().nth(e as usize).map(String::from),
+            _ => None,
+        },
+        "call_wide": call_wide,
+        "playing": player.is_some_and(|p| p.playing.load(Relaxed)),
+        "played_packets": count(|p| p.packets.load(Relaxed)),
+        "played_digits": count(|p| p.digits.load(Relaxed)),
+    })
 }
 
 /// The workers' counters, whether each runs, and whether it carries the
