@@ -78,18 +78,20 @@ fn benches(c: &mut Criterion) {
 
 /// A player of a 10 s prompt (a moving tone) in codec `index` of `plugin`,
 /// and the encoder alone beside it.
-fn player_benches(c: &mut Criterion, name: &str, plugin: &Arc<Plugin>, index: usize, pt: u8) {
+fn player_benches(c: &mut Criterion, name: &str, plugin: &Arc<Plugin>, index: usize, pt: u8, rate: Option<u32>) {
     let mut g = c.benchmark_group("player_20ms");
     g.throughput(Throughput::Elements(1));
-    let enc = plugin.instance_for(index, None, None, srtpgate_codec::abi::USE_ENCODE).expect("encoder");
-    let rate = enc.pcm_rate();
-    let frame = rate as usize / 50;
-    let pcm: Vec<i16> = (0..rate as usize * 10)
-        .map(|i| (6000.0 * (i as f64 * std::f64::consts::TAU * (300.0 + (i / 800) as f64) / rate as f64).sin()) as i16)
+    let enc = enc_at(plugin, index, rate);
+    let pcm_rate = enc.pcm_rate();
+    let frame = pcm_rate as usize / 50;
+    let pcm: Vec<i16> = (0..pcm_rate as usize * 10)
+        .map(|i| {
+            (6000.0 * (i as f64 * std::f64::consts::TAU * (300.0 + (i / 800) as f64) / pcm_rate as f64).sin()) as i16
+        })
         .collect();
     let channels = enc.info().pcm_channels as usize;
     g.bench_function(format!("{name}_encode_only"), |b| {
-        let mut e = plugin.instance_for(index, None, None, srtpgate_codec::abi::USE_ENCODE).expect("encoder");
+        let mut e = enc_at(plugin, index, rate);
         let mut out = [0u8; 1500];
         let mut x = vec![0i16; frame * channels];
         let mut at = 0;
@@ -102,10 +104,10 @@ fn player_benches(c: &mut Criterion, name: &str, plugin: &Arc<Plugin>, index: us
         })
     });
     g.bench_function(format!("{name}_player_frame"), |b| {
-        let out =
-            Output { encoder: Some(enc_clone(plugin, index)), pt, clock_rate: rate, ptime_ms: 20, event_pt: None };
+        let clock_rate = plugin.codecs()[index].clock_rate;
+        let out = Output { encoder: Some(enc_at(plugin, index, rate)), pt, clock_rate, ptime_ms: 20, event_pt: None };
         let mut p = Player::new(out, 1, 1, 1, Arc::new(Progress::default()));
-        let prompt = Arc::new(Prompt::from_pcm(pcm.clone(), rate));
+        let prompt = Arc::new(Prompt::from_pcm(pcm.clone(), pcm_rate));
         p.play(PromptPlay { prompt, start: 0, times: 0, for_ms: Some(86_400_000) }, true).expect("play");
         let mut buf = [0u8; 1500];
         // Each call is due: the clock runs a frame ahead per packet.
@@ -118,18 +120,22 @@ fn player_benches(c: &mut Criterion, name: &str, plugin: &Arc<Plugin>, index: us
     g.finish();
 }
 
-fn enc_clone(plugin: &Arc<Plugin>, index: usize) -> srtpgate_codec::Instance {
-    plugin.instance_for(index, None, None, srtpgate_codec::abi::USE_ENCODE).expect("encoder")
+/// An encoder of codec `index` with PCM at `rate` (`None`: its own).
+fn enc_at(plugin: &Arc<Plugin>, index: usize, rate: Option<u32>) -> srtpgate_codec::Instance {
+    plugin.instance_for(index, None, rate, srtpgate_codec::abi::USE_ENCODE).expect("encoder")
 }
 
 fn players(c: &mut Criterion) {
     let r = Registry::new();
     let (pu, iu) = r.find("PCMU", 8000, 1).expect("PCMU");
-    player_benches(c, "pcmu", &pu, iu, 0);
+    player_benches(c, "pcmu", &pu, iu, 0, None);
     match srtpgate_codec::built_plugin("libsrtpgate_plugin_opus.so").map(|p| Plugin::load(&p)) {
         Some(Ok(opus)) => {
             let i = opus.codecs().iter().position(|c| c.name == "opus").expect("opus");
-            player_benches(c, "opus", &opus, i, 111);
+            // At 48 kHz (the codec's own rate: a 48 kHz prompt) and at
+            // 16 kHz (what the relay encodes a 16 kHz prompt from).
+            player_benches(c, "opus48k", &opus, i, 111, None);
+            player_benches(c, "opus16k", &opus, i, 111, Some(16_000));
         }
         Some(Err(e)) => eprintln!("player_20ms/opus: the Opus plugin does not load: {e}"),
         None => eprintln!("player_20ms/opus: skipped: libsrtpgate_plugin_opus.so is not built beside the bench"),
