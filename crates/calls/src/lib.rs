@@ -61,7 +61,6 @@ pub mod web_leg;
 pub use call::{Call, CallKey, Leg, Stream};
 pub use command::{Command, Keying, LegSetup, Load, PromptSource, Resources, Resume};
 pub use keep::{LegState, Persist};
-pub use media::SentDigit;
 pub use recording::{RecorderEvent, RecordingSettings};
 pub use report::LIST_PAGE;
 pub use table::{Limits, LoadLimit, Now, Refusal, Settings, Table, Totals};

@@ -20,6 +20,7 @@
 
 use crate::call::{other, Call};
 use crate::table::{Refusal, Table};
+use srtpgate_codec::dtmf::SentDigit;
 use srtpgate_codec::payload::PayloadKind;
 use srtpgate_ng::{Command as Ng, Request, Value};
 use srtpgate_stats::{DTMF_DROP, DTMF_PASS, DTMF_REWRITE, MUTED, SILENCED};
@@ -238,28 +239,6 @@ fn unsilenceable(call: &Call, parties: &[usize]) -> Vec<String> {
 
 fn clip(s: &str) -> String {
     s.chars().take(32).collect()
-}
-
-/// A digit an endpoint sent (its first RFC 4733 end packet), as a worker
-/// reports it, for the DTMF log.
-#[derive(Clone, Copy, Debug)]
-pub struct SentDigit {
-    /// The call.
-    pub call: crate::call::CallKey,
-    /// Its media stream.
-    pub stream: usize,
-    /// The party that sent it.
-    pub party: usize,
-    /// RFC 4733 event code.
-    pub event: u8,
-    /// RFC 4733 volume.
-    pub volume: u8,
-    /// Duration, RTP timestamp units.
-    pub duration: u16,
-    /// Its payload type.
-    pub pt: u8,
-    /// The endpoint's address.
-    pub from: std::net::SocketAddr,
 }
 
 impl Table {

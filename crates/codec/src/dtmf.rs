@@ -177,6 +177,28 @@ pub fn event_of(digit: char) -> Option<u8> {
     }
 }
 
+/// A digit an endpoint sent (the first RFC 4733 end packet of an event),
+/// as a worker reports it for the DTMF log and the call table writes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SentDigit {
+    /// The call (the data plane's key).
+    pub call: u64,
+    /// Its media stream.
+    pub stream: usize,
+    /// The party that sent it.
+    pub party: usize,
+    /// RFC 4733 event code (0–15 the keypad).
+    pub event: u8,
+    /// RFC 4733 volume (dB below 0 dBm0).
+    pub volume: u8,
+    /// Duration in RTP timestamp units.
+    pub duration: u16,
+    /// Its payload type (the control thread finds its clock rate).
+    pub pt: u8,
+    /// The endpoint's address.
+    pub from: std::net::SocketAddr,
+}
+
 /// A DTMF tone pair at one PCM rate, phase-continuous across calls.
 ///
 /// Written here, not taken from spandsp's `dtmf_tx`: it is two sine waves,

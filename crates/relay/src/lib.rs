@@ -115,7 +115,7 @@ pub struct WorkerConfig {
     pub recorder: Vec<crossbeam_channel::Sender<worker::Tapped>>,
     /// Where the workers report the digits endpoints send (bounded: when
     /// full, a digit is counted and not reported); none: no DTMF log.
-    pub dtmf: Option<crossbeam_channel::Sender<worker::DtmfEvent>>,
+    pub dtmf: Option<crossbeam_channel::Sender<worker::SentDigit>>,
 }
 
 /// Starts `n` workers. Each builds its backend on its own thread (an

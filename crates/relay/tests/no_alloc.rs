@@ -22,7 +22,7 @@ use srtpgate_codec::Registry;
 use srtpgate_relay::io::{uring, IoKind, IoSetup, Wake};
 use srtpgate_relay::stats::{LegStats, WorkerStats, SILENCED};
 use srtpgate_relay::worker::{
-    Cmd, DtmfEvent, ForkConfig, ForkSockets, LegConfig, LegSockets, Play, Signal, Tapped, Worker,
+    Cmd, ForkConfig, ForkSockets, LegConfig, LegSockets, Play, SentDigit, Signal, Tapped, Worker,
 };
 use srtpgate_relay::WorkerConfig;
 use std::net::{SocketAddr, UdpSocket};
@@ -143,7 +143,7 @@ struct Rig {
     s: UdpSocket,
     s_rx: Context<CpuEngine>,
     /// A's digits, as the DTMF log gets them.
-    digits: Receiver<DtmfEvent>,
+    digits: Receiver<SentDigit>,
     /// The played call: F hears a prompt under its key.
     f: UdpSocket,
     seq: u16,

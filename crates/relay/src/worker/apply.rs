@@ -192,6 +192,7 @@ fn configure<E: Engine>(leg: &mut Leg<E>, config: LegConfig<E>, stream: usize) -
         leg.transcode_failed = false;
     }
     if let Some(k) = config.kinds {
+        leg.sends_events = k.of_kind(srtpgate_codec::payload::PayloadKind::Event).next().is_some();
         leg.kinds = k;
     }
     leg.demux = config.demux;

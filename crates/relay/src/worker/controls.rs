@@ -4,35 +4,12 @@
 //! plaintext packet and the two legs' settings; nothing here allocates.
 
 use super::packet::Pkt;
-use super::stream::{CallKey, Leg};
+use super::stream::Leg;
 use crate::stats::{Drop, DTMF_DROP, DTMF_REWRITE, HELD, MUTED, SILENCED};
 use srtp::header::RtpHeader;
 use srtp::Engine;
 use srtpgate_codec::payload::{self, PayloadKind, PayloadKinds};
-use std::net::SocketAddr;
 use std::sync::atomic::Ordering::Relaxed;
-
-/// A digit an endpoint sent (the first RFC 4733 end packet of an event),
-/// for the DTMF log.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DtmfEvent {
-    /// The call.
-    pub call: CallKey,
-    /// Its media stream.
-    pub stream: usize,
-    /// The party that sent it.
-    pub party: usize,
-    /// RFC 4733 event code (0–15 the keypad).
-    pub event: u8,
-    /// RFC 4733 volume (dB below 0 dBm0).
-    pub volume: u8,
-    /// Duration in RTP timestamp units.
-    pub duration: u16,
-    /// Its payload type (the control thread finds its clock rate).
-    pub pt: u8,
-    /// The endpoint's address.
-    pub from: SocketAddr,
-}
 
 /// What the controls make of one relayed RTP packet from `this` to `o`.
 pub(super) enum Verdict {

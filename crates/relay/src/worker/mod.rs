@@ -45,12 +45,12 @@ mod tap;
 mod transcode;
 
 pub use command::{Cmd, LegConfig, LegSockets, LegState, Moved, Mover};
-pub use controls::DtmfEvent;
 pub use fork::{ForkConfig, ForkKey, ForkSockets};
 pub use lent::Lent;
 pub use play::Play;
 pub use round::MAX_LOOP_PACKETS;
 pub use signal::{Signal, SIGNAL_BUFS};
+pub use srtpgate_codec::dtmf::SentDigit;
 pub use stream::CallKey;
 pub use tap::{Tapped, RECORD_BUFS};
 

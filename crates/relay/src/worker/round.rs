@@ -111,7 +111,7 @@ where
             let Some(s) = self.streams.get_mut(p.slot) else { continue };
             let (call, index) = (s.call, s.index);
             let (this, o) = s.legs_of(p.party as usize);
-            if this.kinds.of_kind(srtpgate_codec::payload::PayloadKind::Event).next().is_some() {
+            if this.sends_events {
                 continue;
             }
             if let Some(d) = controls::dtmf_end(p, &o.kinds, &mut this.last_event_ts) {
@@ -488,14 +488,23 @@ where
 
 /// Hands a digit to the DTMF log's queue (counted either way).
 fn report_digit(
-    tx: &crossbeam_channel::Sender<controls::DtmfEvent>,
+    tx: &crossbeam_channel::Sender<srtpgate_codec::dtmf::SentDigit>,
     stats: &crate::stats::WorkerStats,
     call: super::stream::CallKey,
     stream: usize,
     p: &Pkt,
     (event, volume, duration, pt): (u8, u8, u16, u8),
 ) {
-    let e = controls::DtmfEvent { call, stream, party: p.party as usize, event, volume, duration, pt, from: p.from };
+    let e = srtpgate_codec::dtmf::SentDigit {
+        call,
+        stream,
+        party: p.party as usize,
+        event,
+        volume,
+        duration,
+        pt,
+        from: p.from,
+    };
     stats.dtmf_event(tx.try_send(e).is_ok());
 }
 

@@ -37,7 +37,7 @@ where
     /// Where recorded calls' packets go (`None`: recording is off).
     pub tap: Option<Tap>,
     /// Where the digits endpoints send are reported (`None`: no DTMF log).
-    pub dtmf: Option<crossbeam_channel::Sender<super::controls::DtmfEvent>>,
+    pub dtmf: Option<crossbeam_channel::Sender<srtpgate_codec::dtmf::SentDigit>>,
     /// The legs (slot, party) whose player may have something to play.
     pub playing: Vec<(u32, u8)>,
 }

@@ -85,6 +85,8 @@ pub(super) struct Leg<E: Engine> {
     pub forks: Vec<super::fork::Fork<E>>,
     /// See [`crate::worker::LegConfig::kinds`].
     pub kinds: Box<PayloadKinds>,
+    /// `kinds` names a telephone-event payload type (set with `kinds`).
+    pub sends_events: bool,
     /// The timestamp of the last RFC 4733 event whose end was reported.
     pub last_event_ts: Option<u32>,
     /// What the relay plays to this leg's endpoint.
@@ -122,6 +124,7 @@ impl<E: Engine> Leg<E> {
             tx_key: 0,
             forks: Vec::new(),
             kinds: Box::default(),
+            sends_events: false,
             last_event_ts: None,
             player: None,
         }

@@ -436,25 +436,15 @@ const DTMF_QUEUE: usize = 4096;
 /// relay stops.
 fn dtmf_log_loop(
     shared: std::sync::Weak<Shared>,
-    rx: crossbeam_channel::Receiver<crate::relay::worker::DtmfEvent>,
+    rx: crossbeam_channel::Receiver<crate::relay::worker::SentDigit>,
     socket: std::net::UdpSocket,
     dest: std::net::SocketAddr,
 ) {
     for e in rx.iter() {
         let Some(shared) = shared.upgrade() else { return };
-        let digit = srtpgate_calls::SentDigit {
-            call: e.call,
-            stream: e.stream,
-            party: e.party,
-            event: e.event,
-            volume: e.volume,
-            duration: e.duration,
-            pt: e.pt,
-            from: e.from,
-        };
         let unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
         let record = match shared.control.lock() {
-            Ok(c) => c.table.dtmf_record(&digit, unix),
+            Ok(c) => c.table.dtmf_record(&e, unix),
             Err(_) => return,
         };
         let Some(record) = record else { continue };
