@@ -246,6 +246,16 @@ enum Step {
         first: u8,
         data: Vec<u8>,
     },
+    /// An RTCP packet a worker read on a leg of the `nth` call (the
+    /// first byte made version 2), after its party's RTP source was seen
+    /// as `ssrc` (or not); then the relay's own samples.
+    Rtcp {
+        nth: u8,
+        stream: u8,
+        party: u8,
+        ssrc: Option<u32>,
+        data: Vec<u8>,
+    },
     /// Time passes (seconds); timers run.
     Wait {
         secs: u8,
@@ -381,6 +391,7 @@ fn settings() -> Settings {
         transcode_workers: 1,
         timeout: Duration::from_secs(30),
         final_timeout: Some(Duration::from_secs(200)),
+        quality: Some(Default::default()),
         recording: srtpgate_calls::RecordingSettings {
             dir: Some("/rec".into()),
             max_metadata: 64,
@@ -493,11 +504,31 @@ pub fn call_table(data: &[u8]) {
                 }
                 None
             }
+            Step::Rtcp { nth, stream, party, ssrc, data } => {
+                let calls: Vec<_> = table.calls().map(|(_, c)| c).collect();
+                if let Some(c) = calls.get(*nth as usize % calls.len().max(1)) {
+                    let (key, stream, party) = (c.key, *stream as usize % 4, *party as usize % 2);
+                    if let (Some(ssrc), Some(Some(s))) = (ssrc, c.streams.get(stream)) {
+                        s.legs[party].stats.rtp_source_seen(*ssrc, 0);
+                    }
+                    let mut d = data.clone();
+                    if let Some(b) = d.first_mut() {
+                        *b = 0x80 | (*b & 0x3f);
+                    }
+                    let from = "198.18.5.9:2001".parse().expect("addr");
+                    let rx_ns = now.unix_ms() * 1_000_000;
+                    let copy = srtpgate_quality::RtcpCopy::new(key, stream as u16, party as u8, from, rx_ns, &d);
+                    let _ = table.rtcp_report(&copy, party == 1);
+                    table.sample_quality(now);
+                }
+                None
+            }
             Step::Wait { secs } => {
                 let d = Duration::from_secs(*secs as u64);
                 now = Now { mono: now.mono + d, wall: now.wall + d };
                 table.web_tick(now);
                 table.expire(now, &mut host);
+                table.sample_quality(now);
                 None
             }
         };

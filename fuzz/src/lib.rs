@@ -32,9 +32,10 @@ use srtp::{MAX_PACKET_LEN, MAX_RTCP_TRAILER_LEN, MAX_TRAILER_LEN};
 
 /// The targets, by name, as `(name, function)`: the names of the fuzz
 /// binaries and of the folders under `seeds/`.
-pub const TARGETS: [(&str, fn(&[u8])); 13] = [
+pub const TARGETS: [(&str, fn(&[u8])); 14] = [
     ("rtp_header", rtp_header),
     ("rtcp_header", rtcp_header),
+    ("rtcp_report", rtcp_report),
     ("unprotect_rtp", unprotect_rtp),
     ("unprotect_rtcp", unprotect_rtcp),
     ("sdes_key", sdes_key),
@@ -100,6 +101,34 @@ pub fn rtcp_header(data: &[u8]) {
         assert_eq!(data[0] >> 6, 2);
         assert!((192..=223).contains(&h.packet_type));
         assert_eq!(h.ssrc, u32::from_be_bytes([data[4], data[5], data[6], data[7]]));
+    }
+}
+
+/// Call quality's reading of an RTCP compound: the reports and their
+/// blocks stay inside the packet and its counts, the JSON for Homer is
+/// valid JSON whatever the packet holds (SDES text included), and its HEP3
+/// packet decodes to the same payload.
+pub fn rtcp_report(data: &[u8]) {
+    use srtpgate_quality::{hep, rtcp};
+    for r in rtcp::reports(data) {
+        assert!(r.pt == rtcp::SR || r.pt == rtcp::RR);
+        assert!(r.blocks.len() <= 31 && r.blocks.len() * 24 < data.len());
+    }
+    let Some(json) = rtcp::homer_json(data) else { return };
+    if let Err(e) = serde_json::from_str::<serde_json::Value>(&json) {
+        panic!("not JSON ({e}): {json}");
+    }
+    let mut out = Vec::new();
+    let meta = hep::Meta {
+        src: "198.18.0.1:4000".parse().expect("addr"),
+        dst: "198.18.0.2:30001".parse().expect("addr"),
+        unix_us: 1_800_000_000_000_000,
+        capture_id: 2001,
+        correlation: "call",
+    };
+    if hep::encode(&mut out, &meta, hep::PROTO_RTCP_JSON, json.as_bytes()).is_some() {
+        let chunks = hep::decode(&out).expect("our HEP3 decodes");
+        assert_eq!(chunks.last().map(|c| c.1), Some(json.as_bytes()));
     }
 }
 

@@ -188,7 +188,9 @@ impl Stream {
     /// What each payload type of party `party`'s SDP carries, for its
     /// worker.
     pub fn payload_kinds(&self, party: usize) -> srtpgate_codec::payload::PayloadKinds {
-        srtpgate_codec::payload::PayloadKinds::from_names(self.sdp_formats(party).map(|f| (f.pt, f.name.as_str())))
+        srtpgate_codec::payload::PayloadKinds::from_formats(
+            self.sdp_formats(party).map(|f| (f.pt, f.name.as_str(), f.clock_rate)),
+        )
     }
 
     /// The command that opens this stream, stream `index` of call `call`,
@@ -237,6 +239,8 @@ pub struct Call {
     pub subscriptions: Vec<crate::subscribe::Subscription>,
     /// The media controls the signalling set (`block media`, …).
     pub controls: crate::media::Controls,
+    /// Its quality per SSRC.
+    pub quality: crate::quality::CallQuality,
 }
 
 impl Call {

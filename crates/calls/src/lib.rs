@@ -24,6 +24,7 @@
 //! | `transport.rs` | WebRTC legs' ICE, DTLS and BUNDLE attributes in SDP |
 //! | `web_leg.rs`, `web.rs` | an ICE-lite/DTLS-SRTP leg's association, and its effects |
 //! | `report.rs` | `query`, `list`, `statistics` |
+//! | `quality.rs` | call quality: RTCP into each call's book, the relay's own samples, the `SSRC` reply, the totals |
 //! | `recording.rs` | call recording: which calls record, paused or not, their files' names; the writer's events |
 //! | `subscribe.rs` | media forking: subscribers, their forks and offer SDP |
 //! | `keep.rs`, `record.rs` | calls kept for a restart: records, reservations |
@@ -46,6 +47,7 @@ pub mod media;
 pub mod negotiate;
 mod offer;
 pub mod play;
+pub mod quality;
 pub mod record;
 pub mod recording;
 pub mod report;
@@ -61,6 +63,7 @@ pub mod web_leg;
 pub use call::{Call, CallKey, Leg, Stream};
 pub use command::{Command, Keying, LegSetup, Load, PromptSource, Resources, Resume};
 pub use keep::{LegState, Persist};
+pub use quality::{CallQuality, HomerRecord, QualityTotals};
 pub use recording::{RecorderEvent, RecordingSettings};
 pub use report::LIST_PAGE;
 pub use table::{Limits, LoadLimit, Now, Refusal, Settings, Table, Totals};

@@ -20,46 +20,70 @@ impl Table {
     }
 
     /// The `query` reply of a call (also the `delete` reply): per tag, its
-    /// media with their ports, endpoints and counters; and totals.
+    /// media with their streams (RTP, then RTCP, as rtpengine lists them),
+    /// ports, endpoints, SSRCs and counters; per SSRC its quality; and
+    /// totals.
     pub(crate) fn call_report(&self, call_id: &str, now: Now) -> Option<Value> {
         let call = self.calls.get(call_id)?;
         let mut tags = Value::dict();
         let mut total_rtp = LegSnapshot::default();
+        let (mut rtcp_packets, mut rtcp_bytes) = (0, 0);
         for party in 0..2 {
             let Some(tag) = &call.tags[party] else { continue };
             let mut medias = Vec::new();
             for (i, s) in call.streams.iter().enumerate() {
                 let Some(s) = s else { continue };
                 let d = &s.legs[party];
-                let st = d.stats.snapshot();
+                let mut st = d.stats.snapshot();
+                let rtcp_in = d.stats.rtcp_in.load(std::sync::atomic::Ordering::Relaxed);
+                let rtcp_bytes_in = d.stats.rtcp_bytes_in.load(std::sync::atomic::Ordering::Relaxed);
+                st.packets_in = st.packets_in.saturating_sub(rtcp_in);
+                st.bytes_in = st.bytes_in.saturating_sub(rtcp_bytes_in);
                 total_rtp.add(&st);
-                let mut endpoint = Value::dict();
-                if let Some((Some(rtp), _)) = d.peer {
-                    endpoint = endpoint
-                        .with("family", if rtp.is_ipv6() { "IPv6" } else { "IPv4" })
-                        .with("address", rtp.ip().to_string())
-                        .with("port", rtp.port() as u64);
-                }
+                rtcp_packets += rtcp_in;
+                rtcp_bytes += rtcp_bytes_in;
+                let endpoint = |peer: Option<std::net::SocketAddr>| match peer {
+                    Some(a) => Value::dict()
+                        .with("family", if a.is_ipv6() { "IPv6" } else { "IPv4" })
+                        .with("address", a.ip().to_string())
+                        .with("port", a.port() as u64),
+                    None => Value::dict(),
+                };
+                let (peer_rtp, peer_rtcp) = d.peer.unwrap_or((None, None));
+                let ssrc = d.stats.rtp_source().map(|(ssrc, _)| ssrc);
                 let mut drops = Value::dict();
                 for why in srtpgate_stats::Drop::ALL {
                     drops.insert(why.name(), st.drops[why as usize]);
                 }
                 let family = |ip: std::net::IpAddr| if ip.is_ipv6() { "IPv6" } else { "IPv4" };
                 let (local, advertised) = (d.at.addr.local, d.at.addr.advertised);
-                let stream = Value::dict()
-                    .with("local address", local.to_string())
-                    .with("local port", d.port as u64)
-                    .with("family", family(local))
-                    .with("endpoint", endpoint)
-                    .with(
-                        "advertised endpoint",
-                        Value::dict()
-                            .with("family", family(advertised))
-                            .with("address", advertised.to_string())
-                            .with("port", d.port as u64),
-                    )
-                    .with("rtcp-mux", if d.mux { "yes" } else { "no" })
-                    .with("crypto suite", d.endpoint_key.as_ref().map_or("", |k| k.suite.name()))
+                let rtcp_port = if d.mux { d.port } else { d.port.wrapping_add(1) };
+                let socket = |port: u16, peer, kind: &str| {
+                    let mut v = Value::dict()
+                        .with("local address", local.to_string())
+                        .with("local port", port as u64)
+                        .with("family", family(local))
+                        .with("endpoint", endpoint(peer))
+                        .with(
+                            "advertised endpoint",
+                            Value::dict()
+                                .with("family", family(advertised))
+                                .with("address", advertised.to_string())
+                                .with("port", port as u64),
+                        )
+                        .with("rtcp-mux", if d.mux { "yes" } else { "no" })
+                        .with("crypto suite", d.endpoint_key.as_ref().map_or("", |k| k.suite.name()))
+                        .with("flags", vec![Value::from(kind)]);
+                    if let Some(ssrc) = ssrc {
+                        v.insert("SSRC", ssrc as u64);
+                    }
+                    v
+                };
+                let rtcp_stream = socket(rtcp_port, if d.mux { peer_rtp } else { peer_rtcp }, "RTCP").with(
+                    "stats",
+                    Value::dict().with("packets", rtcp_in).with("bytes", rtcp_bytes_in).with("errors", 0u64),
+                );
+                let stream = socket(d.port, peer_rtp, "RTP")
                     .with(
                         "stats",
                         Value::dict()
@@ -72,15 +96,17 @@ impl Table {
                             .with("drops", drops)
                             .with("delay avg us", st.delay_ns_sum.checked_div(st.delay_count).unwrap_or(0) / 1000)
                             .with("delay max us", st.delay_ns_max / 1000)
+                            .with("jitter us", d.stats.jitter_us.load(std::sync::atomic::Ordering::Relaxed))
                             .with("last packet", st.last_packet_ms / 1000),
-                    );
+                    )
+                    .with("last packet", st.last_packet_ms / 1000);
                 let interface = self.cfg.interfaces.get(d.at.interface).map_or("", |i| i.name.as_str());
                 let mut media = Value::dict()
                     .with("index", (i + 1) as u64)
                     .with("interface", interface)
                     .with("type", s.media_type.as_str())
                     .with("protocol", d.proto.as_str())
-                    .with("streams", vec![stream]);
+                    .with("streams", vec![stream, rtcp_stream]);
                 // The codec this leg sends and receives when the stream is
                 // transcoded (rtpengine reports codecs per media as well).
                 if let Some((offerer, leg)) = &s.transcoding {
@@ -107,6 +133,10 @@ impl Table {
             }
             let mut entry =
                 Value::dict().with("tag", tag.as_str()).with("created", unix(call.created)).with("medias", medias);
+            // How Kamailio's module finds a side (`mos_A_label_pv`).
+            if let Some(label) = &call.labels[party] {
+                entry.insert("label", label.as_str());
+            }
             let subscribers = Table::subscribers_of(call, party);
             if !subscribers.is_empty() {
                 entry.insert("subscribers", subscribers);
@@ -116,16 +146,22 @@ impl Table {
         for (tag, v) in Table::subscriber_tags(call) {
             tags.insert(&tag, v);
         }
-        let totals = Value::dict().with(
-            "RTP",
-            Value::dict()
-                .with("packets", total_rtp.packets_in)
-                .with("bytes", total_rtp.bytes_in)
-                .with("errors", total_rtp.dropped()),
-        );
+        let totals = Value::dict()
+            .with(
+                "RTP",
+                Value::dict()
+                    .with("packets", total_rtp.packets_in)
+                    .with("bytes", total_rtp.bytes_in)
+                    .with("errors", total_rtp.dropped()),
+            )
+            .with("RTCP", Value::dict().with("packets", rtcp_packets).with("bytes", rtcp_bytes).with("errors", 0u64));
+        // rtpengine's `last signal` is UNIX time.
+        let since_signal = now.mono.saturating_duration_since(call.last_signal);
+        let last_signal = unix(now.wall.checked_sub(since_signal).unwrap_or(now.wall));
         let mut reply = srtpgate_ng::ok()
             .with("created", unix(call.created))
-            .with("last signal", now.mono.saturating_duration_since(call.last_signal).as_secs())
+            .with("last signal", last_signal)
+            .with("SSRC", Table::quality_report(call))
             .with("tags", tags)
             .with("totals", totals);
         self.recording_report(call, &mut reply);
@@ -163,6 +199,11 @@ impl Table {
         let (ended, h) = res.media_totals();
         let managed = self.totals.calls_created;
         let q = |x: f64| h.quantile_us(x).map_or(-1, |v| v as i64);
+        let transcoded = self.transcoded_media();
+        let m = &self.totals.quality;
+        let mean = if m.mos_samples > 0 { m.mos_sum as f64 / m.mos_samples as f64 } else { 0.0 };
+        let variance =
+            if m.mos_samples > 0 { (m.mos2_sum as f64 / m.mos_samples as f64 - mean * mean).abs() } else { 0.0 };
         Value::dict().with("result", "ok").with(
             "statistics",
             Value::dict()
@@ -172,7 +213,7 @@ impl Table {
                         .with("sessionsown", self.calls.len())
                         .with("sessionsforeign", 0u64)
                         .with("sessionstotal", self.calls.len())
-                        .with("transcodedmedia", 0u64),
+                        .with("transcodedmedia", transcoded),
                 )
                 .with(
                     "totalstatistics",
@@ -188,6 +229,17 @@ impl Table {
                         .with("errors", ended.dropped()),
                 )
                 .with(
+                    // rtpengine's MOS statistics over every sample, its
+                    // decimals as strings as rtpengine sends them.
+                    "mos",
+                    Value::dict()
+                        .with("mos_total", format!("{:.6}", m.mos_sum as f64 / 10.0))
+                        .with("mos2_total", format!("{:.6}", m.mos2_sum as f64 / 100.0))
+                        .with("mos_samples_total", m.mos_samples)
+                        .with("mos_average", format!("{:.6}", mean / 10.0))
+                        .with("mos_stddev", format!("{:.6}", variance.sqrt() / 10.0)),
+                )
+                .with(
                     "relaydelay",
                     Value::dict()
                         .with("packets", h.count())
@@ -201,6 +253,11 @@ impl Table {
                         .with("counts", h.buckets.iter().map(|c| Value::from(*c)).collect::<Vec<_>>()),
                 ),
         )
+    }
+
+    /// Media streams being transcoded now (rtpengine's `transcodedmedia`).
+    pub fn transcoded_media(&self) -> usize {
+        self.calls.values().flat_map(|c| c.streams.iter().flatten()).filter(|s| s.transcoding.is_some()).count()
     }
 
     /// The calls, by Call-ID in order.

@@ -199,6 +199,7 @@ impl Table {
             subscriptions: Vec::new(),
             labels: [None, None],
             controls: Default::default(),
+            quality: Default::default(),
             key: 0, // given by `insert`
             worker,
             created: UNIX_EPOCH + Duration::from_secs(r.created),

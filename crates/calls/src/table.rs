@@ -149,6 +149,8 @@ pub struct Settings {
     pub final_timeout: Option<Duration>,
     /// Call recording.
     pub recording: crate::recording::RecordingSettings,
+    /// Call quality and the MOS it gives (`None`: off).
+    pub quality: Option<srtpgate_quality::Model>,
 }
 
 /// Counters of the signalling.
@@ -187,6 +189,8 @@ pub struct Totals {
     pub load_limited: BTreeMap<LoadLimit, u64>,
     /// Recordings started.
     pub recordings_started: u64,
+    /// Call quality.
+    pub quality: crate::quality::QualityTotals,
 }
 
 /// The call table.
@@ -478,6 +482,7 @@ impl Table {
             labels: [None, None],
             block: [0; 2],
             controls: Default::default(),
+            quality: Default::default(),
             recording: None,
             recording_target: Default::default(),
             metadata: None,
@@ -598,6 +603,7 @@ impl Table {
     /// Ends a call: its ports are released, its worker closes its streams.
     pub(crate) fn remove(&mut self, call_id: &str, res: &mut dyn Resources) {
         let Some(call) = self.calls.remove(call_id) else { return };
+        self.finish_quality(&call);
         self.stop_recording_of_removed(&call);
         self.forget_kept(call_id, call.key);
         if !call.holds_ports() {

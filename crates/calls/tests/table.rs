@@ -49,6 +49,7 @@ fn settings(workers: usize, transcode_workers: usize) -> Settings {
         timeout: Duration::from_secs(60),
         final_timeout: None,
         recording: Default::default(),
+        quality: Some(Default::default()),
     }
 }
 

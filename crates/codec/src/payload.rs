@@ -46,24 +46,29 @@ impl PayloadKind {
     }
 }
 
-/// A kind for each of the 128 payload types.
+/// A kind and an RTP clock rate for each of the 128 payload types.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PayloadKinds([PayloadKind; 128]);
+pub struct PayloadKinds {
+    kinds: [PayloadKind; 128],
+    /// Hz; 0 where not known.
+    clocks: [u32; 128],
+}
 
 impl Default for PayloadKinds {
     fn default() -> PayloadKinds {
-        PayloadKinds([PayloadKind::Other; 128])
+        PayloadKinds { kinds: [PayloadKind::Other; 128], clocks: [0; 128] }
     }
 }
 
 impl PayloadKinds {
-    /// The kinds of these (payload type, encoding name) pairs; others are
-    /// [`PayloadKind::Other`].
-    pub fn from_names<'a>(pts: impl IntoIterator<Item = (u8, &'a str)>) -> PayloadKinds {
+    /// The kinds and clock rates of these (payload type, encoding name,
+    /// clock rate) formats; others are [`PayloadKind::Other`] at 0 Hz.
+    pub fn from_formats<'a>(pts: impl IntoIterator<Item = (u8, &'a str, u32)>) -> PayloadKinds {
         let mut k = PayloadKinds::default();
-        for (pt, name) in pts {
-            if let Some(slot) = k.0.get_mut(pt as usize) {
+        for (pt, name, clock) in pts {
+            if let Some(slot) = k.kinds.get_mut(pt as usize) {
                 *slot = PayloadKind::of(name);
+                k.clocks[pt as usize] = clock;
             }
         }
         k
@@ -72,12 +77,18 @@ impl PayloadKinds {
     /// The kind of payload type `pt` (the 7 low bits).
     #[inline]
     pub fn get(&self, pt: u8) -> PayloadKind {
-        self.0[(pt & 0x7f) as usize]
+        self.kinds[(pt & 0x7f) as usize]
+    }
+
+    /// The RTP clock rate of payload type `pt` in Hz (0: not known).
+    #[inline]
+    pub fn clock(&self, pt: u8) -> u32 {
+        self.clocks[(pt & 0x7f) as usize]
     }
 
     /// The payload types of kind `kind`.
     pub fn of_kind(&self, kind: PayloadKind) -> impl Iterator<Item = u8> + '_ {
-        (0..128u8).filter(move |&pt| self.0[pt as usize] == kind)
+        (0..128u8).filter(move |&pt| self.kinds[pt as usize] == kind)
     }
 }
 
@@ -162,8 +173,13 @@ mod tests {
 
     #[test]
     fn kinds_by_name() {
-        let k =
-            PayloadKinds::from_names([(0, "PCMU"), (8, "pcma"), (101, "telephone-event"), (111, "opus"), (13, "CN")]);
+        let k = PayloadKinds::from_formats([
+            (0, "PCMU", 8000),
+            (8, "pcma", 8000),
+            (101, "telephone-event", 8000),
+            (111, "opus", 48000),
+            (13, "CN", 8000),
+        ]);
         assert_eq!(k.get(0), PayloadKind::Fill(0xff));
         assert_eq!(k.get(8), PayloadKind::Fill(0xd5));
         assert_eq!(k.get(101), PayloadKind::Event);
@@ -172,6 +188,7 @@ mod tests {
         assert_eq!(k.get(13), PayloadKind::ComfortNoise);
         assert_eq!(k.get(9), PayloadKind::Other);
         assert_eq!(k.of_kind(PayloadKind::Event).collect::<Vec<_>>(), vec![101]);
+        assert_eq!((k.clock(111), k.clock(0), k.clock(9)), (48_000, 8000, 0));
     }
 
     #[test]

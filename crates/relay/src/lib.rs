@@ -116,6 +116,10 @@ pub struct WorkerConfig {
     /// Where the workers report the digits endpoints send (bounded: when
     /// full, a digit is counted and not reported); none: no DTMF log.
     pub dtmf: Option<crossbeam_channel::Sender<worker::SentDigit>>,
+    /// Call quality: where the workers copy the RTCP the endpoints send
+    /// (bounded: when full, a packet is counted and not copied); none:
+    /// call quality is off, and the workers estimate no jitter either.
+    pub quality: Option<crossbeam_channel::Sender<srtpgate_quality::RtcpCopy>>,
 }
 
 /// Starts `n` workers. Each builds its backend on its own thread (an

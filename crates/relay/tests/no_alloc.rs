@@ -4,7 +4,8 @@
 //! a transcoded plain RTP stream (PCMU to PCMA), both calls recorded (each
 //! packet copied, decrypted, to the recorder's queue), the SRTP caller's
 //! RTP forked to a subscriber under its own key, its RFC 4733 digits
-//! reported to the DTMF log, the transcoded caller silenced, and a third
+//! reported to the DTMF log, its RTCP copied for call quality (and the
+//! jitter of its RTP measured), the transcoded caller silenced, and a third
 //! call's callee played a prompt (and a digit) under its key, through the
 //! sockets backend and, where the kernel has it, io_uring.
 //!
@@ -94,7 +95,11 @@ fn config(peer: &UdpSocket, peer_rtcp: &UdpSocket) -> LegConfig<CpuEngine> {
         bundle: None,
         payload_types: Vec::new(),
         mid_ext: None,
-        kinds: Some(Box::new(PayloadKinds::from_names([(0, "PCMU"), (8, "PCMA"), (101, "telephone-event")]))),
+        kinds: Some(Box::new(PayloadKinds::from_formats([
+            (0, "PCMU", 8000),
+            (8, "PCMA", 8000),
+            (101, "telephone-event", 8000),
+        ]))),
     }
 }
 
@@ -144,6 +149,8 @@ struct Rig {
     s_rx: Context<CpuEngine>,
     /// A's digits, as the DTMF log gets them.
     digits: Receiver<SentDigit>,
+    /// A's RTCP, as call quality gets it.
+    reports: Receiver<srtpgate_quality::RtcpCopy>,
     /// The played call: F hears a prompt under its key.
     f: UdpSocket,
     seq: u16,
@@ -155,6 +162,7 @@ impl Rig {
         let (sig_tx, signals) = bounded(64);
         let (tap_tx, taps) = bounded(256);
         let (dtmf_tx, digits) = bounded(256);
+        let (quality_tx, reports) = bounded(256);
         let stats = Arc::new(WorkerStats::new());
         let cfg = WorkerConfig {
             buffers: 512,
@@ -165,6 +173,7 @@ impl Rig {
             signal: Some(sig_tx),
             recorder: vec![tap_tx],
             dtmf: Some(dtmf_tx),
+            quality: Some(quality_tx),
         };
         let (ready_tx, ready_rx) = std::sync::mpsc::sync_channel(1);
         let st = stats.clone();
@@ -272,6 +281,7 @@ impl Rig {
             s,
             s_rx: ctx(B_SUITE, 9),
             digits,
+            reports,
             f,
             seq: 100,
         })
@@ -329,6 +339,8 @@ impl Rig {
         let got = recv(&self.b_rtcp, &mut inb).expect("B receives the relayed SRTCP");
         let len = self.b_rx.unprotect_rtcp(&inb[..got], &mut out).expect("B unprotects SRTCP");
         assert_eq!(&out[..len], &rtcp(self.seq as u32)[..]);
+        let report = self.reports.recv_timeout(PATIENCE).expect("the RTCP reaches call quality");
+        assert_eq!((report.call, report.party, report.bytes()), (1, 0, &rtcp(self.seq as u32)[..]));
         let sig = self.signals.recv_timeout(PATIENCE).expect("the STUN request reaches the control side");
         assert_eq!((sig.call, sig.party, &sig.data[..]), (1, 0, &stun(self.seq as u32)[..]));
         // Dropped here, on this thread: its buffer goes back to the worker.

@@ -129,6 +129,17 @@ pub struct LegStats {
     /// RTP packets the endpoint sent by their sequence numbers (highest −
     /// first + 1): minus `rtp_received`, the packets lost before the relay.
     pub rtp_expected: AtomicU64,
+    /// RTCP packets received from the endpoint (counted in `packets_in`
+    /// too), and their bytes.
+    pub rtcp_in: AtomicU64,
+    /// See `rtcp_in`.
+    pub rtcp_bytes_in: AtomicU64,
+    /// The SSRC and payload type of the last RTP packet accepted from the
+    /// endpoint: `ssrc | pt << 32 | 1 << 40` (0: none yet).
+    pub rtp_source: AtomicU64,
+    /// The relay's interarrival jitter estimate of that RTP (RFC 3550 A.8),
+    /// in µs (only with call quality on).
+    pub jitter_us: AtomicU64,
     /// Set by the control thread (not a counter): [`MUTED`], [`HELD`],
     /// [`SILENCED`]; the worker reads it for each RTP packet of the leg.
     pub block: AtomicU8,
@@ -225,6 +236,38 @@ impl LegStats {
         bump(&self.rtp_received, 1);
         self.rtp_expected.store(expected, Relaxed);
     }
+    /// Counts an RTCP packet received (also counted by [`LegStats::received`]).
+    #[inline]
+    pub fn rtcp_received(&self, bytes: usize) {
+        bump(&self.rtcp_in, 1);
+        bump(&self.rtcp_bytes_in, bytes as u64);
+    }
+    /// Notes the SSRC and payload type of an accepted RTP packet.
+    #[inline]
+    pub fn rtp_source_seen(&self, ssrc: u32, pt: u8) {
+        let v = ssrc as u64 | ((pt & 0x7f) as u64) << 32 | 1 << 40;
+        if self.rtp_source.load(Relaxed) != v {
+            self.rtp_source.store(v, Relaxed);
+        }
+    }
+    /// The SSRC and payload type of the last RTP accepted from the endpoint.
+    pub fn rtp_source(&self) -> Option<(u32, u8)> {
+        let v = self.rtp_source.load(Relaxed);
+        (v >> 40 == 1).then_some((v as u32, (v >> 32) as u8 & 0x7f))
+    }
+    /// Publishes the relay's jitter estimate of the endpoint's RTP (µs).
+    #[inline]
+    pub fn set_jitter_us(&self, us: u64) {
+        self.jitter_us.store(us, Relaxed);
+    }
+    /// RTP packets the endpoint sent by their sequence numbers.
+    pub fn rtp_expected(&self) -> u64 {
+        self.rtp_expected.load(Relaxed)
+    }
+    /// RTP packets received from the endpoint (accepted).
+    pub fn rtp_packets(&self) -> u64 {
+        self.rtp_received.load(Relaxed)
+    }
     /// RTP packets lost before the relay (expected, not received).
     pub fn rtp_lost(&self) -> u64 {
         self.rtp_expected.load(Relaxed).saturating_sub(self.rtp_received.load(Relaxed))
@@ -314,6 +357,11 @@ pub struct WorkerStats {
     pub played: AtomicU64,
     /// Packets relayed as silence (`silence media`).
     pub silenced: AtomicU64,
+    /// Authenticated RTCP packets copied to the call-quality reader, and
+    /// those not copied (its queue full).
+    pub rtcp_reports: AtomicU64,
+    /// See `rtcp_reports`.
+    pub rtcp_reports_dropped: AtomicU64,
     /// Delay histogram: counts per [`DELAY_BOUNDS_US`] bucket, then the overflow.
     pub delay_buckets: [AtomicU64; DELAY_BOUNDS_US.len() + 1],
     /// Receive system calls and the packets they returned (the batching factor).
@@ -429,6 +477,8 @@ impl WorkerStats {
             dtmf_events_dropped: AtomicU64::new(0),
             played: AtomicU64::new(0),
             silenced: AtomicU64::new(0),
+            rtcp_reports: AtomicU64::new(0),
+            rtcp_reports_dropped: AtomicU64::new(0),
             delay_buckets: std::array::from_fn(|_| AtomicU64::new(0)),
             recv_calls: AtomicU64::new(0),
             send_calls: AtomicU64::new(0),
@@ -509,6 +559,12 @@ impl WorkerStats {
     #[inline]
     pub fn signal(&self, forwarded: bool) {
         bump(if forwarded { &self.signals } else { &self.signals_dropped }, 1);
+    }
+
+    /// An RTCP packet copied to the call-quality reader (`copied`), or not.
+    #[inline]
+    pub fn rtcp_report(&self, copied: bool) {
+        bump(if copied { &self.rtcp_reports } else { &self.rtcp_reports_dropped }, 1);
     }
 
     /// A packet of a recorded call copied to the recorder (`copied`), or

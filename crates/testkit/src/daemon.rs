@@ -893,6 +893,22 @@ impl Endpoint {
         plain
     }
 
+    /// Protects (when SRTP) and sends a plain RTCP packet built by the test
+    /// (from the RTCP socket, or the RTP one with rtcp-mux).
+    pub fn send_rtcp_plain(&mut self, plain: &[u8]) {
+        let wire = match self.tx.as_mut() {
+            Some(c) => {
+                let mut out = vec![0u8; plain.len() + srtp::MAX_RTCP_TRAILER_LEN];
+                let n = c.protect_rtcp(plain, &mut out).expect("protect RTCP");
+                out.truncate(n);
+                out
+            }
+            None => plain.to_vec(),
+        };
+        let s = if self.mux { &self.rtp } else { &self.rtcp };
+        s.send_to(&wire, self.relay_rtcp).expect("send RTCP");
+    }
+
     /// Unprotects (when SRTP) an RTP packet received.
     pub fn open_rtp(&mut self, wire: &[u8]) -> Result<Vec<u8>, srtp::Error> {
         match self.rx.as_mut() {

@@ -134,6 +134,7 @@ where
             signal_bufs: LentBufs::new(SIGNAL_BUFS),
             tap: cfg.recorder.get(index).cloned().map(Tap::new),
             dtmf: cfg.dtmf.clone(),
+            quality: cfg.quality.clone(),
             playing: Vec::new(),
         };
         Ok(Worker {

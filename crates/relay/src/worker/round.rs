@@ -31,6 +31,8 @@ use crate::stats::Drop;
 use crate::sys::{self, BATCH};
 use srtp::header::{RtcpHeader, RtpHeader};
 use srtp::{Context, Engine, Job, Kind, Op, Outcome};
+use srtpgate_codec::payload::PayloadKind;
+use srtpgate_quality::RtcpCopy;
 use std::net::SocketAddr;
 use std::os::fd::{AsRawFd, RawFd};
 
@@ -170,6 +172,9 @@ where
         leg.stats.received(len);
         self.stats.total.received(len);
         let kind = classify(rtcp_port, leg.mux, &d.buf[..len]);
+        if kind == Kind::Rtcp {
+            leg.stats.rtcp_received(len);
+        }
         let from = d.from.unwrap_or(SocketAddr::from(([0, 0, 0, 0], 0)));
         let mut p = Pkt::new(d.buf, len, slot, party as u8, kind, from, d.rx_ns.unwrap_or(now));
         if d.truncated || d.from.is_none() {
@@ -236,7 +241,11 @@ where
                 continue;
             }
             if let Some(s) = self.streams.get_mut(p.slot) {
-                route(p, &mut s.legs[p.party as usize], &mut *self.io, now_ms);
+                route(p, &mut s.legs[p.party as usize], &mut *self.io, now_ms, self.quality.is_some());
+                if let (Kind::Rtcp, Some(tx)) = (p.kind, self.quality.as_ref()) {
+                    let copy = RtcpCopy::new(s.call, s.index as u16, p.party, p.from, p.rx_ns, p.bytes());
+                    self.stats.rtcp_report(tx.try_send(copy).is_ok());
+                }
                 if let Some(tx) = self.dtmf.as_ref().filter(|_| p.kind == Kind::Rtp) {
                     let leg = &mut s.legs[p.party as usize];
                     if let Some(d) = controls::dtmf_end(p, &leg.kinds, &mut leg.last_event_ts) {
@@ -562,15 +571,23 @@ fn check_and_prepare<E: Engine>(p: &mut Pkt, leg: &mut Leg<E>, pool: &mut Pool) 
 /// Route: a packet accepted from its leg's endpoint (authenticated, or
 /// plain and well formed). Its sequence number counts towards the leg's
 /// expected packets (the header is in the clear in the received buffer),
-/// and its source is latched: media to the endpoint goes where it sends
-/// from.
-fn route<E: Engine>(p: &mut Pkt, leg: &mut Leg<E>, io: &mut dyn Io, now_ms: u64) {
+/// with call quality on its arrival towards the leg's jitter (not events
+/// or comfort noise, whose timestamps stand still), and its source is
+/// latched: media to the endpoint goes where it sends from.
+fn route<E: Engine>(p: &mut Pkt, leg: &mut Leg<E>, io: &mut dyn Io, now_ms: u64, quality: bool) {
     if p.kind == Kind::Rtp && p.len >= 12 {
         let seq = u16::from_be_bytes([p.a[2], p.a[3]]);
         let ssrc = u32::from_be_bytes([p.a[8], p.a[9], p.a[10], p.a[11]]);
         let t = leg.seq.get_or_insert(super::stream::SeqTrack::new(ssrc, seq));
         t.note(ssrc, seq);
         leg.stats.rtp_seen(t.expected());
+        let pt = p.a[1] & 0x7f;
+        leg.stats.rtp_source_seen(ssrc, pt);
+        if quality && !matches!(leg.kinds.get(pt), PayloadKind::Event | PayloadKind::ComfortNoise) {
+            let ts = u32::from_be_bytes([p.a[4], p.a[5], p.a[6], p.a[7]]);
+            leg.jitter.note(ssrc, ts, leg.kinds.clock(pt), p.rx_ns);
+            leg.stats.set_jitter_us(leg.jitter.micros());
+        }
     }
     leg.stats.accepted(now_ms);
     let on_rtcp_port = p.kind == Kind::Rtcp && !leg.mux;

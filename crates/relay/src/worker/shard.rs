@@ -38,6 +38,9 @@ where
     pub tap: Option<Tap>,
     /// Where the digits endpoints send are reported (`None`: no DTMF log).
     pub dtmf: Option<crossbeam_channel::Sender<srtpgate_codec::dtmf::SentDigit>>,
+    /// Where the RTCP the endpoints send is copied for call quality
+    /// (`None`: call quality is off).
+    pub quality: Option<crossbeam_channel::Sender<srtpgate_quality::RtcpCopy>>,
     /// The legs (slot, party) whose player may have something to play.
     pub playing: Vec<(u32, u8)>,
 }

@@ -6,6 +6,7 @@ use srtp::{Context, Engine};
 use srtpgate_codec::payload::PayloadKinds;
 use srtpgate_codec::player::Player;
 use srtpgate_codec::transcode::Transcoder;
+use srtpgate_quality::ArrivalJitter;
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::Arc;
 
@@ -91,6 +92,8 @@ pub(super) struct Leg<E: Engine> {
     pub last_event_ts: Option<u32>,
     /// What the relay plays to this leg's endpoint.
     pub player: Option<Box<Player>>,
+    /// The relay's interarrival jitter of the endpoint's RTP.
+    pub jitter: ArrivalJitter,
 }
 
 impl<E: Engine> Leg<E> {
@@ -127,6 +130,7 @@ impl<E: Engine> Leg<E> {
             sends_events: false,
             last_event_ts: None,
             player: None,
+            jitter: ArrivalJitter::default(),
         }
     }
 

@@ -100,6 +100,7 @@ impl Control {
     /// Ends the calls the timeouts ended.
     pub fn expire(&mut self) -> usize {
         let n = self.table.expire(now(), &mut *self.plane);
+        self.table.sample_quality(now());
         self.flush();
         n
     }

@@ -143,6 +143,8 @@ struct Snapshot {
     uptime: f64,
     engine_stats: Option<srtp::EngineStats>,
     recorder: Option<Arc<super::recorder::RecorderStats>>,
+    transcoded: usize,
+    quality: bool,
 }
 
 /// The metrics page.
@@ -165,6 +167,8 @@ pub fn render(shared: &Shared) -> String {
         uptime: control.table.started.elapsed().as_secs_f64(),
         engine_stats: control.plane.engine_stats(),
         recorder: control.recorder.as_ref().map(|r| r.stats.clone()),
+        transcoded: control.table.transcoded_media(),
+        quality: control.table.settings().quality.is_some(),
     };
     drop(control);
     signalling(&mut o, shared, &snap);
@@ -174,6 +178,7 @@ pub fn render(shared: &Shared) -> String {
     worker_counters(&mut o, shared, &snap);
     recording(&mut o, &snap);
     media_control(&mut o, &snap);
+    call_quality(&mut o, shared, &snap);
     worker_pipeline(&mut o, &snap);
     delay_and_engine(&mut o, &snap);
     o
@@ -693,6 +698,104 @@ fn media_control(o: &mut String, snap: &Snapshot) {
                 ("outcome=\"dropped\"", w.dtmf_events_dropped.load(Relaxed)),
             ]
         }),
+    );
+}
+
+/// Call quality: RTCP read, MOS samples as rtpengine counts them, the
+/// finished streams' MOS, jitter and round trip, Homer (only with call
+/// quality on).
+fn call_quality(o: &mut String, shared: &Shared, snap: &Snapshot) {
+    metric(o, "transcoded_media", "gauge", "Media streams being transcoded now.", &one(snap.transcoded as f64));
+    if !snap.quality {
+        return;
+    }
+    let q = &snap.t.quality;
+    metric(
+        o,
+        "rtcp_reports_total",
+        "counter",
+        "Authenticated RTCP packets each worker copied to the call quality reader, or dropped (its queue full; \
+         the packet was relayed all the same).",
+        &snap
+            .stats
+            .iter()
+            .enumerate()
+            .flat_map(|(i, w)| {
+                [
+                    (format!("{{worker=\"{i}\",outcome=\"queued\"}}"), w.rtcp_reports.load(Relaxed) as f64),
+                    (format!("{{worker=\"{i}\",outcome=\"dropped\"}}"), w.rtcp_reports_dropped.load(Relaxed) as f64),
+                ]
+            })
+            .collect::<Vec<_>>(),
+    );
+    metric(
+        o,
+        "mos_samples_total",
+        "counter",
+        "Report blocks that gave a MOS (rtpengine's mos_samples_total).",
+        &one(q.mos_samples as f64),
+    );
+    metric(
+        o,
+        "mos_total",
+        "counter",
+        "Sum of those MOS values (rtpengine's mos_total).",
+        &one(q.mos_sum as f64 / 10.0),
+    );
+    metric(
+        o,
+        "relay_quality_samples_total",
+        "counter",
+        "Quality samples taken from the relay's own view, for endpoints that send no RTCP reports.",
+        &one(q.relay_samples as f64),
+    );
+    let hist =
+        |o: &mut String, name: &str, help: &str, b: &srtpgate_calls::quality::Buckets, bounds: &[u64], scale: f64| {
+            let _ = writeln!(o, "# HELP srtpgate_{name} {help}\n# TYPE srtpgate_{name} histogram");
+            let mut cum = 0;
+            for (i, bound) in bounds.iter().enumerate() {
+                cum += b.counts.get(i).copied().unwrap_or(0);
+                let _ = writeln!(o, "srtpgate_{name}_bucket{{le=\"{}\"}} {cum}", *bound as f64 / scale);
+            }
+            let _ = writeln!(o, "srtpgate_{name}_bucket{{le=\"+Inf\"}} {}", b.count());
+            let _ = writeln!(o, "srtpgate_{name}_sum {}\nsrtpgate_{name}_count {}", b.sum as f64 / scale, b.count());
+        };
+    use srtpgate_calls::quality::{JITTER_BOUNDS_MS, MOS_BOUNDS, RTT_BOUNDS_MS};
+    hist(
+        o,
+        "stream_mos",
+        "Average MOS of each finished stream (an SSRC of an ended call).",
+        &q.finished_mos,
+        &MOS_BOUNDS,
+        10.0,
+    );
+    hist(
+        o,
+        "stream_jitter_seconds",
+        "Average jitter of each finished stream, as its receiver reported it.",
+        &q.finished_jitter_ms,
+        &JITTER_BOUNDS_MS,
+        1000.0,
+    );
+    hist(
+        o,
+        "stream_rtt_seconds",
+        "Average end-to-end round trip of each finished stream that had one.",
+        &q.finished_rtt_ms,
+        &RTT_BOUNDS_MS,
+        1000.0,
+    );
+    let h = &shared.homer;
+    metric(
+        o,
+        "homer_packets_total",
+        "counter",
+        "HEP packets to Homer: sent, dropped (queue full or too long), failed (the transport refused them).",
+        &[
+            ("{outcome=\"sent\"}".into(), h.sent.load(Relaxed) as f64),
+            ("{outcome=\"dropped\"}".into(), h.dropped.load(Relaxed) as f64),
+            ("{outcome=\"failed\"}".into(), h.failed.load(Relaxed) as f64),
+        ],
     );
 }
 

@@ -10,6 +10,7 @@ mod heap_scan;
 pub mod http;
 pub mod plane;
 pub mod prompts;
+pub mod quality;
 pub mod recorder;
 pub mod redis_store;
 #[cfg(test)]
@@ -259,6 +260,8 @@ pub struct Shared {
     pub http: http::HttpStats,
     /// The management page, when configured.
     pub ui: Option<ui::Ui>,
+    /// The Homer sender's counters (`--homer`).
+    pub homer: Arc<quality::HomerStats>,
 }
 
 impl Shared {
@@ -281,6 +284,7 @@ impl Shared {
             ng_cache_entries: AtomicU64::new(0),
             http: http::HttpStats::default(),
             ui: None,
+            homer: Arc::default(),
         }
     }
 }
@@ -325,6 +329,14 @@ where
         }
         None => (None, None),
     };
+    // Authenticated RTCP, from the workers to the call quality reader.
+    let (rtcp_tx, rtcp_rx) = match cfg.quality {
+        Some(_) => {
+            let (tx, rx) = crossbeam_channel::bounded(quality::RTCP_QUEUE);
+            (Some(tx), Some(rx))
+        }
+        None => (None, None),
+    };
     let wcfg = crate::relay::WorkerConfig {
         buffers: cfg.buffers,
         batch,
@@ -334,6 +346,7 @@ where
         signal: Some(signal_tx),
         recorder: tap_tx,
         dtmf: dtmf_tx,
+        quality: rtcp_tx,
     };
     let workers = crate::relay::spawn_workers(&engine, cfg.workers, wcfg)
         .map_err(|e| format!("cannot start media workers ({} I/O): {e}", kind.name()))?;
@@ -360,6 +373,9 @@ where
     shared.ui = cfg.ui.clone().map(|u| ui::Ui::new(u, log, &cfg.log_level));
     let shared = Arc::new(shared);
     start_threads(&shared, signal_rx, keeping)?;
+    if let Some(rx) = rtcp_rx {
+        quality::start(&shared, rx, cfg.homer)?;
+    }
     if let (Some(rx), Some(dest)) = (dtmf_rx, cfg.dtmf_log_dest) {
         let socket = std::net::UdpSocket::bind(if dest.is_ipv4() { "0.0.0.0:0" } else { "[::]:0" })
             .map_err(|e| format!("dtmf-log-dest {dest}: {e}"))?;

@@ -32,6 +32,7 @@ pub(super) fn server(base: u16, args: ServeArgs) -> (Server, ReplyCache) {
         signal: None,
         recorder: Vec::new(),
         dtmf: None,
+        quality: None,
     };
     let workers = crate::relay::spawn_workers(&engine, 1, wcfg).expect("worker");
     let cache = ReplyCache::new(cfg.limits.ng_cache_bytes, cfg.limits.ng_cache_ttl);

@@ -122,6 +122,21 @@ pub struct Config {
     pub media_dir: Option<PathBuf>,
     /// Where digits are reported (`--dtmf-log-dest`).
     pub dtmf_log_dest: Option<SocketAddr>,
+    /// Call quality and its MOS (`None`: `--call-quality off`).
+    pub quality: Option<srtpgate_quality::Model>,
+    /// Where RTCP reports go as HEP (`--homer`).
+    pub homer: Option<HomerConfig>,
+}
+
+/// Homer (`--homer` and its companions).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HomerConfig {
+    /// The collector's address.
+    pub addr: SocketAddr,
+    /// Over TCP (else UDP).
+    pub tcp: bool,
+    /// The HEP capture ID.
+    pub id: u32,
 }
 
 /// Call recording (`--recording-dir` and its companions).
@@ -497,11 +512,43 @@ impl Config {
             }
         }
         let dtmf_log_dest = args.dtmf_log_dest.or(file.dtmf_log_dest);
+        let quality_on = match args.call_quality.as_deref() {
+            Some(v) => v == "on",
+            None => file.call_quality.unwrap_or(true),
+        };
+        let quality = match args.mos.clone().or(file.mos).map(|m| m.to_ascii_uppercase()).as_deref() {
+            None | Some("CQ") => srtpgate_quality::Model::Cq,
+            Some("LQ") => srtpgate_quality::Model::Lq,
+            Some(m) => return Err(format!("mos: '{m}' is not CQ or LQ")),
+        };
+        let quality = quality_on.then_some(quality);
+        let homer = match args.homer.clone().or(file.homer) {
+            None => None,
+            Some(h) => {
+                use std::net::ToSocketAddrs;
+                let addr = h
+                    .to_socket_addrs()
+                    .map_err(|e| format!("homer: '{h}': {e}"))?
+                    .next()
+                    .ok_or_else(|| format!("homer: '{h}' has no address"))?;
+                let tcp = match args.homer_protocol.clone().or(file.homer_protocol).as_deref() {
+                    None | Some("udp") => false,
+                    Some("tcp") => true,
+                    Some(p) => return Err(format!("homer-protocol: '{p}' is not udp or tcp")),
+                };
+                if quality.is_none() {
+                    return Err("homer: Homer gets the RTCP call quality reads: not with call-quality off".into());
+                }
+                Some(HomerConfig { addr, tcp, id: args.homer_id.or(file.homer_id).unwrap_or(2001) })
+            }
+        };
         Ok(Config {
             ui,
             recording,
             media_dir,
             dtmf_log_dest,
+            quality,
+            homer,
             max_metadata_length,
             listen_ng,
             interfaces,
@@ -593,6 +640,7 @@ impl Config {
             transcode_workers: self.transcode_workers,
             timeout: self.timeout,
             final_timeout: self.final_timeout,
+            quality: self.quality,
             recording: srtpgate_calls::RecordingSettings {
                 dir: self.recording.as_ref().map(|r| r.dir.clone()),
                 pattern: self
@@ -809,6 +857,25 @@ mod tests {
             ("interface = [{ address = \"127.0.0.1\", colour = 1 }]\n", "interface"),
             ("interface = [\"a/127.0.0.1\", \"b/127.0.0.1\"]\n", "given twice"),
             ("interface = [\"a/nosuchdev0\"]\n", "not an IP address"),
+        ] {
+            let e = with_file(bad).expect_err(bad);
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn call_quality_and_homer() {
+        let c = with_file("").expect("default");
+        assert_eq!((c.quality, c.homer), (Some(srtpgate_quality::Model::Cq), None));
+        assert_eq!(with_file("call_quality = false\n").expect("off").quality, None);
+        assert_eq!(with_file("mos = \"lq\"\n").expect("LQ").quality, Some(srtpgate_quality::Model::Lq));
+        let c = with_file("homer = \"127.0.0.1:9060\"\nhomer_protocol = \"tcp\"\n").expect("homer");
+        assert_eq!(c.homer, Some(HomerConfig { addr: "127.0.0.1:9060".parse().unwrap(), tcp: true, id: 2001 }));
+        for (bad, says) in [
+            ("mos = \"MQ\"\n", "not CQ or LQ"),
+            ("homer = \"127.0.0.1\"\n", "homer"),
+            ("homer = \"127.0.0.1:9060\"\nhomer_protocol = \"sctp\"\n", "not udp or tcp"),
+            ("homer = \"127.0.0.1:9060\"\ncall_quality = false\n", "call-quality off"),
         ] {
             let e = with_file(bad).expect_err(bad);
             assert!(e.contains(says), "{bad}: {e}");

@@ -192,6 +192,26 @@ pub struct ServeArgs {
     /// this UDP address (rtpengine's `dtmf-log-dest` format).
     #[arg(long = "dtmf-log-dest", env = "SRTPGATE_DTMF_LOG_DEST")]
     pub dtmf_log_dest: Option<SocketAddr>,
+    /// Call quality (on by default): the relay reads the RTCP endpoints
+    /// send and measures the jitter of the RTP it receives, for loss,
+    /// jitter, round-trip time and MOS per SSRC in `query` and `delete`
+    /// replies, `statistics`, /metrics and Homer. off: none of it.
+    #[arg(long = "call-quality", env = "SRTPGATE_CALL_QUALITY", value_parser = ["on", "off"])]
+    pub call_quality: Option<String>,
+    /// The MOS reported (rtpengine's --mos): CQ, conversational (needs the
+    /// round-trip time, the default) or LQ, listening (without it).
+    #[arg(long = "mos", env = "SRTPGATE_MOS", value_parser = ["CQ", "LQ", "cq", "lq"])]
+    pub mos: Option<String>,
+    /// Send each RTCP report to Homer as HEP3 (rtpengine's --homer):
+    /// ADDRESS:PORT or HOSTNAME:PORT.
+    #[arg(long = "homer", env = "SRTPGATE_HOMER")]
+    pub homer: Option<String>,
+    /// Transport to Homer: udp (default) or tcp.
+    #[arg(long = "homer-protocol", env = "SRTPGATE_HOMER_PROTOCOL", value_parser = ["udp", "tcp"])]
+    pub homer_protocol: Option<String>,
+    /// HEP capture ID (default 2001, as rtpengine).
+    #[arg(long = "homer-id", env = "SRTPGATE_HOMER_ID")]
+    pub homer_id: Option<u32>,
     /// Log filter (tracing syntax, e.g. info or srtpgate=debug).
     #[arg(long = "log-level", env = "SRTPGATE_LOG_LEVEL")]
     pub log_level: Option<String>,
@@ -307,6 +327,11 @@ pub(super) struct FileConfig {
     pub(super) max_metadata_length: Option<usize>,
     pub(super) media_dir: Option<PathBuf>,
     pub(super) dtmf_log_dest: Option<SocketAddr>,
+    pub(super) call_quality: Option<bool>,
+    pub(super) mos: Option<String>,
+    pub(super) homer: Option<String>,
+    pub(super) homer_protocol: Option<String>,
+    pub(super) homer_id: Option<u32>,
     pub(super) log_level: Option<String>,
     pub(super) socket_buffer: Option<usize>,
     pub(super) max_id_length: Option<usize>,
