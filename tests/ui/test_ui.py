@@ -8,16 +8,21 @@ and the write actions; the table shows the calls; updates arrive within a
 second; filtering finds one call among 2 000; ending a call from the page
 removes it from the relay (NG `list` no longer has it) and from the page;
 a leg's media controls (block media, play DTMF, play media) from the page
-do what their NG commands do.
+do what their NG commands do; a call whose phones send RTCP reports shows
+its call quality per SSRC (MOS, jitter, loss, round trip, lowest MOS, the MOS
+chart) in its detail.
 Screenshots go to $UI_SCREENSHOTS (default target/ui-screenshots/).
 """
 import hashlib
 import json
 import os
+import re
 import shutil
 import socket
+import struct
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -451,3 +456,224 @@ def test_a_legs_media_is_blocked_and_played_to_from_the_page(relay):
         errors = page.locator("#messages li.msg.error").all_inner_texts()
         browser.close()
     assert not errors, errors
+
+
+# --- call quality -------------------------------------------------------------
+
+class Phone:
+    """A plain RTP endpoint (G.711 µ-law every 20 ms) that sends RTCP as a
+    phone does: a sender report with a report block about what it received
+    from the other phone (its LSR/DLSR echo the other's last sender report,
+    so the relay can time both legs) and an SDES CNAME. It plays a network
+    leg of LEG_S: its DLSR is that much short, so each leg's round trip is
+    LEG_S plus loopback."""
+    LEG_S = 0.010
+    JITTER = 40  # reported, in RTP timestamp units: 5 ms at 8 kHz
+
+    def __init__(self, ssrc, first_report_s, bad_report=None):
+        self.ssrc = ssrc
+        # The report (by number) that says 10 % of an interval was lost.
+        self.bad_report = bad_report
+        self.lost = 0
+        self.rtp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.rtp.bind(("127.0.0.1", 0))
+        self.rtcp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.rtcp.bind(("127.0.0.1", 0))
+        for s in (self.rtp, self.rtcp):
+            s.setblocking(False)
+        self.first_report_s = first_report_s
+        self.relay_rtp = self.relay_rtcp = None
+        self.seq, self.sent = 1000, 0
+        self.peer = None       # the other phone's SSRC, from its RTP
+        self.max_seq = None
+        self.last_sr = None    # (NTP middle 32 bits, when it arrived)
+        self.reports = 0
+
+    def sdp(self):
+        port = self.rtp.getsockname()[1]
+        return ("v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n"
+                f"m=audio {port} RTP/AVP 0\r\na=rtpmap:0 PCMU/8000\r\n"
+                f"a=rtcp:{self.rtcp.getsockname()[1]}\r\na=sendrecv\r\n")
+
+    def relay_from(self, sdp):
+        """Where the relay is for this phone, from the SDP it was given."""
+        ip = re.search(r"^c=IN IP4 (\S+)", sdp, re.M).group(1)
+        port = int(re.search(r"^m=audio (\d+) ", sdp, re.M).group(1))
+        rtcp = re.search(r"^a=rtcp:(\d+)", sdp, re.M)
+        self.relay_rtp = (ip, port)
+        self.relay_rtcp = (ip, int(rtcp.group(1)) if rtcp else port + 1)
+
+    def send_rtp(self, t):
+        ts = int(t * 8000) & 0xFFFFFFFF
+        self.rtp.sendto(struct.pack("!BBHII", 0x80, 0, self.seq & 0xFFFF, ts, self.ssrc) + b"\xff" * 160,
+                        self.relay_rtp)
+        self.seq += 1
+        self.sent += 1
+
+    def read(self):
+        while True:
+            try:
+                p = self.rtp.recv(2048)
+            except BlockingIOError:
+                break
+            if len(p) >= 12:
+                seq, = struct.unpack("!H", p[2:4])
+                self.peer, = struct.unpack("!I", p[8:12])
+                self.max_seq = seq if self.max_seq is None else max(self.max_seq, seq)
+        while True:
+            try:
+                p = self.rtcp.recv(2048)
+            except BlockingIOError:
+                break
+            if len(p) >= 28 and p[1] == 200:
+                msw, lsw = struct.unpack("!II", p[8:16])
+                self.last_sr = (((msw << 16) | (lsw >> 16)) & 0xFFFFFFFF, time.monotonic())
+
+    def report(self, t):
+        """SR (+ one report block once it receives the other phone) and SDES."""
+        now = time.time()
+        ntp = now + 2_208_988_800
+        msw, lsw = int(ntp) & 0xFFFFFFFF, int((ntp % 1) * 2 ** 32)
+        blocks = 1 if self.peer is not None else 0
+        p = struct.pack("!BBHIIIIII", 0x80 | blocks, 200, 6 + 6 * blocks, self.ssrc, msw, lsw,
+                        int(t * 8000) & 0xFFFFFFFF, self.sent, self.sent * 160)
+        if blocks:
+            lsr, dlsr = 0, 0
+            if self.last_sr is not None:
+                held = max(0.0, time.monotonic() - self.last_sr[1] - self.LEG_S)
+                lsr, dlsr = self.last_sr[0], max(1, int(held * 65536))
+            fraction = 0
+            if self.reports == self.bad_report:
+                fraction, self.lost = 26, self.lost + 6  # 26/256: 10 %
+            p += struct.pack("!IIIIII", self.peer, fraction << 24 | self.lost, self.max_seq, self.JITTER, lsr, dlsr)
+        p += struct.pack("!BBHI", 0x81, 202, 3, self.ssrc) + b"\x01\x05phone\x00"
+        self.rtcp.sendto(p, self.relay_rtcp)
+        self.reports += 1
+
+    def close(self):
+        self.rtp.close()
+        self.rtcp.close()
+
+
+def run_phones(phones, seconds, stop):
+    """Both phones: RTP every 20 ms, a report every 1.2 s from each (the
+    first at their first_report_s)."""
+    t0 = time.monotonic()
+    next_rtp = 0.0
+    due = [ph.first_report_s for ph in phones]
+    while (t := time.monotonic() - t0) < seconds and not stop.is_set():
+        for ph in phones:
+            ph.read()
+        if t >= next_rtp:
+            for ph in phones:
+                ph.send_rtp(t)
+            next_rtp += 0.02
+        for i, ph in enumerate(phones):
+            if t >= due[i]:
+                ph.report(t)
+                due[i] += 1.2
+        time.sleep(0.002)
+
+
+def test_the_call_detail_shows_call_quality_per_ssrc(tmp_path):
+    """Two plain RTP phones send sender reports whose blocks echo each
+    other's (a round trip on each leg, so a MOS under the default CQ model);
+    one of the callee's reports tells of 10 % lost. The call's detail shows, per SSRC, the leg that sends it, source RTCP, the
+    average MOS (the one NG `query` gives), jitter, loss, round trip, the
+    lowest MOS, and a MOS chart that grows to several points while the page
+    is open; each leg's counters have the relay's own jitter."""
+    from playwright.sync_api import sync_playwright
+    if not os.path.exists(BIN):
+        pytest.skip(f"no srtpgate binary at {BIN} (cargo build --release first)")
+    chromium = shutil.which("chromium") or "/usr/bin/chromium"
+    if not os.path.exists(chromium):
+        pytest.fail("Debian's chromium is not installed (scripts/deps.sh installs it)")
+    os.makedirs(SHOTS, exist_ok=True)
+    p, ng, base = start_relay(str(tmp_path), "quality", [
+        "--port-min", "54000", "--port-max", "54100",
+        "--ui-token-sha256", hashlib.sha256(TOKEN.encode()).hexdigest()])
+    call_id, from_tag, to_tag = "quality-call", "qa", "qb"
+    # b's fourth report (at 4.5 s) tells of a bad interval: its MOS dips.
+    a, b = Phone(0x0A0A0A0A, 0.3), Phone(0x0B0B0B0B, 0.9, bad_report=3)
+    stop_phones = threading.Event()
+    phones = threading.Thread(target=run_phones, args=([a, b], 9.0, stop_phones), daemon=True)
+    try:
+        r = ng_request(("127.0.0.1", ng), {"command": "offer", "call-id": call_id, "from-tag": from_tag,
+                                           "sdp": a.sdp()})
+        assert r["result"] == "ok", r
+        b.relay_from(r["sdp"])
+        r = ng_request(("127.0.0.1", ng), {"command": "answer", "call-id": call_id, "from-tag": from_tag,
+                                           "to-tag": to_tag, "sdp": b.sdp()})
+        assert r["result"] == "ok", r
+        a.relay_from(r["sdp"])
+        phones.start()
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=chromium, headless=True, args=["--no-sandbox"])
+            page = browser.new_page(viewport={"width": 1400, "height": 1000}, bypass_csp=True)
+            errors = []
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(base + "/ui/")
+            page.fill("input[name=token]", TOKEN)
+            page.click("form#login [type=submit]")
+            page.wait_for_url(base + "/ui/")
+            page.locator(f"#calls tbody tr[data-id='{call_id}'] td").first.click()
+            page.wait_for_selector("#detail", state="visible", timeout=10000)
+            card = {ph.ssrc: page.locator(f"#detail-quality .q-ssrc[data-ssrc='{ph.ssrc}']") for ph in (a, b)}
+            # Live: each SSRC's chart grows to 2 points with a MOS or more while
+            # the page is open (the first MOS comes with the second report).
+            for ph in (a, b):
+                card[ph.ssrc].locator("svg.sparkline").wait_for(timeout=10000)
+            page.wait_for_function(
+                "() => [...document.querySelectorAll('#detail-quality svg.sparkline')]"
+                ".filter(s => Number(s.dataset.points) >= 2).length === 2", timeout=15000)
+            phones.join(15)
+            assert not phones.is_alive() and a.reports >= 6 and b.reports >= 6, (a.reports, b.reports)
+            # The book no longer changes: the page settles on what NG query says.
+            q = ng_request(("127.0.0.1", ng), {"command": "query", "call-id": call_id})
+            assert q["result"] == "ok", q
+            for ph, tag in ((a, from_tag), (b, to_tag)):
+                entry = q["SSRC"][str(ph.ssrc)]
+                want = f"{entry['average MOS']['MOS'] / 10:.1f}"
+                c = card[ph.ssrc]
+                mos = c.locator(".q-v[data-k='mos']")
+                try:
+                    page.wait_for_function("([el, want]) => el.textContent === want", arg=[mos.element_handle(), want],
+                                           timeout=5000)
+                except Exception:
+                    page.screenshot(path=os.path.join(SHOTS, "failed-quality.png"))
+                    pytest.fail(f"SSRC {ph.ssrc}: page MOS {mos.inner_text()!r}, NG query {want} ({entry})")
+                assert 1.0 <= float(want) <= 4.5, entry
+                assert c.get_attribute("data-tag") == tag
+                assert tag in c.locator(".q-who").inner_text()
+                assert c.locator(".q-source").inner_text() == "RTCP"
+                avg = entry["average MOS"]
+                assert c.locator(".q-v[data-k='jitter']").inner_text() == f"{avg['jitter']} ms" == "5 ms"
+                assert c.locator(".q-v[data-k='loss']").inner_text() == f"{avg['packet loss']} %"
+                assert c.locator(".q-v[data-k='cumulative']").inner_text() == f"{ph.lost} packets"
+                rtt = c.locator(".q-v[data-k='rtt']").inner_text()
+                assert re.fullmatch(r"\d+(\.\d)? ms", rtt) and float(rtt.split()[0]) >= 2 * Phone.LEG_S * 1000, rtt
+                lowest = entry["lowest MOS"]
+                assert (lowest["MOS"] < avg["MOS"]) == (ph is b), entry
+                at = time.strftime("%H:%M:%S", time.localtime(lowest["reported at"]))
+                assert c.locator(".q-v[data-k='lowest']").inner_text() == f"{lowest['MOS'] / 10:.1f} at {at}"
+                # Every kept sample is a point of the chart: the first, of the
+                # first report, has no MOS (no round trip yet).
+                points = int(c.locator("svg.sparkline").get_attribute("data-points"))
+                assert points >= 3 and points == entry["average MOS"]["samples"], (points, entry)
+                assert c.locator("svg.sparkline polyline").count() >= 1
+            # Each leg's counters: the relay's own jitter of what it receives.
+            jitter = page.locator("#detail-streams tr[data-field='jitter_us'] td")
+            assert jitter.count() == 2
+            for text in jitter.all_inner_texts():
+                assert re.fullmatch(r"\d+(\.\d)? ms", text), text
+            page.locator("#detail-quality").scroll_into_view_if_needed()
+            page.screenshot(path=os.path.join(SHOTS, "quality.png"))
+            browser.close()
+        assert not errors, errors
+    finally:
+        stop_phones.set()
+        if phones.is_alive():
+            phones.join(5)
+        a.close()
+        b.close()
+        stop(p)

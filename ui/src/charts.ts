@@ -174,3 +174,88 @@ export function drawHistogram(host: HTMLElement, h: Histogram | null | undefined
   });
   host.appendChild(root);
 }
+
+/** The MOS scale of the quality sparklines (rtpengine's MOS tops out at 4.5). */
+const MOS_MIN = 1;
+const MOS_MAX = 4.5;
+
+/** A clock time "14:03:27" of a UNIX time in s. */
+export function clock(unixS: number): string {
+  return new Date(unixS * 1000).toTimeString().slice(0, 8);
+}
+
+/**
+ * Draws a call's MOS over time into `host` as a small SVG line: x = report time (first to last sample),
+ * y = MOS on a 1–4.5 scale. Samples without a MOS break the line; the lowest is marked. Redraws only
+ * when the points changed.
+ */
+export function drawSparkline(host: HTMLElement, points: [number, number | null][]): void {
+  const key = JSON.stringify(points);
+  if (host.dataset["key"] === key) return;
+  host.dataset["key"] = key;
+  host.replaceChildren();
+  const W = 240;
+  const H = 52;
+  const left = 22;
+  const right = 6;
+  const top = 5;
+  const bottom = 5;
+  const pw = W - left - right;
+  const ph = H - top - bottom;
+  const withMos = points.filter((p): p is [number, number] => p[1] !== null);
+  const root = svg("svg", {
+    viewBox: `0 0 ${W} ${H}`,
+    width: W,
+    height: H,
+    role: "img",
+    class: "sparkline",
+    "data-points": withMos.length,
+  });
+  const title = svg("title", {});
+  const first = points[0]?.[0];
+  const last = points[points.length - 1]?.[0];
+  title.textContent =
+    first === undefined || last === undefined
+      ? "MOS over the call: no samples yet"
+      : `MOS over the call: ${withMos.length} of ${points.length} samples with a MOS, ${clock(first)} to ${clock(last)}`;
+  root.appendChild(title);
+  const y = (mos: number): number => top + ph - ((Math.min(MOS_MAX, Math.max(MOS_MIN, mos)) - MOS_MIN) / (MOS_MAX - MOS_MIN)) * ph;
+  for (const mos of [MOS_MIN, MOS_MAX]) {
+    root.appendChild(svg("line", { x1: left, x2: W - right, y1: y(mos), y2: y(mos), class: "grid" }));
+    const label = svg("text", { x: left - 4, y: y(mos) + 3, "text-anchor": "end", class: "tick" });
+    label.textContent = String(mos);
+    root.appendChild(label);
+  }
+  if (first !== undefined && last !== undefined) {
+    const span = last - first;
+    const x = (t: number): number => (span > 0 ? left + ((t - first) / span) * pw : left + pw / 2);
+    // A line through each run of samples with a MOS.
+    let run: string[] = [];
+    const flush = (): void => {
+      if (run.length > 1) root.appendChild(svg("polyline", { points: run.join(" "), class: "line" }));
+      run = [];
+    };
+    for (const [t, mos] of points) {
+      if (mos === null) flush();
+      else run.push(`${x(t).toFixed(1)},${y(mos).toFixed(1)}`);
+    }
+    flush();
+    // Each sample as a dot while they are few; the lowest always.
+    const lowest = withMos.reduce<[number, number] | null>((lo, p) => (lo === null || p[1] < lo[1] ? p : lo), null);
+    for (const p of withMos.length <= 60 ? withMos : []) {
+      const dot = svg("circle", { cx: x(p[0]).toFixed(1), cy: y(p[1]).toFixed(1), r: 1.8, class: "dot" });
+      const tip = svg("title", {});
+      tip.textContent = `${clock(p[0])}: MOS ${p[1].toFixed(1)}`;
+      dot.appendChild(tip);
+      root.appendChild(dot);
+    }
+    if (lowest) {
+      const dot = svg("circle", { cx: x(lowest[0]).toFixed(1), cy: y(lowest[1]).toFixed(1), r: 2.6, class: "lowest" });
+      const tip = svg("title", {});
+      tip.textContent = `lowest: MOS ${lowest[1].toFixed(1)} at ${clock(lowest[0])}`;
+      dot.appendChild(tip);
+      root.appendChild(dot);
+    }
+  }
+  host.appendChild(root);
+}

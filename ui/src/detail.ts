@@ -1,8 +1,8 @@
 // The detail panel of one call: its legs (with direction and media controls), every counter per stream
 // and leg, and the delay histogram. Updated in place every interval; rebuilt only when its shape changes.
 
-import { drawHistogram } from "./charts";
-import { $, age, drops, el, int, micros, named, setText } from "./format";
+import { clock, drawHistogram, drawSparkline } from "./charts";
+import { $, age, drops, el, int, micros, named, num, setText } from "./format";
 import {
   DIRECTIONS,
   DTMF_CODES,
@@ -12,8 +12,10 @@ import {
   type Direction,
   type LegMedia,
   type MediaAction,
+  type QualitySample,
   type RecordAction,
   type Recording,
+  type SsrcQuality,
   type StreamSide,
 } from "./protocol";
 
@@ -83,6 +85,7 @@ const ORDER = [
   "bytes_out",
   "delay_avg_us",
   "delay_max_us",
+  "jitter_us",
   "last_packet_ms",
 ];
 
@@ -94,6 +97,7 @@ const LABELS: Record<string, string> = {
   bytes_out: "bytes out",
   delay_avg_us: "delay avg",
   delay_max_us: "delay max",
+  jitter_us: "jitter (relay)",
   last_packet_ms: "last packet",
 };
 
@@ -107,6 +111,7 @@ function value(side: StreamSide, field: string): string {
   const v = side[field];
   if (v === null || v === undefined) return "–";
   if (field.startsWith("delay_") && typeof v === "number") return micros(v);
+  if (field === "jitter_us" && typeof v === "number") return `${num(v / 1000)} ms`;
   if (field === "last_packet_ms" && typeof v === "number") {
     // An epoch time in ms (else: ms since the last packet).
     const ago = v > 1e12 ? Math.max(0, Date.now() - v) : v;
@@ -130,6 +135,49 @@ function fields(sides: StreamSide[]): string[] {
   return [...known, ...rest, ...[...reasons].sort().map((r) => `drops.${r}`)];
 }
 
+/** The figures of one SSRC's call quality, in this order: key, label, tooltip. */
+const QUALITY_FACTS = [
+  ["mos", "MOS", "average over the samples with a MOS"],
+  ["jitter", "jitter", "interarrival jitter the endpoint received with"],
+  ["loss", "packet loss", "lost on the way to the endpoint"],
+  ["rtt", "round trip", "end to end, both legs (from the endpoints' sender reports)"],
+  ["lowest", "lowest MOS", "the sample with the lowest MOS, and when it was reported"],
+  ["cumulative", "lost in all", "cumulative packets lost, from the last report"],
+] as const;
+
+type QualityFact = (typeof QUALITY_FACTS)[number][0];
+
+/** One SSRC's box in the call quality section. */
+interface QualityCard {
+  box: HTMLElement;
+  who: HTMLElement;
+  source: HTMLElement;
+  count: HTMLElement;
+  values: Map<QualityFact, HTMLElement>;
+  chart: HTMLElement;
+}
+
+/** MOS with one decimal ("4.3"), "–" when none. */
+function mosText(mos: number | null | undefined): string {
+  return mos === null || mos === undefined ? "–" : mos.toFixed(1);
+}
+
+/** A MOS's pill class: good from 4.0, fair from 3.6, poor below. */
+function mosClass(mos: number | null | undefined): string {
+  if (mos === null || mos === undefined) return "";
+  return mos >= 4 ? "ok" : mos >= 3.6 ? "warn" : "bad";
+}
+
+/** A round trip in µs as ms ("52.3 ms"), "–" when not known. */
+function rttText(us: number | null | undefined): string {
+  return us === null || us === undefined ? "–" : `${num(us / 1000)} ms`;
+}
+
+/** The SSRC as NG's `query` names it (decimal), and in hex. */
+function ssrcText(ssrc: number): string {
+  return `SSRC ${ssrc} (0x${ssrc.toString(16).padStart(8, "0")})`;
+}
+
 export class DetailView {
   readonly panel = $("detail");
   private readonly idEl = $("detail-id");
@@ -139,6 +187,10 @@ export class DetailView {
   private readonly streamsEl = $("detail-streams");
   private readonly histogram = $("detail-histogram");
   private readonly histogramTotal = $("detail-histogram-total");
+  private readonly qualityEl = $("detail-quality");
+  private readonly qualityModel = $("detail-quality-model");
+  private qualityShape = "";
+  private qualityCards = new Map<number, QualityCard>();
   private readonly endButton = $<HTMLButtonElement>("detail-end");
   /** Record (or resume), pause, stop: shown as the call's recording allows. */
   private readonly recordButtons: [HTMLButtonElement, RecordAction][] = [
@@ -193,6 +245,10 @@ export class DetailView {
     this.ended = false;
     this.shape = "";
     this.legsShape = "";
+    this.qualityShape = "";
+    this.qualityCards.clear();
+    this.qualityEl.replaceChildren();
+    setText(this.qualityModel, "");
     this.cells.clear();
     this.selects.clear();
     this.pending.clear();
@@ -272,6 +328,7 @@ export class DetailView {
     this.showRecordButtons();
     this.renderFacts(d.call);
     this.renderLegs(d.call, d.media ?? []);
+    this.renderQuality(d);
     this.renderStreams(d);
     drawHistogram(this.histogram, d.histogram);
     const total = d.histogram?.counts.reduce((a, b) => a + b, 0) ?? 0;
@@ -482,6 +539,109 @@ export class DetailView {
     m.file.disabled = this.readOnly || this.ended;
     m.play.disabled = off || m.file.value.trim() === "";
     m.stop.disabled = off || !last?.playing;
+  }
+
+  /** Call quality per SSRC: who sends it (what that leg's endpoint received), the figures, and the MOS
+   * over the call. Boxes are rebuilt when the SSRCs change, else updated in place. */
+  private renderQuality(d: Detail): void {
+    const list = d.quality ?? [];
+    const model = d.mos_model ?? null;
+    setText(this.qualityModel, model === null ? "call quality is off" : `MOS model ${model}`);
+    const shape = JSON.stringify([model, list.map((q) => q.ssrc)]);
+    if (shape !== this.qualityShape) {
+      this.qualityShape = shape;
+      this.qualityCards.clear();
+      if (list.length === 0) {
+        const text =
+          model === null
+            ? "Call quality is off (--call-quality off)."
+            : "No samples yet: each endpoint's RTCP reports make them (at most one a second), or the relay's own view of what it relays to an endpoint that sends none (every 5 s).";
+        this.qualityEl.replaceChildren(el("p", "hint q-empty", text));
+      } else {
+        this.qualityEl.replaceChildren(
+          ...list.map((q) => {
+            const card = this.qualityCard(q.ssrc);
+            this.qualityCards.set(q.ssrc, card);
+            return card.box;
+          }),
+        );
+      }
+    }
+    for (const q of list) {
+      const card = this.qualityCards.get(q.ssrc);
+      if (card) this.showQuality(card, q);
+    }
+  }
+
+  private qualityCard(ssrc: number): QualityCard {
+    const box = el("div", "q-ssrc");
+    box.dataset["ssrc"] = String(ssrc);
+    const head = el("div", "q-head");
+    const who = el("span", "q-who");
+    const source = el("span", "pill q-source");
+    const count = el("span", "muted q-count");
+    head.append(el("span", "q-id", ssrcText(ssrc)), who, source, count);
+    const body = el("div", "q-body");
+    const facts = el("div", "q-facts");
+    const values = new Map<QualityFact, HTMLElement>();
+    for (const [key, label, title] of QUALITY_FACTS) {
+      const f = el("div", "fact");
+      f.title = title;
+      const v = el("span", "v q-v");
+      v.dataset["k"] = key;
+      values.set(key, v);
+      f.append(el("span", "k", label), v);
+      facts.appendChild(f);
+    }
+    const chart = el("div", "q-chart");
+    body.append(facts, chart);
+    box.append(head, body);
+    return { box, who, source, count, values, chart };
+  }
+
+  private showQuality(card: QualityCard, q: SsrcQuality): void {
+    const stream = q.stream === null ? "" : `, stream ${q.stream}`;
+    setText(
+      card.who,
+      q.tag ? `what leg ${q.tag}'s endpoint received (it sends this SSRC${stream})` : "what the endpoint sending it received (no leg's RTP has it)",
+    );
+    card.box.dataset["tag"] = q.tag;
+    setText(card.source, q.source);
+    card.source.className = `pill q-source ${q.source === "RTCP" ? "ok" : ""}`;
+    card.source.title =
+      q.source === "RTCP" ? "from the endpoint's RTCP report blocks" : "the relay's own view: the endpoint sends no reports";
+    setText(card.count, `${int(q.samples)} samples, ${int(q.mos_samples)} with a MOS`);
+    // The averages are over the samples with a MOS; without any, the last sample's figures.
+    const figures: QualitySample | null = q.mos_samples > 0 ? q.average : q.last;
+    const from = q.mos_samples > 0 ? `average of ${int(q.mos_samples)} samples` : "last sample (none has a MOS yet)";
+    const set = (k: QualityFact, text: string, title: string, cls = ""): void => {
+      const v = card.values.get(k)!;
+      setText(v, text);
+      v.title = title;
+      v.className = `v q-v ${cls}`;
+    };
+    const high = q.highest?.mos != null ? `; highest ${mosText(q.highest.mos)} at ${clock(q.highest.at ?? 0)}` : "";
+    set("mos", mosText(q.mos_samples > 0 ? q.average.mos : null), `${from}${high}`, mosClass(q.average.mos));
+    set("jitter", figures ? `${int(figures.jitter_ms)} ms` : "–", from);
+    set("loss", figures ? `${int(figures.loss_pct)} %` : "–", from);
+    set(
+      "rtt",
+      rttText(figures?.rtt_us),
+      figures?.rtt_leg_us != null
+        ? `${from}; the relay's leg towards this endpoint: ${rttText(figures.rtt_leg_us)}`
+        : `${from}; not known without both endpoints' sender reports`,
+    );
+    const low = q.lowest;
+    set(
+      "lowest",
+      low?.mos != null ? `${mosText(low.mos)} at ${clock(low.at ?? 0)}` : "–",
+      low?.at != null
+        ? `reported ${new Date(low.at * 1000).toISOString()}: jitter ${low.jitter_ms} ms, loss ${low.loss_pct} %, round trip ${rttText(low.rtt_us)}`
+        : "",
+      mosClass(low?.mos),
+    );
+    set("cumulative", `${int(q.cumulative_loss)} packets`, "cumulative packets lost, from the last report");
+    drawSparkline(card.chart, q.progression);
   }
 
   private renderStreams(d: Detail): void {

@@ -128,6 +128,8 @@ export interface StreamSide {
   delay_avg_us: number | null;
   delay_max_us: number | null;
   last_packet_ms: number | null;
+  /** The relay's interarrival jitter of the RTP this leg's endpoint sends, µs (null: call quality off). */
+  jitter_us?: number | null;
   [counter: string]: unknown;
 }
 
@@ -158,6 +160,41 @@ export interface LegMedia {
   played_digits?: number;
 }
 
+/** One call quality sample (or the averages over those with a MOS: `at` null). */
+export interface QualitySample {
+  /** MOS in tenths, 1.0–5.0 (null: none, as under the CQ model without a round trip). */
+  mos: number | null;
+  /** End-to-end round trip (both legs), µs; null when not known. */
+  rtt_us: number | null;
+  /** Round trip of the relay's leg towards the endpoint, µs; null when not known. */
+  rtt_leg_us: number | null;
+  jitter_ms: number;
+  loss_pct: number;
+  /** When it was reported, UNIX s. */
+  at: number | null;
+}
+
+/** What the endpoint sending one SSRC received (from its RTCP reports, or the relay's own view). */
+export interface SsrcQuality {
+  ssrc: number;
+  /** The leg whose endpoint sends the SSRC ("" when no leg's RTP has it). */
+  tag: string;
+  /** The stream it is sent on (a `Stream.index`). */
+  stream: number | null;
+  source: "RTCP" | "relay";
+  cumulative_loss: number;
+  /** Samples kept over the call, and those with a MOS (the averages are over these). */
+  samples: number;
+  mos_samples: number;
+  average: QualitySample;
+  lowest: QualitySample | null;
+  highest: QualitySample | null;
+  /** The last sample (its jitter and loss are all there is while no sample has a MOS). */
+  last: QualitySample | null;
+  /** Every kept sample: [reported at (UNIX s), MOS or null]. */
+  progression: [number, number | null][];
+}
+
 /** The recording actions of a call, as NG's start/pause/stop recording. */
 export type RecordAction = "start-recording" | "pause-recording" | "stop-recording";
 
@@ -170,6 +207,10 @@ export interface Detail {
   /** Each leg's media controls (by tag). */
   media?: LegMedia[];
   streams: Stream[];
+  /** The relay's MOS model ("CQ" or "LQ"); null: call quality is off. */
+  mos_model?: string | null;
+  /** Call quality per SSRC with samples. */
+  quality?: SsrcQuality[];
   histogram: Histogram;
 }
 

@@ -79,6 +79,81 @@ impl CallRow {
     }
 }
 
+/// One call quality sample as a call's detail shows it: what an endpoint
+/// received over one report interval (or, in [`SsrcQuality::average`],
+/// the averages over the samples with a MOS).
+#[derive(Serialize, Clone, Debug, PartialEq, Default)]
+pub struct QualitySample {
+    /// MOS, 1.0–5.0 in tenths (None: none, as under the CQ model without a
+    /// round trip).
+    pub mos: Option<f64>,
+    /// End-to-end round trip (both legs), µs (None: not known).
+    pub rtt_us: Option<u64>,
+    /// Round trip of the relay's leg towards the endpoint, µs (None: not
+    /// known).
+    pub rtt_leg_us: Option<u64>,
+    /// Interarrival jitter, ms.
+    pub jitter_ms: u32,
+    /// Lost in the interval, percent.
+    pub loss_pct: u32,
+    /// When it was reported, UNIX s (None on averages).
+    pub at: Option<u64>,
+}
+
+impl QualitySample {
+    /// A sample from the quality book's units: MOS ×10 and round trips with
+    /// 0 for none.
+    pub fn new(mos_x10: u32, rtt_us: u64, rtt_leg_us: u64, jitter_ms: u32, loss_pct: u32, at: Option<u64>) -> Self {
+        QualitySample {
+            mos: mos(mos_x10),
+            rtt_us: (rtt_us > 0).then_some(rtt_us),
+            rtt_leg_us: (rtt_leg_us > 0).then_some(rtt_leg_us),
+            jitter_ms,
+            loss_pct,
+            at,
+        }
+    }
+}
+
+/// A MOS ×10 as the page shows it (0: none).
+pub fn mos(mos_x10: u32) -> Option<f64> {
+    (mos_x10 > 0).then(|| f64::from(mos_x10) / 10.0)
+}
+
+/// Call quality of one SSRC in a call's detail: what the endpoint that
+/// sends this SSRC received (from its RTCP report blocks, or the relay's
+/// own view of the stream towards it when it sends none).
+#[derive(Serialize, Clone, Debug, PartialEq, Default)]
+pub struct SsrcQuality {
+    pub ssrc: u32,
+    /// The tag of the leg whose endpoint sends this SSRC (the SSRC of the
+    /// last RTP the relay accepted from it; empty: no leg sends it).
+    pub tag: String,
+    /// The stream it is sent on (the detail's stream `index`).
+    pub stream: Option<usize>,
+    /// Where the samples come from: `RTCP` or `relay`.
+    pub source: &'static str,
+    /// Cumulative packets lost, from the last report.
+    pub cumulative_loss: u64,
+    /// Samples kept over the call (also those thinned out of
+    /// `progression`).
+    pub samples: u64,
+    /// Of those, the ones with a MOS: the averages are over these.
+    pub mos_samples: u64,
+    /// Averages over the samples with a MOS (`at` None).
+    pub average: QualitySample,
+    /// The sample with the lowest MOS.
+    pub lowest: Option<QualitySample>,
+    /// The sample with the highest MOS.
+    pub highest: Option<QualitySample>,
+    /// The last sample (its jitter and loss are all there is while no
+    /// sample has a MOS).
+    pub last: Option<QualitySample>,
+    /// Every sample kept (in order; past 512, every second one is let go
+    /// so that they span the call): `[reported at (UNIX s), MOS or null]`.
+    pub progression: Vec<(u64, Option<f64>)>,
+}
+
 /// What the table can be sorted by.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
@@ -763,6 +838,33 @@ mod tests {
         // Every name and command is distinct.
         let names: std::collections::HashSet<_> = Media::ALL.iter().map(|m| (m.name(), m.command())).collect();
         assert_eq!(names.len(), Media::ALL.len());
+    }
+
+    #[test]
+    fn quality_is_sent_in_the_pages_units() {
+        let s = QualitySample::new(43, 52_000, 0, 12, 3, Some(1_763_900_000));
+        let q = SsrcQuality {
+            ssrc: 0x1234_5678,
+            tag: "a1".into(),
+            stream: Some(1),
+            source: "RTCP",
+            samples: 2,
+            mos_samples: 1,
+            average: QualitySample::new(43, 52_000, 0, 12, 3, None),
+            lowest: Some(s.clone()),
+            highest: Some(s),
+            progression: vec![(1_763_899_995, mos(0)), (1_763_900_000, mos(43))],
+            ..Default::default()
+        };
+        let v = serde_json::to_value(&q).unwrap();
+        assert_eq!(v["ssrc"], 0x1234_5678);
+        assert_eq!(
+            v["average"],
+            json!({"mos": 4.3, "rtt_us": 52_000, "rtt_leg_us": null, "jitter_ms": 12, "loss_pct": 3, "at": null})
+        );
+        assert_eq!(v["lowest"]["at"], 1_763_900_000u64);
+        assert_eq!(v["progression"], json!([[1_763_899_995u64, null], [1_763_900_000u64, 4.3]]));
+        assert_eq!(mos(45), Some(4.5));
     }
 
     #[test]

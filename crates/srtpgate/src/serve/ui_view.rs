@@ -9,7 +9,7 @@ use srtpgate_calls::interface::Interfaces;
 use srtpgate_calls::media::DtmfBlock;
 use srtpgate_calls::{Call, Table};
 use srtpgate_codec::player::Progress;
-use srtpgate_ui::{CallRow, Direction, LegRow};
+use srtpgate_ui::{CallRow, Direction, LegRow, QualitySample, SsrcQuality};
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
@@ -99,6 +99,8 @@ fn row(call_id: &str, c: &Call, now: SystemTime, interfaces: &Interfaces) -> Cal
 pub fn detail(t: &Table, call_id: &str) -> Option<serde_json::Value> {
     let c = t.call(call_id)?;
     let interfaces = &t.settings().interfaces;
+    let model = t.settings().quality;
+    let quality_on = model.is_some();
     let row = row(call_id, c, SystemTime::now(), interfaces);
     let mut hist = stats::Histogram { buckets: vec![0; stats::DELAY_BOUNDS_US.len() + 1] };
     let mut streams = Vec::new();
@@ -124,8 +126,11 @@ pub fn detail(t: &Table, call_id: &str) -> Option<serde_json::Value> {
                 "direction": direction(c, party),
                 "packets_in": snap.packets_in, "bytes_in": snap.bytes_in,
                 "packets_out": snap.packets_out, "bytes_out": snap.bytes_out,
-                "rtp_received": d.stats.rtp_received.load(std::sync::atomic::Ordering::Relaxed),
+                "rtp_received": d.stats.rtp_received.load(Relaxed),
                 "rtp_lost": d.stats.rtp_lost(),
+                // The relay's interarrival jitter of the RTP this leg's
+                // endpoint sends (only with call quality on).
+                "jitter_us": quality_on.then(|| d.stats.jitter_us.load(Relaxed)),
                 "drops": drops,
                 "delay_avg_us": snap.delay_ns_sum.checked_div(snap.delay_count).unwrap_or(0) / 1000,
                 "delay_max_us": snap.delay_ns_max / 1000,
@@ -144,8 +149,49 @@ pub fn detail(t: &Table, call_id: &str) -> Option<serde_json::Value> {
         "recording": recording,
         "recordable": t.settings().recording.dir.is_some(),
         "streams": streams,
+        "mos_model": model.map(|m| m.name()),
+        "quality": quality(c),
         "histogram": {"bounds_us": stats::DELAY_BOUNDS_US, "counts": hist.buckets},
     }))
+}
+
+/// The call's quality per SSRC with samples: what the endpoint sending it
+/// received, with the leg (and stream) that sends it as the relay saw its
+/// RTP, and every kept sample's MOS for the chart.
+fn quality(c: &Call) -> Vec<SsrcQuality> {
+    let sender = |ssrc: u32| {
+        c.streams.iter().enumerate().find_map(|(i, st)| {
+            let legs = &st.as_ref()?.legs;
+            let party = (0..2).find(|&p| legs[p].stats.rtp_source().is_some_and(|(s, _)| s == ssrc))?;
+            Some((c.tags[party].clone().unwrap_or_default(), i + 1))
+        })
+    };
+    let sample = |s: &srtpgate_quality::Sample, at: Option<u64>| {
+        QualitySample::new(s.mos, s.rtt_us, s.rtt_leg_us, s.jitter_ms, s.loss_pct, at)
+    };
+    c.quality
+        .book
+        .iter()
+        .filter(|(_, e)| !e.samples.is_empty())
+        .map(|(ssrc, e)| {
+            let (avg, _) = e.average();
+            let (tag, stream) = sender(ssrc).map_or((String::new(), None), |(t, i)| (t, Some(i)));
+            SsrcQuality {
+                ssrc,
+                tag,
+                stream,
+                source: e.source.name(),
+                cumulative_loss: e.cumulative_loss,
+                samples: e.kept,
+                mos_samples: e.kept.saturating_sub(e.no_mos),
+                average: sample(&avg, None),
+                lowest: e.lowest.as_ref().map(|s| sample(s, Some(s.reported_at))),
+                highest: e.highest.as_ref().map(|s| sample(s, Some(s.reported_at))),
+                last: e.samples.last().map(|s| sample(s, Some(s.reported_at))),
+                progression: e.samples.iter().map(|s| (s.reported_at, srtpgate_ui::mos(s.mos))).collect(),
+            }
+        })
+        .collect()
 }
 
 /// A party's direction as the page set it (the signalling's `block media`
@@ -192,4 +238,55 @@ pub fn workers(c: &Control) -> Vec<(Arc<stats::WorkerStats>, bool, bool)> {
     let n = w.len();
     let tc = c.table.settings().transcode_workers.min(n);
     w.into_iter().enumerate().map(|(i, (st, alive))| (st, alive, i >= n - tc)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use srtpgate_calls::table::Now;
+    use std::time::{Instant, SystemTime};
+
+    #[test]
+    fn the_detail_shows_each_ssrcs_quality_and_each_legs_jitter() {
+        use srtpgate_testkit::daemon::padded_sdp;
+        use srtpgate_testkit::ng::{answer, offer};
+        let (s, _) = crate::serve::tests::server(44_100, super::super::config::ServeArgs::default());
+        let mut c = s.control.lock().expect("lock");
+        for r in [offer("c", "a", &padded_sdp(1, 40_000, 0)), answer("c", "a", "b", &padded_sdp(1, 40_100, 0))] {
+            let req = srtpgate_ng::parse_request(&r.to_bytes()).expect("parses");
+            assert_eq!(c.handle(&req).get("result").and_then(srtpgate_ng::Value::as_str), Some("ok"));
+        }
+        {
+            // a sends SSRC 0xaaaa, b 0xbbbb; of b's 100 packets the relay
+            // got 95, with a jitter of 12.4 ms: what a received.
+            let st = c.table.call("c").expect("call").streams[0].as_ref().expect("stream");
+            st.legs[0].stats.rtp_source_seen(0xaaaa, 0);
+            st.legs[1].stats.rtp_source_seen(0xbbbb, 0);
+            for _ in 0..95 {
+                st.legs[1].stats.rtp_seen(100);
+            }
+            st.legs[1].stats.set_jitter_us(12_400);
+        }
+        c.table.sample_quality(Now { mono: Instant::now(), wall: SystemTime::now() });
+        let d = super::detail(&c.table, "c").expect("detail");
+        assert_eq!(d["mos_model"], "CQ");
+        let sides = &d["streams"][0]["sides"];
+        assert_eq!((sides[0]["jitter_us"].as_u64(), sides[1]["jitter_us"].as_u64()), (Some(0), Some(12_400)));
+        // Only a's SSRC has a sample: a sent nothing b could have missed.
+        let q = d["quality"].as_array().expect("quality");
+        assert_eq!(q.len(), 1, "{q:?}");
+        let a = &q[0];
+        assert_eq!((a["ssrc"].as_u64(), a["tag"].as_str(), a["stream"].as_u64()), (Some(0xaaaa), Some("a"), Some(1)));
+        assert_eq!(
+            (a["source"].as_str(), a["samples"].as_u64(), a["cumulative_loss"].as_u64()),
+            (Some("relay"), Some(1), Some(5))
+        );
+        assert_eq!((a["average"]["loss_pct"].as_u64(), a["average"]["jitter_ms"].as_u64()), (Some(5), Some(12)));
+        let mos = a["average"]["mos"].as_f64().expect("a MOS (the relay's view needs no round trip)");
+        assert!((1.0..=4.5).contains(&mos), "{mos}");
+        assert_eq!(a["lowest"]["mos"].as_f64(), Some(mos));
+        assert!(a["lowest"]["at"].as_u64().is_some_and(|t| t > 1_700_000_000));
+        assert_eq!(a["last"], a["lowest"]);
+        assert_eq!(a["progression"].as_array().map(Vec::len), Some(1));
+        assert_eq!(a["progression"][0][1].as_f64(), Some(mos));
+    }
 }
