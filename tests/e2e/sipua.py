@@ -9,6 +9,14 @@ with 200. Once a call is up it sends RTP to the address in the SDP it
 received; with SRTP protected with its own key, and it unprotects what arrives
 with the key from the SDP it received (pylibsrtp).
 
+Optionally (off by default) it also does what a phone does with RTCP
+(rtcp_interval): a compound SR (or RR before it has sent RTP) with one report
+block about the stream it receives and an SDES CNAME, as SRTCP with its key,
+to the RTCP address of the SDP it received (a=rtcp, else the next port;
+the RTP port with a=rtcp-mux); it unprotects the SRTCP that reaches it and
+keeps the last SR of each sender for LSR/DLSR. And it can impair what it
+sends (Impairment: seeded loss and delay jitter, order kept).
+
 Deliberately left out: retransmission timers (the tests run over loopback),
 authentication, forking, re-INVITE, TCP.
 """
@@ -108,6 +116,8 @@ class Sdp:
         session_c = media_c = None
         self.port = self.proto = None
         self.crypto = []  # (tag, suite, key+salt bytes, full line)
+        self.rtcp_port = self.rtcp_addr = None  # a=rtcp:PORT [IN IP4 ADDR]
+        self.rtcp_mux = False
         self.ice = [l for l in self.lines if re.match(r"a=(candidate|ice-)", l)]
         self.origin = next((l for l in self.lines if l.startswith("o=")), None)
         in_audio = False
@@ -127,7 +137,26 @@ class Sdp:
                 inline = params.split("inline:", 1)[1]
                 b64, _, lifetime_mki = inline.partition("|")
                 self.crypto.append((int(tag), suite, base64.b64decode(b64), line, lifetime_mki))
+            elif in_audio and line.startswith("a=rtcp:"):
+                parts = line[len("a=rtcp:"):].split()
+                if parts and parts[0].isdigit():
+                    self.rtcp_port = int(parts[0])
+                    if len(parts) >= 4:
+                        self.rtcp_addr = parts[3]
+            elif in_audio and line.strip() == "a=rtcp-mux":
+                self.rtcp_mux = True
         self.addr = media_c or session_c
+
+    def rtcp_dest(self):
+        """Where RTCP for this stream goes: the RTP address with a=rtcp-mux,
+        else a=rtcp's port (and address), else the next port."""
+        if self.port is None:
+            return None
+        if self.rtcp_mux:
+            return (self.addr, self.port)
+        if self.rtcp_port is not None:
+            return (self.rtcp_addr or self.addr, self.rtcp_port)
+        return (self.addr, self.port + 1)
 
 
 RTPMAP = {0: "PCMU/8000", 8: "PCMA/8000"}
@@ -181,12 +210,184 @@ class Plain:
     def unprotect(packet):
         return packet
 
+    protect_rtcp = unprotect_rtcp = protect
+
+
+
+NTP_EPOCH = 2208988800   # seconds from 1900 (NTP) to 1970 (UNIX)
+CLOCK = 8000             # G.711's RTP clock, for jitter and SR timestamps
+
+
+def ntp_now():
+    """The wall clock as a 64-bit NTP timestamp (seconds, fraction)."""
+    t = time.time()
+    sec = int(t)
+    return (sec + NTP_EPOCH) & 0xFFFFFFFF, int((t - sec) * (1 << 32)) & 0xFFFFFFFF
+
+
+class Impairment:
+    """What a bad network does to the RTP a phone sends, seeded so a run
+    repeats: each packet is lost with probability `loss`, and one that is
+    not leaves `delay` after its 20 ms slot, `delay` drawn uniformly from
+    [0, 2 * jitter_ms] ms (mean jitter_ms), in order: a packet never
+    overtakes the one before it, so it leaves at max(its slot + delay, when
+    the previous one left). For every packet, lost or not, one draw decides
+    the loss and one the delay (random.Random(seed)), so a seed gives the
+    same losses whatever the delays. The lost packets' sequence numbers are
+    kept in `dropped` and every packet offered in `offered`, to count."""
+
+    def __init__(self, loss=0.0, jitter_ms=0.0, seed=1):
+        import random
+        self.loss, self.jitter_ms, self.seed = loss, jitter_ms, seed
+        self.rng = random.Random(seed)
+        self.offered = []   # sequence numbers, in order
+        self.dropped = []   # the lost ones
+
+    def draw(self, seq):
+        """(lost, delay in s) for the packet with sequence number seq."""
+        lost = self.rng.random() < self.loss
+        delay = self.rng.uniform(0.0, 2.0 * self.jitter_ms) / 1000.0
+        self.offered.append(seq)
+        if lost:
+            self.dropped.append(seq)
+        return lost, delay
+
+
+class _Locked:
+    """A pylibsrtp session (or Plain) used from several threads (RTP, RTCP):
+    libsrtp's streams are not thread-safe, and cffi lets go of the GIL."""
+
+    def __init__(self, session):
+        self.session, self.lock = session, threading.Lock()
+
+    def __getattr__(self, name):
+        f = getattr(self.session, name)
+
+        def locked(*a):
+            with self.lock:
+                return f(*a)
+        return locked
+
+
+class _Source:
+    """What a receiver keeps of one sender's RTP for its report block
+    (RFC 3550 A.1 sequence and loss counting, A.3 loss, A.8 jitter)."""
+
+    def __init__(self, seq):
+        self.base_seq = self.max_seq = seq
+        self.cycles = self.received = 0
+        self.expected_prior = self.received_prior = 0
+        self.transit = None
+        self.jitter = 0.0   # in timestamp units
+
+    def update(self, seq, ts, arrival):
+        """A packet with seq and RTP timestamp ts arrived at `arrival`
+        (monotonic s)."""
+        udelta = (seq - self.max_seq) & 0xFFFF
+        if udelta < 3000:            # in order, possibly with a gap
+            if seq < self.max_seq:
+                self.cycles += 1 << 16
+            self.max_seq = seq
+        elif udelta <= (1 << 16) - 100:
+            # A big jump: the source restarted (A.1 waits for a second
+            # packet to confirm; a test's stream does not jump by chance).
+            self.__init__(seq)
+        # else a duplicate or a late packet: counted, max_seq stays.
+        self.received += 1
+        transit = int(arrival * CLOCK) - ts
+        if self.transit is not None:
+            d = ((transit - self.transit + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
+            self.jitter += (abs(d) - self.jitter) / 16.0
+        self.transit = transit
+
+    def block(self, ssrc, last_sr, now):
+        """The 24-byte report block about `ssrc`, as of now (monotonic s);
+        last_sr: (LSR, when it arrived) of that sender's last SR, or None.
+        Moves the interval for the next fraction lost."""
+        extended_max = self.cycles + self.max_seq
+        expected = extended_max - self.base_seq + 1
+        lost = max(-0x800000, min(0x7FFFFF, expected - self.received))
+        expected_interval = expected - self.expected_prior
+        received_interval = self.received - self.received_prior
+        self.expected_prior, self.received_prior = expected, self.received
+        lost_interval = expected_interval - received_interval
+        fraction = 0 if expected_interval == 0 or lost_interval <= 0 else \
+            min(255, (lost_interval << 8) // expected_interval)
+        lsr = dlsr = 0
+        if last_sr is not None:
+            lsr = last_sr[0]
+            dlsr = int((now - last_sr[1]) * 65536) & 0xFFFFFFFF
+        return struct.pack("!IB3sIIII", ssrc, fraction, (lost & 0xFFFFFF).to_bytes(3, "big"),
+                           extended_max & 0xFFFFFFFF, int(self.jitter) & 0xFFFFFFFF, lsr, dlsr)
+
+
+def rtcp_sr(ssrc, ntp, rtp_ts, packets, octets, blocks):
+    """A sender report (RFC 3550 6.4.1) with these report blocks."""
+    body = struct.pack("!IIIIII", ssrc, ntp[0], ntp[1], rtp_ts & 0xFFFFFFFF,
+                       packets & 0xFFFFFFFF, octets & 0xFFFFFFFF) + b"".join(blocks)
+    return struct.pack("!BBH", 0x80 | len(blocks), 200, (4 + len(body)) // 4 - 1) + body
+
+
+def rtcp_rr(ssrc, blocks):
+    """A receiver report (RFC 3550 6.4.2)."""
+    body = struct.pack("!I", ssrc) + b"".join(blocks)
+    return struct.pack("!BBH", 0x80 | len(blocks), 201, (4 + len(body)) // 4 - 1) + body
+
+
+def rtcp_sdes_cname(ssrc, cname):
+    """An SDES packet with one chunk: CNAME (RFC 3550 6.5), the item list
+    ended by one to four null octets up to a 32-bit boundary."""
+    items = bytes([1, len(cname)]) + cname
+    chunk = struct.pack("!I", ssrc) + items + b"\0" * (4 - len(items) % 4)
+    return struct.pack("!BBH", 0x81, 202, len(chunk) // 4) + chunk
+
+
+def rtcp_parse(data):
+    """The packets of a compound RTCP packet, as dicts: type (pt), ssrc and
+    for SR/RR the sender info and report blocks. Raises ValueError on a
+    malformed one."""
+    out, i = [], 0
+    while i < len(data):
+        if len(data) - i < 4 or data[i] >> 6 != 2:
+            raise ValueError("bad RTCP header at %d" % i)
+        count, pt, length = data[i] & 0x1F, data[i + 1], struct.unpack("!H", data[i + 2:i + 4])[0]
+        end = i + 4 * (length + 1)
+        if end > len(data):
+            raise ValueError("RTCP packet at %d runs past the end" % i)
+        body = data[i + 4:end]
+        p = {"pt": pt, "count": count}
+        if pt in (200, 201) and len(body) >= 4:
+            p["ssrc"] = struct.unpack("!I", body[:4])[0]
+            off = 4
+            if pt == 200:
+                (p["ntp_sec"], p["ntp_frac"], p["rtp_ts"], p["packets"],
+                 p["octets"]) = struct.unpack("!IIIII", body[4:24])
+                off = 24
+            p["blocks"] = []
+            for _ in range(count):
+                ssrc, fl, lost3, ehs, jit, lsr, dlsr = struct.unpack("!IB3sIIII", body[off:off + 24])
+                lost = int.from_bytes(lost3, "big")
+                if lost & 0x800000:
+                    lost -= 1 << 24
+                p["blocks"].append({"ssrc": ssrc, "fraction": fl, "lost": lost, "ehs": ehs,
+                                    "jitter": jit, "lsr": lsr, "dlsr": dlsr})
+                off += 24
+        elif len(body) >= 4:
+            p["ssrc"] = struct.unpack("!I", body[:4])[0]
+        out.append(p)
+        i = end
+    return out
+
 
 class Media:
     """One RTP endpoint: sends SRTP with our key, unprotects with the peer's
     (or plain RTP both ways when the call has no keys)."""
 
-    def __init__(self, sock, name):
+    def __init__(self, sock, name, rtcp_sock=None, rtcp_interval=None, rtcp_phase=0.0, impair=None):
+        """rtcp_interval (s): send a report every that often, the first
+        rtcp_phase s after start() (None: no RTCP, as before); RTCP goes out
+        of and comes in on rtcp_sock (None: the RTP socket, muxed). impair:
+        an Impairment of the RTP it sends."""
         self.sock = sock
         self.user = name
         self.name = name.encode()[:4].ljust(4, b"_")  # payload tag
@@ -196,6 +397,17 @@ class Media:
         self.rx_errors = []
         self.rx_from = set()
         self.stop = threading.Event()
+        self.rtcp_sock, self.rtcp_interval, self.rtcp_phase = rtcp_sock, rtcp_interval, rtcp_phase
+        self.impair = impair
+        self.rtcp_sent = []      # the plain compound packets sent
+        self.rtcp_got = []       # (monotonic s, parsed packets) of what arrived
+        self.rtcp_errors = []
+        self.rtcp_paused = threading.Event()
+        self.tx_packets = self.tx_octets = 0
+        self.tx_last = None      # (RTP timestamp, monotonic s) of the last packet sent
+        self.sources = {}        # ssrc -> _Source, what we receive
+        self.last_sr = {}        # ssrc -> (LSR, monotonic s it arrived)
+        self.stats_lock = threading.Lock()
 
     @staticmethod
     def payload(name, seq):
@@ -203,8 +415,9 @@ class Media:
         head = name + struct.pack("!I", seq)
         return head + bytes((seq * 7 + i) & 0xFF for i in range(PAYLOAD_LEN - len(head)))
 
-    def start(self, tx_suite, tx_key, rx_suite, rx_key, dest):
-        """Starts receiving; tx_suite None: plain RTP both ways."""
+    def start(self, tx_suite, tx_key, rx_suite, rx_key, dest, rtcp_dest=None):
+        """Starts receiving; tx_suite None: plain RTP both ways. rtcp_dest:
+        where our RTCP goes (with rtcp_interval; None: dest's next port)."""
         import pylibsrtp  # only the media tests need it
 
         def session(suite, key, direction):
@@ -218,8 +431,21 @@ class Media:
         self.tx = session(tx_suite, tx_key, pylibsrtp.Policy.SSRC_ANY_OUTBOUND)
         self.rx = session(rx_suite, rx_key, pylibsrtp.Policy.SSRC_ANY_INBOUND)
         self.dest = dest
+        self.threads = []
+        if self.rtcp_interval is not None or self.impair is not None:
+            self.tx, self.rx = _Locked(self.tx), _Locked(self.rx)
+        if self.impair is not None:
+            self.outq = queue.Queue()
+            self.threads.append(threading.Thread(target=self._delayer, daemon=True))
+        if self.rtcp_interval is not None:
+            self.rtcp_dest = rtcp_dest or (dest[0], dest[1] + 1)
+            if self.rtcp_sock is not None:
+                self.threads.append(threading.Thread(target=self._rtcp_receive, daemon=True))
+            self.threads.append(threading.Thread(target=self._rtcp_sender, daemon=True))
         self.rx_thread = threading.Thread(target=self._receive, daemon=True)
         self.rx_thread.start()
+        for t in self.threads:
+            t.start()
 
     def _receive(self):
         self.sock.settimeout(0.1)
@@ -230,7 +456,12 @@ class Media:
                 continue
             except OSError:
                 return
+            arrival = time.monotonic()
             self.rx_from.add(src)
+            if self.rtcp_interval is not None and len(data) >= 8 \
+                    and data[0] >> 6 == 2 and 200 <= data[1] <= 204:
+                self._rtcp_in(data, src)  # RTCP on a muxed port
+                continue
             if len(data) < 12 or data[0] >> 6 != 2 or 72 <= data[1] & 0x7F <= 79:
                 continue  # not RTP (or RTCP on a muxed port): not what we check
             try:
@@ -240,6 +471,11 @@ class Media:
                 continue
             seq, = struct.unpack("!H", plain[2:4])
             ssrc, = struct.unpack("!I", plain[8:12])
+            if self.rtcp_interval is not None:
+                with self.stats_lock:
+                    if ssrc not in self.sources:
+                        self.sources[ssrc] = _Source(seq)
+                    self.sources[ssrc].update(seq, struct.unpack("!I", plain[4:8])[0], arrival)
             head = 12 + 4 * (plain[0] & 0x0F)
             if plain[0] & 0x10 and len(plain) >= head + 4:
                 # A header extension (RFC 3550 5.3.1), e.g. a browser's mid
@@ -253,8 +489,9 @@ class Media:
         t0 = time.monotonic()
         for seq in range(count):
             hdr = struct.pack("!BBHII", 0x80, (0x80 if seq == 0 else 0) | 0, seq, (ts + 160 * seq) & 0xFFFFFFFF, self.ssrc)
-            self.sock.sendto(self.tx.protect(hdr + self.payload(self.name, seq)), self.dest)
+            self._out(hdr + self.payload(self.name, seq))
             time.sleep(max(0.0, t0 + (seq + 1) * interval - time.monotonic()))
+        self._drain()
 
     def send_tone(self, count, pt, hz, interval=0.02):
         """`count` packets of 20 ms of a `hz` tone, G.711 with payload type `pt`."""
@@ -265,8 +502,9 @@ class Media:
             payload = bytes(ENCODE[pt](x) for x in tone(hz, 160 * seq, 160))
             hdr = struct.pack("!BBHII", 0x80, (0x80 if seq == 0 else 0) | pt, seq,
                               (ts + 160 * seq) & 0xFFFFFFFF, self.ssrc)
-            self.sock.sendto(self.tx.protect(hdr + payload), self.dest)
+            self._out(hdr + payload)
             time.sleep(max(0.0, t0 + (seq + 1) * interval - time.monotonic()))
+        self._drain()
 
     def check_tone(self, peer_name, count, pt, hz):
         """Problems with the tone from peer_name: every packet there, with
@@ -315,11 +553,123 @@ class Media:
                             % (self.user, len(self.rx_errors), self.rx_errors[0]))
         return problems
 
+
+    # --- sending through the impairment, RTCP ---
+
+    def _out(self, packet):
+        """Sends one plain RTP packet, protected. Without RTCP or an
+        impairment exactly as before; with RTCP it is counted for the SR
+        (a packet the impairment loses too: the phone sent it, the network
+        lost it); with an impairment it may be lost or leave late."""
+        if self.rtcp_interval is None and self.impair is None:
+            self.sock.sendto(self.tx.protect(packet), self.dest)
+            return
+        now = time.monotonic()
+        with self.stats_lock:
+            self.tx_packets += 1
+            self.tx_octets += len(packet) - 12 - 4 * (packet[0] & 0x0F)
+            self.tx_last = (struct.unpack("!I", packet[4:8])[0], now)
+        if self.impair is None:
+            self.sock.sendto(self.tx.protect(packet), self.dest)
+            return
+        lost, delay = self.impair.draw(struct.unpack("!H", packet[2:4])[0])
+        if not lost:
+            self.outq.put((now + delay, self.tx.protect(packet)))
+
+    def _delayer(self):
+        """Sends the impaired packets when they are due, in order."""
+        while True:
+            item = self.outq.get()
+            if item is None:
+                self.outq.task_done()
+                return
+            due, data = item
+            time.sleep(max(0.0, due - time.monotonic()))
+            try:
+                self.sock.sendto(data, self.dest)
+            except OSError:
+                pass
+            self.outq.task_done()
+
+    def _drain(self):
+        """Waits until every packet the impairment holds back has left."""
+        if self.impair is not None:
+            self.outq.join()
+
+    def rtcp_pause(self):
+        """Sends no more reports (a phone that is hanging up)."""
+        self.rtcp_paused.set()
+
+    def rtcp_report(self):
+        """Our compound RTCP packet as of now, plain: an SR once we have
+        sent RTP (else an RR), with a report block about the stream we have
+        received most of, then an SDES CNAME."""
+        now = time.monotonic()
+        with self.stats_lock:
+            blocks = []
+            if self.sources:
+                ssrc = max(self.sources, key=lambda x: self.sources[x].received)
+                blocks.append(self.sources[ssrc].block(ssrc, self.last_sr.get(ssrc), now))
+            if self.tx_last is not None:
+                ts, at = self.tx_last
+                first = rtcp_sr(self.ssrc, ntp_now(), ts + int((now - at) * CLOCK), self.tx_packets,
+                                self.tx_octets, blocks)
+            else:
+                first = rtcp_rr(self.ssrc, blocks)
+        return first + rtcp_sdes_cname(self.ssrc, ("%s@sipua" % self.user).encode())
+
+    def _rtcp_sender(self):
+        t0 = time.monotonic() + self.rtcp_phase
+        k = 0
+        while not self.stop.wait(max(0.0, t0 + k * self.rtcp_interval - time.monotonic())):
+            k += 1
+            if self.rtcp_paused.is_set():
+                continue
+            plain = self.rtcp_report()
+            self.rtcp_sent.append(plain)
+            try:
+                muxed = self.rtcp_sock is None or self.rtcp_dest == self.dest
+                (self.sock if muxed else self.rtcp_sock).sendto(self.tx.protect_rtcp(plain), self.rtcp_dest)
+            except OSError:
+                return
+
+    def _rtcp_receive(self):
+        self.rtcp_sock.settimeout(0.1)
+        while not self.stop.is_set():
+            try:
+                data, src = self.rtcp_sock.recvfrom(2048)
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            self._rtcp_in(data, src)
+
+    def _rtcp_in(self, data, src):
+        """An SRTCP packet arrived: unprotected, parsed, an SR's LSR kept."""
+        arrival = time.monotonic()
+        try:
+            packets = rtcp_parse(self.rx.unprotect_rtcp(data))
+        except Exception as e:  # pylibsrtp.Error, ValueError
+            self.rtcp_errors.append("%s (%d bytes from %s)" % (e, len(data), src))
+            return
+        with self.stats_lock:
+            for p in packets:
+                if p["pt"] == 200:
+                    lsr = ((p["ntp_sec"] & 0xFFFF) << 16) | (p["ntp_frac"] >> 16)
+                    self.last_sr[p["ssrc"]] = (lsr, arrival)
+        self.rtcp_got.append((arrival, packets))
+
     def close(self):
         self.stop.set()
+        if hasattr(self, "outq"):
+            self.outq.put(None)
         if hasattr(self, "rx_thread"):
             self.rx_thread.join(1)
+        for t in getattr(self, "threads", ()):
+            t.join(1)
         self.sock.close()
+        if self.rtcp_sock is not None:
+            self.rtcp_sock.close()
 
 
 class CallFailed(Exception):
@@ -334,8 +684,12 @@ class Dialog:
 
 
 class SipUA:
-    def __init__(self, user, proxy, ip="127.0.0.1", codecs=(0, 8), netns=None, srtp=True):
+    def __init__(self, user, proxy, ip="127.0.0.1", codecs=(0, 8), netns=None, srtp=True,
+                 rtcp_interval=None, rtcp_phase=0.0, impair=None):
+        """rtcp_interval, rtcp_phase, impair: RTCP and an impairment of the
+        RTP it sends (see Media); off by default."""
         self.user, self.proxy, self.ip = user, proxy, ip
+        self.rtcp_interval, self.rtcp_phase, self.impair = rtcp_interval, rtcp_phase, impair
         self.codecs = codecs  # payload types offered or answered: 0 PCMU, 8 PCMA
         self.srtp = srtp  # offers SDES-SRTP (else plain RTP)
         self.netns = netns  # its sockets are made in this network namespace
@@ -437,7 +791,7 @@ class SipUA:
     def call(self, callee, with_ice=True, timeout=10.0):
         """Places a call to `callee` (user name at the proxy); returns the dialog
         once the 200 is ACKed."""
-        self.media = Media(self._rtp_socket(), self.user)
+        self.media = self._new_media()
         port = self.media.sock.getsockname()[1]
         keys = [(1, "AES_CM_128_HMAC_SHA1_80"), (2, "AES_CM_128_HMAC_SHA1_32")] if self.srtp else []
         offered = {tag: (suite, new_key(suite)) for tag, suite in keys}
@@ -510,7 +864,7 @@ class SipUA:
         else:
             suite = my_key = peer_key = None
             crypto = []
-        self.media = Media(self._rtp_socket(), self.user)
+        self.media = self._new_media()
         sdp = make_sdp(self.user, self.ip, self.media.sock.getsockname()[1], crypto, codecs=self.codecs)
         d = Dialog(call_id=inv.get("call-id"), local_tag=random_token(),
                    local_uri=uri_of(inv.get("to")), remote_uri=uri_of(inv.get("from")),
@@ -576,10 +930,34 @@ class SipUA:
         s.bind((self.ip, 0))
         return s
 
+    def _rtcp_pair(self):
+        """An RTP socket on an even port and its RTCP socket on the next one,
+        as a phone that does RTCP (without a=rtcp in its SDP) needs."""
+        for _ in range(200):
+            rtp = self._rtp_socket()
+            port = rtp.getsockname()[1]
+            if port % 2 == 0 and port < 65535:
+                with inside(self.netns):
+                    rtcp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                try:
+                    rtcp.bind((self.ip, port + 1))
+                    return rtp, rtcp
+                except OSError:
+                    rtcp.close()
+            rtp.close()
+        raise RuntimeError("%s: no free pair of UDP ports for RTP and RTCP" % self.user)
+
+    def _new_media(self):
+        if self.rtcp_interval is None:
+            return Media(self._rtp_socket(), self.user, impair=self.impair)
+        rtp, rtcp = self._rtcp_pair()
+        return Media(rtp, self.user, rtcp_sock=rtcp, rtcp_interval=self.rtcp_interval,
+                     rtcp_phase=self.rtcp_phase, impair=self.impair)
+
     def start_media(self):
         d = self.dialog
         self.media.start(d.tx[0], d.tx[1], d.rx[0], d.rx[1],
-                         (d.remote_sdp.addr, d.remote_sdp.port))
+                         (d.remote_sdp.addr, d.remote_sdp.port), d.remote_sdp.rtcp_dest())
 
     def close(self):
         self.closed = True
