@@ -125,14 +125,24 @@ def sdp_problems(got, want, cfg):
 
 # --- the rest of a reply -----------------------------------------------------
 
+# Keys whose presence depends on the media that flowed during the capture
+# (the SSRCs the endpoints sent, their call quality): the replay sends none.
+MEDIA_KEYS = {"SSRC"}
+
+
 def compare(got, want, path="reply"):
     """Problems where `got` differs from `want`: strings exactly, numbers only
-    in being numbers, dicts and lists recursively (same keys, same length)."""
+    in being numbers, dicts and lists recursively (same keys, same length);
+    `MEDIA_KEYS` only in their type where both have them."""
     if isinstance(want, dict):
         if not isinstance(got, dict):
             return ["%s: %r, recorded a dictionary" % (path, got)]
         problems = []
         for k in sorted(set(got) | set(want)):
+            if k in MEDIA_KEYS:
+                if k in got and k in want and type(got[k]) is not type(want[k]):
+                    problems.append("%s[%r]: %r, recorded %r" % (path, k, got[k], want[k]))
+                continue
             if k not in got:
                 problems.append("%s: no %r (recorded %r)" % (path, k, want[k]))
             elif k not in want:
