@@ -8,11 +8,14 @@
 //! over the packet time, so one cursor over them is the timer wheel); one
 //! receiver decrypts, checks and accounts. All endpoints of one side share a
 //! socket: the relay tells the calls apart by its own ports, and batched
-//! system calls then serve many calls at once.
+//! system calls then serve many calls at once. With `--rtcp-interval`, each
+//! side has a second socket for RTCP (announced with `a=rtcp`): the sender
+//! sends each endpoint's reports as SRTCP, the receiver reads the relay's.
 
 pub mod account;
 pub mod plot;
 pub mod quality;
+pub mod rtcp;
 pub mod sweep;
 pub mod webrtc;
 
@@ -20,7 +23,7 @@ use crate::relay::sys::{self, Received, RecvScratch, SendScratch, BATCH};
 use account::{extend_seq, Delays, StreamRx};
 use clap::Args;
 use crossbeam_channel::{unbounded, Receiver, Sender};
-use rand::{rngs::OsRng, TryRngCore};
+use rand::{rngs::OsRng, Rng, SeedableRng, TryRngCore};
 use srtp::{Context, CpuEngine, Suite};
 use srtpgate_codec::Registry;
 use srtpgate_ng::Value;
@@ -157,6 +160,19 @@ pub struct LoadgenArgs {
     /// The share of calls that --play-media plays to (every 1/share-th call).
     #[arg(long, default_value_t = 0.1)]
     pub play_share: f64,
+    /// Every endpoint sends RTCP as a phone does, every SECONDS (0: none): a
+    /// compound of an SR (NTP time from the wall clock, the RTP time on the
+    /// stream's clock, packets and octets sent) with one report block on the
+    /// stream it receives (fraction and cumulative lost, extended highest
+    /// sequence number, RFC 3550 interarrival jitter, LSR/DLSR of the last
+    /// SR received), and an SDES CNAME, as SRTCP under the leg's SRTP key.
+    /// The first at a random offset within the interval (a seeded generator:
+    /// the same offsets every run). It goes to the relay's RTCP port from its
+    /// SDP (`a=rtcp`, else the RTP port + 1; the RTP port under rtcp-mux, as
+    /// the --webrtc caller has); the endpoints announce their own RTCP socket
+    /// with `a=rtcp`, and read the SRTCP the relay sends them there.
+    #[arg(long, default_value_t = 5.0, value_name = "SECONDS")]
+    pub rtcp_interval: f64,
     /// The relay's process (when known: a sweep started it), for its CPU
     /// time; otherwise found through the NG port in /proc.
     #[arg(skip)]
@@ -167,16 +183,19 @@ pub struct LoadgenArgs {
     pub relay_cores: Vec<usize>,
 }
 
-/// One sender/receiver pair with its two endpoint sockets.
+/// One sender/receiver pair with its endpoint sockets: RTP of side 0 and
+/// side 1, then (with RTCP) RTCP of side 0 and side 1.
 struct Group {
     ports: Vec<u16>,
+    /// The RTCP sockets' ports (none without RTCP).
+    rtcp_ports: Vec<u16>,
     /// The sockets' inodes (their kernel drop counts, /proc/net/udp).
     inodes: Vec<u64>,
     /// With --webrtc: the browser on the caller socket.
     browser: Option<webrtc::Browser>,
     tx: Sender<TxMsg>,
     rx: Sender<RxLeg>,
-    sender: std::thread::JoinHandle<Vec<u64>>,
+    sender: std::thread::JoinHandle<(Vec<u64>, u64)>,
     receiver: std::thread::JoinHandle<RxResult>,
 }
 
@@ -185,19 +204,24 @@ impl Group {
         args: &LoadgenArgs,
         g: usize,
         legs: usize,
-        epoch: Instant,
+        clock: Clock,
         window: Arc<Window>,
         live: Arc<Live>,
         audio: Option<Arc<Audio>>,
     ) -> Result<Group, String> {
-        let socks: Vec<UdpSocket> = (0..2)
+        let rtcp_ns = rtcp_interval_ns(args.rtcp_interval)?;
+        let socks: Vec<UdpSocket> = (0..if rtcp_ns.is_some() { 4 } else { 2 })
             .map(|_| {
                 let s = UdpSocket::bind(SocketAddr::new(args.local, 0)).map_err(|e| format!("endpoint socket: {e}"))?;
                 set_buffers(&s, 64 << 20);
                 Ok(s)
             })
             .collect::<Result<_, String>>()?;
-        let ports: Vec<u16> = socks.iter().map(|s| s.local_addr().map(|a| a.port()).unwrap_or(0)).collect();
+        let mut ports: Vec<u16> = socks.iter().map(|s| s.local_addr().map(|a| a.port()).unwrap_or(0)).collect();
+        let rtcp_ports = ports.split_off(2);
+        // What each leg's receiver has seen, for its endpoint's reports.
+        let shared: Arc<Vec<rtcp::Shared>> =
+            Arc::new(if rtcp_ns.is_some() { (0..legs).map(|_| rtcp::Shared::default()).collect() } else { Vec::new() });
         let inodes = socks.iter().filter_map(socket_inode).collect();
         let (tx, tx_rx) = unbounded::<TxMsg>();
         let (rx, rx_rx) = unbounded::<RxLeg>();
@@ -221,20 +245,65 @@ impl Group {
         };
         // RTP clock of each side's codec (a leg sends and receives its own).
         let clocks = audio.as_ref().map_or([8000u64; 2], |a| a.codecs.clone().map(|f| f.clock_rate as u64));
+        let reports = Reports { interval_ns: rtcp_ns, shared: shared.clone(), seed: RTCP_SEED + g as u64 };
         let sender = std::thread::Builder::new()
             .name(format!("lg-send-{g}"))
-            .spawn(move || sender(send_socks, tx_rx, legs, period, payload, epoch, w2, l2, a2, t2))
+            .spawn(move || sender(send_socks, tx_rx, legs, period, payload, clock, w2, l2, a2, t2, reports))
             .map_err(|e| e.to_string())?;
         let receiver = std::thread::Builder::new()
             .name(format!("lg-recv-{g}"))
-            .spawn(move || receiver(socks, rx_rx, legs, epoch, window, clocks, live, times, signals))
+            .spawn(move || receiver(socks, rx_rx, legs, clock, window, clocks, live, times, signals, shared))
             .map_err(|e| e.to_string())?;
-        Ok(Group { ports, inodes, browser, tx, rx, sender, receiver })
+        Ok(Group { ports, rtcp_ports, inodes, browser, tx, rx, sender, receiver })
     }
 }
 
 /// Send times kept per leg (a ring by sequence number).
 const TIMES: usize = 256;
+
+/// Seed of the RTCP offsets (plus the group's index).
+const RTCP_SEED: u64 = 0x5254_4350;
+
+/// The run's clock: its start, and the wall-clock time then (ns since the
+/// Unix epoch), from which RTCP's NTP times are counted.
+#[derive(Clone, Copy)]
+struct Clock {
+    epoch: Instant,
+    wall_ns: u64,
+}
+
+impl Clock {
+    fn start() -> Clock {
+        let wall = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+        Clock { epoch: Instant::now(), wall_ns: wall.as_nanos() as u64 }
+    }
+
+    /// ns since the start.
+    fn elapsed(&self) -> u64 {
+        self.epoch.elapsed().as_nanos() as u64
+    }
+
+    /// The NTP time of `t` ns since the start.
+    fn ntp(&self, t: u64) -> u64 {
+        rtcp::ntp(self.wall_ns + t)
+    }
+}
+
+/// `--rtcp-interval` in ns, `None` for 0 (no RTCP).
+fn rtcp_interval_ns(secs: f64) -> Result<Option<u64>, String> {
+    if !secs.is_finite() || !(0.0..=3600.0).contains(&secs) {
+        return Err(format!("loadgen: --rtcp-interval {secs}: 0 (none) to 3600 seconds"));
+    }
+    Ok((secs > 0.0).then(|| ((secs * 1e9) as u64).max(1_000_000)))
+}
+
+/// The sender's RTCP: the interval, what the receiver publishes per leg, and
+/// the seed of the first reports' offsets.
+struct Reports {
+    interval_ns: Option<u64>,
+    shared: Arc<Vec<rtcp::Shared>>,
+    seed: u64,
+}
 
 /// Real audio for the legs: one second of a speech-like signal encoded in
 /// the caller's codec (side 0) and the callee's (side 1), frame by frame.
@@ -392,20 +461,40 @@ fn reply_sdp(v: &Value, what: &str) -> Result<String, String> {
     }
 }
 
-fn endpoint_sdp(id: u64, ip: IpAddr, port: u16, crypto: &CryptoAttr, codec: Option<&Format>) -> String {
+/// An SDES endpoint's SDP; `rtcp`: its RTCP port (`a=rtcp`, RFC 3605).
+fn endpoint_sdp(
+    id: u64,
+    ip: IpAddr,
+    port: u16,
+    rtcp: Option<u16>,
+    crypto: &CryptoAttr,
+    codec: Option<&Format>,
+) -> String {
     let fam = if ip.is_ipv6() { "IP6" } else { "IP4" };
     let (pt, map) = match codec {
         Some(f) => (f.pt, f.rtpmap()),
         None => (0, "0 PCMU/8000".to_string()),
     };
     let fmtp = codec.and_then(|f| f.fmtp.as_ref()).map_or_else(String::new, |p| format!("a=fmtp:{pt} {p}\r\n"));
+    let rtcp = rtcp.map_or_else(String::new, |p| format!("a=rtcp:{p}\r\n"));
     format!(
-        "v=0\r\no=- {id} 1 IN {fam} {ip}\r\ns=-\r\nc=IN {fam} {ip}\r\nt=0 0\r\nm=audio {port} RTP/SAVP {pt}\r\na=rtpmap:{map}\r\n{fmtp}a=ptime:20\r\na=sendrecv\r\na=crypto:{crypto}\r\n"
+        "v=0\r\no=- {id} 1 IN {fam} {ip}\r\ns=-\r\nc=IN {fam} {ip}\r\nt=0 0\r\nm=audio {port} RTP/SAVP {pt}\r\na=rtpmap:{map}\r\n{fmtp}a=ptime:20\r\na=sendrecv\r\n{rtcp}a=crypto:{crypto}\r\n"
     )
 }
 
-/// The relay's address, port and crypto lines, from an SDP it wrote.
-fn relay_side(sdp: &str) -> Result<(SocketAddr, Vec<CryptoAttr>), String> {
+/// Where the relay takes an SDES endpoint's media, from an SDP it wrote.
+struct RelaySide {
+    /// RTP.
+    rtp: SocketAddr,
+    /// RTCP: `a=rtcp` (RFC 3605), else the RTP port + 1. The endpoints offer
+    /// no rtcp-mux, so an `a=rtcp-mux` of the relay's does not apply.
+    rtcp: SocketAddr,
+    /// Its crypto lines.
+    crypto: Vec<CryptoAttr>,
+}
+
+/// The relay's addresses and crypto lines, from an SDP it wrote.
+fn relay_side(sdp: &str) -> Result<RelaySide, String> {
     let s = Sdp::parse(sdp).map_err(|e| format!("relay SDP: {e}"))?;
     let m = s.media().first().ok_or("relay SDP without media")?;
     let ip = s.media_connection(0).ok_or("relay SDP without address")?;
@@ -413,7 +502,11 @@ fn relay_side(sdp: &str) -> Result<(SocketAddr, Vec<CryptoAttr>), String> {
     if c.is_empty() {
         return Err("relay SDP without a usable a=crypto".into());
     }
-    Ok((SocketAddr::new(ip, m.port()), c))
+    let rtcp = match m.rtcp() {
+        Some((port, addr)) => SocketAddr::new(addr.unwrap_or(ip), port),
+        None => SocketAddr::new(ip, m.port().wrapping_add(1)),
+    };
+    Ok(RelaySide { rtp: SocketAddr::new(ip, m.port()), rtcp, crypto: c })
 }
 
 /// The line the callee answers: never one that carries the caller's own key
@@ -450,12 +543,27 @@ struct TxLeg {
     /// Its packets count towards loss (not: the relay plays a prompt in
     /// their place).
     counted: bool,
+    /// Its endpoint's RTCP (none without --rtcp-interval).
+    rtcp: Option<RtcpTx>,
+}
+
+/// Where an endpoint's RTCP goes and what it calls itself.
+struct RtcpTx {
+    /// The group's socket it leaves from (the RTP one under rtcp-mux).
+    sock: usize,
+    /// The relay's RTCP address for the leg.
+    to: SocketAddr,
+    /// SDES CNAME.
+    cname: Box<[u8]>,
 }
 
 /// A leg ready to receive: the relay port packets come from, and its context.
 struct RxLeg {
     leg: usize,
     from_port: u16,
+    /// The relay's RTCP port that its SRTCP comes from to the side's RTCP
+    /// socket (none under rtcp-mux: it comes from `from_port`).
+    rtcp_port: Option<u16>,
     side: usize,
     ctx: Context<CpuEngine>,
     /// It hears a prompt (--play-media): its packets are counted apart.
@@ -491,7 +599,9 @@ pub fn run_load(args: &LoadgenArgs) -> Result<serde_json::Value, String> {
     };
     let live = Arc::new(Live::default());
     let threads = args.threads.clamp(1, 64).min(args.calls);
-    let epoch = Instant::now();
+    let rtcp_ns = rtcp_interval_ns(args.rtcp_interval)?;
+    let clock = Clock::start();
+    let epoch = clock.epoch;
     let window =
         Arc::new(Window { start: AtomicU64::new(0), end: AtomicU64::new(u64::MAX), stop: AtomicBool::new(false) });
     let audio = match &args.codec {
@@ -510,7 +620,7 @@ pub fn run_load(args: &LoadgenArgs) -> Result<serde_json::Value, String> {
     let mut groups = Vec::with_capacity(threads);
     for g in 0..threads {
         let calls_g = args.calls.div_ceil(threads);
-        groups.push(Group::start(args, g, 2 * calls_g, epoch, window.clone(), live.clone(), audio.clone())?);
+        groups.push(Group::start(args, g, 2 * calls_g, clock, window.clone(), live.clone(), audio.clone())?);
     }
     let _ = legs;
 
@@ -541,6 +651,7 @@ pub fn run_load(args: &LoadgenArgs) -> Result<serde_json::Value, String> {
             sub,
             args.local,
             &g.ports,
+            &g.rtcp_ports,
             suite,
             legs,
             audio.as_deref(),
@@ -663,9 +774,12 @@ pub fn run_load(args: &LoadgenArgs) -> Result<serde_json::Value, String> {
         pb.finish_and_clear();
     }
     let mut sent: Vec<u64> = Vec::new();
+    let mut rtcp_sent = 0;
     let mut rx = RxResult::empty();
     for g in groups {
-        sent.extend(g.sender.join().map_err(|_| "sender thread panicked")?);
+        let (s, r) = g.sender.join().map_err(|_| "sender thread panicked")?;
+        sent.extend(s);
+        rtcp_sent += r;
         rx.merge(g.receiver.join().map_err(|_| "receiver thread panicked")?);
     }
     // Tear down.
@@ -688,7 +802,20 @@ pub fn run_load(args: &LoadgenArgs) -> Result<serde_json::Value, String> {
         (Some((b, _)), Some((a, _))) => Some((a - b) / secs),
         _ => None,
     };
-    let result = serde_json::json!({
+    let rtcp_json = serde_json::json!({
+        "interval_s": rtcp_ns.map_or(0.0, |ns| ns as f64 / 1e9),
+        "sent": rtcp_sent,
+        "received": rx.rtcp.received,
+        "auth_failures": rx.rtcp.auth_failures,
+        "report_blocks_received": rx.rtcp.blocks,
+        // The endpoints' round trips through the relay (A − LSR − DLSR).
+        "rtt_us": {
+            "count": rx.rtcp.rtt_n,
+            "mean": (rx.rtcp.rtt_n > 0).then(|| to_us(rx.rtcp.rtt_sum) / rx.rtcp.rtt_n as f64),
+            "max": (rx.rtcp.rtt_n > 0).then(|| to_us(rx.rtcp.rtt_max as u64)),
+        },
+    });
+    let mut result = serde_json::json!({
         "calls": calls_up,
         "subscribers": subscribers,
         "call_seconds": if call_secs > 0.0 { Some(call_secs) } else { None },
@@ -739,6 +866,7 @@ pub fn run_load(args: &LoadgenArgs) -> Result<serde_json::Value, String> {
         "relay_delay_us": relay_window(relay_before.as_ref(), relay_after.as_ref()),
         "relay_statistics_after": relay_after.as_ref().map(value_json),
     });
+    result["rtcp"] = rtcp_json;
     if !args.quiet {
         eprintln!(
             "loadgen: {} calls, {:.0} packets/s, loss {:.4} %, delay p50 {} p99 {} max {}{}",
@@ -753,6 +881,11 @@ pub fn run_load(args: &LoadgenArgs) -> Result<serde_json::Value, String> {
         );
     }
     Ok(result)
+}
+
+/// A time in 1/65536 s in µs.
+fn to_us(units: u64) -> f64 {
+    units as f64 * 1e6 / 65_536.0
 }
 
 /// A delay for a summary line: `110 µs`, or `n/a` when no packet was
@@ -924,7 +1057,8 @@ fn value_json(v: &Value) -> serde_json::Value {
 }
 
 /// Offer and answer for call `i`: side 0 (caller) and side 1 (callee)
-/// endpoints share the two sockets; each leg gets its own fresh key.
+/// endpoints share the two sockets (and the two RTCP sockets of
+/// `rtcp_ports`, when there are); each leg gets its own fresh key.
 #[allow(clippy::too_many_arguments)]
 fn setup_call(
     ng: &mut NgClient,
@@ -933,6 +1067,7 @@ fn setup_call(
     sub: usize,
     ip: IpAddr,
     ports: &[u16],
+    rtcp_ports: &[u16],
     suite: Suite,
     (tx, rx, browser): (&Sender<TxMsg>, &Sender<RxLeg>, Option<&webrtc::Browser>),
     audio: Option<&Audio>,
@@ -944,7 +1079,10 @@ fn setup_call(
         .with("command", "offer")
         .with("call-id", call_id)
         .with("from-tag", format!("sub{sub}-{call_id}"))
-        .with("sdp", endpoint_sdp(2 * i as u64, ip, ports[0], &a_key, audio.map(|a| &a.codecs[0])))
+        .with(
+            "sdp",
+            endpoint_sdp(2 * i as u64, ip, ports[0], rtcp_ports.first().copied(), &a_key, audio.map(|a| &a.codecs[0])),
+        )
         .with("ICE", "remove")
         .with("transport-protocol", "RTP/SAVP")
         .with("replace", vec![Value::from("origin"), Value::from("session-connection")]);
@@ -980,8 +1118,8 @@ fn setup_call(
         }
         None => None,
     };
-    let (relay_b, lines_b) = relay_side(&to_b)?;
-    let relay_key_b = pick_line(&lines_b, &a_key, suite)
+    let side_b = relay_side(&to_b)?;
+    let relay_key_b = pick_line(&side_b.crypto, &a_key, suite)
         .ok_or("the relay offered the callee only the caller's own key (SRTP passed through, not re-keyed)")?;
     // The callee answers with the relay's tag for the suite it picked, and a
     // key of its own.
@@ -992,39 +1130,68 @@ fn setup_call(
         .with("call-id", call_id)
         .with("from-tag", format!("sub{sub}-{call_id}"))
         .with("to-tag", format!("sub{}-{call_id}", sub + 1))
-        .with("sdp", endpoint_sdp(2 * i as u64 + 1, ip, ports[1], &b_ans, b_codec.as_ref()))
+        .with("sdp", endpoint_sdp(2 * i as u64 + 1, ip, ports[1], rtcp_ports.get(1).copied(), &b_ans, b_codec.as_ref()))
         .with("ICE", "remove")
         .with("transport-protocol", "RTP/SAVP")
         .with("replace", vec![Value::from("origin"), Value::from("session-connection")]);
     let answer = if browser.is_some() { webrtc::Browser::answer_options(answer) } else { answer };
     let to_a = reply_sdp(&ng.call(&answer)?, "answer")?;
-    // The caller's contexts and the relay's address for it: from the SDES
-    // answer, or from ICE and the DTLS handshake.
-    let (relay_a, a_tx, a_rx) = match browser {
+    // The caller's contexts and the relay's addresses for it: from the SDES
+    // answer, or from ICE and the DTLS handshake (rtcp-mux: RTCP on the RTP
+    // address).
+    let (relay_a, relay_a_rtcp, a_mux, a_tx, a_rx) = match browser {
         Some(b) => {
             let c = b.connect(&to_a)?;
-            (c.relay, c.tx, c.rx)
+            (c.relay, c.relay, true, c.tx, c.rx)
         }
         None => {
-            let (relay_a, lines_a) = relay_side(&to_a)?;
-            let relay_key_a = lines_a
+            let side_a = relay_side(&to_a)?;
+            let relay_key_a = side_a
+                .crypto
                 .into_iter()
                 .find(|c| c.tag == a_key.tag)
                 .ok_or("the answer has no crypto line with the caller's tag")?;
-            (relay_a, context(&a_key)?, context(&relay_key_a)?)
+            (side_a.rtp, side_a.rtcp, false, context(&a_key)?, context(&relay_key_a)?)
         }
     };
     let (la, lb) = (2 * i, 2 * i + 1);
-    let send = |leg, ctx: Context<CpuEngine>, to, pt, counted| -> Result<(), String> {
-        let ssrc = rand::random::<u32>() | 1;
-        tx.send(TxMsg::Add(Box::new(TxLeg { leg, ctx, to, ssrc, pt, counted }))).map_err(|_| "sender gone".to_string())
+    let rtcp_on = rtcp_ports.len() == 2;
+    // An endpoint's RTCP: from its side's RTCP socket (the RTP one under
+    // rtcp-mux) to the relay's RTCP address.
+    let rtcp_tx = |side: usize, mux: bool, to: SocketAddr, ssrc: u32| {
+        rtcp_on.then(|| RtcpTx {
+            sock: if mux { side } else { 2 + side },
+            to,
+            cname: format!("{ssrc:08x}@{ip}").into_bytes().into_boxed_slice(),
+        })
     };
+    let send = |leg, ctx: Context<CpuEngine>, to, pt, counted, rtcp: (bool, SocketAddr)| -> Result<(), String> {
+        let ssrc = rand::random::<u32>() | 1;
+        let rtcp = rtcp_tx(leg % 2, rtcp.0, rtcp.1, ssrc);
+        tx.send(TxMsg::Add(Box::new(TxLeg { leg, ctx, to, ssrc, pt, counted, rtcp })))
+            .map_err(|_| "sender gone".to_string())
+    };
+    let rtcp_port = |mux: bool, at: SocketAddr| (rtcp_on && !mux).then_some(at.port());
     // The receiver first (side 0 receives from the relay's port for side 0
     // with the relay's key for it), so no packet arrives before its leg.
-    rx.send(RxLeg { leg: la, from_port: relay_a.port(), side: 0, ctx: a_rx, played: false })
-        .map_err(|_| "receiver gone")?;
-    rx.send(RxLeg { leg: lb, from_port: relay_b.port(), side: 1, ctx: context(&relay_key_b)?, played: play.is_some() })
-        .map_err(|_| "receiver gone")?;
+    rx.send(RxLeg {
+        leg: la,
+        from_port: relay_a.port(),
+        rtcp_port: rtcp_port(a_mux, relay_a_rtcp),
+        side: 0,
+        ctx: a_rx,
+        played: false,
+    })
+    .map_err(|_| "receiver gone")?;
+    rx.send(RxLeg {
+        leg: lb,
+        from_port: side_b.rtp.port(),
+        rtcp_port: rtcp_port(false, side_b.rtcp),
+        side: 1,
+        ctx: context(&relay_key_b)?,
+        played: play.is_some(),
+    })
+    .map_err(|_| "receiver gone")?;
     if let Some(file) = play {
         // The callee hears the prompt, repeated for as long as the relay
         // allows (a day), in place of the caller.
@@ -1040,8 +1207,8 @@ fn setup_call(
             return Err(format!("play media: {}", r.get("error-reason").and_then(Value::as_str).unwrap_or("?")));
         }
     }
-    send(la, a_tx, relay_a, audio.map_or(0, |a| a.codecs[0].pt), play.is_none())?;
-    send(lb, context(&b_ans)?, relay_b, b_codec.map_or(0, |f| f.pt), true)?;
+    send(la, a_tx, relay_a, audio.map_or(0, |a| a.codecs[0].pt), play.is_none(), (a_mux, relay_a_rtcp))?;
+    send(lb, context(&b_ans)?, side_b.rtp, b_codec.map_or(0, |f| f.pt), true, (false, side_b.rtcp))?;
     Ok(relay_key_b.suite)
 }
 
@@ -1092,6 +1259,22 @@ fn delete(ng: &mut NgClient, id: &str) -> bool {
     r.ok().and_then(|v| v.get("result").and_then(Value::as_str).map(|s| s == "ok")) == Some(true)
 }
 
+/// A sending leg and its stream's state.
+struct TxSlot {
+    leg: TxLeg,
+    seq: u16,
+    ts: u32,
+    /// Packets and payload octets sent (the SR's counts).
+    packets: u32,
+    octets: u32,
+    /// When its endpoint's next RTCP is due (ns since the start; never
+    /// without RTCP).
+    rtcp_due: u64,
+    reporter: rtcp::Reporter,
+}
+
+/// Paces every leg's packets (and its endpoint's RTCP); returns the packets
+/// sent in the window per leg, and the RTCP packets sent.
 #[allow(clippy::too_many_arguments)]
 fn sender(
     socks: Vec<UdpSocket>,
@@ -1099,22 +1282,28 @@ fn sender(
     legs: usize,
     period: Duration,
     payload: usize,
-    epoch: Instant,
+    clock: Clock,
     window: Arc<Window>,
     live: Arc<Live>,
     audio: Option<Arc<Audio>>,
     times: Arc<Vec<AtomicU64>>,
-) -> Vec<u64> {
-    let mut slots: Vec<Option<(TxLeg, u16, u32)>> = (0..legs).map(|_| None).collect();
+    reports: Reports,
+) -> (Vec<u64>, u64) {
+    let mut slots: Vec<Option<TxSlot>> = (0..legs).map(|_| None).collect();
     let mut sent_in_window = vec![0u64; legs];
+    let mut rtcp_sent = 0u64;
     let mut scratch = SendScratch::new();
     let biggest = audio.as_ref().map_or(payload, |a| a.frames.iter().flatten().map(Vec::len).max().unwrap_or(payload));
-    let mut out: Vec<Vec<u8>> = (0..BATCH).map(|_| vec![0u8; 12 + biggest + srtp::MAX_TRAILER_LEN]).collect();
+    let out_len = (12 + biggest + srtp::MAX_TRAILER_LEN).max(rtcp::MAX_COMPOUND + srtp::MAX_RTCP_TRAILER_LEN);
+    let mut out: Vec<Vec<u8>> = (0..BATCH).map(|_| vec![0u8; out_len]).collect();
     let mut lens = [0usize; BATCH];
     let mut dest: [(usize, SocketAddr); BATCH] = [(0, SocketAddr::from(([0, 0, 0, 0], 0))); BATCH];
     let mut plain = vec![0u8; 12 + biggest];
+    let mut report = [0u8; rtcp::MAX_COMPOUND];
     let period_ns = period.as_nanos() as u64;
     let mut wheel = Wheel::new(period_ns, legs);
+    // The first reports' offsets within the interval: the same every run.
+    let mut rng = rand::rngs::StdRng::seed_from_u64(reports.seed);
     // Cursor of the timer wheel: leg `cur` sends at `round * period + cur * step`.
 
     while !window.stop.load(Relaxed) {
@@ -1122,22 +1311,34 @@ fn sender(
             match m {
                 TxMsg::Add(l) if l.leg < legs => {
                     let i = l.leg;
-                    slots[i] = Some((*l, rand::random(), rand::random()));
+                    let rtcp_due = match (&l.rtcp, reports.interval_ns) {
+                        (Some(_), Some(every)) => clock.elapsed() + rng.random_range(0..every),
+                        _ => u64::MAX,
+                    };
+                    slots[i] = Some(TxSlot {
+                        leg: *l,
+                        seq: rand::random(),
+                        ts: rand::random(),
+                        packets: 0,
+                        octets: 0,
+                        rtcp_due,
+                        reporter: rtcp::Reporter::default(),
+                    });
                 }
                 TxMsg::Remove(i) if i < legs => slots[i] = None,
                 _ => {}
             }
         }
-        let now = epoch.elapsed().as_nanos() as u64;
+        let now = clock.elapsed();
         let mut n = 0;
         loop {
             let (due, cur) = (wheel.due(), wheel.leg());
             if due > now || n == BATCH {
                 break;
             }
-            if let Some((leg, seq, ts)) = slots[cur].as_mut() {
+            if let Some(TxSlot { leg, seq, ts, packets, octets, rtcp_due, reporter }) = slots[cur].as_mut() {
                 // Payload: send time (ns since the run's start), leg, filler.
-                let t = epoch.elapsed().as_nanos() as u64;
+                let t = clock.elapsed();
                 plain[0] = 0x80;
                 plain[1] = leg.pt;
                 plain[2..4].copy_from_slice(&seq.to_be_bytes());
@@ -1161,27 +1362,51 @@ fn sender(
                         plain.len()
                     }
                 };
-                if let Ok(len) = leg.ctx.protect_rtp(&plain[..len], &mut out[n]) {
-                    lens[n] = len;
+                if let Ok(out_len) = leg.ctx.protect_rtp(&plain[..len], &mut out[n]) {
+                    lens[n] = out_len;
                     dest[n] = (leg.leg % 2, leg.to);
                     live.sent.fetch_add(1, Relaxed);
                     if t >= window.start.load(Relaxed) && window.start.load(Relaxed) > 0 && t < window.end.load(Relaxed)
                     {
                         sent_in_window[leg.leg] += u64::from(leg.counted);
                     }
+                    *packets = packets.wrapping_add(1);
+                    *octets = octets.wrapping_add((len - 12) as u32);
                     n += 1;
                 }
+                // The endpoint's report, at the instant of this packet (its
+                // RTP time is the packet's); a full batch puts it off a
+                // packet time.
+                if *rtcp_due <= t && n < BATCH {
+                    if let (Some(r), Some(every)) = (&leg.rtcp, reports.interval_ns) {
+                        // Every interval after the first; one late by more
+                        // than an interval (a stalled sender) starts afresh.
+                        let next = rtcp_due.saturating_add(every);
+                        *rtcp_due = if next > t { next } else { t.saturating_add(every) };
+                        let info =
+                            rtcp::SenderInfo { ntp: clock.ntp(t), rtp_ts: *ts, packets: *packets, octets: *octets };
+                        let seen = reports.shared.get(leg.leg).map(rtcp::Shared::read).unwrap_or_default();
+                        let block = reporter.block(&seen, rtcp::mid(info.ntp));
+                        let len = rtcp::write_compound(&mut report, leg.ssrc, &info, block.as_ref(), &r.cname);
+                        if let Ok(out_len) = leg.ctx.protect_rtcp(&report[..len], &mut out[n]) {
+                            lens[n] = out_len;
+                            dest[n] = (r.sock, r.to);
+                            rtcp_sent += 1;
+                            n += 1;
+                        }
+                    }
+                }
                 *seq = seq.wrapping_add(1);
-                let clock = audio.as_ref().map_or(8000, |a| a.codecs[leg.leg % 2].clock_rate as u64);
-                *ts = ts.wrapping_add((period_ns * clock / 1_000_000_000) as u32);
+                let clock_rate = audio.as_ref().map_or(8000, |a| a.codecs[leg.leg % 2].clock_rate as u64);
+                *ts = ts.wrapping_add((period_ns * clock_rate / 1_000_000_000) as u32);
             }
             wheel.advance();
         }
-        // Send per socket (legs alternate sides; one sendmmsg per side).
-        for (side, sock) in socks.iter().enumerate() {
+        // Send per socket (legs alternate sides; one sendmmsg per socket).
+        for (i, sock) in socks.iter().enumerate() {
             let mut msgs: [(&[u8], SocketAddr); BATCH] = [(&[][..], dest[0].1); BATCH];
             let mut m = 0;
-            for k in (0..n).filter(|&k| dest[k].0 == side) {
+            for k in (0..n).filter(|&k| dest[k].0 == i) {
                 msgs[m] = (&out[k][..lens[k]], dest[k].1);
                 m += 1;
             }
@@ -1198,13 +1423,13 @@ fn sender(
             // meanwhile leave together, up to 200 µs late, each stamped with
             // its real send time (what the delay is measured from).
             let next = wheel.due();
-            let now = epoch.elapsed().as_nanos() as u64;
+            let now = clock.elapsed();
             if next > now {
                 std::thread::sleep(Duration::from_nanos((next - now).clamp(200_000, 1_000_000)));
             }
         }
     }
-    sent_in_window
+    (sent_in_window, rtcp_sent)
 }
 
 impl RxResult {
@@ -1217,6 +1442,7 @@ impl RxResult {
             auth_failures: 0,
             unknown: 0,
             played: 0,
+            rtcp: RtcpRx::default(),
         }
     }
 
@@ -1228,6 +1454,31 @@ impl RxResult {
         self.auth_failures += o.auth_failures;
         self.unknown += o.unknown;
         self.played += o.played;
+        self.rtcp.merge(&o.rtcp);
+    }
+}
+
+/// The SRTCP the endpoints received (the whole run).
+#[derive(Clone, Copy, Debug, Default)]
+struct RtcpRx {
+    received: u64,
+    auth_failures: u64,
+    /// Report blocks in it.
+    blocks: u64,
+    /// Round trips from those with an LSR, in 1/65536 s.
+    rtt_n: u64,
+    rtt_sum: u64,
+    rtt_max: u32,
+}
+
+impl RtcpRx {
+    fn merge(&mut self, o: &RtcpRx) {
+        self.received += o.received;
+        self.auth_failures += o.auth_failures;
+        self.blocks += o.blocks;
+        self.rtt_n += o.rtt_n;
+        self.rtt_sum += o.rtt_sum;
+        self.rtt_max = self.rtt_max.max(o.rtt_max);
     }
 }
 
@@ -1241,19 +1492,28 @@ struct RxResult {
     unknown: u64,
     /// Packets of legs that hear a prompt, in the window.
     played: u64,
+    rtcp: RtcpRx,
 }
 
-/// Takes the legs of newly set up calls.
+/// Takes the legs of newly set up calls. `by_port`: the leg by the relay's
+/// port, per socket (RTP of side 0 and 1, then RTCP of side 0 and 1).
 fn add_legs(
     new_legs: &Receiver<RxLeg>,
     by_port: &mut [Vec<u32>],
     ctxs: &mut [Option<Context<CpuEngine>>],
     played: &mut [bool],
+    shared: &[rtcp::Shared],
     r: &mut RxResult,
 ) {
     for l in new_legs.try_iter() {
         if l.leg < ctxs.len() && l.side < 2 {
             by_port[l.side][l.from_port as usize] = l.leg as u32;
+            if let (Some(port), Some(table)) = (l.rtcp_port, by_port.get_mut(2 + l.side)) {
+                table[port as usize] = l.leg as u32;
+            }
+            if let Some(s) = shared.get(l.leg) {
+                s.reset();
+            }
             ctxs[l.leg] = Some(l.ctx);
             played[l.leg] = l.played;
             // A new call in this slot: keep the old stream's counts.
@@ -1270,17 +1530,18 @@ fn receiver(
     socks: Vec<UdpSocket>,
     new_legs: Receiver<RxLeg>,
     legs: usize,
-    epoch: Instant,
+    clock: Clock,
     window: Arc<Window>,
     clocks: [u64; 2],
     live: Arc<Live>,
     times: Arc<Vec<AtomicU64>>,
     signals: Option<Sender<webrtc::Signal>>,
+    shared: Arc<Vec<rtcp::Shared>>,
 ) -> RxResult {
     // The last half second's delays, 10 µs buckets up to 100 ms (for the progress line).
     let mut recent = vec![0u32; 10_001];
     let mut recent_at = Instant::now();
-    let mut by_port: Vec<Vec<u32>> = vec![vec![u32::MAX; 65_536]; 2];
+    let mut by_port: Vec<Vec<u32>> = vec![vec![u32::MAX; 65_536]; socks.len()];
     let mut ctxs: Vec<Option<Context<CpuEngine>>> = (0..legs).map(|_| None).collect();
     let mut r = RxResult {
         streams: vec![StreamRx::default(); legs],
@@ -1290,6 +1551,7 @@ fn receiver(
         auth_failures: 0,
         unknown: 0,
         played: 0,
+        rtcp: RtcpRx::default(),
     };
     let mut played = vec![false; legs];
     for s in &socks {
@@ -1315,7 +1577,7 @@ fn receiver(
         }
     }
     while !window.stop.load(Relaxed) {
-        add_legs(&new_legs, &mut by_port, &mut ctxs, &mut played, &mut r);
+        add_legs(&new_legs, &mut by_port, &mut ctxs, &mut played, &shared, &mut r);
         if recent_at.elapsed() >= Duration::from_millis(500) {
             recent_at = Instant::now();
             let n: u64 = recent.iter().map(|&c| c as u64).sum();
@@ -1333,23 +1595,63 @@ fn receiver(
         if let Some(p) = poll.as_mut() {
             let _ = p.poll(&mut events, Some(Duration::from_millis(5)));
         }
-        for (side, s) in socks.iter().enumerate() {
+        for (i, s) in socks.iter().enumerate() {
+            // RTP sockets of side 0 and 1, then RTCP sockets.
+            let side = i % 2;
             loop {
                 let n = sys::recv_batch(s.as_raw_fd(), &mut scratch, &mut bufs, &mut got).unwrap_or(0);
                 for k in 0..n {
-                    let now = epoch.elapsed().as_nanos() as u64;
+                    let now = clock.elapsed();
                     let Some(from) = got[k].from else { continue };
-                    if side == 0 && got[k].len > 0 && bufs[k][0] < 128 {
+                    if i == 0 && got[k].len > 0 && bufs[k][0] < 128 {
                         // STUN or DTLS for the browser (--webrtc).
                         if let Some(s) = &signals {
                             let _ = s.try_send((from, bufs[k][..got[k].len].to_vec()));
                             continue;
                         }
                     }
+                    if i >= 2 || rtcp::is_rtcp(&bufs[k][..got[k].len]) {
+                        // SRTCP, on the RTCP socket or multiplexed (RFC 5761):
+                        // never counted as RTP.
+                        let port = from.port() as usize;
+                        let mut leg = by_port[i][port];
+                        if leg == u32::MAX {
+                            add_legs(&new_legs, &mut by_port, &mut ctxs, &mut played, &shared, &mut r);
+                            leg = by_port[i][port];
+                        }
+                        let Some(Some(ctx)) = ctxs.get_mut(leg as usize) else {
+                            r.unknown += 1;
+                            continue;
+                        };
+                        let Ok(len) = ctx.unprotect_rtcp(&bufs[k][..got[k].len], &mut plain) else {
+                            r.rtcp.auth_failures += 1;
+                            continue;
+                        };
+                        r.rtcp.received += 1;
+                        let at = rtcp::mid(clock.ntp(now));
+                        let (mine, stats) = (shared.get(leg as usize), &mut r.rtcp);
+                        rtcp::read(
+                            &plain[..len],
+                            |_, ntp| {
+                                if let Some(m) = mine {
+                                    m.sender_report(rtcp::mid(ntp), at);
+                                }
+                            },
+                            |b| {
+                                stats.blocks += 1;
+                                if let Some(rtt) = b.rtt(at) {
+                                    stats.rtt_n += 1;
+                                    stats.rtt_sum += u64::from(rtt);
+                                    stats.rtt_max = stats.rtt_max.max(rtt);
+                                }
+                            },
+                        );
+                        continue;
+                    }
                     let mut leg = by_port[side][from.port() as usize];
                     if leg == u32::MAX {
                         // A call set up a moment ago: its leg may still be in the channel.
-                        add_legs(&new_legs, &mut by_port, &mut ctxs, &mut played, &mut r);
+                        add_legs(&new_legs, &mut by_port, &mut ctxs, &mut played, &shared, &mut r);
                         leg = by_port[side][from.port() as usize];
                     }
                     let pkt = &bufs[k][..got[k].len];
@@ -1364,7 +1666,7 @@ fn receiver(
                         // The relay gave this port to a newer call (its range
                         // wrapped round) whose leg may still be in the
                         // channel: the port's old leg is stale, not the packet.
-                        add_legs(&new_legs, &mut by_port, &mut ctxs, &mut played, &mut r);
+                        add_legs(&new_legs, &mut by_port, &mut ctxs, &mut played, &shared, &mut r);
                         let now_leg = by_port[side][from.port() as usize];
                         if now_leg != leg {
                             leg = now_leg;
@@ -1401,6 +1703,14 @@ fn receiver(
                     let arrival = (now as u128 * clocks[leg as usize % 2] as u128 / 1_000_000_000) as u64;
                     if !st.packet(ext, ts, arrival) {
                         continue;
+                    }
+                    if let Some(mine) = shared.get(leg as usize) {
+                        // For the endpoint's next report (cycles counted from
+                        // 0: `extend_seq` starts at 1).
+                        let ssrc = u32::from_be_bytes([plain[8], plain[9], plain[10], plain[11]]);
+                        let highest = st.highest().unwrap_or(ext).wrapping_sub(1 << 16) as u32;
+                        let base = ext.wrapping_sub(1 << 16) as u32;
+                        mine.packet(ssrc, base, highest, st.received as u32, st.jitter() as u32);
                     }
                     live.received.fetch_add(1, Relaxed);
                     let us = now.saturating_sub(sent) / 1_000;

@@ -165,6 +165,7 @@ pub fn run(args: QualityArgs) -> Result<(), String> {
         0,
         args.ip,
         &ports,
+        &[],
         Suite::AES_CM_128_HMAC_SHA1_80,
         (&tx, &rx, None),
         Some(&audio),

@@ -22,7 +22,9 @@ pub struct SweepArgs {
     /// (ENGINE cpu, gpu or auto; `:busy` appended for `--busy-poll`, `:sockets`
     /// `:uring` or `:xdp` for `--io`, `:rec` to record every call as pcap,
     /// `:rec-wav` as pcap and WAVs, `:play10` to play a prompt to the callee
-    /// of every tenth call from its setup on),
+    /// of every tenth call from its setup on, and last `:args=ARGS` for more
+    /// `srtpgate serve` arguments: the rest of the spec, colons included,
+    /// split at spaces, e.g. `srtpgate:cpu:1:args=--call-quality off`),
     /// `rtpengine:THREADS` (`:rec`: rtpengine's pcap recording), or
     /// `ng:ADDR:PORT` for a relay that is already running.
     #[arg(long, default_value = "srtpgate:cpu:1")]
@@ -87,6 +89,11 @@ pub struct SweepArgs {
     /// Every caller is a browser (ICE, DTLS-SRTP; see `loadgen --webrtc`).
     #[arg(long, conflicts_with = "codec")]
     pub webrtc: bool,
+    /// Every endpoint sends an SR with a report block and an SDES CNAME as
+    /// SRTCP every SECONDS, as phones do (0: no RTCP; see `loadgen
+    /// --rtcp-interval`).
+    #[arg(long, default_value_t = 5.0, value_name = "SECONDS")]
+    pub rtcp_interval: f64,
     /// Codec plugins for --codec and --transcode-to (also given to a srtpgate relay).
     #[arg(long = "codec-plugin-dir")]
     pub codec_plugin_dir: Option<PathBuf>,
@@ -192,6 +199,8 @@ pub enum RelaySpec {
         record: Option<Recording>,
         /// Percentage of calls whose callee hears a prompt (`play media`).
         play: Option<u32>,
+        /// More arguments of `srtpgate serve` (`:args=`), last.
+        args: Vec<String>,
     },
     /// rtpengine (userspace) with this many media threads.
     Rtpengine {
@@ -207,6 +216,17 @@ pub enum RelaySpec {
 impl RelaySpec {
     /// Parses one spec.
     pub fn parse(s: &str) -> Result<RelaySpec, String> {
+        // `:args=` takes the rest, colons and all.
+        let (s, extra) = match s.split_once(":args=") {
+            Some((spec, rest)) if spec.trim_start().starts_with("srtpgate:") => {
+                let extra: Vec<String> = rest.split_whitespace().map(str::to_string).collect();
+                if extra.is_empty() {
+                    return Err(format!("config {s:?}: args= gives no argument"));
+                }
+                (spec, extra)
+            }
+            _ => (s, Vec::new()),
+        };
         let parts: Vec<&str> = s.trim().split(':').collect();
         let num = |v: &str| v.parse::<usize>().map_err(|_| format!("config {s:?}: {v:?} is not a number"));
         match parts.as_slice() {
@@ -228,7 +248,15 @@ impl RelaySpec {
                         }
                     }
                 }
-                Ok(RelaySpec::Srtpgate { engine: engine.to_string(), workers: num(workers)?, busy, io, record, play })
+                Ok(RelaySpec::Srtpgate {
+                    engine: engine.to_string(),
+                    workers: num(workers)?,
+                    busy,
+                    io,
+                    record,
+                    play,
+                    args: extra,
+                })
             }
             ["rtpengine", threads] => Ok(RelaySpec::Rtpengine { threads: num(threads)?, record: false }),
             ["rtpengine", threads, "rec"] => Ok(RelaySpec::Rtpengine { threads: num(threads)?, record: true }),
@@ -245,8 +273,8 @@ impl RelaySpec {
     /// The legend name.
     pub fn name(&self) -> String {
         match self {
-            RelaySpec::Srtpgate { engine, workers, busy, io, record, play } => format!(
-                "srtpgate {engine}, {workers} worker{}{}{}{}{}",
+            RelaySpec::Srtpgate { engine, workers, busy, io, record, play, args } => format!(
+                "srtpgate {engine}, {workers} worker{}{}{}{}{}{}",
                 if *workers == 1 { "" } else { "s" },
                 if *busy { ", busy-poll" } else { "" },
                 io.as_ref().map(|io| format!(", {io}")).unwrap_or_default(),
@@ -255,7 +283,8 @@ impl RelaySpec {
                     Some(Recording::Pcap) => ", recording pcap",
                     Some(Recording::PcapWav) => ", recording pcap + WAV",
                 },
-                play.map(|p| format!(", {p} % playing")).unwrap_or_default()
+                play.map(|p| format!(", {p} % playing")).unwrap_or_default(),
+                if args.is_empty() { String::new() } else { format!(", {}", args.join(" ")) }
             ),
             RelaySpec::Rtpengine { threads, record } => format!(
                 "rtpengine 10.5, {threads} thread{}{}",
@@ -441,7 +470,7 @@ fn start(spec: &RelaySpec, args: &SweepArgs, port_base: u16, recordings: &std::p
     let (port_min, port_max) = ("10000".to_string(), "65000".to_string());
     let mut relay = match spec {
         RelaySpec::Ng(_) => Relay { child: None, rtpengine_stop: None, ng },
-        RelaySpec::Srtpgate { engine, workers, busy, io, record, play } => {
+        RelaySpec::Srtpgate { engine, workers, busy, io, record, play, args: extra } => {
             let exe = crate::daemon::checked()?;
             let exe_name = exe.display().to_string();
             let mut cmd = match &args.relay_cpus {
@@ -473,6 +502,8 @@ fn start(spec: &RelaySpec, args: &SweepArgs, port_base: u16, recordings: &std::p
             if play.is_some() {
                 cmd.arg("--media-dir").arg(media_dir(recordings)?);
             }
+            // Last, so that they can override the sweep's own.
+            cmd.args(extra);
             let child = cmd.spawn().map_err(|e| format!("cannot start {exe_name} serve: {e}"))?;
             Relay { child: Some(child), rtpengine_stop: None, ng }
         }
@@ -709,6 +740,7 @@ pub fn run(args: SweepArgs) -> Result<(), String> {
                     record_call: spec.records(),
                     play_media: spec.plays().map(|_| PROMPT.to_string()),
                     play_share: spec.plays().unwrap_or(0.0),
+                    rtcp_interval: args.rtcp_interval,
                 };
                 let began = Instant::now();
                 let result = run_load(&lg);
@@ -944,7 +976,15 @@ mod tests {
         assert!(parse_counts("x").is_err());
         assert_eq!(
             RelaySpec::parse("srtpgate:gpu:16").expect("spec"),
-            RelaySpec::Srtpgate { engine: "gpu".into(), workers: 16, busy: false, io: None, record: None, play: None }
+            RelaySpec::Srtpgate {
+                engine: "gpu".into(),
+                workers: 16,
+                busy: false,
+                io: None,
+                record: None,
+                play: None,
+                args: vec![]
+            }
         );
         assert_eq!(
             RelaySpec::parse("srtpgate:cpu:1:uring:busy").expect("spec"),
@@ -954,7 +994,8 @@ mod tests {
                 busy: true,
                 io: Some("uring".into()),
                 record: None,
-                play: None
+                play: None,
+                args: vec![]
             }
         );
         assert_eq!(
@@ -965,7 +1006,8 @@ mod tests {
                 busy: false,
                 io: Some("xdp".into()),
                 record: None,
-                play: None
+                play: None,
+                args: vec![]
             }
         );
         assert_eq!(
@@ -976,13 +1018,27 @@ mod tests {
                 busy: false,
                 io: None,
                 record: Some(Recording::PcapWav),
-                play: None
+                play: None,
+                args: vec![]
             }
         );
         let p = RelaySpec::parse("srtpgate:cpu:1:play10").expect("spec");
         assert_eq!(p.plays(), Some(0.1));
         assert!(p.name().ends_with(", 10 % playing"), "{}", p.name());
         assert!(RelaySpec::parse("srtpgate:cpu:1:play101").is_err());
+        // More daemon arguments: the rest of the spec, colons included.
+        let q =
+            RelaySpec::parse("srtpgate:cpu:1:busy:args=--call-quality off --listen-http 127.0.0.1:8080").expect("spec");
+        let RelaySpec::Srtpgate { busy, args, .. } = &q else { panic!("{q:?}") };
+        assert!(*busy);
+        assert_eq!(args, &["--call-quality", "off", "--listen-http", "127.0.0.1:8080"]);
+        assert_eq!(q.name(), "srtpgate cpu, 1 worker, busy-poll, --call-quality off --listen-http 127.0.0.1:8080");
+        assert_eq!(
+            RelaySpec::parse("srtpgate:cpu:1:args=--call-quality=on").expect("spec").name(),
+            "srtpgate cpu, 1 worker, --call-quality=on"
+        );
+        assert!(RelaySpec::parse("srtpgate:cpu:1:args= ").is_err());
+        assert!(RelaySpec::parse("rtpengine:1:args=--x").is_err());
         assert!(RelaySpec::parse("srtpgate:cpu:1:playx").is_err());
         assert_eq!(
             RelaySpec::parse("rtpengine:1:rec").expect("spec"),
