@@ -749,42 +749,35 @@ fn call_quality(o: &mut String, shared: &Shared, snap: &Snapshot) {
         "Quality samples taken from the relay's own view, for endpoints that send no RTCP reports.",
         &one(q.relay_samples as f64),
     );
-    let hist =
-        |o: &mut String, name: &str, help: &str, b: &srtpgate_calls::quality::Buckets, bounds: &[u64], scale: f64| {
-            let _ = writeln!(o, "# HELP srtpgate_{name} {help}\n# TYPE srtpgate_{name} histogram");
-            let mut cum = 0;
-            for (i, bound) in bounds.iter().enumerate() {
-                cum += b.counts.get(i).copied().unwrap_or(0);
-                let _ = writeln!(o, "srtpgate_{name}_bucket{{le=\"{}\"}} {cum}", *bound as f64 / scale);
-            }
-            let _ = writeln!(o, "srtpgate_{name}_bucket{{le=\"+Inf\"}} {}", b.count());
-            let _ = writeln!(o, "srtpgate_{name}_sum {}\nsrtpgate_{name}_count {}", b.sum as f64 / scale, b.count());
-        };
+    // A histogram's series after its HELP and TYPE lines.
+    let buckets = |o: &mut String, name: &str, b: &srtpgate_calls::quality::Buckets, bounds: &[u64], scale: f64| {
+        let mut cum = 0;
+        for (i, bound) in bounds.iter().enumerate() {
+            cum += b.counts.get(i).copied().unwrap_or(0);
+            let _ = writeln!(o, "{name}_bucket{{le=\"{}\"}} {cum}", *bound as f64 / scale);
+        }
+        let _ = writeln!(o, "{name}_bucket{{le=\"+Inf\"}} {}", b.count());
+        let _ = writeln!(o, "{name}_sum {}\n{name}_count {}", b.sum as f64 / scale, b.count());
+    };
     use srtpgate_calls::quality::{JITTER_BOUNDS_MS, MOS_BOUNDS, RTT_BOUNDS_MS};
-    hist(
+    let _ = writeln!(
         o,
-        "stream_mos",
-        "Average MOS of each finished stream (an SSRC of an ended call).",
-        &q.finished_mos,
-        &MOS_BOUNDS,
-        10.0,
+        "# HELP srtpgate_stream_mos Average MOS of each finished stream (an SSRC of an ended call).\n\
+         # TYPE srtpgate_stream_mos histogram"
     );
-    hist(
+    buckets(o, "srtpgate_stream_mos", &q.finished_mos, &MOS_BOUNDS, 10.0);
+    let _ = writeln!(
         o,
-        "stream_jitter_seconds",
-        "Average jitter of each finished stream, as its receiver reported it.",
-        &q.finished_jitter_ms,
-        &JITTER_BOUNDS_MS,
-        1000.0,
+        "# HELP srtpgate_stream_jitter_seconds Average jitter of each finished stream, as its receiver reported it.\n\
+         # TYPE srtpgate_stream_jitter_seconds histogram"
     );
-    hist(
+    buckets(o, "srtpgate_stream_jitter_seconds", &q.finished_jitter_ms, &JITTER_BOUNDS_MS, 1000.0);
+    let _ = writeln!(
         o,
-        "stream_rtt_seconds",
-        "Average end-to-end round trip of each finished stream that had one.",
-        &q.finished_rtt_ms,
-        &RTT_BOUNDS_MS,
-        1000.0,
+        "# HELP srtpgate_stream_rtt_seconds Average end-to-end round trip of each finished stream that had one.\n\
+         # TYPE srtpgate_stream_rtt_seconds histogram"
     );
+    buckets(o, "srtpgate_stream_rtt_seconds", &q.finished_rtt_ms, &RTT_BOUNDS_MS, 1000.0);
     let h = &shared.homer;
     metric(
         o,
