@@ -87,7 +87,7 @@ fn benches(c: &mut Criterion) {
     g.bench_function("per_report_control_plane", |b| {
         b.iter(|| {
             n = n.wrapping_add(1);
-            let (me, other) = if n % 2 == 0 { (0xaaaa, 0xbbbb) } else { (0xbbbb, 0xaaaa) };
+            let (me, other) = if n & 1 == 0 { (0xaaaa, 0xbbbb) } else { (0xbbbb, 0xaaaa) };
             let ntp = 3_900_000_000u32.wrapping_add(n);
             let pkt = report(me, other, ntp, (ntp.wrapping_sub(1) << 16) | 0x8000);
             let now = n as u64 * 2_500_000_000;
