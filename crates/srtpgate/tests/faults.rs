@@ -379,7 +379,21 @@ fn leg(q: &Value, tag: &str) -> (u64, u64, HashMap<String, u64>) {
             drops.insert(String::from_utf8_lossy(k).into_owned(), v.as_int().unwrap_or(0) as u64);
         }
     }
-    (int("packets"), int("packets sent"), drops)
+    // The RTP stream counts RTP received; the RTCP stream beside it, RTCP.
+    let rtcp = q
+        .get("tags")
+        .and_then(|t| t.get(tag))
+        .and_then(|t| t.get("medias"))
+        .and_then(Value::as_list)
+        .and_then(|m| m.first())
+        .and_then(|m| m.get("streams"))
+        .and_then(Value::as_list)
+        .and_then(|s| s.get(1))
+        .and_then(|s| s.get("stats"))
+        .and_then(|s| s.get("packets"))
+        .and_then(Value::as_int)
+        .unwrap_or_else(|| panic!("no RTCP stream for {tag} in {}", show(q))) as u64;
+    (int("packets") + rtcp, int("packets sent"), drops)
 }
 
 /// Checks what the relay sent towards one endpoint (captured before the
