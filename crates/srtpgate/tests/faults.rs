@@ -380,16 +380,8 @@ fn leg(q: &Value, tag: &str) -> (u64, u64, HashMap<String, u64>) {
         }
     }
     // The RTP stream counts RTP received; the RTCP stream beside it, RTCP.
-    let rtcp = q
-        .get("tags")
-        .and_then(|t| t.get(tag))
-        .and_then(|t| t.get("medias"))
-        .and_then(Value::as_list)
-        .and_then(|m| m.first())
-        .and_then(|m| m.get("streams"))
-        .and_then(Value::as_list)
-        .and_then(|s| s.get(1))
-        .and_then(|s| s.get("stats"))
+    let rtcp = srtpgate_testkit::daemon::stream(q, tag, 1)
+        .get("stats")
         .and_then(|s| s.get("packets"))
         .and_then(Value::as_int)
         .unwrap_or_else(|| panic!("no RTCP stream for {tag} in {}", show(q))) as u64;

@@ -584,6 +584,12 @@ pub fn drops(q: &Value, tag: &str, reason: &str) -> i64 {
 
 /// The `stats` dictionary of one tag's first stream in a `query` reply.
 pub fn stream_stats<'a>(q: &'a Value, tag: &str) -> &'a Value {
+    stream(q, tag, 0).get("stats").unwrap_or_else(|| panic!("no stats for tag {tag} in {}", show(q)))
+}
+
+/// Stream `i` of the first media of `tag` in a `query` reply: 0 its RTP,
+/// 1 its RTCP.
+pub fn stream<'a>(q: &'a Value, tag: &str, i: usize) -> &'a Value {
     assert_eq!(result(q), "ok", "{}", show(q));
     q.get("tags")
         .and_then(|t| t.get(tag))
@@ -592,9 +598,8 @@ pub fn stream_stats<'a>(q: &'a Value, tag: &str) -> &'a Value {
         .and_then(|m| m.first())
         .and_then(|m| m.get("streams"))
         .and_then(Value::as_list)
-        .and_then(|s| s.first())
-        .and_then(|s| s.get("stats"))
-        .unwrap_or_else(|| panic!("no stats for tag {tag} in {}", show(q)))
+        .and_then(|s| s.get(i))
+        .unwrap_or_else(|| panic!("no stream {i} for tag {tag} in {}", show(q)))
 }
 
 /// Polls `query` until a drop counter of `tag` reaches `want` (the worker
