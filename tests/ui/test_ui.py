@@ -220,6 +220,8 @@ def test_updates_are_coalesced_and_arrive_within_a_second(relay):
             if m.get("entry") == "summary":
                 summaries.append(time.time())
                 assert m["data"]["calls"] == CALLS and m["data"]["matching"] == CALLS
+                # The delay bound's drops: counted, none on an idle relay.
+                assert m["data"]["stale"] == 0 and m["data"]["stale_per_s"] == 0, m["data"]
             elif m.get("entry") == "call":
                 rows.add(m["id"])
         gaps = [b - a for a, b in zip(summaries, summaries[1:])]

@@ -157,6 +157,10 @@ function onSummary(s: Summary): void {
   setText($("summary-pps"), rate(s.packets_per_s));
   setText($("summary-p50"), micros(s.delay_p50_us));
   setText($("summary-p99"), micros(s.delay_p99_us));
+  const stale = $("summary-stale");
+  setText(stale, rate(s.stale_per_s ?? 0));
+  stale.title = `${s.stale ?? 0} since the relay started`;
+  stale.classList.toggle("warn", (s.stale_per_s ?? 0) > 0);
   const draining = $("summary-draining");
   const refused = s.load_limited ? ` · ${s.load_limited} refused at load limits` : "";
   setText(draining, (s.draining ? "draining" : "accepting") + refused);

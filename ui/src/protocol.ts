@@ -68,6 +68,9 @@ export interface Summary {
   packets_in: number;
   packets_out: number;
   dropped: number;
+  /** RTP packets dropped as older than the delay bound (`--stale-after`) since the relay started, and per second over the last interval. */
+  stale?: number;
+  stale_per_s?: number;
   delay_p50_us: number | null;
   delay_p99_us: number | null;
   draining: boolean;

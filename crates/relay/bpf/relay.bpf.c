@@ -8,7 +8,8 @@
 // is a leg in `legs`, its source is the peer that leg latched, and the
 // receive queue it arrived on is served by the worker that owns the leg.
 // ARP, ICMP, NG, SIP, legs not latched yet, packets from another source (the
-// relay's socket path decides on re-latching) and unknown ports pass.
+// relay's socket path decides on re-latching) and unknown ports pass. A
+// redirected frame carries its receive time as metadata (`struct rx_meta`).
 //
 // Built by crates/relay/build.rs with `clang -O2 -g -target bpf`; written
 // without libbpf's headers (the few definitions it needs are below), so the
@@ -41,6 +42,19 @@ struct xdp_md {
 
 static void *(*bpf_map_lookup_elem)(void *map, const void *key) = (void *)1;
 static long (*bpf_redirect_map)(void *map, __u64 key, __u64 flags) = (void *)51;
+static __u64 (*bpf_ktime_get_ns)(void) = (void *)5;
+static long (*bpf_xdp_adjust_meta)(struct xdp_md *ctx, int delta) = (void *)54;
+
+// The receive time travels in front of the frame as XDP metadata, which the
+// kernel copies into the AF_XDP frame with the packet: CLOCK_MONOTONIC ns,
+// then a magic word the worker clears after reading (a frame without it
+// has no time, and is never judged stale on a leftover one).
+#define RX_META_MAGIC 0x53524754u
+struct rx_meta {
+    __u64 rx_ns;
+    __u32 pad;
+    __u32 magic;
+};
 
 // A leg's local address: IPv4 in the first 4 bytes of `addr` (family 4) or
 // IPv6 (family 6); the port in network byte order.
@@ -153,6 +167,15 @@ int srtpgate_xdp(struct xdp_md *ctx)
     if (!owner || *owner != (__u32)leg->worker + 1)
         return count(2, XDP_PASS);
     count(0, 0);
+    __u64 now = bpf_ktime_get_ns();
+    if (bpf_xdp_adjust_meta(ctx, -(int)sizeof(struct rx_meta)) == 0) {
+        struct rx_meta *meta = (struct rx_meta *)(long)ctx->data_meta;
+        if ((__u8 *)(meta + 1) <= (__u8 *)(long)ctx->data) {
+            meta->rx_ns = now;
+            meta->pad = 0;
+            meta->magic = RX_META_MAGIC;
+        }
+    }
     return bpf_redirect_map(&xsks, queue, XDP_PASS);
 }
 

@@ -102,6 +102,10 @@ pub struct WorkerConfig {
     pub batch: usize,
     /// Never sleep in the backend's wait.
     pub busy_poll: bool,
+    /// The delay bound: an RTP packet older than this (ns, by its receive
+    /// time) when the worker takes it is dropped as [`stats::Drop::Stale`]
+    /// (0: never).
+    pub stale_ns: u64,
     /// The I/O backend.
     pub io: IoSetup,
     /// CPUs to pin the workers to, worker i on `pin[i % len]` (empty: not

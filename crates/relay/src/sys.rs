@@ -209,7 +209,17 @@ pub fn send_batch(fd: RawFd, s: &mut SendScratch, msgs: &[(&[u8], SocketAddr)]) 
     }
 }
 
-/// Now, in ns since the epoch (the clock of the kernel's receive timestamps).
+/// CLOCK_MONOTONIC now, ns (the clock of `bpf_ktime_get_ns`).
+#[inline]
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: a valid pointer to a timespec; CLOCK_MONOTONIC always exists.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// The time now, CLOCK_REALTIME ns since the UNIX epoch (the clock of the
+/// kernel's receive timestamps).
 #[inline]
 pub fn now_ns() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)

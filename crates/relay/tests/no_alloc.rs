@@ -168,6 +168,8 @@ impl Rig {
             buffers: 512,
             batch: 64,
             busy_poll: false,
+            // On, and never reached: the check runs on every packet.
+            stale_ns: 60_000_000_000,
             io: IoSetup::plain(io),
             pin: Vec::new(),
             signal: Some(sig_tx),

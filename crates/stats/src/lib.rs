@@ -46,11 +46,16 @@ pub enum Drop {
     /// state kept across restarts: the reservation is persisted before it
     /// is used, so that a restarted relay never reuses keystream).
     NotReserved,
+    /// Older than the delay bound when the worker took it (`--stale-after`,
+    /// by the kernel's or the ring's receive time): relayed that late it
+    /// would be worse than lost. Only RTP: RTCP, STUN and DTLS are never
+    /// stale.
+    Stale,
 }
 
 impl Drop {
     /// Every reason, in the order of the counters.
-    pub const ALL: [Drop; 13] = [
+    pub const ALL: [Drop; 14] = [
         Drop::AuthFailed,
         Drop::Replayed,
         Drop::Malformed,
@@ -64,6 +69,7 @@ impl Drop {
         Drop::Replaced,
         Drop::KeyExpired,
         Drop::NotReserved,
+        Drop::Stale,
     ];
 
     /// The name used in NG replies and metric labels.
@@ -82,6 +88,7 @@ impl Drop {
             Drop::Replaced => "replaced",
             Drop::KeyExpired => "key_expired",
             Drop::NotReserved => "not_reserved",
+            Drop::Stale => "stale",
         }
     }
 

@@ -436,6 +436,9 @@ pub struct XdpIo {
     staged: Vec<XdpDesc>,
     ip_id: u16,
     now_ns: u64,
+    /// CLOCK_REALTIME minus CLOCK_MONOTONIC at `now_ns`: turns the
+    /// program's receive times into the worker's clock.
+    mono_to_real: u64,
     /// When the sockets' drop counters are read next.
     sample_ns: u64,
     stats: Arc<WorkerStats>,
@@ -501,6 +504,7 @@ impl XdpIo {
             staged: Vec::with_capacity(RING as usize),
             ip_id: 0,
             now_ns: sys::now_ns(),
+            mono_to_real: 0,
             sample_ns: 0,
             stats,
             prog,
@@ -567,9 +571,10 @@ impl XdpIo {
         };
         let parsed = parse(&buf[..(desc.len as usize).min(buf.len())]);
         let tok = parsed.and_then(|(_, _, _, dst)| self.by_addr.get(&key_of(dst)).copied());
+        let rx_ns = take_rx_meta(&mut buf).map(|mono| mono.wrapping_add(self.mono_to_real)).unwrap_or(self.now_ns);
         match (parsed, tok) {
             (Some((hdr, len, from, _)), Some(tok)) if buf.advance(hdr) => {
-                out.push(Datagram { buf, len, tok, from: Some(from), rx_ns: Some(self.now_ns), truncated: false });
+                out.push(Datagram { buf, len, tok, from: Some(from), rx_ns: Some(rx_ns), truncated: false });
             }
             _ => {
                 // A leg removed while its frame was in flight.
@@ -855,6 +860,7 @@ impl Io for XdpIo {
         let idle = if waiting { std::time::Duration::ZERO } else { idle };
         let mut round = self.inner.wait(idle, room, pool, out);
         self.now_ns = sys::now_ns();
+        self.mono_to_real = self.now_ns.wrapping_sub(sys::monotonic_ns());
         for qi in 0..self.queues.len() {
             let want = room.saturating_sub(out.len()) as u32;
             if want == 0 {
@@ -962,9 +968,38 @@ impl Io for XdpIo {
     }
 }
 
+/// The receive time (CLOCK_MONOTONIC ns) the XDP program put in front of a
+/// frame (`struct rx_meta` in `bpf/relay.bpf.c`), cleared as it is read so
+/// that a reused frame never shows a leftover one; `None` without it.
+fn take_rx_meta(buf: &mut Buf) -> Option<u64> {
+    const MAGIC: u32 = 0x5352_4754;
+    let front = buf.with_front(16)?;
+    let magic = u32::from_ne_bytes(front[12..16].try_into().expect("4 bytes"));
+    if magic != MAGIC {
+        return None;
+    }
+    front[12..16].fill(0);
+    Some(u64::from_ne_bytes(front[..8].try_into().expect("8 bytes")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The program's receive time is read once: the worker clears it, so a
+    /// frame that comes back without one never shows the last packet's.
+    #[test]
+    fn a_frames_receive_time_is_read_once() {
+        let mut pool = Pool::with_headroom(4);
+        let mut buf = pool.take().expect("a frame");
+        assert_eq!(take_rx_meta(&mut buf), None, "a fresh frame has no time");
+        let front = buf.with_front(16).expect("headroom");
+        front[..8].copy_from_slice(&123_456_789u64.to_ne_bytes());
+        front[12..16].copy_from_slice(&0x5352_4754u32.to_ne_bytes());
+        assert_eq!(take_rx_meta(&mut buf), Some(123_456_789));
+        assert_eq!(take_rx_meta(&mut buf), None, "cleared as read");
+        pool.put(buf);
+    }
 
     /// Two networks on two devices: the program serves the device with
     /// more media addresses (the first one's on a tie); the rest, loopback

@@ -135,6 +135,7 @@ where
             tap: cfg.recorder.get(index).cloned().map(Tap::new),
             dtmf: cfg.dtmf.clone(),
             quality: cfg.quality.clone(),
+            stale_ns: cfg.stale_ns,
             playing: Vec::new(),
         };
         Ok(Worker {

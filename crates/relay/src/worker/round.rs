@@ -3,7 +3,7 @@
 //!
 //! | stage | what it does to a packet |
 //! |---|---|
-//! | [`receive`](Shard::receive) | a datagram becomes a packet: its stream by the socket's token (on a BUNDLE transport, the member stream by payload type or SSRC), STUN and DTLS handed to the control thread, RTP or RTCP |
+//! | [`receive`](Shard::receive) | a datagram becomes a packet: its stream by the socket's token (on a BUNDLE transport, the member stream by payload type or SSRC), STUN and DTLS handed to the control thread, RTP or RTCP; RTP older than the delay bound dropped as stale |
 //! | [`unprotect`](Shard::unprotect) | the source and the leg checked, then one engine batch with each receiving leg's context, then the commit |
 //! | [`route`] | the authenticated packet: its sequence number for the leg's loss, its source latched, a digit's end reported to the DTMF log; a copy to the recorder and one per subscriber ([`fork::copy`]) |
 //! | [`transcode`](Shard::transcode) | (streams with a codec) decoded and encoded: one packet, several or none |
@@ -179,6 +179,11 @@ where
         let mut p = Pkt::new(d.buf, len, slot, party as u8, kind, from, d.rx_ns.unwrap_or(now));
         if d.truncated || d.from.is_none() {
             p.fate = Fate::Dropped(Drop::Malformed);
+        } else if kind == Kind::Rtp && self.stale_ns > 0 && now.saturating_sub(p.rx_ns) > self.stale_ns {
+            // Shed here, before any crypto: a late worker catches up at the
+            // cost of reading what it cannot relay in time. RTCP carries
+            // no audio and is small; it always goes on.
+            p.fate = Fate::Dropped(Drop::Stale);
         }
         if stream.transcodes() {
             coded.push(p);

@@ -43,6 +43,8 @@ where
     pub quality: Option<crossbeam_channel::Sender<srtpgate_quality::RtcpCopy>>,
     /// The legs (slot, party) whose player may have something to play.
     pub playing: Vec<(u32, u8)>,
+    /// The delay bound (ns; 0: none): see [`crate::WorkerConfig::stale_ns`].
+    pub stale_ns: u64,
 }
 
 impl<E: Engine> std::ops::Drop for Shard<E>

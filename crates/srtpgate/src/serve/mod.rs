@@ -341,6 +341,7 @@ where
         buffers: cfg.buffers,
         batch,
         busy_poll: cfg.busy_poll,
+        stale_ns: cfg.stale_after.map_or(0, |d| d.as_nanos() as u64),
         io,
         pin,
         signal: Some(signal_tx),

@@ -27,6 +27,7 @@ pub(super) fn server(base: u16, args: ServeArgs) -> (Server, ReplyCache) {
         buffers: 64,
         batch: 32,
         busy_poll: false,
+        stale_ns: 0,
         io: crate::relay::IoSetup::plain(crate::relay::IoKind::Sockets),
         pin: Vec::new(),
         signal: None,

@@ -613,7 +613,7 @@ fn leg_media(
 pub async fn sampler(s: Arc<Shared>) {
     let mut tick = tokio::time::interval(INTERVAL);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-    let mut last: Option<(Instant, u64, Vec<u64>)> = None;
+    let mut last: Option<(Instant, u64, u64, Vec<u64>)> = None;
     loop {
         tick.tick().await;
         let u = ui(&s);
@@ -635,20 +635,26 @@ pub async fn sampler(s: Arc<Shared>) {
         let stats: Vec<_> = workers.iter().map(|w| w.0.clone()).collect();
         let now = Instant::now();
         // Rate and delay over the last interval.
-        let (rate, recent) = match &last {
-            Some((t, p, b)) => {
+        let stale = media.drops[crate::relay::stats::Drop::Stale as usize];
+        let (rate, stale_rate, recent) = match &last {
+            Some((t, p, st, b)) => {
                 let dt = now.duration_since(*t).as_secs_f64().max(1e-3);
                 let d: Vec<u64> = hist.buckets.iter().zip(b).map(|(x, y)| x.saturating_sub(*y)).collect();
-                (media.packets_in.saturating_sub(*p) as f64 / dt, crate::relay::stats::Histogram { buckets: d })
+                (
+                    media.packets_in.saturating_sub(*p) as f64 / dt,
+                    stale.saturating_sub(*st) as f64 / dt,
+                    crate::relay::stats::Histogram { buckets: d },
+                )
             }
-            None => (0.0, crate::relay::stats::Histogram { buckets: vec![0; hist.buckets.len()] }),
+            None => (0.0, 0.0, crate::relay::stats::Histogram { buckets: vec![0; hist.buckets.len()] }),
         };
-        last = Some((now, media.packets_in, hist.buckets.clone()));
+        last = Some((now, media.packets_in, stale, hist.buckets.clone()));
         let time_ms =
             std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
         let summary = json!({
             "time_ms": time_ms, "calls": rows.len(), "packets_per_s": rate,
             "packets_in": media.packets_in, "packets_out": media.packets_out, "dropped": media.dropped(),
+            "stale": stale, "stale_per_s": stale_rate,
             "delay_p50_us": recent.quantile_or_over_us(0.5), "delay_p99_us": recent.quantile_or_over_us(0.99),
             "draining": draining, "load_limited": load_limited,
             "log_level": u.log_level.lock().map(|l| l.clone()).unwrap_or_default(),

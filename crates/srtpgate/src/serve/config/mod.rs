@@ -79,6 +79,8 @@ pub struct Config {
     pub batch: usize,
     /// Workers never sleep.
     pub busy_poll: bool,
+    /// The delay bound (`--stale-after`; `None`: off).
+    pub stale_after: Option<Duration>,
     /// Each worker on a CPU of its own.
     pub pin_workers: bool,
     /// Media timeout.
@@ -251,6 +253,14 @@ fn device_specs(s: &str) -> Option<Result<Vec<Spec>, String>> {
 
 /// Where the Debian package puts the codec plugins; searched when no
 /// directory is given.
+/// The default delay bound, ms (`--stale-after`). A relayed packet later
+/// than this is worse than a lost one: receivers' jitter buffers (typically
+/// 40–200 ms) conceal a loss but play a late packet as a gap anyway, and
+/// it delays the ones behind it. It sits well above the relay's own worst
+/// added delay at capacity on the machines measured (docs/BENCHMARKS.md,
+/// "Bounded delay under overload"), so a loaded relay drops nothing stale.
+pub const DEFAULT_STALE_AFTER_MS: u64 = 60;
+
 pub const DEFAULT_CODEC_DIR: &str = "/usr/lib/srtpgate/codecs";
 
 /// The codec plugin directory: the one given, else the package's where it
@@ -474,6 +484,10 @@ impl Config {
         if batch > crate::relay::worker::MAX_LOOP_PACKETS {
             return Err(format!("batch: {batch} is more than {}", crate::relay::worker::MAX_LOOP_PACKETS));
         }
+        let stale_after = args.stale_after.or(file.stale_after).unwrap_or(DEFAULT_STALE_AFTER_MS);
+        if stale_after > 10_000 {
+            return Err(format!("stale-after: {stale_after} ms is more than 10000 (0 turns it off)"));
+        }
         let timeout = args.timeout.or(file.timeout).unwrap_or(60);
         // rtpengine's 0 turns a limit off.
         let max_load = args.max_load.or(file.max_load).filter(|&l| l != 0.0);
@@ -568,6 +582,7 @@ impl Config {
             buffers,
             batch,
             busy_poll: args.busy_poll || file.busy_poll.unwrap_or(false),
+            stale_after: (stale_after > 0).then(|| Duration::from_millis(stale_after)),
             pin_workers: args.pin_workers || file.pin_workers.unwrap_or(false),
             timeout: Duration::from_secs(timeout),
             final_timeout: (final_timeout > 0).then(|| Duration::from_secs(final_timeout)),
@@ -861,6 +876,18 @@ mod tests {
             let e = with_file(bad).expect_err(bad);
             assert!(e.contains(says), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn the_delay_bound() {
+        assert_eq!(with_file("").expect("default").stale_after, Some(Duration::from_millis(DEFAULT_STALE_AFTER_MS)));
+        assert_eq!(with_file("stale_after = 0\n").expect("off").stale_after, None);
+        assert_eq!(with_file("stale_after = 120\n").expect("120").stale_after, Some(Duration::from_millis(120)));
+        let args = ServeArgs { stale_after: Some(40), ..Default::default() };
+        assert_eq!(Config::resolve(&args).expect("flag").stale_after, Some(Duration::from_millis(40)));
+        let e = with_file("stale_after = 60000\n").expect_err("too long");
+        assert!(e.contains("stale-after") && e.contains("10000"), "{e}");
+        assert!(with_file("stale_after = -1\n").is_err());
     }
 
     #[test]

@@ -92,6 +92,12 @@ pub struct ServeArgs {
     /// worker then uses a whole core).
     #[arg(long = "busy-poll", env = "SRTPGATE_BUSY_POLL")]
     pub busy_poll: bool,
+    /// The delay bound in ms: an RTP packet older than this when its worker
+    /// takes it (by the kernel's receive time) is dropped and counted as
+    /// `stale` instead of relayed late (0: never). RTCP, STUN and DTLS are
+    /// never stale.
+    #[arg(long = "stale-after", env = "SRTPGATE_STALE_AFTER")]
+    pub stale_after: Option<u64>,
     /// Pin worker i to the i-th CPU the process may run on (round robin),
     /// so that a busy worker (a transcoding one) never shares a core with
     /// another worker.
@@ -303,6 +309,7 @@ pub(super) struct FileConfig {
     pub(super) buffers: Option<usize>,
     pub(super) batch: Option<usize>,
     pub(super) busy_poll: Option<bool>,
+    pub(super) stale_after: Option<u64>,
     pub(super) pin_workers: Option<bool>,
     pub(super) timeout: Option<u64>,
     pub(super) final_timeout: Option<u64>,
