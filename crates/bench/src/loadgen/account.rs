@@ -97,6 +97,80 @@ impl Delays {
     }
 }
 
+/// The delays of packets by the second (of the measurement window) in which
+/// they were sent: how the relay's delay moves over a run (a surge of load,
+/// and how fast it recovers). 100 µs buckets up to 1 s.
+#[derive(Clone, Debug, Default)]
+pub struct Timeline {
+    seconds: Vec<Vec<u32>>,
+}
+
+impl Timeline {
+    /// Width of a bucket, µs.
+    const WIDTH_US: u64 = 100;
+    /// Buckets per second (the last one: 1 s or more).
+    const BUCKETS: usize = 10_001;
+    /// Most seconds kept (a longer run's tail is not kept).
+    const MAX_SECONDS: usize = 3_600;
+
+    /// Records a packet sent `second` s into the window, `us` late.
+    pub fn record(&mut self, second: usize, us: u64) {
+        if second >= Self::MAX_SECONDS {
+            return;
+        }
+        if self.seconds.len() <= second {
+            self.seconds.resize_with(second + 1, Vec::new);
+        }
+        let h = &mut self.seconds[second];
+        if h.is_empty() {
+            h.resize(Self::BUCKETS, 0);
+        }
+        let b = ((us / Self::WIDTH_US) as usize).min(Self::BUCKETS - 1);
+        h[b] = h[b].saturating_add(1);
+    }
+
+    /// Adds another receiver's.
+    pub fn merge(&mut self, o: &Timeline) {
+        if self.seconds.len() < o.seconds.len() {
+            self.seconds.resize_with(o.seconds.len(), Vec::new);
+        }
+        for (a, b) in self.seconds.iter_mut().zip(&o.seconds) {
+            if b.is_empty() {
+                continue;
+            }
+            if a.is_empty() {
+                a.resize(Self::BUCKETS, 0);
+            }
+            a.iter_mut().zip(b).for_each(|(x, y)| *x = x.saturating_add(*y));
+        }
+    }
+
+    /// Per second: packets received, and the p50, p99 and largest delay
+    /// (µs, to the bucket's upper edge).
+    pub fn rows(&self) -> Vec<serde_json::Value> {
+        self.seconds
+            .iter()
+            .enumerate()
+            .map(|(i, h)| {
+                let n: u64 = h.iter().map(|&c| c as u64).sum();
+                let q = |q: f64| {
+                    let rank = ((q * n as f64).ceil() as u64).clamp(1, n.max(1));
+                    let mut seen = 0u64;
+                    h.iter().position(|&c| {
+                        seen += c as u64;
+                        seen >= rank
+                    })
+                };
+                let edge = |b: Option<usize>| b.filter(|_| n > 0).map(|b| (b as u64 + 1) * Self::WIDTH_US);
+                let max = h.iter().rposition(|&c| c > 0);
+                serde_json::json!({
+                    "second": i, "received": n, "p50_us": edge(q(0.5)), "p99_us": edge(q(0.99)), "max_us": edge(max),
+                })
+            })
+            .collect()
+    }
+}
+
 /// Receive-side state of one RTP stream.
 #[derive(Clone, Debug, Default)]
 pub struct StreamRx {

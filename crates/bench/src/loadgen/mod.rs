@@ -866,6 +866,8 @@ pub fn run_load(args: &LoadgenArgs) -> Result<serde_json::Value, String> {
         "relay_delay_us": relay_window(relay_before.as_ref(), relay_after.as_ref()),
         "relay_statistics_after": relay_after.as_ref().map(value_json),
     });
+    // (beside the rest: one more key would pass json!'s recursion limit)
+    result["delay_by_second"] = serde_json::Value::from(rx.timeline.rows());
     result["rtcp"] = rtcp_json;
     if !args.quiet {
         eprintln!(
@@ -1438,6 +1440,7 @@ impl RxResult {
             streams: Vec::new(),
             finished: Vec::new(),
             delays: Delays::new(),
+            timeline: account::Timeline::default(),
             in_window: 0,
             auth_failures: 0,
             unknown: 0,
@@ -1450,6 +1453,7 @@ impl RxResult {
         self.streams.extend(o.streams);
         self.finished.extend(o.finished);
         self.delays.merge(&o.delays);
+        self.timeline.merge(&o.timeline);
         self.in_window += o.in_window;
         self.auth_failures += o.auth_failures;
         self.unknown += o.unknown;
@@ -1487,6 +1491,8 @@ struct RxResult {
     /// Streams of calls that ended (churn).
     finished: Vec<StreamRx>,
     delays: Delays,
+    /// The delays by the second they were sent in.
+    timeline: account::Timeline,
     in_window: u64,
     auth_failures: u64,
     unknown: u64,
@@ -1547,6 +1553,7 @@ fn receiver(
         streams: vec![StreamRx::default(); legs],
         finished: Vec::new(),
         delays: Delays::new(),
+        timeline: account::Timeline::default(),
         in_window: 0,
         auth_failures: 0,
         unknown: 0,
@@ -1721,6 +1728,7 @@ fn receiver(
                     if start > 0 && sent >= start && sent < window.end.load(Relaxed) {
                         r.in_window += 1;
                         r.delays.record(now.saturating_sub(sent) / 1_000);
+                        r.timeline.record(((sent - start) / 1_000_000_000) as usize, now.saturating_sub(sent) / 1_000);
                     }
                 }
                 if n < BATCH {

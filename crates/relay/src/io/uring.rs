@@ -50,6 +50,9 @@ const CONTROL_LEN: usize = 64;
 const RBUF: usize = 16 + NAME_LEN + CONTROL_LEN + 2048;
 /// Send slots: packets in flight at once.
 const SEND_SLOTS: usize = 4096;
+/// Receive completions held beyond one per receive buffer (those that end
+/// a multishot receive without a buffer).
+const HELD_SLACK: usize = 1024;
 
 /// What a completion is for (the top byte of its user data).
 const K_RECV: u64 = 1;
@@ -190,6 +193,14 @@ pub struct UringIo {
     gens: Vec<u32>,
     /// Tokens whose multishot receive ended and must be armed again.
     rearm: Vec<u32>,
+    /// Receive completions read past a full round (token, generation,
+    /// result, flags), delivered first next round: the completion queue
+    /// is read to its end every round, so that the send completions queued
+    /// behind a backlog of receives free their slots (a worker that fell
+    /// behind would otherwise run out of send slots and drop what it
+    /// relays). At most one per receive buffer, and room for that is made
+    /// at start.
+    held: std::collections::VecDeque<(u32, u32, i32, u32)>,
     wake_armed: bool,
     stats: Arc<WorkerStats>,
 }
@@ -250,6 +261,7 @@ impl UringIo {
             fds: Vec::new(),
             gens: Vec::new(),
             rearm: Vec::new(),
+            held: std::collections::VecDeque::with_capacity(n as usize + HELD_SLACK),
             wake_armed: false,
             stats,
         };
@@ -400,14 +412,23 @@ impl Io for UringIo {
             }
         }
         self.stats.syscall();
+        while out.len() < room {
+            let Some((tok, gen, res, flags)) = self.held.pop_front() else { break };
+            self.received(tok, gen, res, flags, pool, out);
+        }
         loop {
-            if out.len() >= room {
-                break;
-            }
             let Some(cqe) = self.ring.completion().next() else { break };
             let (kind, gen, index) = decode(cqe.user_data());
             match kind {
-                K_RECV => self.received(index, gen, cqe.result(), cqe.flags(), pool, out),
+                K_RECV if out.len() < room && self.held.is_empty() => {
+                    self.received(index, gen, cqe.result(), cqe.flags(), pool, out)
+                }
+                K_RECV => {
+                    self.held.push_back((index, gen, cqe.result(), cqe.flags()));
+                    if self.held.len() == self.held.capacity() {
+                        break;
+                    }
+                }
                 K_SEND => {
                     if cqe.result() < 0 {
                         self.stats.send_failed();
@@ -426,7 +447,7 @@ impl Io for UringIo {
             }
         }
         self.bufs.publish();
-        round.more = !self.ring.completion().is_empty();
+        round.more = !self.held.is_empty() || !self.ring.completion().is_empty();
         round
     }
 
