@@ -151,8 +151,36 @@ impl Pool {
         Pool::with_layout(n, XDP_FRAME, XDP_HEADROOM)
     }
 
+    /// A pool of `n` frames of [`XDP_FRAME`] bytes with [`XDP_HEADROOM`],
+    /// in `file` from byte `offset` (page-aligned), mapped shared: the
+    /// frames a simulated NIC in another process reads and writes
+    /// (`io::mem`).
+    pub fn shared(file: &std::fs::File, offset: usize, n: usize) -> std::io::Result<Pool> {
+        use std::os::fd::AsRawFd;
+        let len = (n.max(1) * XDP_FRAME).next_multiple_of(4096);
+        if file.metadata()?.len() < (offset + len) as u64 || !offset.is_multiple_of(4096) {
+            return Err(std::io::Error::other("the pool's file is shorter than its frames"));
+        }
+        // SAFETY: a shared mapping of a file we hold open, of bytes it has;
+        // the result is checked.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_POPULATE,
+                file.as_raw_fd(),
+                offset as libc::off_t,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error());
+        }
+        let base = NonNull::new(p as *mut u8).expect("mmap returned a null mapping");
+        Ok(Pool::over(base, len, n, XDP_FRAME, XDP_HEADROOM))
+    }
+
     fn with_layout(n: usize, pitch: usize, head: usize) -> Pool {
-        assert!(pitch >= head + BUF_LEN && n <= u32::MAX as usize / 2);
         let len = (n.max(1) * pitch).next_multiple_of(4096);
         // SAFETY: an anonymous private mapping; the result is checked.
         let p = unsafe {
@@ -167,6 +195,12 @@ impl Pool {
         };
         assert!(p != libc::MAP_FAILED, "cannot map {len} bytes of packet buffers: {}", std::io::Error::last_os_error());
         let base = NonNull::new(p as *mut u8).expect("mmap returned a null mapping");
+        Pool::over(base, len, n, pitch, head)
+    }
+
+    /// The pool over the mapping `base` of `len` bytes (unmapped on drop).
+    fn over(base: NonNull<u8>, len: usize, n: usize, pitch: usize, head: usize) -> Pool {
+        assert!(pitch >= head + BUF_LEN && n <= u32::MAX as usize / 2 && n * pitch <= len);
         let mut in_pool = vec![0u64; n.div_ceil(64)];
         for f in 0..n {
             in_pool[f / 64] |= 1 << (f % 64);
@@ -270,7 +304,7 @@ impl Pool {
 
 impl Drop for Pool {
     fn drop(&mut self) {
-        // SAFETY: the mapping made in `with_layout`, unmapped once.
+        // SAFETY: the mapping made in `with_layout` or `shared`, unmapped once.
         unsafe { libc::munmap(self.base.as_ptr() as *mut libc::c_void, self.len) };
     }
 }

@@ -16,7 +16,12 @@
 //! - [`xdp`]: an XDP program steers latched legs' packets into AF_XDP
 //!   sockets whose frames are the worker's pool; the worker re-keys each
 //!   frame in place and transmits it; the rest takes the socket path.
+//! - [`mem`]: a NIC simulated in shared memory, driven as AF_XDP zero-copy
+//!   drives a real one (the relay's own cost at NIC speed, for benchmarks
+//!   and tests; never chosen by `auto`).
 
+pub mod frame;
+pub mod mem;
 pub mod sockets;
 pub mod uring;
 pub mod xdp;
@@ -117,6 +122,8 @@ pub enum IoKind {
     Uring,
     /// AF_XDP with the XDP program.
     Xdp,
+    /// The simulated NIC in shared memory.
+    Mem,
 }
 
 impl IoKind {
@@ -126,6 +133,7 @@ impl IoKind {
             IoKind::Sockets => "sockets",
             IoKind::Uring => "uring",
             IoKind::Xdp => "xdp",
+            IoKind::Mem => "mem",
         }
     }
 }
@@ -137,12 +145,14 @@ pub struct IoSetup {
     pub kind: IoKind,
     /// The XDP program on the media interface (`xdp` only).
     pub xdp: Option<Arc<xdp::Program>>,
+    /// The simulated NIC (`mem` only).
+    pub mem: Option<Arc<mem::Nic>>,
 }
 
 impl IoSetup {
     /// A backend that needs no setup (`sockets`, `uring`).
     pub fn plain(kind: IoKind) -> IoSetup {
-        IoSetup { kind, xdp: None }
+        IoSetup { kind, xdp: None, mem: None }
     }
 }
 
@@ -152,23 +162,32 @@ impl std::fmt::Debug for IoSetup {
     }
 }
 
-/// The backend to run: `choice` (`sockets`, `uring`, `xdp`, or `auto` for
-/// the best one this machine can run), for `workers` workers relaying on
-/// the media addresses `addrs`, with why others were passed over. `auto`
-/// takes `xdp` only where the interface runs XDP natively, then `uring`.
-pub fn resolve(choice: &str, addrs: &[IpAddr], workers: usize) -> Result<(IoSetup, Vec<String>), String> {
+/// The backend to run: `choice` (`sockets`, `uring`, `xdp`, `mem`, or
+/// `auto` for the best one this machine can run), for `workers` workers
+/// relaying on the media addresses `addrs`, with why others were passed
+/// over. `auto` takes `xdp` only where the interface runs XDP natively,
+/// then `uring`; never `mem`, whose NIC lives in `mem_dir`.
+pub fn resolve(
+    choice: &str,
+    addrs: &[IpAddr],
+    workers: usize,
+    mem_dir: &std::path::Path,
+) -> Result<(IoSetup, Vec<String>), String> {
     match choice {
+        "mem" => mem::Nic::create(mem_dir)
+            .map(|n| (IoSetup { kind: IoKind::Mem, xdp: None, mem: Some(n) }, Vec::new()))
+            .map_err(|e| format!("io mem: {e}")),
         "sockets" => Ok((IoSetup::plain(IoKind::Sockets), Vec::new())),
         "uring" => {
             uring::probe().map(|()| (IoSetup::plain(IoKind::Uring), Vec::new())).map_err(|e| format!("io uring: {e}"))
         }
         "xdp" => xdp::Program::attach(addrs, workers, false)
-            .map(|p| (IoSetup { kind: IoKind::Xdp, xdp: Some(p) }, Vec::new()))
+            .map(|p| (IoSetup { kind: IoKind::Xdp, xdp: Some(p), mem: None }, Vec::new()))
             .map_err(|e| format!("io xdp: {e}")),
         "auto" => {
             let mut why = Vec::new();
             match xdp::Program::attach(addrs, workers, true) {
-                Ok(p) => return Ok((IoSetup { kind: IoKind::Xdp, xdp: Some(p) }, why)),
+                Ok(p) => return Ok((IoSetup { kind: IoKind::Xdp, xdp: Some(p), mem: None }, why)),
                 Err(e) => why.push(format!("xdp passed over: {e}")),
             }
             match uring::probe() {
@@ -179,7 +198,7 @@ pub fn resolve(choice: &str, addrs: &[IpAddr], workers: usize) -> Result<(IoSetu
                 }
             }
         }
-        other => Err(format!("io: {other:?} is not one of sockets, uring, xdp, auto")),
+        other => Err(format!("io: {other:?} is not one of sockets, uring, xdp, mem, auto")),
     }
 }
 
@@ -191,6 +210,10 @@ pub fn open(setup: &IoSetup, index: usize, pool: &Pool, stats: Arc<WorkerStats>)
         (IoKind::Uring, _) => Box::new(uring::UringIo::new(pool.size(), stats)?),
         (IoKind::Xdp, Some(prog)) => Box::new(xdp::XdpIo::new(prog.clone(), index, pool, stats)?),
         (IoKind::Xdp, None) => return Err(io::Error::other("xdp: the program was not attached")),
+        (IoKind::Mem, _) => match &setup.mem {
+            Some(nic) => Box::new(mem::MemIo::new(nic.clone(), index, pool, stats)?),
+            None => return Err(io::Error::other("mem: no NIC directory")),
+        },
     })
 }
 
@@ -201,12 +224,14 @@ mod tests {
     #[test]
     fn auto_falls_back_where_xdp_cannot_run() {
         let lo = [IpAddr::from([127, 0, 0, 1])];
-        let (setup, why) = resolve("auto", &lo, 1).expect("auto always finds a backend");
+        let dir = std::env::temp_dir().join(format!("srtpgate-mem-resolve-{}", std::process::id()));
+        let (setup, why) = resolve("auto", &lo, 1, &dir).expect("auto always finds a backend");
         assert_ne!(setup.kind, IoKind::Xdp);
         assert!(why.iter().any(|w| w.starts_with("xdp passed over:")), "{why:?}");
-        let e = resolve("xdp", &lo, 1).expect_err("xdp on loopback is refused");
+        let e = resolve("xdp", &lo, 1, &dir).expect_err("xdp on loopback is refused");
         assert!(e.starts_with("io xdp: ") && (e.contains("loopback") || e.contains("not built")), "{e}");
-        let e = resolve("dpdk", &lo, 1).expect_err("unknown backend");
-        assert!(e.contains("sockets, uring, xdp, auto"), "{e}");
+        let e = resolve("dpdk", &lo, 1, &dir).expect_err("unknown backend");
+        assert!(e.contains("sockets, uring, xdp, mem, auto"), "{e}");
+        assert!(!dir.exists(), "auto never sets up the mem NIC");
     }
 }

@@ -33,6 +33,7 @@
 //! the leg's socket; the kernel then resolves the neighbour for the next
 //! ones.
 
+use super::frame::{addr_sum, ip_bytes, parse, write_headers};
 use super::sockets::SocketsIo;
 use super::{Datagram, Io, Round, Wake};
 use crate::netlink::{NextHop, Resolver};
@@ -82,17 +83,6 @@ pub struct LegVal {
 }
 // SAFETY: plain integers, no padding (20 bytes, alignment 2).
 unsafe impl aya::Pod for LegVal {}
-
-fn ip_bytes(ip: IpAddr) -> ([u8; 16], u8) {
-    let mut a = [0u8; 16];
-    match ip {
-        IpAddr::V4(v4) => {
-            a[..4].copy_from_slice(&v4.octets());
-            (a, 4)
-        }
-        IpAddr::V6(v6) => (v6.octets(), 6),
-    }
-}
 
 fn key_of(addr: SocketAddr) -> LegKey {
     let (a, family) = ip_bytes(addr.ip());
@@ -677,128 +667,6 @@ fn keep_hop(hops: &mut HashMap<IpAddr, Hop>, stats: &WorkerStats, dst: IpAddr, h
     hops.insert(dst, hop);
 }
 
-/// The headers of an IPv4 or IPv6 UDP frame as the program redirects them:
-/// header bytes, UDP payload length, source and destination.
-fn parse(f: &[u8]) -> Option<(usize, usize, SocketAddr, SocketAddr)> {
-    let ethertype = u16::from_be_bytes([*f.get(12)?, *f.get(13)?]);
-    let (l3, src, dst, udp) = match ethertype {
-        0x0800 => {
-            let ip = f.get(14..34)?;
-            if ip[0] != 0x45 || ip[9] != 17 {
-                return None;
-            }
-            let src: [u8; 4] = ip[12..16].try_into().ok()?;
-            let dst: [u8; 4] = ip[16..20].try_into().ok()?;
-            let total = u16::from_be_bytes([ip[2], ip[3]]) as usize;
-            (total.checked_sub(20)?, IpAddr::from(src), IpAddr::from(dst), 34)
-        }
-        0x86dd => {
-            let ip = f.get(14..54)?;
-            if ip[6] != 17 {
-                return None;
-            }
-            let src: [u8; 16] = ip[8..24].try_into().ok()?;
-            let dst: [u8; 16] = ip[24..40].try_into().ok()?;
-            (u16::from_be_bytes([ip[4], ip[5]]) as usize, IpAddr::from(src), IpAddr::from(dst), 54)
-        }
-        _ => return None,
-    };
-    let u = f.get(udp..udp + 8)?;
-    let ulen = u16::from_be_bytes([u[4], u[5]]) as usize;
-    if ulen < 8 || ulen > l3 || udp + ulen > f.len() {
-        return None;
-    }
-    let sport = u16::from_be_bytes([u[0], u[1]]);
-    let dport = u16::from_be_bytes([u[2], u[3]]);
-    Some((udp + 8, ulen - 8, SocketAddr::new(src, sport), SocketAddr::new(dst, dport)))
-}
-
-/// One's-complement sum of big-endian 16-bit words (RFC 1071).
-fn sum16(mut acc: u64, b: &[u8]) -> u64 {
-    let mut chunks = b.chunks_exact(2);
-    for c in &mut chunks {
-        acc += u64::from(u16::from_be_bytes([c[0], c[1]]));
-    }
-    if let [last] = chunks.remainder() {
-        acc += u64::from(*last) << 8;
-    }
-    acc
-}
-
-fn fold(mut acc: u64) -> u16 {
-    while acc > 0xffff {
-        acc = (acc & 0xffff) + (acc >> 16);
-    }
-    !(acc as u16)
-}
-
-/// The source and destination addresses summed as 16-bit words (unfolded):
-/// the part of the UDP pseudo-header that stays the same for a leg.
-fn addr_sum(from: IpAddr, to: IpAddr) -> u64 {
-    let (s, _) = ip_bytes(from);
-    let (d, _) = ip_bytes(to);
-    let n = if from.is_ipv4() { 4 } else { 16 };
-    sum16(sum16(0, &s[..n]), &d[..n])
-}
-
-/// Writes Ethernet, IP and UDP headers in front of a `len`-byte payload at
-/// `f[hdr..]`, checksums included; `hdr` is 42 (IPv4) or 62 (IPv6).
-/// `addr_sum` is [`addr_sum`] of the two addresses (cached per leg).
-#[allow(clippy::too_many_arguments)]
-fn write_headers(
-    f: &mut [u8],
-    dst_mac: [u8; 6],
-    src_mac: [u8; 6],
-    from: SocketAddr,
-    to: SocketAddr,
-    addr_sum: u64,
-    len: usize,
-    id: u16,
-) {
-    f[0..6].copy_from_slice(&dst_mac);
-    f[6..12].copy_from_slice(&src_mac);
-    let ulen = (8 + len) as u16;
-    let (udp, pseudo) = match (from.ip(), to.ip()) {
-        (IpAddr::V4(s), IpAddr::V4(d)) => {
-            f[12..14].copy_from_slice(&0x0800u16.to_be_bytes());
-            let ip = &mut f[14..34];
-            ip[0] = 0x45;
-            ip[1] = 0;
-            ip[2..4].copy_from_slice(&(20 + ulen).to_be_bytes());
-            ip[4..6].copy_from_slice(&id.to_be_bytes());
-            ip[6..8].copy_from_slice(&0x4000u16.to_be_bytes()); // DF
-            ip[8] = 64;
-            ip[9] = 17;
-            ip[10..12].fill(0);
-            ip[12..16].copy_from_slice(&s.octets());
-            ip[16..20].copy_from_slice(&d.octets());
-            let c = fold(sum16(0, ip));
-            ip[10..12].copy_from_slice(&c.to_be_bytes());
-            (34, addr_sum + 17 + u64::from(ulen))
-        }
-        (IpAddr::V6(s), IpAddr::V6(d)) => {
-            f[12..14].copy_from_slice(&0x86ddu16.to_be_bytes());
-            let ip = &mut f[14..54];
-            ip[0..4].copy_from_slice(&[0x60, 0, 0, 0]);
-            ip[4..6].copy_from_slice(&ulen.to_be_bytes());
-            ip[6] = 17;
-            ip[7] = 64;
-            ip[8..24].copy_from_slice(&s.octets());
-            ip[24..40].copy_from_slice(&d.octets());
-            (54, addr_sum + 17 + u64::from(ulen))
-        }
-        _ => unreachable!("the caller checks that both addresses are of one family"),
-    };
-    let u = &mut f[udp..udp + 8];
-    u[0..2].copy_from_slice(&from.port().to_be_bytes());
-    u[2..4].copy_from_slice(&to.port().to_be_bytes());
-    u[4..6].copy_from_slice(&ulen.to_be_bytes());
-    u[6..8].fill(0);
-    let c = fold(sum16(pseudo, &f[udp..udp + 8 + len]));
-    let c = if c == 0 { 0xffff } else { c };
-    f[udp + 6..udp + 8].copy_from_slice(&c.to_be_bytes());
-}
-
 impl Io for XdpIo {
     fn name(&self) -> &'static str {
         "xdp"
@@ -1046,59 +914,6 @@ mod tests {
         let known = *hops.keys().next().expect("one");
         keep_hop(&mut hops, &stats, known, hop);
         assert_eq!(stats.xdp_hops_evicted.load(std::sync::atomic::Ordering::Relaxed), 10);
-    }
-
-    fn frame(from: SocketAddr, to: SocketAddr, payload: &[u8]) -> Vec<u8> {
-        let hdr = if from.is_ipv4() { 42 } else { 62 };
-        let mut f = vec![0u8; hdr + payload.len()];
-        f[hdr..].copy_from_slice(payload);
-        write_headers(&mut f, [2; 6], [4; 6], from, to, addr_sum(from.ip(), to.ip()), payload.len(), 7);
-        f
-    }
-
-    #[test]
-    fn headers_round_trip_with_valid_checksums() {
-        for (from, to) in [("198.18.0.2:30000", "198.18.0.1:40000"), ("[2001:db8::2]:30000", "[2001:db8::1]:40001")] {
-            let (from, to): (SocketAddr, SocketAddr) = (from.parse().expect("addr"), to.parse().expect("addr"));
-            for len in [0usize, 1, 172, 173] {
-                let payload: Vec<u8> = (0..len).map(|i| (i * 7) as u8).collect();
-                let f = frame(from, to, &payload);
-                let (hdr, plen, src, dst) = parse(&f).expect("parses");
-                assert_eq!((plen, src, dst), (len, from, to));
-                assert_eq!(&f[hdr..], &payload[..]);
-                assert_eq!((&f[0..6], &f[6..12]), (&[2u8; 6][..], &[4u8; 6][..]));
-                // A valid checksum sums to 0xffff (folds to zero).
-                let (udp, pseudo) = if from.is_ipv4() {
-                    assert_eq!(fold(sum16(0, &f[14..34])), 0, "IPv4 header checksum");
-                    (34, sum16(sum16(0, &f[26..30]), &f[30..34]))
-                } else {
-                    (54, sum16(0, &f[22..54]))
-                };
-                let ulen = (8 + len) as u64;
-                assert_eq!(fold(sum16(pseudo + 17 + ulen, &f[udp..])), 0, "UDP checksum, {len} bytes");
-                assert_ne!(&f[udp + 6..udp + 8], &[0, 0], "UDP checksum present");
-            }
-        }
-    }
-
-    #[test]
-    fn parse_refuses_what_the_program_passes() {
-        let from: SocketAddr = "198.18.0.2:30000".parse().expect("addr");
-        let to: SocketAddr = "198.18.0.1:40000".parse().expect("addr");
-        let good = frame(from, to, &[1, 2, 3]);
-        let mut arp = good.clone();
-        arp[12..14].copy_from_slice(&0x0806u16.to_be_bytes());
-        let mut opts = good.clone();
-        opts[14] = 0x46;
-        let mut tcp = good.clone();
-        tcp[23] = 6;
-        let mut long = good.clone();
-        long[38..40].copy_from_slice(&100u16.to_be_bytes());
-        for (what, f) in [("ARP", &arp), ("IP options", &opts), ("TCP", &tcp), ("UDP length", &long)] {
-            assert!(parse(f).is_none(), "{what}");
-        }
-        assert!(parse(&good[..40]).is_none(), "truncated");
-        assert!(parse(&good).is_some());
     }
 
     #[test]

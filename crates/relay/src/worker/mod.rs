@@ -101,10 +101,11 @@ where
         // a packet, and a page-aligned region to register. A transmitted
         // frame comes back only when the receiver's kernel frees it (copy
         // mode), so that pool keeps at least `xdp::MIN_FRAMES` frames.
-        let pool = if cfg.io.kind == io::IoKind::Xdp {
-            Pool::with_headroom(cfg.buffers.max(io::xdp::MIN_FRAMES))
-        } else {
-            Pool::new(cfg.buffers)
+        let pool = match (cfg.io.kind, &cfg.io.mem) {
+            (io::IoKind::Xdp, _) => Pool::with_headroom(cfg.buffers.max(io::xdp::MIN_FRAMES)),
+            // The simulated NIC's frames are the pool, in its shared file.
+            (io::IoKind::Mem, Some(nic)) => nic.pool(index, cfg.buffers)?,
+            _ => Pool::new(cfg.buffers),
         };
         let io = io::open(&cfg.io, index, &pool, stats.clone())?;
         // An engine on another device (the GPU) reads and writes the packets

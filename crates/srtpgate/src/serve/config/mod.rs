@@ -67,8 +67,10 @@ pub struct Config {
     pub plc: i32,
     /// Delay line of directions that detect DTMF, ms.
     pub dtmf_delay_ms: u32,
-    /// I/O backend: sockets, uring, xdp or auto (resolved when the workers start).
+    /// I/O backend: sockets, uring, xdp, mem or auto (resolved when the workers start).
     pub io: String,
+    /// The simulated NIC's directory (`--io mem`).
+    pub mem_dir: PathBuf,
     /// Worker threads.
     pub workers: usize,
     /// The last this many workers carry the transcoded calls (0: all share).
@@ -253,6 +255,9 @@ fn device_specs(s: &str) -> Option<Result<Vec<Spec>, String>> {
 
 /// Where the Debian package puts the codec plugins; searched when no
 /// directory is given.
+/// The simulated NIC's directory by default (`--io mem`): tmpfs.
+pub const DEFAULT_MEM_DIR: &str = "/dev/shm/srtpgate-mem";
+
 /// The default delay bound, ms (`--stale-after`). A relayed packet later
 /// than this is worse than a lost one: receivers' jitter buffers (typically
 /// 40–200 ms) conceal a loss but play a late packet as a gap anyway, and
@@ -473,8 +478,8 @@ impl Config {
             (None, None) => None,
         };
         let io = args.io.clone().or(file.io).unwrap_or_else(|| "auto".into());
-        if !["sockets", "uring", "xdp", "auto"].contains(&io.as_str()) {
-            return Err(format!("io: {io:?} is not one of sockets, uring, xdp, auto"));
+        if !["sockets", "uring", "xdp", "mem", "auto"].contains(&io.as_str()) {
+            return Err(format!("io: {io:?} is not one of sockets, uring, xdp, mem, auto"));
         }
         let buffers = args.buffers.or(file.buffers).unwrap_or(4096);
         if !(64..=1 << 20).contains(&buffers) {
@@ -577,6 +582,7 @@ impl Config {
             plc,
             dtmf_delay_ms,
             io,
+            mem_dir: args.mem_dir.clone().or_else(|| file.mem_dir.clone()).unwrap_or_else(|| DEFAULT_MEM_DIR.into()),
             workers,
             transcode_workers,
             buffers,
@@ -918,7 +924,7 @@ mod tests {
         let e = with_file("colour = 1\n").expect_err("unknown key");
         assert!(e.contains("colour"), "{e}");
         let e = with_file("io = \"dpdk\"\n").expect_err("bad io");
-        assert!(e.contains("dpdk") && e.contains("sockets, uring, xdp, auto"), "{e}");
+        assert!(e.contains("dpdk") && e.contains("sockets, uring, xdp, mem, auto"), "{e}");
         let e = with_file("engine = \"fpga\"\n").expect_err("bad engine");
         assert!(e.contains("fpga"), "{e}");
         let e = with_file("interface = [\"0.0.0.0\"]\n").expect_err("unspecified");

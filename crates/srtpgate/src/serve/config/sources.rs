@@ -68,9 +68,15 @@ pub struct ServeArgs {
     pub dtmf_delay: Option<u32>,
     /// Packet I/O of the media workers: sockets (epoll, recvmmsg/sendmmsg),
     /// uring (io_uring), xdp (an XDP program and AF_XDP sockets on the
-    /// media interface; root), or auto (the best one this machine runs).
+    /// media interface; root), mem (a NIC simulated in shared memory, for
+    /// benchmarks: see --mem-dir), or auto (the best one this machine runs;
+    /// never mem).
     #[arg(long, env = "SRTPGATE_IO")]
     pub io: Option<String>,
+    /// With --io mem: the simulated NIC's directory (its workers' frames
+    /// and rings, and the steering table), where a load generator maps it.
+    #[arg(long = "mem-dir", env = "SRTPGATE_MEM_DIR")]
+    pub mem_dir: Option<PathBuf>,
     /// Media worker threads (0 = one per core).
     #[arg(long, env = "SRTPGATE_WORKERS")]
     pub workers: Option<usize>,
@@ -304,6 +310,7 @@ pub(super) struct FileConfig {
     pub(super) plc: Option<String>,
     pub(super) dtmf_delay: Option<u32>,
     pub(super) io: Option<String>,
+    pub(super) mem_dir: Option<PathBuf>,
     pub(super) workers: Option<usize>,
     pub(super) transcode_workers: Option<usize>,
     pub(super) buffers: Option<usize>,

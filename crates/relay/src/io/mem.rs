@@ -1,0 +1,719 @@
+//! The `mem` backend: a NIC simulated in shared memory, driven exactly as
+//! AF_XDP zero-copy drives a real one, with the NIC's own cost set to zero.
+//! For benchmarks and tests (`--io mem`); `auto` never chooses it.
+//!
+//! Each worker's packet pool lives in a file of the NIC's directory
+//! (`worker-N`, on tmpfs: `/dev/shm`), beside four single-producer
+//! single-consumer rings, as an AF_XDP socket's UMEM and rings are laid out:
+//!
+//! | ring | producer → consumer | holds |
+//! |---|---|---|
+//! | fill | worker → NIC | frames the NIC may receive into |
+//! | rx | NIC → worker | received frames (Ethernet, IPv4/IPv6, UDP) and their receive time |
+//! | tx | worker → NIC | frames to transmit, headers written in their headroom |
+//! | completion | NIC → worker | transmitted frames, back to the pool |
+//!
+//! The other side (the load generator's NIC, [`Port`]) maps the same file:
+//! it writes frames into the frames the fill ring gave it and reads the
+//! transmitted ones where the worker re-keyed them. Neither side makes a
+//! system call per packet: indices are atomics in the shared mapping, read
+//! with acquire and published with release ordering, as in AF_XDP's rings.
+//! A worker that has nothing to do parks for at most [`PARK`] (with
+//! `--busy-poll` it never does).
+//!
+//! Steering: the NIC's `steering` file maps a UDP destination port to the
+//! worker that owns it (1 + its index; 0: none), written by the workers as
+//! legs come and go, as flow-steering rules would be installed on a NIC.
+//! A frame for a port no worker owns is the NIC's to drop.
+//!
+//! Every leg keeps its UDP socket (ports are still bound by the control
+//! plane, and a subscriber's copies still leave by their fork's socket),
+//! but no packet of a leg goes through the kernel.
+
+use super::frame::{addr_sum, parse, write_headers};
+use super::sockets::SocketsIo;
+use super::{Datagram, Io, Round, Wake};
+use crate::pool::{Buf, Pool, XDP_FRAME, XDP_HEADROOM};
+use crate::stats::WorkerStats;
+use std::collections::HashMap;
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::net::SocketAddr;
+use std::os::fd::{AsRawFd, RawFd};
+use std::path::{Path, PathBuf};
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The first bytes of a worker's file.
+pub const MAGIC: u64 = u64::from_be_bytes(*b"SRTPGMEM");
+/// The layout's version.
+pub const VERSION: u32 = 1;
+/// Entries of each ring (a power of two): the fill ring is the only buffer
+/// between the NIC and a worker that is late, as with AF_XDP.
+pub const RING: u32 = 8192;
+/// Frames of a worker's pool with this backend, at least: the fill ring's
+/// share and as many for frames being re-keyed and in flight.
+pub const MIN_FRAMES: usize = 2 * RING as usize;
+/// The longest a worker with nothing to do parks before it looks again.
+pub const PARK: Duration = Duration::from_micros(50);
+/// The relay's MAC address on the simulated NIC (locally administered).
+pub const RELAY_MAC: [u8; 6] = [0x02, 0x53, 0x52, 0x54, 0x50, 0x01];
+/// The MAC address frames are transmitted to (the NIC's peer).
+pub const PEER_MAC: [u8; 6] = [0x02, 0x53, 0x52, 0x54, 0x50, 0x02];
+/// Bytes of the header page.
+const HEADER_LEN: usize = 4096;
+/// Bytes of the steering table (a byte per UDP port).
+const STEERING_LEN: usize = 65_536;
+
+/// The header page of a worker's file.
+#[repr(C)]
+pub struct Header {
+    /// [`MAGIC`].
+    pub magic: u64,
+    /// [`VERSION`].
+    pub version: u32,
+    /// The worker's index.
+    pub worker: u32,
+    /// Frames in the pool.
+    pub frames: u32,
+    /// Bytes between the starts of two frames.
+    pub pitch: u32,
+    /// Where a frame's packet may start at the earliest (headroom for the
+    /// headers the worker writes in front of a payload).
+    pub headroom: u32,
+    /// Entries per ring.
+    pub ring: u32,
+    /// Offset of the frames in the file.
+    pub frames_offset: u64,
+    /// The relay's process.
+    pub pid: u32,
+    /// 1 while the worker serves the rings.
+    pub ready: AtomicU32,
+}
+
+/// One ring entry: a frame's address (frame × pitch + offset of its first
+/// byte) and, on the rx and tx rings, the frame's length and receive time
+/// (CLOCK_REALTIME ns; 0 on tx).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Desc {
+    /// The frame's address in the frames area.
+    pub addr: u64,
+    /// Bytes of the frame.
+    pub len: u32,
+    /// Unused (0).
+    pub flags: u32,
+    /// When the NIC received it (rx), CLOCK_REALTIME ns.
+    pub ns: u64,
+}
+
+/// A ring index on a cache line of its own (producer and consumer are on
+/// two cores).
+#[repr(C, align(64))]
+struct Index(AtomicU32);
+
+#[repr(C)]
+struct RingHead {
+    producer: Index,
+    consumer: Index,
+}
+
+/// Bytes one ring takes in the file (page-aligned).
+const fn ring_bytes() -> usize {
+    (std::mem::size_of::<RingHead>() + RING as usize * std::mem::size_of::<Desc>()).next_multiple_of(4096)
+}
+
+/// Offset of the frames in a worker's file.
+pub const fn frames_offset() -> usize {
+    HEADER_LEN + 4 * ring_bytes()
+}
+
+/// Which ring (its place in the file).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Which {
+    /// Worker → NIC: free frames.
+    Fill = 0,
+    /// NIC → worker: received frames.
+    Rx = 1,
+    /// Worker → NIC: frames to send.
+    Tx = 2,
+    /// NIC → worker: sent frames.
+    Completion = 3,
+}
+
+/// One side of one ring in a shared mapping: the producer or the consumer
+/// (never both). Entries are written before the producer index is
+/// published (release) and read after it is loaded (acquire).
+pub struct Ring {
+    head: NonNull<RingHead>,
+    descs: NonNull<Desc>,
+    /// The producer's next index (producer side), or the last one seen
+    /// (consumer side).
+    prod: u32,
+    /// The consumer's next index (consumer side), or the last one seen.
+    cons: u32,
+}
+
+impl Ring {
+    /// The ring `which` of the mapping at `base` (a worker's file mapped
+    /// from offset 0).
+    ///
+    /// # Safety
+    /// `base` must map at least [`frames_offset`] bytes of a worker's file
+    /// for as long as the ring is used, and only one party may use each
+    /// side of the ring.
+    unsafe fn at(base: NonNull<u8>, which: Which) -> Ring {
+        // SAFETY: within the mapping, per the caller; page-aligned offsets.
+        let head = unsafe { base.add(HEADER_LEN + which as usize * ring_bytes()) }.cast::<RingHead>();
+        // SAFETY: the entries follow the head in the same ring's bytes.
+        let descs = unsafe { head.add(1) }.cast::<Desc>();
+        // SAFETY: the head is valid (above).
+        let (p, c) = unsafe {
+            (head.as_ref().producer.0.load(Ordering::Acquire), head.as_ref().consumer.0.load(Ordering::Acquire))
+        };
+        Ring { head, descs, prod: p, cons: c }
+    }
+
+    fn head(&self) -> &RingHead {
+        // SAFETY: valid for the ring's life (`Ring::at`).
+        unsafe { self.head.as_ref() }
+    }
+
+    /// Producer: entries that can be pushed now.
+    pub fn room(&mut self) -> u32 {
+        if self.prod.wrapping_sub(self.cons) >= RING {
+            self.cons = self.head().consumer.0.load(Ordering::Acquire);
+        }
+        RING - self.prod.wrapping_sub(self.cons)
+    }
+
+    /// Producer: appends `d` (seen by the consumer after [`Ring::publish`]);
+    /// false when the ring is full.
+    pub fn push(&mut self, d: Desc) -> bool {
+        if self.room() == 0 {
+            return false;
+        }
+        // SAFETY: the index is masked into the ring; the consumer does not
+        // read this entry before the producer index passes it.
+        unsafe { self.descs.add((self.prod & (RING - 1)) as usize).write_volatile(d) };
+        self.prod = self.prod.wrapping_add(1);
+        true
+    }
+
+    /// Producer: makes the pushed entries visible.
+    pub fn publish(&mut self) {
+        self.head().producer.0.store(self.prod, Ordering::Release);
+    }
+
+    /// Consumer: entries waiting.
+    pub fn waiting(&mut self) -> u32 {
+        if self.prod == self.cons {
+            self.prod = self.head().producer.0.load(Ordering::Acquire);
+        }
+        self.prod.wrapping_sub(self.cons)
+    }
+
+    /// Consumer: the next entry (its slot is the producer's again after
+    /// [`Ring::release`]).
+    pub fn pop(&mut self) -> Option<Desc> {
+        if self.waiting() == 0 {
+            return None;
+        }
+        // SAFETY: the producer published this entry (acquire above) and
+        // does not overwrite it before the consumer index passes it.
+        let d = unsafe { self.descs.add((self.cons & (RING - 1)) as usize).read_volatile() };
+        self.cons = self.cons.wrapping_add(1);
+        Some(d)
+    }
+
+    /// Consumer: gives the popped entries' slots back.
+    pub fn release(&mut self) {
+        self.head().consumer.0.store(self.cons, Ordering::Release);
+    }
+}
+
+/// A shared mapping of (part of) a file, unmapped on drop.
+struct Mapping {
+    ptr: NonNull<u8>,
+    len: usize,
+}
+
+impl Mapping {
+    fn new(file: &File, offset: usize, len: usize) -> io::Result<Mapping> {
+        // SAFETY: a shared mapping of a file we hold open; the result is checked.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_POPULATE,
+                file.as_raw_fd(),
+                offset as libc::off_t,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Mapping { ptr: NonNull::new(p as *mut u8).expect("mmap returned a null mapping"), len })
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in `new`, unmapped once.
+        unsafe { libc::munmap(self.ptr.as_ptr() as *mut libc::c_void, self.len) };
+    }
+}
+
+/// The simulated NIC's directory, shared by the workers: where their files
+/// are, and the steering table.
+pub struct Nic {
+    dir: PathBuf,
+    steering: Mapping,
+}
+
+// SAFETY: the steering table is a byte array written and read with atomic
+// byte operations only; the mapping lives as long as the `Nic`.
+unsafe impl Send for Nic {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for Nic {}
+
+impl Nic {
+    /// Sets up the NIC's directory `dir` (made if missing; the workers'
+    /// files are made as they start).
+    pub fn create(dir: &Path) -> Result<Arc<Nic>, String> {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let path = dir.join("steering");
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&path)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        file.set_len(STEERING_LEN as u64).map_err(|e| format!("{}: {e}", path.display()))?;
+        let steering = Mapping::new(&file, 0, STEERING_LEN).map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(Arc::new(Nic { dir: dir.to_path_buf(), steering }))
+    }
+
+    /// The file of worker `index`.
+    pub fn worker_path(dir: &Path, index: usize) -> PathBuf {
+        dir.join(format!("worker-{index}"))
+    }
+
+    /// The directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn steer(&self, port: u16, worker: Option<usize>) {
+        let v = worker.map_or(0, |w| (w + 1).min(255) as u8);
+        // SAFETY: `port` < 65 536 indexes the table; atomic byte access.
+        unsafe { (*self.steering.ptr.as_ptr().add(port as usize).cast::<AtomicU8>()).store(v, Ordering::Release) };
+    }
+
+    /// The pool of worker `index`: `buffers` frames (at least
+    /// [`MIN_FRAMES`]) in the frames area of its file, made now.
+    pub fn pool(&self, index: usize, buffers: usize) -> io::Result<Pool> {
+        let frames = buffers.max(MIN_FRAMES);
+        let path = Nic::worker_path(&self.dir, index);
+        let file = OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&path)?;
+        file.set_len((frames_offset() + frames * XDP_FRAME) as u64)?;
+        Pool::shared(&file, frames_offset(), frames)
+    }
+}
+
+/// Wakes a worker parked in its wait.
+struct Waker {
+    woken: AtomicBool,
+    thread: std::thread::Thread,
+}
+
+impl Wake for Waker {
+    fn wake(&self) -> io::Result<()> {
+        self.woken.store(true, Ordering::Release);
+        self.thread.unpark();
+        Ok(())
+    }
+}
+
+/// The `mem` backend of one worker.
+pub struct MemIo {
+    // The rings point into `map`: declared (dropped) before it.
+    fill: Ring,
+    rx: Ring,
+    tx: Ring,
+    completion: Ring,
+    map: Mapping,
+    nic: Arc<Nic>,
+    index: usize,
+    pitch: u64,
+    /// Frames in the fill ring (the NIC's to receive into).
+    in_fill: u32,
+    fill_target: u32,
+    /// The token of a leg by its local address, and its address by token.
+    by_addr: HashMap<SocketAddr, u32>,
+    locals: Vec<Option<SocketAddr>>,
+    ip_id: u16,
+    waker: Arc<Waker>,
+    /// Sends of sockets the backend does not hold (subscribers' copies).
+    inner: SocketsIo,
+    stats: Arc<WorkerStats>,
+}
+
+impl MemIo {
+    /// The backend of worker `index` over `pool` (made by [`Nic::pool`]);
+    /// call on the worker's thread.
+    pub fn new(nic: Arc<Nic>, index: usize, pool: &Pool, stats: Arc<WorkerStats>) -> io::Result<MemIo> {
+        let path = Nic::worker_path(&nic.dir, index);
+        let file = OpenOptions::new().read(true).write(true).open(&path)?;
+        let map = Mapping::new(&file, 0, frames_offset())?;
+        // SAFETY: the header page is mapped; the file was just made (zeros).
+        let header = unsafe { map.ptr.cast::<Header>().as_mut() };
+        header.magic = MAGIC;
+        header.version = VERSION;
+        header.worker = index as u32;
+        header.frames = pool.size() as u32;
+        header.pitch = pool.pitch() as u32;
+        header.headroom = pool.headroom() as u32;
+        header.ring = RING;
+        header.frames_offset = frames_offset() as u64;
+        header.pid = std::process::id();
+        // SAFETY: the mapping covers the rings and lives in `map`, dropped
+        // after them; the worker is the only party on its sides.
+        let rings = unsafe { [Which::Fill, Which::Rx, Which::Tx, Which::Completion].map(|w| Ring::at(map.ptr, w)) };
+        let [fill, rx, tx, completion] = rings;
+        let me = MemIo {
+            fill,
+            rx,
+            tx,
+            completion,
+            map,
+            nic,
+            index,
+            pitch: pool.pitch() as u64,
+            in_fill: 0,
+            fill_target: (pool.size() as u32 / 2).min(RING),
+            by_addr: HashMap::new(),
+            locals: Vec::new(),
+            ip_id: 0,
+            waker: Arc::new(Waker { woken: AtomicBool::new(false), thread: std::thread::current() }),
+            inner: SocketsIo::new(stats.clone())?,
+            stats,
+        };
+        me.header().ready.store(1, Ordering::Release);
+        Ok(me)
+    }
+
+    fn header(&self) -> &Header {
+        // SAFETY: the header page is mapped while `map` lives.
+        unsafe { self.map.ptr.cast::<Header>().as_ref() }
+    }
+
+    /// Frames the NIC transmitted, back to the pool.
+    fn reap(&mut self, pool: &mut Pool) {
+        while let Some(d) = self.completion.pop() {
+            pool.put_frame((d.addr / self.pitch) as u32);
+        }
+        self.completion.release();
+    }
+
+    /// Tops the fill ring up from the pool.
+    fn refill(&mut self, pool: &mut Pool) {
+        let mut n = 0;
+        while self.in_fill < self.fill_target && self.fill.room() > 0 {
+            let Some(b) = pool.take() else { break };
+            let addr = u64::from(b.frame()) * self.pitch + b.offset() as u64;
+            Pool::release(b);
+            self.fill.push(Desc { addr, ..Desc::default() });
+            self.in_fill += 1;
+            n += 1;
+        }
+        if n > 0 {
+            self.fill.publish();
+        }
+    }
+
+    /// A received frame into a datagram (its UDP payload, in place).
+    fn frame_in(&mut self, d: Desc, pool: &mut Pool, out: &mut Vec<Datagram>) {
+        let (frame, off) = ((d.addr / self.pitch) as u32, (d.addr % self.pitch) as usize);
+        let Some(mut buf) = pool.frame_buf(frame, off) else {
+            tracing::debug!("mem: a frame outside the pool ({})", d.addr);
+            return;
+        };
+        let parsed = parse(&buf[..(d.len as usize).min(buf.len())]);
+        let tok = parsed.and_then(|(_, _, _, dst)| self.by_addr.get(&dst).copied());
+        match (parsed, tok) {
+            (Some((hdr, len, from, _)), Some(tok)) if buf.advance(hdr) => {
+                out.push(Datagram { buf, len, tok, from: Some(from), rx_ns: Some(d.ns), truncated: false });
+            }
+            _ => {
+                // Not a leg's (a leg removed while its frame was in flight,
+                // or not UDP over IP).
+                self.stats.stray();
+                pool.put(buf);
+            }
+        }
+    }
+}
+
+impl Io for MemIo {
+    fn name(&self) -> &'static str {
+        "mem"
+    }
+
+    fn waker(&self) -> Arc<dyn Wake> {
+        self.waker.clone()
+    }
+
+    fn add(&mut self, tok: u32, fd: RawFd) -> io::Result<()> {
+        // SAFETY: the worker's socket, open for this call.
+        let borrowed = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+        let local = socket2::SockRef::from(&borrowed)
+            .local_addr()?
+            .as_socket()
+            .ok_or_else(|| io::Error::other("mem: a leg's socket has no IP address"))?;
+        if self.locals.len() <= tok as usize {
+            self.locals.resize(tok as usize + 1, None);
+        }
+        self.locals[tok as usize] = Some(local);
+        self.by_addr.insert(local, tok);
+        self.nic.steer(local.port(), Some(self.index));
+        Ok(())
+    }
+
+    fn remove(&mut self, tok: u32, _fd: RawFd) {
+        if let Some(Some(local)) = self.locals.get_mut(tok as usize).map(std::mem::take) {
+            self.by_addr.remove(&local);
+            self.nic.steer(local.port(), None);
+        }
+    }
+
+    fn wait(&mut self, idle: Duration, room: usize, pool: &mut Pool, out: &mut Vec<Datagram>) -> Round {
+        self.reap(pool);
+        self.refill(pool);
+        let deadline = Instant::now() + idle;
+        while self.rx.waiting() == 0 && !self.waker.woken.load(Ordering::Acquire) {
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            std::thread::park_timeout((deadline - now).min(PARK));
+        }
+        let woken = self.waker.woken.swap(false, Ordering::AcqRel);
+        let mut taken = 0u32;
+        while out.len() < room {
+            let Some(d) = self.rx.pop() else { break };
+            taken += 1;
+            self.frame_in(d, pool, out);
+        }
+        self.rx.release();
+        self.in_fill = self.in_fill.saturating_sub(taken);
+        self.refill(pool);
+        Round { woken, more: self.rx.waiting() > 0 }
+    }
+
+    fn send(&mut self, tok: u32, fd: RawFd, msgs: &[(&[u8], SocketAddr)]) -> usize {
+        if self.locals.get(tok as usize).is_some_and(Option::is_some) {
+            // A leg's packet not in a frame of its own: the worker sends
+            // every leg's packet by `transmit`, which took all it could;
+            // what is left has no room in the transmit ring.
+            return 0;
+        }
+        self.inner.send(tok, fd, msgs)
+    }
+
+    fn frames(&self) -> bool {
+        true
+    }
+
+    fn transmit(&mut self, tok: u32, mut buf: Buf, len: usize, to: SocketAddr) -> Result<(), Buf> {
+        let Some(Some(from)) = self.locals.get(tok as usize).copied() else { return Err(buf) };
+        if from.is_ipv4() != to.is_ipv4() || self.tx.room() == 0 {
+            return Err(buf);
+        }
+        let hdr = if from.is_ipv4() { 42 } else { 62 };
+        self.ip_id = self.ip_id.wrapping_add(1);
+        let id = self.ip_id;
+        let Some(f) = buf.with_front(hdr) else { return Err(buf) };
+        if f.len() < hdr + len || len > u16::MAX as usize - 48 {
+            return Err(buf);
+        }
+        write_headers(f, PEER_MAC, RELAY_MAC, from, to, addr_sum(from.ip(), to.ip()), len, id);
+        let addr = u64::from(buf.frame()) * self.pitch + (buf.offset() - hdr) as u64;
+        Pool::release(buf);
+        self.tx.push(Desc { addr, len: (hdr + len) as u32, ..Desc::default() });
+        Ok(())
+    }
+
+    fn flush(&mut self, _pool: &mut Pool) {
+        self.tx.publish();
+    }
+}
+
+impl Drop for MemIo {
+    fn drop(&mut self) {
+        self.header().ready.store(0, Ordering::Release);
+    }
+}
+
+/// The frames area of a worker's file as the NIC maps it.
+struct Frames {
+    map: Arc<Mapping>,
+    pitch: u64,
+    frames: usize,
+}
+
+impl Frames {
+    /// The `len` bytes at `addr` (a frame the caller's ring handed it).
+    #[allow(clippy::mut_from_ref)]
+    fn bytes(&self, addr: u64, len: usize) -> Option<&mut [u8]> {
+        let (frame, off) = ((addr / self.pitch) as usize, (addr % self.pitch) as usize);
+        if frame >= self.frames || off + len > self.pitch as usize {
+            return None;
+        }
+        let at = frames_offset() + frame * self.pitch as usize + off;
+        // SAFETY: inside the mapped frames area (checked above). The frame
+        // belongs to the one ring side that popped it (fill or tx) until it
+        // is pushed on (rx or completion): no other party touches it.
+        Some(unsafe { std::slice::from_raw_parts_mut(self.map.ptr.as_ptr().add(at), len) })
+    }
+}
+
+// SAFETY: a region of shared memory; who touches which bytes is decided by
+// the rings (each frame has one owner at a time).
+unsafe impl Send for Mapping {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for Mapping {}
+
+/// The NIC's side of one worker's file: what a load generator maps to
+/// play the NIC. Its halves work apart (two threads): [`NicRx`] receives
+/// into frames the worker gave it, [`NicTx`] takes the frames the worker
+/// transmits and hands them back.
+pub struct Port {
+    /// The receiving half.
+    pub rx: NicRx,
+    /// The transmitting half.
+    pub tx: NicTx,
+}
+
+/// The receiving half of a [`Port`] (fill and rx rings).
+pub struct NicRx {
+    fill: Ring,
+    rx: Ring,
+    frames: Frames,
+}
+
+/// The transmitting half of a [`Port`] (tx and completion rings).
+pub struct NicTx {
+    tx: Ring,
+    completion: Ring,
+    frames: Frames,
+}
+
+// SAFETY: each half owns its two ring sides alone; the mapping is shared
+// (`Frames`), and each frame has one owner at a time.
+unsafe impl Send for NicRx {}
+// SAFETY: as for `NicRx`.
+unsafe impl Send for NicTx {}
+
+impl Port {
+    /// Maps worker `index`'s file in the NIC directory `dir`, once the
+    /// worker serves it (waits up to `patience`).
+    pub fn open(dir: &Path, index: usize, patience: Duration) -> io::Result<Port> {
+        let path = Nic::worker_path(dir, index);
+        let start = Instant::now();
+        loop {
+            if let Ok(file) = OpenOptions::new().read(true).write(true).open(&path) {
+                let len = file.metadata()?.len() as usize;
+                if len > frames_offset() {
+                    let map = Mapping::new(&file, 0, len)?;
+                    // SAFETY: the header page is mapped.
+                    let h = unsafe { map.ptr.cast::<Header>().as_ref() };
+                    if h.magic == MAGIC && h.ready.load(Ordering::Acquire) == 1 {
+                        if h.version != VERSION || h.ring != RING {
+                            return Err(io::Error::other(format!("{}: another layout", path.display())));
+                        }
+                        let (pitch, frames) = (u64::from(h.pitch), h.frames as usize);
+                        if frames_offset() + frames * pitch as usize > len {
+                            return Err(io::Error::other(format!("{}: shorter than its frames", path.display())));
+                        }
+                        // SAFETY: the whole file is mapped while the halves
+                        // hold `map`; the NIC is the only party on its sides.
+                        let [fill, rx, tx, completion] = unsafe {
+                            [Which::Fill, Which::Rx, Which::Tx, Which::Completion].map(|w| Ring::at(map.ptr, w))
+                        };
+                        let map = Arc::new(map);
+                        let area = |map: &Arc<Mapping>| Frames { map: map.clone(), pitch, frames };
+                        return Ok(Port {
+                            rx: NicRx { fill, rx, frames: area(&map) },
+                            tx: NicTx { tx, completion, frames: area(&map) },
+                        });
+                    }
+                }
+            }
+            if start.elapsed() > patience {
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!("{}: no worker serves it", path.display()),
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// The worker a UDP destination port is steered to in `dir` (its
+    /// index), if any.
+    pub fn steered(dir: &Path, port: u16) -> io::Result<Option<usize>> {
+        let mut b = [0u8; 1];
+        std::os::unix::fs::FileExt::read_exact_at(&File::open(dir.join("steering"))?, &mut b, u64::from(port))?;
+        Ok(b[0].checked_sub(1).map(usize::from))
+    }
+
+    /// Headroom the worker leaves in front of a frame's packet.
+    pub fn headroom() -> usize {
+        XDP_HEADROOM
+    }
+}
+
+impl NicRx {
+    /// Receives one frame: `write` fills the frame's bytes (up to the frame's
+    /// room) and returns its length; posted with receive time `ns`. False
+    /// when the worker gave the NIC no free frame (the NIC drops it).
+    pub fn receive(&mut self, ns: u64, write: impl FnOnce(&mut [u8]) -> usize) -> bool {
+        let Some(d) = self.fill.pop() else { return false };
+        let room = (self.frames.pitch - d.addr % self.frames.pitch) as usize;
+        let Some(f) = self.frames.bytes(d.addr, room) else { return false };
+        let len = write(f).min(room);
+        self.rx.push(Desc { addr: d.addr, len: len as u32, flags: 0, ns })
+    }
+
+    /// Makes the received frames visible to the worker (and frees the
+    /// fill ring's slots).
+    pub fn publish(&mut self) {
+        self.fill.release();
+        self.rx.publish();
+    }
+}
+
+impl NicTx {
+    /// Takes each transmitted frame in turn (`check` sees its bytes) and
+    /// hands it back to the worker; how many.
+    pub fn transmitted(&mut self, mut check: impl FnMut(&[u8])) -> usize {
+        let mut n = 0;
+        while let Some(d) = self.tx.pop() {
+            if let Some(f) = self.frames.bytes(d.addr, d.len as usize) {
+                check(f);
+            }
+            self.completion.push(Desc { addr: d.addr, ..Desc::default() });
+            n += 1;
+        }
+        if n > 0 {
+            self.tx.release();
+            self.completion.publish();
+        }
+        n
+    }
+}
