@@ -15,6 +15,7 @@ mod engines;
 mod gpubench;
 mod loadgen;
 mod machine;
+mod nic;
 
 /// The data plane (its own crate).
 use srtpgate_relay as relay;
@@ -33,6 +34,8 @@ enum Command {
     Loadgen(Box<loadgen::LoadgenCli>),
     /// Measure the engines.
     Engines(engines::BenchArgs),
+    /// Load a relay whose workers run the simulated NIC (`serve --io mem`).
+    Nic(nic::NicArgs),
 }
 
 fn main() -> ExitCode {
@@ -40,6 +43,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Loadgen(args) => loadgen::main(*args),
         Command::Engines(args) => engines::run(args),
+        Command::Nic(args) => nic::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -451,7 +451,7 @@ impl NgClient {
 }
 
 /// An ok reply's SDP, or the error.
-fn reply_sdp(v: &Value, what: &str) -> Result<String, String> {
+pub(crate) fn reply_sdp(v: &Value, what: &str) -> Result<String, String> {
     match v.get("result").and_then(Value::as_str) {
         Some("ok") => v.get("sdp").and_then(Value::as_str).map(str::to_string).ok_or(format!("{what}: no sdp")),
         _ => Err(format!(
@@ -462,7 +462,7 @@ fn reply_sdp(v: &Value, what: &str) -> Result<String, String> {
 }
 
 /// An SDES endpoint's SDP; `rtcp`: its RTCP port (`a=rtcp`, RFC 3605).
-fn endpoint_sdp(
+pub(crate) fn endpoint_sdp(
     id: u64,
     ip: IpAddr,
     port: u16,
@@ -483,18 +483,18 @@ fn endpoint_sdp(
 }
 
 /// Where the relay takes an SDES endpoint's media, from an SDP it wrote.
-struct RelaySide {
+pub(crate) struct RelaySide {
     /// RTP.
-    rtp: SocketAddr,
+    pub rtp: SocketAddr,
     /// RTCP: `a=rtcp` (RFC 3605), else the RTP port + 1. The endpoints offer
     /// no rtcp-mux, so an `a=rtcp-mux` of the relay's does not apply.
-    rtcp: SocketAddr,
+    pub rtcp: SocketAddr,
     /// Its crypto lines.
-    crypto: Vec<CryptoAttr>,
+    pub crypto: Vec<CryptoAttr>,
 }
 
 /// The relay's addresses and crypto lines, from an SDP it wrote.
-fn relay_side(sdp: &str) -> Result<RelaySide, String> {
+pub(crate) fn relay_side(sdp: &str) -> Result<RelaySide, String> {
     let s = Sdp::parse(sdp).map_err(|e| format!("relay SDP: {e}"))?;
     let m = s.media().first().ok_or("relay SDP without media")?;
     let ip = s.media_connection(0).ok_or("relay SDP without address")?;
@@ -513,7 +513,7 @@ fn relay_side(sdp: &str) -> Result<RelaySide, String> {
 /// (a relay that offers it lets the callee pick it and then forwards SRTP
 /// without decrypting: rtpengine 10.5 does so). Preference: the requested
 /// suite, then the same cipher with the other tag length, then any.
-fn pick_line(lines: &[CryptoAttr], caller: &CryptoAttr, suite: Suite) -> Option<CryptoAttr> {
+pub(crate) fn pick_line(lines: &[CryptoAttr], caller: &CryptoAttr, suite: Suite) -> Option<CryptoAttr> {
     let fresh: Vec<&CryptoAttr> = lines
         .iter()
         .filter(|c| c.keys.first().map(|k| &k.key_salt[..]) != caller.keys.first().map(|k| &k.key_salt[..]))
@@ -526,7 +526,7 @@ fn pick_line(lines: &[CryptoAttr], caller: &CryptoAttr, suite: Suite) -> Option<
         .map(|c| (*c).clone())
 }
 
-fn context(c: &CryptoAttr) -> Result<Context<CpuEngine>, String> {
+pub(crate) fn context(c: &CryptoAttr) -> Result<Context<CpuEngine>, String> {
     let mut p = c.policy().map_err(|e| e.to_string())?;
     p.max_streams = 4;
     Context::new(p, CpuEngine::new()).map_err(|e| e.to_string())
@@ -978,7 +978,7 @@ pub fn softirq_seconds(cores: &[usize]) -> Option<f64> {
 }
 
 /// User + system CPU seconds of a process, from its /proc stat file.
-fn cpu_seconds(stat_path: &str) -> Option<f64> {
+pub(crate) fn cpu_seconds(stat_path: &str) -> Option<f64> {
     let stat = std::fs::read_to_string(stat_path).ok()?;
     let after = stat.rsplit_once(')')?.1;
     let f: Vec<&str> = after.split_whitespace().collect();

@@ -597,6 +597,8 @@ pub struct Port {
     pub rx: NicRx,
     /// The transmitting half.
     pub tx: NicTx,
+    /// The relay's process.
+    pub pid: u32,
 }
 
 /// The receiving half of a [`Port`] (fill and rx rings).
@@ -636,7 +638,7 @@ impl Port {
                         if h.version != VERSION || h.ring != RING {
                             return Err(io::Error::other(format!("{}: another layout", path.display())));
                         }
-                        let (pitch, frames) = (u64::from(h.pitch), h.frames as usize);
+                        let (pitch, frames, pid) = (u64::from(h.pitch), h.frames as usize, h.pid);
                         if frames_offset() + frames * pitch as usize > len {
                             return Err(io::Error::other(format!("{}: shorter than its frames", path.display())));
                         }
@@ -650,6 +652,7 @@ impl Port {
                         return Ok(Port {
                             rx: NicRx { fill, rx, frames: area(&map) },
                             tx: NicTx { tx, completion, frames: area(&map) },
+                            pid,
                         });
                     }
                 }
