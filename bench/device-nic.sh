@@ -58,6 +58,7 @@ for load in ${LOADS//,/ }; do
   echo "== $calls calls, ptime $ptime ms"
   taskset -c "$BENCH_CPUS" "$B/srtpgate-bench" nic --ng "127.0.0.1:$port" --mem-dir "$dir" --calls "$calls" \
     --ptime "$ptime" --duration 8 --generators "$GENERATORS" --checkers "$CHECKERS" --json "$W/nic-$load.json" \
+    --http "127.0.0.1:$((port + 1))" \
     2>&1 | tee "$W/nic-$load.log" || true
   curl -s "127.0.0.1:$((port + 1))/metrics" > "$W/nic-$load.metrics" || true
   kill "$relay" 2>/dev/null || true
@@ -86,6 +87,10 @@ for load in loads:
     print(f"{load}: {r['call_equivalents']:.0f}, {r['packets_per_second']:.0f}/s, {100 * r['loss_ratio']:.4f} %, "
           f"{d['p50']}/{d['p99']}/{d['max']}, {r['worker_cpu_cores']:.3f}, {r['ns_per_relayed_packet']:.0f} "
           f"({p['unprotect']:.0f} + {p['protect']:.0f} = {p['sum']:.0f}), {r['calls_per_core']:.0f}{'' if ok else ' *'}")
+    st = r.get("stage_ns_per_relayed_packet") or {}
+    if st:
+        print("    by stage (ns per relayed packet): " + ", ".join(f"{k} {v:.0f}" for k, v in st.items())
+              + f"; stages' sum {sum(st.values()):.0f}")
 if best:
     print(f"highest load within the bounds: {best['call_equivalents']:.0f} call equivalents "
           f"({best['packets_per_second']:.0f} packets/s relayed) on {best['worker_cpu_cores']:.3f} worker cores")

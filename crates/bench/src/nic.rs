@@ -72,6 +72,11 @@ pub struct NicArgs {
     /// SDES suite of both legs.
     #[arg(long, default_value = "AES_CM_128_HMAC_SHA1_80")]
     pub suite: String,
+    /// The relay's HTTP address (`--listen-http`): its workers' time by
+    /// stage is read before and after the window, and reported per relayed
+    /// packet.
+    #[arg(long)]
+    pub http: Option<SocketAddr>,
     /// Write the result as JSON here.
     #[arg(long)]
     pub json: Option<PathBuf>,
@@ -233,12 +238,14 @@ pub fn run(args: NicArgs) -> Result<(), String> {
     // One second of warm-up, then the window.
     std::thread::sleep(Duration::from_secs(1) + Duration::from_millis(100));
     let cpu_before = worker_cpu_seconds(pid);
+    let stages_before = args.http.and_then(stage_seconds);
     let start_ns = now_ns();
     window[0].store(start_ns, Relaxed);
     std::thread::sleep(Duration::from_secs_f64(args.duration));
     let end_ns = now_ns();
     window[1].store(end_ns, Relaxed);
     let cpu_after = worker_cpu_seconds(pid);
+    let stages_after = args.http.and_then(stage_seconds);
     // Let the last packets through.
     std::thread::sleep(Duration::from_millis(300));
     stop.store(true, Relaxed);
@@ -263,7 +270,20 @@ pub fn run(args: NicArgs) -> Result<(), String> {
         _ => None,
     };
     let q = |x| delays.quantile_us(x);
-    let result = serde_json::json!({
+    // ns per relayed packet by stage (the relay counts every packet its
+    // workers relayed in those seconds, which is these).
+    let stages: Option<serde_json::Map<String, serde_json::Value>> = match (&stages_before, &stages_after) {
+        (Some(b), Some(a)) if relayed > 0 => Some(
+            a.iter()
+                .map(|(k, v)| {
+                    let d = v - b.iter().find(|(kb, _)| kb == k).map_or(0.0, |(_, x)| *x);
+                    (k.clone(), serde_json::json!(d * 1e9 / relayed as f64))
+                })
+                .collect(),
+        ),
+        _ => None,
+    };
+    let mut result = serde_json::json!({
         "machine": crate::machine::machine(),
         "calls": args.calls,
         "ptime_ms": args.ptime_ms,
@@ -289,6 +309,7 @@ pub fn run(args: NicArgs) -> Result<(), String> {
         "primitives_ns": {"unprotect": primitives.0, "protect": primitives.1, "sum": primitives.0 + primitives.1},
         "delay_by_second": timeline.rows(),
     });
+    result["stage_ns_per_relayed_packet"] = serde_json::json!(stages);
     let d = &result["delay_us"];
     println!(
         "{} calls: {made} packets made, {relayed} relayed ({:.4} % lost); p50 {} µs, p99 {} µs, max {} µs; \
@@ -310,6 +331,10 @@ pub fn run(args: NicArgs) -> Result<(), String> {
         if result[key].as_u64().unwrap_or(0) > 0 {
             eprintln!("srtpgate-bench nic: {} {what}", result[key]);
         }
+    }
+    if let Some(st) = &stages {
+        let parts: Vec<String> = st.iter().map(|(k, v)| format!("{k} {:.0}", v.as_f64().unwrap_or(0.0))).collect();
+        println!("ns per relayed packet by stage: {}", parts.join(", "));
     }
     if let Some(path) = &args.json {
         std::fs::write(path, serde_json::to_string_pretty(&result).map_err(|e| e.to_string())?)
@@ -554,4 +579,25 @@ fn primitives(suite: Suite) -> Result<(f64, f64), String> {
     p.sort_by(f64::total_cmp);
     u.sort_by(f64::total_cmp);
     Ok((u[3], p[3]))
+}
+
+/// The relay's workers' seconds by stage (summed over workers), from its
+/// /metrics at `http`.
+fn stage_seconds(http: SocketAddr) -> Option<Vec<(String, f64)>> {
+    use std::io::{Read, Write};
+    let mut c = std::net::TcpStream::connect_timeout(&http, Duration::from_secs(2)).ok()?;
+    c.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(c, "GET /metrics HTTP/1.0\r\nHost: {http}\r\n\r\n").ok()?;
+    let mut page = String::new();
+    c.read_to_string(&mut page).ok()?;
+    let mut out: Vec<(String, f64)> = Vec::new();
+    for line in page.lines().filter(|l| l.starts_with("srtpgate_worker_stage_seconds_total{")) {
+        let stage = line.split("stage=\"").nth(1)?.split('"').next()?.to_string();
+        let v: f64 = line.rsplit(' ').next()?.parse().ok()?;
+        match out.iter_mut().find(|(k, _)| *k == stage) {
+            Some((_, x)) => *x += v,
+            None => out.push((stage, v)),
+        }
+    }
+    (!out.is_empty()).then_some(out)
 }

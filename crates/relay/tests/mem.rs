@@ -188,6 +188,13 @@ fn a_worker_relays_frames_of_the_simulated_nic() {
     assert_eq!(a_stats.packets_in.load(SeqCst), relayed);
     assert_eq!(b_stats.packets_out.load(SeqCst), relayed);
     assert_eq!(a_stats.snapshot().dropped(), 0, "nothing dropped");
+    // The round's clock: every stage a relayed packet passes was timed.
+    use srtpgate_relay::stats::Stage;
+    for st in [Stage::Io, Stage::Receive, Stage::Unprotect, Stage::Crypto, Stage::Protect, Stage::Send, Stage::Release]
+    {
+        assert!(stats.stage_ns[st as usize].load(SeqCst) > 0, "{} timed", st.name());
+    }
+    assert_eq!(stats.stage_ns[Stage::Transcode as usize].load(SeqCst), 0, "nothing transcoded");
 
     // The leg's removal clears its steering.
     cmds.send(Cmd::RemoveCall { call: 1 }).unwrap();

@@ -407,6 +407,58 @@ pub struct WorkerStats {
     /// Nanoseconds the worker spent on commands and rounds rather than
     /// waiting for packets (its load: the `max-load` limit reads it).
     pub busy_ns: AtomicU64,
+    /// Nanoseconds spent in each [`Stage`] of the rounds that had packets
+    /// (the stages' cost per packet: divide by the packets relayed).
+    pub stage_ns: [AtomicU64; Stage::ALL.len()],
+}
+
+/// The parts of a worker's round, timed per round (never per packet).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    /// The I/O backend's wait and delivery (rounds that delivered packets).
+    Io,
+    /// Receive: each datagram to its stream and kind; stale ones dropped.
+    Receive,
+    /// Unprotect without the crypto: checks, preparation, commit, route.
+    Unprotect,
+    /// The codecs of transcoded streams.
+    Transcode,
+    /// The engine's transforms, both directions.
+    Crypto,
+    /// Protect without the crypto: controls, destination, preparation, commit.
+    Protect,
+    /// Send: handing the packets to the backend.
+    Send,
+    /// Release: each packet's fate counted, its buffers back to the pool.
+    Release,
+}
+
+impl Stage {
+    /// Every stage, in the order of the counters.
+    pub const ALL: [Stage; 8] = [
+        Stage::Io,
+        Stage::Receive,
+        Stage::Unprotect,
+        Stage::Transcode,
+        Stage::Crypto,
+        Stage::Protect,
+        Stage::Send,
+        Stage::Release,
+    ];
+
+    /// The name used in metric labels.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Stage::Io => "io",
+            Stage::Receive => "receive",
+            Stage::Unprotect => "unprotect",
+            Stage::Transcode => "transcode",
+            Stage::Crypto => "crypto",
+            Stage::Protect => "protect",
+            Stage::Send => "send",
+            Stage::Release => "release",
+        }
+    }
 }
 
 /// What a transcoding counter counts: the index of
@@ -500,6 +552,7 @@ impl WorkerStats {
             xdp_socket_drops: std::array::from_fn(|_| AtomicU64::new(0)),
             xdp_hops_evicted: AtomicU64::new(0),
             busy_ns: AtomicU64::new(0),
+            stage_ns: Default::default(),
         }
     }
 

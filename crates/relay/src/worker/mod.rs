@@ -137,6 +137,7 @@ where
             dtmf: cfg.dtmf.clone(),
             quality: cfg.quality.clone(),
             stale_ns: cfg.stale_ns,
+            crypto_ns: 0,
             playing: Vec::new(),
         };
         Ok(Worker {
@@ -165,7 +166,13 @@ where
                 Duration::from_nanos(due.unwrap_or(500_000_000).min(500_000_000))
             };
             let shard = &mut self.shard;
+            let waited = std::time::Instant::now();
             let round = shard.io.wait(idle, self.max_batch, &mut shard.pool, &mut self.queues.rx);
+            if !self.queues.rx.is_empty() {
+                // The backend's share of a round with packets (not idle waits).
+                let io = &self.shard.stats.stage_ns[crate::stats::Stage::Io as usize];
+                io.fetch_add(waited.elapsed().as_nanos() as u64, Relaxed);
+            }
             let woke = crate::sys::now_ns();
             more = round.more;
             if round.woken || !self.cmds.is_empty() {

@@ -27,7 +27,7 @@ use super::signal::Signal;
 use super::stream::{Leg, Stream};
 use crate::io::{Datagram, Io};
 use crate::pool::{Buf, Pool};
-use crate::stats::Drop;
+use crate::stats::{Drop, Stage};
 use crate::sys::{self, BATCH};
 use srtp::header::{RtcpHeader, RtpHeader};
 use srtp::{Context, Engine, Job, Kind, Op, Outcome};
@@ -84,23 +84,33 @@ where
     /// Runs one round over what the backend delivered into `q.rx`.
     pub fn round(&mut self, q: &mut Queues<E::Keys>) {
         let now = sys::now_ns();
+        let mut lap = Lap::new();
+        let had = !q.rx.is_empty();
         for d in q.rx.drain(..) {
             self.receive(d, now, &mut q.relayed, &mut q.coded);
         }
+        lap.lap(Stage::Receive, 0);
         if !q.relayed.is_empty() || !q.coded.is_empty() {
+            let crypto = self.crypto_ns;
             self.unprotect(&mut q.relayed, &mut q.coded, &mut q.forked, &mut q.jobs);
-            self.forward(&mut q.relayed, &mut q.jobs);
+            lap.lap(Stage::Unprotect, self.crypto_ns - crypto);
+            self.forward(&mut q.relayed, &mut q.jobs, &mut lap);
             if !q.coded.is_empty() {
                 self.transcode(&mut q.coded, &mut q.transcoded);
                 self.detected_digits(&q.transcoded);
-                self.forward(&mut q.transcoded, &mut q.jobs);
+                lap.lap(Stage::Transcode, 0);
+                self.forward(&mut q.transcoded, &mut q.jobs, &mut lap);
             }
             // The subscribers' copies leave after the call's own packets.
-            self.forward(&mut q.forked, &mut q.jobs);
+            self.forward(&mut q.forked, &mut q.jobs, &mut lap);
         }
         if !self.playing.is_empty() {
             self.played(now, &mut q.played);
-            self.forward(&mut q.played, &mut q.jobs);
+            lap.lap(Stage::Transcode, 0);
+            self.forward(&mut q.played, &mut q.jobs, &mut lap);
+        }
+        if had {
+            lap.add_to(&self.stats.stage_ns);
         }
     }
 
@@ -123,13 +133,17 @@ where
     }
 
     /// Protect, send, release: the rest of the way of the packets in `pkts`.
-    fn forward(&mut self, pkts: &mut Vec<Pkt>, jobs: &mut Vec<Job<'static, E::Keys>>) {
+    fn forward(&mut self, pkts: &mut Vec<Pkt>, jobs: &mut Vec<Job<'static, E::Keys>>, lap: &mut Lap) {
         if pkts.is_empty() {
             return;
         }
+        let crypto = self.crypto_ns;
         self.protect(pkts, jobs);
+        lap.lap(Stage::Protect, self.crypto_ns - crypto);
         self.send(pkts);
+        lap.lap(Stage::Send, 0);
         self.release(pkts);
+        lap.lap(Stage::Release, 0);
     }
 
     /// Receive: one datagram becomes a packet of its stream, into `relayed`
@@ -314,7 +328,9 @@ where
         let mut verdicts = [Outcome::Pending; MAX_LOOP_PACKETS];
         if !batch.is_empty() {
             self.stats.batch(batch.len());
+            let t = std::time::Instant::now();
             self.engine.transform(&mut batch);
+            self.crypto_ns += t.elapsed().as_nanos() as u64;
             for (v, j) in verdicts.iter_mut().zip(batch.iter()) {
                 *v = j.outcome;
             }
@@ -579,6 +595,38 @@ fn check_and_prepare<E: Engine>(p: &mut Pkt, leg: &mut Leg<E>, pool: &mut Pool) 
 /// with call quality on its arrival towards the leg's jitter (not events
 /// or comfort noise, whose timestamps stand still), and its source is
 /// latched: media to the endpoint goes where it sends from.
+/// A round's clock: read between stages (never per packet), each lap
+/// added to its stage, the engine's share of it to [`Stage::Crypto`].
+pub(super) struct Lap {
+    at: std::time::Instant,
+    ns: [u64; Stage::ALL.len()],
+}
+
+impl Lap {
+    fn new() -> Lap {
+        Lap { at: std::time::Instant::now(), ns: [0; Stage::ALL.len()] }
+    }
+
+    /// The time since the last lap goes to `stage`, except `crypto` ns of
+    /// it, which the engine spent.
+    fn lap(&mut self, stage: Stage, crypto: u64) {
+        let now = std::time::Instant::now();
+        let d = now.duration_since(self.at).as_nanos() as u64;
+        let c = crypto.min(d);
+        self.ns[stage as usize] += d - c;
+        self.ns[Stage::Crypto as usize] += c;
+        self.at = now;
+    }
+
+    fn add_to(&self, counters: &[std::sync::atomic::AtomicU64; Stage::ALL.len()]) {
+        for (c, &n) in counters.iter().zip(&self.ns) {
+            if n > 0 {
+                c.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+            }
+        }
+    }
+}
+
 fn route<E: Engine>(p: &mut Pkt, leg: &mut Leg<E>, io: &mut dyn Io, now_ms: u64, quality: bool) {
     if p.kind == Kind::Rtp && p.len >= 12 {
         let seq = u16::from_be_bytes([p.a[2], p.a[3]]);

@@ -459,6 +459,25 @@ fn worker_counters(o: &mut String, shared: &Shared, snap: &Snapshot) {
     let per_worker = |f: &dyn Fn(&crate::relay::stats::WorkerStats) -> u64| -> Vec<(String, f64)> {
         stats.iter().enumerate().map(|(i, w)| (format!("{{worker=\"{i}\"}}"), f(w) as f64)).collect()
     };
+    let stages: Vec<(String, f64)> = stats
+        .iter()
+        .enumerate()
+        .flat_map(|(i, w)| {
+            crate::relay::stats::Stage::ALL.iter().map(move |st| {
+                (
+                    format!("{{worker=\"{i}\",stage=\"{}\"}}", st.name()),
+                    w.stage_ns[*st as usize].load(Relaxed) as f64 / 1e9,
+                )
+            })
+        })
+        .collect();
+    metric(
+        o,
+        "worker_stage_seconds_total",
+        "counter",
+        "Time each worker spent in each stage of its rounds with packets (io, receive, unprotect, transcode, crypto, protect, send, release).",
+        &stages,
+    );
     metric(
         o,
         "worker_recv_calls_total",
