@@ -246,16 +246,16 @@ fn single_outer(st: &mut LaneWords, inner: &LaneWords, active: u16) {
 }
 
 /// Up to [`LANES`] HMAC-SHA1 computations gathered for one multi-buffer
-/// pass. Lives on the stack (about 3 KiB); the key-derived states are
+/// pass. Lives on the stack (about 2.8 KiB); the key-derived states are
 /// zeroized on drop.
-pub(crate) struct MacBatch<'a> {
+pub struct MacBatch<'a> {
     n: usize,
     /// The part of each message read in place, whole blocks only.
     msg: [&'a [u8]; LANES],
     /// Blocks of each lane read from `msg`.
-    full: [u8; LANES],
+    full: [u16; LANES],
     /// Blocks of each lane in all (`full` + 1 or 2 from `tail`).
-    total: [u8; LANES],
+    total: [u16; LANES],
     /// Each lane's last blocks: message tail, suffix, padding, length.
     tail: [[u8; 128]; LANES],
     /// The inner midstates, then the inner digests.
@@ -267,12 +267,18 @@ pub(crate) struct MacBatch<'a> {
 #[derive(Default, Zeroize, ZeroizeOnDrop)]
 struct Secret(LaneWords);
 
-/// Longest message [`MacBatch::push`] takes: the block counts are kept in a byte.
-pub(crate) const MAX_MESSAGE: usize = 64 * 250;
+/// Longest message [`MacBatch::push`] takes (block counts are 16-bit).
+pub const MAX_MESSAGE: usize = 64 * 65_000;
+
+impl Default for MacBatch<'_> {
+    fn default() -> Self {
+        MacBatch::new()
+    }
+}
 
 impl<'a> MacBatch<'a> {
     /// An empty group.
-    pub(crate) fn new() -> MacBatch<'a> {
+    pub fn new() -> MacBatch<'a> {
         MacBatch {
             n: 0,
             msg: [&[]; LANES],
@@ -285,14 +291,19 @@ impl<'a> MacBatch<'a> {
     }
 
     /// Lanes in use.
-    pub(crate) fn len(&self) -> usize {
+    pub fn len(&self) -> usize {
         self.n
+    }
+
+    /// Whether no lane is in use.
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
     }
 
     /// Adds the HMAC of `msg || suffix` under `key`; returns its lane. The
     /// group must not be full, `suffix` at most 8 bytes, `msg` at most
     /// [`MAX_MESSAGE`] bytes.
-    pub(crate) fn push(&mut self, key: &HmacSha1, msg: &'a [u8], suffix: &[u8]) -> usize {
+    pub fn push(&mut self, key: &HmacSha1, msg: &'a [u8], suffix: &[u8]) -> usize {
         assert!(self.n < LANES && suffix.len() <= 8 && msg.len() <= MAX_MESSAGE);
         let l = self.n;
         self.n += 1;
@@ -310,8 +321,8 @@ impl<'a> MacBatch<'a> {
         let bits = (64 + msg.len() as u64 + suffix.len() as u64) * 8;
         t[end - 8..end].copy_from_slice(&bits.to_be_bytes());
         self.msg[l] = body;
-        self.full[l] = full as u8;
-        self.total[l] = (full + end / 64) as u8;
+        self.full[l] = full as u16;
+        self.total[l] = (full + end / 64) as u16;
         for (i, (a, b)) in key.inner_state().iter().zip(key.outer_state()).enumerate() {
             self.inner.0[i][l] = *a;
             self.outer.0[i][l] = *b;
@@ -320,10 +331,17 @@ impl<'a> MacBatch<'a> {
     }
 
     /// Block `b` of lane `lane`: in place in the message, or from the tail.
-    fn block<'s>(msg: &[&'s [u8]; LANES], full: &[u8; LANES], tail: &'s [[u8; 128]; LANES], lane: usize, b: usize) -> &'s [u8; 64] {
+    fn block<'s>(msg: &[&'s [u8]; LANES], full: &[u16; LANES], tail: &'s [[u8; 128]; LANES], lane: usize, b: usize) -> &'s [u8; 64] {
         let full = full[lane] as usize;
         let bytes = if b < full { &msg[lane][64 * b..64 * b + 64] } else { &tail[lane][64 * (b - full)..][..64] };
         bytes.try_into().expect("64 bytes")
+    }
+
+    /// Computes every lane's tag into `tags[lane]` on `path`; `None` (and
+    /// nothing computed) where this CPU lacks the path.
+    pub fn compute(&mut self, path: MacPath, tags: &mut [[u8; 20]; LANES]) -> Option<()> {
+        self.run(Kernel::new(path)?, tags);
+        Some(())
     }
 
     /// Computes every lane's tag into `tags[lane]`.
