@@ -56,9 +56,12 @@ pub struct CpuKeys {
 #[derive(Clone, Copy, Debug)]
 pub struct CpuEngine {
     mac: Kernel,
-    /// Smallest group of HMAC jobs given to `mac`; smaller ones run one job
-    /// at a time.
+    /// Smallest group of HMAC jobs given to `mac`.
     min_lanes: usize,
+    /// The kernel of smaller groups of 2 or more (SHA-NI where `mac` is a
+    /// wide path and the CPU has it); a group it does not take runs one job
+    /// at a time.
+    small: Option<Kernel>,
 }
 
 impl Default for CpuEngine {
@@ -73,7 +76,8 @@ impl CpuEngine {
     /// packet, the last few HMAC jobs of a batch) run one job at a time.
     pub fn new() -> CpuEngine {
         let mac = Kernel::new(MacPath::best()).unwrap_or(Kernel::Single);
-        CpuEngine { mac, min_lanes: mac.path().min_lanes() }
+        let small = Kernel::new(MacPath::ShaNi).filter(|_| mac.path() != MacPath::ShaNi);
+        CpuEngine { mac, min_lanes: mac.path().min_lanes(), small }
     }
 
     /// An engine forced onto `path` for every group of HMAC jobs, even a
@@ -81,7 +85,7 @@ impl CpuEngine {
     /// the path. [`MacPath::Single`] is the one-job-at-a-time code.
     pub fn with_mac_path(path: MacPath) -> Option<CpuEngine> {
         let min_lanes = if path == MacPath::Single { usize::MAX } else { 1 };
-        Kernel::new(path).map(|mac| CpuEngine { mac, min_lanes })
+        Kernel::new(path).map(|mac| CpuEngine { mac, min_lanes, small: None })
     }
 
     /// The HMAC path this engine runs batches on.
@@ -156,7 +160,8 @@ impl Engine for CpuEngine {
     /// checked in constant time and only then decrypted. GCM, NULL-cipher and
     /// malformed jobs are done one by one as they are met.
     fn transform(&self, jobs: &mut [Job<'_, CpuKeys>]) {
-        if jobs.len() < self.min_lanes {
+        // A batch too small for any kernel: the one-job-at-a-time loop.
+        if jobs.len() < self.small.map_or(self.min_lanes, |k| k.path().min_lanes().min(self.min_lanes)) {
             for job in jobs {
                 job.outcome = if job.is_well_formed() { run(job) } else { Outcome::AuthFailed };
             }
@@ -195,16 +200,22 @@ fn is_batched(job: &Job<'_, CpuKeys>) -> bool {
 impl CpuEngine {
     /// The MAC phase of a group of HMAC jobs (protect jobs already
     /// encrypted): tags for protect, check then decrypt for unprotect. A
-    /// group too small to fill the lanes profitably runs one job at a time.
+    /// group too small to fill the lanes profitably runs on the small-group
+    /// kernel or one job at a time.
     fn finish_group(&self, jobs: &mut [Job<'_, CpuKeys>], group: &[usize]) {
-        if group.len() < self.min_lanes {
+        let kernel = match self.small {
+            _ if group.len() >= self.min_lanes => Some(self.mac),
+            Some(k) if group.len() >= k.path().min_lanes() => Some(k),
+            _ => None,
+        };
+        let Some(kernel) = kernel else {
             for &i in group {
                 let job = &mut jobs[i];
                 let tag = mac_of(job).mac(&[&job.buf[..job.auth_end], job.suffix()]);
                 job.outcome = settle(job, &tag);
             }
             return;
-        }
+        };
         let mut tags = [[0u8; 20]; LANES];
         {
             let mut batch = MacBatch::new();
@@ -212,7 +223,7 @@ impl CpuEngine {
                 let job = &jobs[i];
                 batch.push(mac_of(job), &job.buf[..job.auth_end], job.suffix());
             }
-            batch.run(self.mac, &mut tags);
+            batch.run(kernel, &mut tags);
         }
         for (&i, tag) in group.iter().zip(&tags) {
             let job = &mut jobs[i];

@@ -861,8 +861,12 @@ fn mixed_batch_on_every_path(specs: &[Spec]) -> Result<(), TestCaseError> {
         }
     }
     let (uo, opened) = run_batch(&portable, specs, Op::Unprotect, &wire);
-    for path in MacPath::ALL {
-        let Some(cpu) = on_path(path) else { continue };
+    // The engine as chosen for this CPU (wide path, small groups on SHA-NI
+    // or one by one), then forced onto each path.
+    let engines = std::iter::once(("auto".to_string(), Some(CpuEngine::new())))
+        .chain(MacPath::ALL.into_iter().map(|p| (p.to_string(), on_path(p))));
+    for (path, cpu) in engines {
+        let Some(cpu) = cpu else { continue };
         let (co, cp) = run_batch(&cpu, specs, Op::Protect, &plain);
         prop_assert_eq!(&co, &po, "{} protect outcomes", path);
         prop_assert!(cp == protected, "{} protect bytes", path);

@@ -80,10 +80,15 @@ pub enum MacPath {
 }
 
 impl MacPath {
-    /// Every path, best first. The order between AVX-512 and SHA-NI was
-    /// measured on the development machine (AMD EPYC, Zen 4, which has both:
-    /// see `CHOICE` below and the criterion bench `mac16`).
-    pub const ALL: [MacPath; 4] = CHOICE;
+    /// Every path, best first, as measured on the development machine (AMD
+    /// EPYC, Zen 4, which has all four) with `cargo bench --bench srtp --
+    /// mac16`, HMACs of 172-byte packets + ROC (4 SHA-1 blocks each), ns per
+    /// HMAC in a group of 16 / of 4: AVX-512 52 / 174, AVX2 84 / 167, SHA-NI
+    /// interleaved 98 / 117, single 141 / 150 (four bare `sha1::compress`
+    /// calls: 113). Zen 4's `sha1rnds4` is limited by throughput, not latency,
+    /// so interleaving SHA-NI streams gains little there; AVX-512 wins from 6
+    /// packets, SHA-NI from 2.
+    pub const ALL: [MacPath; 4] = [MacPath::Avx512, MacPath::Avx2, MacPath::ShaNi, MacPath::Single];
 
     /// The name used on command lines and in reports.
     pub fn name(self) -> &'static str {
@@ -110,24 +115,18 @@ impl MacPath {
         MacPath::supported().next().unwrap_or(MacPath::Single)
     }
 
-    /// Fewest HMAC jobs for which a multi-buffer pass beats computing them one
-    /// by one (measured with the criterion bench `mac16` on 172-byte packets);
-    /// a smaller group runs [`MacPath::Single`].
+    /// Fewest HMAC jobs for which a multi-buffer pass on this path beats
+    /// computing them one by one (measured as in [`MacPath::ALL`]); the CPU
+    /// engine runs a smaller group on SHA-NI (from 2 jobs, where present) or
+    /// one job at a time.
     pub fn min_lanes(self) -> usize {
         match self {
-            MacPath::Avx512 => MIN_LANES_AVX512,
-            MacPath::ShaNi => MIN_LANES_SHANI,
-            MacPath::Avx2 => MIN_LANES_AVX2,
+            MacPath::Avx512 | MacPath::Avx2 => 6,
+            MacPath::ShaNi => 2,
             MacPath::Single => usize::MAX,
         }
     }
 }
-
-/// Measured on AMD EPYC (Zen 4): see [`MacPath::ALL`].
-const CHOICE: [MacPath; 4] = [MacPath::Avx512, MacPath::ShaNi, MacPath::Avx2, MacPath::Single];
-const MIN_LANES_AVX512: usize = 4;
-const MIN_LANES_SHANI: usize = 2;
-const MIN_LANES_AVX2: usize = 4;
 
 impl fmt::Display for MacPath {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
