@@ -352,6 +352,14 @@ pub(crate) fn f8(k: &aes::Aes128, masked: &aes::Aes128, iv: [u8; 16], data: &mut
 /// Largest AAD gathered on the stack for aws-lc (header + SRTCP index word).
 const MAX_STACK_AAD: usize = 128;
 
+/// `head || suffix` in a stack buffer (`head.len() + suffix.len() <= MAX_STACK_AAD`).
+fn gather_aad(head: &[u8], suffix: &[u8]) -> [u8; MAX_STACK_AAD] {
+    let mut buf = [0u8; MAX_STACK_AAD];
+    buf[..head.len()].copy_from_slice(head);
+    buf[head.len()..head.len() + suffix.len()].copy_from_slice(suffix);
+    buf
+}
+
 fn gcm<C: BlockEncrypt + BlockSizeUser<BlockSize = U16>>(
     job: &mut Job<'_, CpuKeys>,
     aead: &LessSafeKey,
@@ -362,17 +370,17 @@ fn gcm<C: BlockEncrypt + BlockSizeUser<BlockSize = U16>>(
     if job.tag_start != job.enc_end || job.tag_len != 16 {
         return Outcome::AuthFailed;
     }
-    let mut nonce = [0u8; 12];
-    nonce.copy_from_slice(&job.iv[..12]);
+    let nonce: [u8; 12] = job.iv[..12].try_into().expect("12 bytes");
     let suffix_len = job.suffix_len;
     let (head, rest) = job.buf.split_at_mut(job.enc_start);
     if head.len() + suffix_len <= MAX_STACK_AAD {
-        let mut aad_buf = [0u8; MAX_STACK_AAD];
+        // SRTP (no suffix) hands the header to aws-lc in place; only SRTCP's
+        // AAD is gathered, so the SRTP path neither fills nor clears a buffer.
+        let aad_buf: [u8; MAX_STACK_AAD];
         let aad: &[u8] = if suffix_len == 0 {
             head
         } else {
-            aad_buf[..head.len()].copy_from_slice(head);
-            aad_buf[head.len()..head.len() + suffix_len].copy_from_slice(&job.suffix[..suffix_len]);
+            aad_buf = gather_aad(head, &job.suffix[..suffix_len]);
             &aad_buf[..head.len() + suffix_len]
         };
         let n = Nonce::assume_unique_for_key(nonce);
