@@ -88,8 +88,14 @@ fn transform<E: Engine>(c: &mut Criterion, group: &str, engine: &E, suite: Suite
     g.throughput(Throughput::Elements(n as u64));
     let keys: Vec<E::Keys> = (0..n)
         .map(|i| {
-            let k = SessionKeys::derive(suite, &vec![i as u8; suite.master_key_len()], &vec![7; suite.master_salt_len()], false, 0)
-                .unwrap();
+            let k = SessionKeys::derive(
+                suite,
+                &vec![i as u8; suite.master_key_len()],
+                &vec![7; suite.master_salt_len()],
+                false,
+                0,
+            )
+            .unwrap();
             engine.prepare_keys(&k).unwrap()
         })
         .collect();

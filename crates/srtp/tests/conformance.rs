@@ -763,13 +763,28 @@ struct Spec {
 }
 
 fn any_spec() -> impl Strategy<Value = Spec> {
-    (any_suite(), any::<bool>(), 0usize..1500, any::<[u8; 32]>(), any::<[u8; 34]>(), any::<[u8; 16]>(), any::<[u8; 4]>())
+    (
+        any_suite(),
+        any::<bool>(),
+        0usize..1500,
+        any::<[u8; 32]>(),
+        any::<[u8; 34]>(),
+        any::<[u8; 16]>(),
+        any::<[u8; 4]>(),
+    )
         .prop_flat_map(|(suite, rtcp, len, k0, k1, iv, roc)| {
             let mut keys = [0u8; 66];
             keys[..32].copy_from_slice(&k0);
             keys[32..].copy_from_slice(&k1);
-            prop::option::weighted(0.3, (any::<usize>(), 0u8..8))
-                .prop_map(move |tamper| Spec { suite, rtcp, len, keys, iv, roc, tamper })
+            prop::option::weighted(0.3, (any::<usize>(), 0u8..8)).prop_map(move |tamper| Spec {
+                suite,
+                rtcp,
+                len,
+                keys,
+                iv,
+                roc,
+                tamper,
+            })
         })
 }
 
@@ -881,7 +896,9 @@ fn mixed_batch_on_every_path(specs: &[Spec]) -> Result<(), TestCaseError> {
                     let end = s.hdr() + s.len;
                     prop_assert!(copened[i][..end] == plain[i][..end], "{} job {} plaintext", path, i);
                 }
-                _ if !s.suite.is_aead() => prop_assert!(copened[i] == wire[i], "{} job {}: failed packet changed", path, i),
+                _ if !s.suite.is_aead() => {
+                    prop_assert!(copened[i] == wire[i], "{} job {}: failed packet changed", path, i)
+                }
                 _ => {}
             }
         }

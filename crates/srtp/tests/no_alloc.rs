@@ -8,8 +8,8 @@
 //! threads of its own, which must not count against each other).
 
 use srtp::{
-    Context, CpuEngine, Engine, Job, Kind, MacPath, MasterKey, Op, Outcome, Policy, PortableEngine, Prepared, SessionKeys,
-    Suite,
+    Context, CpuEngine, Engine, Job, Kind, MacPath, MasterKey, Op, Outcome, Policy, PortableEngine, Prepared,
+    SessionKeys, Suite,
 };
 use srtpgate_testkit::allocations as allocs;
 
@@ -161,8 +161,9 @@ fn mixed_batch<E: Engine>(name: &str, e: &E) {
     let keys: Vec<E::Keys> = (0..MIXED)
         .map(|i| {
             let s = suite_of(i);
-            let sk = SessionKeys::derive(s, &vec![i as u8; s.master_key_len()], &vec![3; s.master_salt_len()], false, 0)
-                .expect("session keys");
+            let sk =
+                SessionKeys::derive(s, &vec![i as u8; s.master_key_len()], &vec![3; s.master_salt_len()], false, 0)
+                    .expect("session keys");
             e.prepare_keys(&sk).expect("engine keys")
         })
         .collect();

@@ -330,7 +330,13 @@ impl<'a> MacBatch<'a> {
     }
 
     /// Block `b` of lane `lane`: in place in the message, or from the tail.
-    fn block<'s>(msg: &[&'s [u8]; LANES], full: &[u16; LANES], tail: &'s [[u8; 128]; LANES], lane: usize, b: usize) -> &'s [u8; 64] {
+    fn block<'s>(
+        msg: &[&'s [u8]; LANES],
+        full: &[u16; LANES],
+        tail: &'s [[u8; 128]; LANES],
+        lane: usize,
+        b: usize,
+    ) -> &'s [u8; 64] {
         let full = full[lane] as usize;
         let bytes = if b < full { &msg[lane][64 * b..64 * b + 64] } else { &tail[lane][64 * (b - full)..][..64] };
         bytes.try_into().expect("64 bytes")
@@ -350,9 +356,9 @@ impl<'a> MacBatch<'a> {
         for b in 0..steps {
             let mut blocks = [&ZERO_BLOCK; LANES];
             let mut active = 0u16;
-            for l in 0..n {
+            for (l, block) in blocks.iter_mut().enumerate().take(n) {
                 if b < self.total[l] as usize {
-                    blocks[l] = Self::block(&self.msg, &self.full, &self.tail, l, b);
+                    *block = Self::block(&self.msg, &self.full, &self.tail, l, b);
                     active |= 1 << l;
                 }
             }

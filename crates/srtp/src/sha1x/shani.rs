@@ -13,10 +13,8 @@ pub(crate) struct Token(());
 
 impl Token {
     pub(crate) fn detect() -> Option<Token> {
-        (is_x86_feature_detected!("sha")
-            && is_x86_feature_detected!("sse4.1")
-            && is_x86_feature_detected!("ssse3"))
-        .then_some(Token(()))
+        (is_x86_feature_detected!("sha") && is_x86_feature_detected!("sse4.1") && is_x86_feature_detected!("ssse3"))
+            .then_some(Token(()))
     }
 }
 
