@@ -1,16 +1,16 @@
 //! Multi-buffer HMAC-SHA1: the MACs of up to [`LANES`] packets at once, one
 //! packet per SIMD lane (or per interleaved SHA-NI stream).
 //!
-//! A single SHA-1 stream is a chain of 80 dependent rounds: SHA-NI runs it
-//! at the latency of `sha1rnds4`, not at its throughput, and the HMAC of a
-//! G.711 packet is four such blocks. The packets of a batch are independent,
-//! so their compressions can run side by side:
+//! A single SHA-1 stream is a chain of 80 dependent rounds, and the HMAC of
+//! a G.711 packet is four such blocks. The packets of a batch are
+//! independent, so their compressions can run side by side. The paths, in
+//! the order the engine prefers them (measured: see [`MacPath::ALL`]):
 //!
 //! | path | lanes | how | needs |
 //! |---|---|---|---|
 //! | [`MacPath::Avx512`] | 16 | one packet per 32-bit lane of a `zmm`; `vprold` rotates, `vpternlogd` for Ch/Parity/Maj; lanes that finished keep their state through the store mask | AVX-512F, AVX-512BW |
-//! | [`MacPath::ShaNi`] | 4 streams | the SHA-NI rounds of four packets interleaved, so that `sha1rnds4` is fed every cycle instead of waiting on its own result | SHA, SSE4.1 |
-//! | [`MacPath::Avx2`] | 8 (twice per group) | as AVX-512 with shift/or rotates and three-operand boolean functions; lanes that finished are left out of the masked store | AVX2 |
+//! | [`MacPath::Avx2`] | 8 (twice per group) | as AVX-512 with shift/or rotates and two-input boolean operations; lanes that finished are left out of the masked store | AVX2 |
+//! | [`MacPath::ShaNi`] | 4 streams | the SHA-NI rounds of four packets interleaved, for CPUs where one stream waits on the latency of `sha1rnds4`; also the engine's kernel for groups too small for the wide paths | SHA, SSE4.1 |
 //! | [`MacPath::Single`] | 1 | one packet at a time through RustCrypto `sha1` (which uses SHA-NI by itself where present): the code before this module, and the fallback on every machine | — |
 //!
 //! **Lanes of different lengths.** Every lane has its own block count. A
