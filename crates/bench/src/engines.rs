@@ -366,11 +366,106 @@ fn measure<E: Engine + Clone>(
 ) -> Result<Vec<Record>, String> {
     let Shape { suite, payload, streams, batch } = shape;
     let name = engine.name();
+    let (protect, unprotect) =
+        if batch == 1 { one_shot(&engine, shape, budget)? } else { batched(&engine, shape, budget)? };
+    let (protect_t, unprotect_t) = transform_only(&engine, suite, payload, batch, budget)?;
+    let rec = |op: &str, ns: f64| Record {
+        batch,
+        mac_path: mac_path.map(str::to_string),
+        ..record(name, suite.name(), op, payload, streams, ns)
+    };
+    Ok(vec![
+        rec("protect", protect),
+        rec("unprotect", unprotect),
+        rec("protect_transform", protect_t),
+        rec("unprotect_transform", unprotect_t),
+    ])
+}
+
+/// Protect and unprotect one packet at a time (`protect_rtp`,
+/// `unprotect_rtp`): the loops of the figures from before batches, kept as
+/// they were so that those stay comparable. Returns ns per packet.
+#[inline(never)]
+fn one_shot<E: Engine + Clone>(engine: &E, shape: Shape, budget: Duration) -> Result<(f64, f64), String> {
+    let Shape { suite, payload, streams, .. } = shape;
+    let name = engine.name();
     let err = |e: srtp::Error| e.to_string();
-    // Protect: one packet buffer per batch slot, as a relay's receive
-    // buffers are, rewritten with the next stream's SSRC and sequence
-    // number: what grows with the number of streams is the per-stream
-    // state, not the packet memory.
+    // Protect: one packet buffer, as a relay's receive buffer is, rewritten
+    // with the next stream's SSRC and sequence number: what grows with the
+    // number of streams is the per-stream state, not the packet memory.
+    let mut tx = Context::new(policy(suite, streams)?, engine.clone()).map_err(err)?;
+    let mut pkt = rtp(0x1000, 0, payload);
+    let mut out = vec![0u8; 12 + payload + srtp::MAX_TRAILER_LEN];
+    let mut seq = 0u16;
+    for s in 0..streams {
+        tx.protect_rtp(&rtp(0x1000 + s as u32, 0, payload), &mut out).map_err(err)?;
+    }
+    let per_round = (20_000 / streams).max(1) * streams;
+    let mut failed = None;
+    let protect = time_rounds(budget, per_round, || {
+        for i in 0..per_round {
+            let s = i % streams;
+            if s == 0 {
+                seq = seq.wrapping_add(1);
+            }
+            pkt[2..4].copy_from_slice(&seq.to_be_bytes());
+            pkt[8..12].copy_from_slice(&(0x1000 + s as u32).to_be_bytes());
+            if let Err(e) = tx.protect_rtp(&pkt, &mut out) {
+                failed = Some(e);
+            }
+            black_box(&out);
+        }
+    });
+    if let Some(e) = failed {
+        return Err(format!("{name} {suite} protect: {e}"));
+    }
+
+    // Unprotect: pre-protected packets (distinct per stream, so read from a
+    // larger array), in rounds over a fresh receiver whose streams were
+    // created (untimed) by each stream's first packet.
+    let rounds_per_stream = (40_000 / streams).clamp(2, 20_000);
+    let mut sender = Context::new(policy(suite, streams)?, engine.clone()).map_err(err)?;
+    let mut wire: Vec<Vec<u8>> = Vec::with_capacity(rounds_per_stream * streams);
+    for r in 0..rounds_per_stream {
+        for s in 0..streams {
+            let n = sender.protect_rtp(&rtp(0x1000 + s as u32, r as u16, payload), &mut out).map_err(err)?;
+            wire.push(out[..n].to_vec());
+        }
+    }
+    let timed = &wire[streams..];
+    let mut back = vec![0u8; 12 + payload + srtp::MAX_TRAILER_LEN];
+    let mut samples = Vec::new();
+    let start = Instant::now();
+    while start.elapsed() < budget || samples.len() < 3 {
+        let mut rx = Context::new(policy(suite, streams)?, engine.clone()).map_err(err)?;
+        for w in &wire[..streams] {
+            rx.unprotect_rtp(w, &mut back).map_err(err)?;
+        }
+        let t = Instant::now();
+        for w in timed {
+            if let Err(e) = rx.unprotect_rtp(w, &mut back) {
+                failed = Some(e);
+            }
+            black_box(&back);
+        }
+        samples.push(t.elapsed().as_nanos() as f64 / timed.len() as f64);
+    }
+    if let Some(e) = failed {
+        return Err(format!("{name} {suite} unprotect: {e}"));
+    }
+    samples.sort_by(|a, b| a.total_cmp(b));
+    Ok((protect, samples[samples.len() / 2]))
+}
+
+/// Protect and unprotect in engine calls of `batch` packets: prepare each,
+/// one transform, commit each ([`run_batch`]). Returns ns per packet.
+#[inline(never)]
+fn batched<E: Engine + Clone>(engine: &E, shape: Shape, budget: Duration) -> Result<(f64, f64), String> {
+    let Shape { suite, payload, streams, batch } = shape;
+    let name = engine.name();
+    let err = |e: srtp::Error| e.to_string();
+    // Protect: one packet buffer per batch slot, rewritten with the next
+    // stream's SSRC and sequence number.
     let mut tx = Context::new(policy(suite, streams)?, engine.clone()).map_err(err)?;
     let mut pkts: Vec<Vec<u8>> = (0..batch).map(|_| rtp(0x1000, 0, payload)).collect();
     let mut outs: Vec<Vec<u8>> = (0..batch).map(|_| vec![0u8; 12 + payload + srtp::MAX_TRAILER_LEN]).collect();
@@ -394,11 +489,7 @@ fn measure<E: Engine + Clone>(
                 pkt[2..4].copy_from_slice(&seq.to_be_bytes());
                 pkt[8..12].copy_from_slice(&(0x1000 + s as u32).to_be_bytes());
             }
-            if batch == 1 {
-                if let Err(e) = tx.protect_rtp(&pkts[0], &mut outs[0]) {
-                    failed = Some(e);
-                }
-            } else if let Err(e) = run_batch(&mut tx, Op::Protect, &pkts, &mut outs, &mut preps, &mut outcomes) {
+            if let Err(e) = run_batch(&mut tx, Op::Protect, &pkts, &mut outs, &mut preps, &mut outcomes) {
                 failed = Some(e);
             }
             black_box(&outs);
@@ -407,18 +498,14 @@ fn measure<E: Engine + Clone>(
     if let Some(e) = failed {
         return Err(format!("{name} {suite} protect: {e}"));
     }
-
-    // Unprotect: pre-protected packets (distinct per stream, so read from a
-    // larger array), in rounds over a fresh receiver whose streams were
-    // created (untimed) by each stream's first packet.
+    // Unprotect: as in `one_shot`, `batch` packets per engine call.
     let rounds_per_stream = (40_000 / streams).clamp(2, 20_000).max(batch.div_ceil(streams) + 1);
     let mut sender = Context::new(policy(suite, streams)?, engine.clone()).map_err(err)?;
     let mut wire: Vec<Vec<u8>> = Vec::with_capacity(rounds_per_stream * streams);
-    let mut out = vec![0u8; 12 + payload + srtp::MAX_TRAILER_LEN];
     for r in 0..rounds_per_stream {
         for s in 0..streams {
-            let n = sender.protect_rtp(&rtp(0x1000 + s as u32, r as u16, payload), &mut out).map_err(err)?;
-            wire.push(out[..n].to_vec());
+            let n = sender.protect_rtp(&rtp(0x1000 + s as u32, r as u16, payload), &mut outs[0]).map_err(err)?;
+            wire.push(outs[0][..n].to_vec());
         }
     }
     let timed = &wire[streams..];
@@ -432,11 +519,7 @@ fn measure<E: Engine + Clone>(
         }
         let t = Instant::now();
         for chunk in timed.chunks(batch) {
-            if batch == 1 {
-                if let Err(e) = rx.unprotect_rtp(&chunk[0], &mut outs[0]) {
-                    failed = Some(e);
-                }
-            } else if let Err(e) = run_batch(&mut rx, Op::Unprotect, chunk, &mut outs, &mut preps, &mut outcomes) {
+            if let Err(e) = run_batch(&mut rx, Op::Unprotect, chunk, &mut outs, &mut preps, &mut outcomes) {
                 failed = Some(e);
             }
             black_box(&outs);
@@ -447,19 +530,7 @@ fn measure<E: Engine + Clone>(
         return Err(format!("{name} {suite} unprotect: {e}"));
     }
     samples.sort_by(|a, b| a.total_cmp(b));
-    let unprotect = samples[samples.len() / 2];
-    let (protect_t, unprotect_t) = transform_only(&engine, suite, payload, batch, budget)?;
-    let rec = |op: &str, ns: f64| Record {
-        batch,
-        mac_path: mac_path.map(str::to_string),
-        ..record(name, suite.name(), op, payload, streams, ns)
-    };
-    Ok(vec![
-        rec("protect", protect),
-        rec("unprotect", unprotect),
-        rec("protect_transform", protect_t),
-        rec("unprotect_transform", unprotect_t),
-    ])
+    Ok((protect, samples[samples.len() / 2]))
 }
 
 /// One engine call over `pkts`: prepare each into `outs`, one transform,
