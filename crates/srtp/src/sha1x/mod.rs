@@ -29,6 +29,14 @@
 //! table lookups and no branch on data: constant time in the key and the
 //! message. (Registers spilled by the compiler cannot be wiped from Rust.)
 //!
+//! **`unsafe`.** Each kernel's `#[target_feature]` functions are private and
+//! reached only through its safe `compress`/`outer`, which take the path's
+//! `Token`: a token is made only by `Token::detect`, after
+//! `is_x86_feature_detected!` found every feature the kernel enables (the
+//! `SAFETY` comment at each call says which). Inside, the intrinsics are
+//! safe calls; the remaining `unsafe` blocks are unaligned loads and masked
+//! stores through pointers, whose comments state the bounds.
+//!
 //! **Why written here.** No maintained Rust crate does multi-buffer SHA-1
 //! (searched docs.rs and public code for multi-buffer / x8 / x16 SHA-1:
 //! there are multi-buffer SHA-256 crates such as `tape-sha256`, and the
