@@ -66,7 +66,8 @@ pub const LANES: usize = 16;
 /// SHA-1 words of the lanes' states, transposed: `[word][lane]`.
 pub(crate) type LaneWords = [[u32; LANES]; 5];
 
-/// The K constants of the four 20-round stages.
+/// The K constants of the four 20-round stages (the SIMD kernels').
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub(crate) const K: [u32; 4] = [0x5A82_7999, 0x6ED9_EBA1, 0x8F1B_BCDC, 0xCA62_C1D6];
 
 /// Bit length of the outer hash's input: the opad block and the 20-byte digest.
