@@ -8,8 +8,8 @@ use aes::cipher::{BlockEncrypt, KeyInit};
 use aes_gcm::aead::AeadInPlace;
 use clap::{Args, Subcommand};
 use serde::Serialize;
-use srtp::engine::Engine;
-use srtp::{Context, CpuEngine, MasterKey, Policy, PortableEngine, Suite};
+use srtp::engine::{Engine, Op, Outcome};
+use srtp::{Context, CpuEngine, Kind, MacPath, MasterKey, Policy, PortableEngine, Suite};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -48,6 +48,15 @@ struct CpuBench {
     /// Seconds of measurement per figure.
     #[arg(long, default_value_t = 0.4)]
     seconds: f64,
+    /// Packets per engine call (repeatable or comma-separated). A batch of 1
+    /// is the one-shot path (`protect_rtp`); larger batches go through
+    /// prepare, one transform, commit.
+    #[arg(long, value_delimiter = ',', default_values_t = [1usize])]
+    batch: Vec<usize>,
+    /// HMAC paths of the cpu engine (repeatable or comma-separated): auto
+    /// (as chosen for this CPU), avx512, avx2, shani, single.
+    #[arg(long = "mac-path", value_delimiter = ',', default_values_t = ["auto".to_string()])]
+    mac_path: Vec<String>,
 }
 
 #[derive(Args, Debug)]
@@ -81,11 +90,19 @@ struct GpuBench {
 struct Record {
     engine: String,
     suite: String,
+    /// `protect`, `unprotect` (through the context: prepare, transform,
+    /// commit), `protect_transform`, `unprotect_transform` (the engine's
+    /// transform alone), or a primitive's name.
     op: String,
     payload: usize,
     streams: usize,
     ns_per_op: f64,
     ops_per_s: f64,
+    /// Packets per engine call.
+    batch: usize,
+    /// The cpu engine's HMAC path (`auto:avx512` where chosen for this CPU);
+    /// null for other engines and the primitives.
+    mac_path: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -119,6 +136,13 @@ pub fn run(args: BenchArgs) -> Result<(), String> {
     }
 }
 
+/// An engine of `srtpgate-bench engines cpu`: the cpu engine on a MAC path,
+/// or the portable engine.
+enum Bench {
+    Cpu(CpuEngine, String),
+    Portable,
+}
+
 fn cpu(b: CpuBench) -> Result<(), String> {
     let suites: Vec<Suite> = if b.suite.is_empty() {
         Suite::ALL.to_vec()
@@ -136,23 +160,48 @@ fn cpu(b: CpuBench) -> Result<(), String> {
     if b.streams.iter().any(|&s| s == 0 || s > 1_000_000) {
         return Err("stream counts must be 1..=1000000".into());
     }
+    if b.batch.iter().any(|&n| n == 0 || n > 4096) {
+        return Err("batch sizes must be 1..=4096".into());
+    }
+    let mut benches = Vec::new();
+    for engine in &engines {
+        if engine == "portable" {
+            benches.push(Bench::Portable);
+            continue;
+        }
+        for p in &b.mac_path {
+            if p == "auto" {
+                let e = CpuEngine::new();
+                benches.push(Bench::Cpu(e, format!("auto:{}", e.mac_path())));
+                continue;
+            }
+            let path: MacPath = p.parse()?;
+            match CpuEngine::with_mac_path(path) {
+                Some(e) => benches.push(Bench::Cpu(e, path.to_string())),
+                None => eprintln!("skipped: this CPU lacks the {path} MAC path"),
+            }
+        }
+    }
     let budget = Duration::from_secs_f64(b.seconds.clamp(0.01, 60.0));
     let mut out = Vec::new();
     out.extend(primitives(b.payload, budget));
     if !b.json {
         print_table(&out);
     }
-    for engine in &engines {
+    for bench in &benches {
         for &suite in &suites {
             for &streams in &b.streams {
-                let recs = match engine.as_str() {
-                    "cpu" => measure(CpuEngine::new(), suite, b.payload, streams, budget)?,
-                    _ => measure(PortableEngine::new(), suite, b.payload, streams, budget)?,
-                };
-                if !b.json {
-                    print_table(&recs);
+                for &batch in &b.batch {
+                    let shape = Shape { suite, payload: b.payload, streams, batch };
+                    let recs = match bench {
+                        Bench::Cpu(e, path) => measure(*e, Some(path), shape, budget)?,
+                        Bench::Portable => measure(PortableEngine::new(), None, shape, budget)?,
+                    };
+                    if !b.json {
+                        print_table(&recs);
+                    }
+                    out.extend(recs);
                 }
-                out.extend(recs);
             }
         }
     }
@@ -166,8 +215,16 @@ fn cpu(b: CpuBench) -> Result<(), String> {
 fn print_table(recs: &[Record]) {
     for r in recs {
         println!(
-            "{:<9} {:<24} {:<16} {:>5} B {:>6} streams {:>9.1} ns/op {:>12.0} ops/s",
-            r.engine, r.suite, r.op, r.payload, r.streams, r.ns_per_op, r.ops_per_s
+            "{:<9} {:<13} {:<24} {:<20} {:>5} B {:>6} streams {:>5} batch {:>9.1} ns/op {:>12.0} ops/s",
+            r.engine,
+            r.mac_path.as_deref().unwrap_or("-"),
+            r.suite,
+            r.op,
+            r.payload,
+            r.streams,
+            r.batch,
+            r.ns_per_op,
+            r.ops_per_s
         );
     }
 }
@@ -181,6 +238,8 @@ fn record(engine: &str, suite: &str, op: &str, payload: usize, streams: usize, n
         streams,
         ns_per_op: (ns * 10.0).round() / 10.0,
         ops_per_s: (1e9 / ns).round(),
+        batch: 1,
+        mac_path: None,
     }
 }
 
@@ -287,14 +346,48 @@ fn policy(suite: Suite, streams: usize) -> Result<Policy, String> {
     Ok(p)
 }
 
-/// Protect and unprotect of `streams` SSRCs round-robin in one context.
-fn measure<E: Engine + Clone>(
-    engine: E,
+/// What one call of [`measure`] measures.
+#[derive(Clone, Copy)]
+struct Shape {
     suite: Suite,
     payload: usize,
     streams: usize,
+    batch: usize,
+}
+
+/// Protect and unprotect of `streams` SSRCs round-robin in one context, in
+/// engine calls of `batch` packets (1: the one-shot path), and the engine's
+/// transform alone on `batch` prepared packets.
+fn measure<E: Engine + Clone>(
+    engine: E,
+    mac_path: Option<&str>,
+    shape: Shape,
     budget: Duration,
 ) -> Result<Vec<Record>, String> {
+    let Shape { suite, payload, streams, batch } = shape;
+    let name = engine.name();
+    let (protect, unprotect) =
+        if batch == 1 { one_shot(&engine, shape, budget)? } else { batched(&engine, shape, budget)? };
+    let (protect_t, unprotect_t) = transform_only(&engine, suite, payload, batch, budget)?;
+    let rec = |op: &str, ns: f64| Record {
+        batch,
+        mac_path: mac_path.map(str::to_string),
+        ..record(name, suite.name(), op, payload, streams, ns)
+    };
+    Ok(vec![
+        rec("protect", protect),
+        rec("unprotect", unprotect),
+        rec("protect_transform", protect_t),
+        rec("unprotect_transform", unprotect_t),
+    ])
+}
+
+/// Protect and unprotect one packet at a time (`protect_rtp`,
+/// `unprotect_rtp`): the loops of the figures from before batches, kept as
+/// they were so that those stay comparable. Returns ns per packet.
+#[inline(never)]
+fn one_shot<E: Engine + Clone>(engine: &E, shape: Shape, budget: Duration) -> Result<(f64, f64), String> {
+    let Shape { suite, payload, streams, .. } = shape;
     let name = engine.name();
     let err = |e: srtp::Error| e.to_string();
     // Protect: one packet buffer, as a relay's receive buffer is, rewritten
@@ -361,9 +454,157 @@ fn measure<E: Engine + Clone>(
         return Err(format!("{name} {suite} unprotect: {e}"));
     }
     samples.sort_by(|a, b| a.total_cmp(b));
-    let unprotect = samples[samples.len() / 2];
-    Ok(vec![
-        record(name, suite.name(), "protect", payload, streams, protect),
-        record(name, suite.name(), "unprotect", payload, streams, unprotect),
-    ])
+    Ok((protect, samples[samples.len() / 2]))
+}
+
+/// Protect and unprotect in engine calls of `batch` packets: prepare each,
+/// one transform, commit each ([`run_batch`]). Returns ns per packet.
+#[inline(never)]
+fn batched<E: Engine + Clone>(engine: &E, shape: Shape, budget: Duration) -> Result<(f64, f64), String> {
+    let Shape { suite, payload, streams, batch } = shape;
+    let name = engine.name();
+    let err = |e: srtp::Error| e.to_string();
+    // Protect: one packet buffer per batch slot, rewritten with the next
+    // stream's SSRC and sequence number.
+    let mut tx = Context::new(policy(suite, streams)?, engine.clone()).map_err(err)?;
+    let mut pkts: Vec<Vec<u8>> = (0..batch).map(|_| rtp(0x1000, 0, payload)).collect();
+    let mut outs: Vec<Vec<u8>> = (0..batch).map(|_| vec![0u8; 12 + payload + srtp::MAX_TRAILER_LEN]).collect();
+    let mut seq = 0u16;
+    for s in 0..streams {
+        tx.protect_rtp(&rtp(0x1000 + s as u32, 0, payload), &mut outs[0]).map_err(err)?;
+    }
+    let per_round = (20_000 / streams.max(batch)).max(1) * streams.max(batch) / batch * batch;
+    let mut failed = None;
+    let mut preps = Vec::with_capacity(batch);
+    let mut outcomes = Vec::with_capacity(batch);
+    let mut next = 0usize;
+    let protect = time_rounds(budget, per_round, || {
+        for _ in 0..per_round / batch {
+            for pkt in pkts.iter_mut() {
+                let s = next % streams;
+                next += 1;
+                if s == 0 {
+                    seq = seq.wrapping_add(1);
+                }
+                pkt[2..4].copy_from_slice(&seq.to_be_bytes());
+                pkt[8..12].copy_from_slice(&(0x1000 + s as u32).to_be_bytes());
+            }
+            if let Err(e) = run_batch(&mut tx, Op::Protect, &pkts, &mut outs, &mut preps, &mut outcomes) {
+                failed = Some(e);
+            }
+            black_box(&outs);
+        }
+    });
+    if let Some(e) = failed {
+        return Err(format!("{name} {suite} protect: {e}"));
+    }
+    // Unprotect: as in `one_shot`, `batch` packets per engine call.
+    let rounds_per_stream = (40_000 / streams).clamp(2, 20_000).max(batch.div_ceil(streams) + 1);
+    let mut sender = Context::new(policy(suite, streams)?, engine.clone()).map_err(err)?;
+    let mut wire: Vec<Vec<u8>> = Vec::with_capacity(rounds_per_stream * streams);
+    for r in 0..rounds_per_stream {
+        for s in 0..streams {
+            let n = sender.protect_rtp(&rtp(0x1000 + s as u32, r as u16, payload), &mut outs[0]).map_err(err)?;
+            wire.push(outs[0][..n].to_vec());
+        }
+    }
+    let timed = &wire[streams..];
+    let timed = &timed[..timed.len() / batch * batch];
+    let mut samples = Vec::new();
+    let start = Instant::now();
+    while start.elapsed() < budget || samples.len() < 3 {
+        let mut rx = Context::new(policy(suite, streams)?, engine.clone()).map_err(err)?;
+        for w in &wire[..streams] {
+            rx.unprotect_rtp(w, &mut outs[0]).map_err(err)?;
+        }
+        let t = Instant::now();
+        for chunk in timed.chunks(batch) {
+            if let Err(e) = run_batch(&mut rx, Op::Unprotect, chunk, &mut outs, &mut preps, &mut outcomes) {
+                failed = Some(e);
+            }
+            black_box(&outs);
+        }
+        samples.push(t.elapsed().as_nanos() as f64 / timed.len() as f64);
+    }
+    if let Some(e) = failed {
+        return Err(format!("{name} {suite} unprotect: {e}"));
+    }
+    samples.sort_by(|a, b| a.total_cmp(b));
+    Ok((protect, samples[samples.len() / 2]))
+}
+
+/// One engine call over `pkts`: prepare each into `outs`, one transform,
+/// commit each. `preps` and `outcomes` are reused buffers.
+fn run_batch<E: Engine>(
+    ctx: &mut Context<E>,
+    op: Op,
+    pkts: &[Vec<u8>],
+    outs: &mut [Vec<u8>],
+    preps: &mut Vec<srtp::Prepared>,
+    outcomes: &mut Vec<Outcome>,
+) -> Result<(), srtp::Error> {
+    preps.clear();
+    for (p, o) in pkts.iter().zip(outs.iter_mut()) {
+        preps.push(ctx.prepare(Kind::Rtp, op, p, o)?);
+    }
+    outcomes.clear();
+    {
+        let mut jobs = preps.iter().zip(outs.iter_mut()).map(|(p, o)| ctx.job(p, o)).collect::<Result<Vec<_>, _>>()?;
+        ctx.engine().transform(&mut jobs);
+        outcomes.extend(jobs.iter().map(|j| j.outcome));
+    }
+    for ((p, o), b) in preps.iter().zip(outcomes.iter()).zip(outs.iter()) {
+        ctx.commit(p, *o, b)?;
+    }
+    Ok(())
+}
+
+/// The engine's transform alone (no prepare, no commit) on `batch` packets
+/// of `batch` streams prepared once: protect re-encrypts the same buffers;
+/// unprotect copies each protected packet back first (included: a few ns).
+/// Returns ns per packet (protect, unprotect).
+fn transform_only<E: Engine + Clone>(
+    engine: &E,
+    suite: Suite,
+    payload: usize,
+    batch: usize,
+    budget: Duration,
+) -> Result<(f64, f64), String> {
+    let err = |e: srtp::Error| e.to_string();
+    let mut tx = Context::new(policy(suite, batch)?, engine.clone()).map_err(err)?;
+    let pkts: Vec<Vec<u8>> = (0..batch).map(|s| rtp(0x2000 + s as u32, 1, payload)).collect();
+    let mut outs: Vec<Vec<u8>> = (0..batch).map(|_| vec![0u8; 12 + payload + srtp::MAX_TRAILER_LEN]).collect();
+    let preps = pkts
+        .iter()
+        .zip(outs.iter_mut())
+        .map(|(p, o)| tx.prepare(Kind::Rtp, Op::Protect, p, o))
+        .collect::<Result<Vec<_>, _>>();
+    let preps = preps.map_err(err)?;
+    let reps = (20_000 / batch).max(1);
+    let mut jobs =
+        preps.iter().zip(outs.iter_mut()).map(|(p, o)| tx.job(p, o)).collect::<Result<Vec<_>, _>>().map_err(err)?;
+    engine.transform(&mut jobs);
+    let protected: Vec<Vec<u8>> = jobs.iter().map(|j| j.buf.to_vec()).collect();
+    let protect = time_rounds(budget, reps * batch, || {
+        for _ in 0..reps {
+            engine.transform(&mut jobs);
+        }
+        black_box(&jobs);
+    });
+    for j in jobs.iter_mut() {
+        j.op = Op::Unprotect;
+    }
+    let unprotect = time_rounds(budget, reps * batch, || {
+        for _ in 0..reps {
+            for (j, p) in jobs.iter_mut().zip(&protected) {
+                j.buf.copy_from_slice(p);
+            }
+            engine.transform(&mut jobs);
+        }
+        black_box(&jobs);
+    });
+    if jobs.iter().any(|j| j.outcome != Outcome::Done) {
+        return Err(format!("{} {suite}: the transform-only unprotect failed", engine.name()));
+    }
+    Ok((protect, unprotect))
 }

@@ -5,7 +5,8 @@
 //! [`Engine`] on batches of [`Job`]s: [`CpuEngine`] (production, AES-NI and
 //! SHA-NI through RustCrypto) or [`PortableEngine`] (table AES, the model of
 //! the GPU kernels). No sockets, threads or clocks; no allocation per packet.
-// `unsafe` appears once: the contract of `Engine::register_memory`.
+// `unsafe` appears in the contract of `Engine::register_memory` and in the
+// SIMD kernels of `sha1x` (intrinsics only, each behind a CPU feature check).
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -21,6 +22,7 @@ pub mod keys;
 pub mod portable;
 pub mod replay;
 pub mod sha1mac;
+pub mod sha1x;
 pub mod suite;
 
 pub use context::{
@@ -32,4 +34,5 @@ pub use error::{Error, HeaderError};
 pub use kdf::SessionKeys;
 pub use keys::MasterKey;
 pub use portable::PortableEngine;
+pub use sha1x::MacPath;
 pub use suite::Suite;

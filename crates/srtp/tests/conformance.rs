@@ -1,11 +1,14 @@
 //! The conformance suite every engine runs: the RFC vectors (as data files
 //! under tests/vectors/) and protocol behaviour through the context, plus a
-//! differential test that all engines give identical bytes.
+//! differential test that all engines give identical bytes. The cpu engine
+//! runs it once as chosen for this CPU and once forced onto each HMAC path
+//! ([`MacPath`]) this CPU has; a path the CPU lacks is skipped with a line
+//! on stderr.
 
 use proptest::prelude::*;
 use serde_json::Value;
 use srtp::engine::{Engine, Job, Op, Outcome};
-use srtp::{Context, CpuEngine, Error, Kind, MasterKey, Policy, PortableEngine, SessionKeys, Suite};
+use srtp::{Context, CpuEngine, Error, Kind, MacPath, MasterKey, Policy, PortableEngine, SessionKeys, Suite};
 use srtpgate_testkit::packets::rtp;
 
 fn vectors(name: &str) -> Vec<Value> {
@@ -488,52 +491,66 @@ fn bad_jobs<E: Engine>(engine: &E) {
     }
 }
 
+/// The engine a conformance module runs on, or `None` (skipped, said on
+/// stderr) where this CPU lacks its HMAC path.
+fn on_path(path: MacPath) -> Option<CpuEngine> {
+    let e = CpuEngine::with_mac_path(path);
+    if e.is_none() {
+        eprintln!("skipped: this CPU lacks the {path} MAC path");
+    }
+    e
+}
+
 macro_rules! conformance {
     ($module:ident, $engine:expr) => {
         mod $module {
             use super::*;
             #[test]
             fn rfc_aes_cm_keystream() {
-                aes_cm_keystream(&$engine);
+                $engine.map(|e| aes_cm_keystream(&e));
             }
             #[test]
             fn rfc_f8() {
-                f8_vector(&$engine);
+                $engine.map(|e| f8_vector(&e));
             }
             #[test]
             fn rfc7714_packets() {
-                gcm_packets(&$engine);
+                $engine.map(|e| gcm_packets(&e));
             }
             #[test]
             fn protocol_behaviour() {
-                behaviour(&$engine);
+                $engine.map(|e| behaviour(&e));
             }
             #[test]
             fn mki_and_key_lifetime() {
-                mki_and_lifetime(&$engine);
+                $engine.map(|e| mki_and_lifetime(&e));
             }
             #[test]
             fn key_lifetime_rollover_on_a_long_stream() {
-                lifetime_rollover_long_stream(&$engine);
+                $engine.map(|e| lifetime_rollover_long_stream(&e));
             }
             #[test]
             fn key_derivation_rate() {
-                kdr_nonzero(&$engine);
+                $engine.map(|e| kdr_nonzero(&e));
             }
             #[test]
             fn batch_interface() {
-                batch(&$engine);
+                $engine.map(|e| batch(&e));
             }
             #[test]
             fn malformed_jobs() {
-                bad_jobs(&$engine);
+                $engine.map(|e| bad_jobs(&e));
             }
         }
     };
 }
 
-conformance!(cpu, CpuEngine::new());
-conformance!(portable, PortableEngine::new());
+conformance!(cpu, Some(CpuEngine::new()));
+conformance!(cpu_avx512, on_path(MacPath::Avx512));
+conformance!(cpu_shani, on_path(MacPath::ShaNi));
+conformance!(cpu_avx2, on_path(MacPath::Avx2));
+conformance!(cpu_single, on_path(MacPath::Single));
+conformance!(portable, Some(PortableEngine::new()));
 
 fn any_suite() -> impl Strategy<Value = Suite> {
     prop::sample::select(Suite::ALL.to_vec())
@@ -728,5 +745,171 @@ fn job<'a, K>(keys: &'a K, op: Op, iv: [u8; 16], buf: &'a mut [u8], len: usize, 
         tag_start: 12 + len,
         tag_len: tag,
         outcome: Outcome::Pending,
+    }
+}
+
+/// One job of a random mixed batch: its suite, SRTP or SRTCP layout,
+/// payload length, keys, IV and ROC (or SRTCP index word), and for
+/// unprotect whether its tag is tampered with (bit `.1` of tag byte `.0`).
+#[derive(Clone, Debug)]
+struct Spec {
+    suite: Suite,
+    rtcp: bool,
+    len: usize,
+    keys: [u8; 66],
+    iv: [u8; 16],
+    roc: [u8; 4],
+    tamper: Option<(usize, u8)>,
+}
+
+fn any_spec() -> impl Strategy<Value = Spec> {
+    (
+        any_suite(),
+        any::<bool>(),
+        0usize..1500,
+        any::<[u8; 32]>(),
+        any::<[u8; 34]>(),
+        any::<[u8; 16]>(),
+        any::<[u8; 4]>(),
+    )
+        .prop_flat_map(|(suite, rtcp, len, k0, k1, iv, roc)| {
+            let mut keys = [0u8; 66];
+            keys[..32].copy_from_slice(&k0);
+            keys[32..].copy_from_slice(&k1);
+            prop::option::weighted(0.3, (any::<usize>(), 0u8..8)).prop_map(move |tamper| Spec {
+                suite,
+                rtcp,
+                len,
+                keys,
+                iv,
+                roc,
+                tamper,
+            })
+        })
+}
+
+impl Spec {
+    fn session_keys(&self) -> SessionKeys {
+        let s = self.suite;
+        let (e, rest) = self.keys.split_at(s.session_key_len());
+        let (salt, rest) = rest.split_at(s.session_salt_len());
+        SessionKeys::from_raw(s, e, salt, &rest[..s.auth_key_len()]).unwrap()
+    }
+
+    fn hdr(&self) -> usize {
+        if self.rtcp {
+            8
+        } else {
+            12
+        }
+    }
+
+    fn tag_len(&self) -> usize {
+        if self.rtcp {
+            self.suite.srtcp_tag_len()
+        } else {
+            self.suite.srtp_tag_len()
+        }
+    }
+
+    /// The packet: header and payload, then room for the SRTCP index word and the tag.
+    fn packet(&self) -> Vec<u8> {
+        let seed = self.keys[0] as usize;
+        (0..self.hdr() + self.len + 4 + 16).map(|i| (i * 31 + seed) as u8).collect()
+    }
+
+    /// The job over `buf` in the layout the context builds.
+    fn job<'a, K>(&self, keys: &'a K, op: Op, buf: &'a mut [u8]) -> Job<'a, K> {
+        let enc_start = self.hdr();
+        let enc_end = enc_start + self.len;
+        // HMAC SRTCP authenticates the index word after the payload; HMAC SRTP
+        // the ROC as suffix; GCM SRTCP takes the index word as AAD suffix.
+        let (auth_end, suffix_len, tag_start) = match (self.suite.is_aead(), self.rtcp) {
+            (false, true) => (enc_end + 4, 0, enc_end + 4),
+            (false, false) | (true, true) => (enc_end, 4, enc_end),
+            (true, false) => (enc_end, 0, enc_end),
+        };
+        Job {
+            keys,
+            op,
+            iv: self.iv,
+            buf,
+            enc_start,
+            enc_end,
+            auth_end,
+            suffix: self.roc,
+            suffix_len,
+            tag_start,
+            tag_len: self.tag_len(),
+            outcome: Outcome::Pending,
+        }
+    }
+}
+
+/// Runs `op` over copies of `bufs` as one batch on `engine`; returns the
+/// outcomes and the buffers.
+fn run_batch<E: Engine>(engine: &E, specs: &[Spec], op: Op, bufs: &[Vec<u8>]) -> (Vec<Outcome>, Vec<Vec<u8>>) {
+    let keys: Vec<E::Keys> = specs.iter().map(|s| engine.prepare_keys(&s.session_keys()).unwrap()).collect();
+    let mut out = bufs.to_vec();
+    let mut jobs: Vec<Job<'_, E::Keys>> =
+        specs.iter().zip(&keys).zip(out.iter_mut()).map(|((s, k), b)| s.job(k, op, b)).collect();
+    engine.transform(&mut jobs);
+    let outcomes = jobs.iter().map(|j| j.outcome).collect();
+    drop(jobs);
+    (outcomes, out)
+}
+
+/// Every HMAC path of the cpu engine against the portable engine on one
+/// random batch of mixed suites, SRTP and SRTCP, protect then unprotect with
+/// some tags tampered: same outcomes and bytes; a tampered job fails while
+/// its neighbours pass, and an HMAC job that fails is left untouched.
+fn mixed_batch_on_every_path(specs: &[Spec]) -> Result<(), TestCaseError> {
+    let portable = PortableEngine::new();
+    let plain: Vec<Vec<u8>> = specs.iter().map(Spec::packet).collect();
+    let (po, protected) = run_batch(&portable, specs, Op::Protect, &plain);
+    prop_assert!(po.iter().all(|o| *o == Outcome::Done));
+    let mut wire = protected.clone();
+    for (s, w) in specs.iter().zip(wire.iter_mut()) {
+        if let Some((at, bit)) = s.tamper {
+            let tag_start = s.job(&(), Op::Unprotect, &mut [0u8; 0][..]).tag_start;
+            w[tag_start + at % s.tag_len()] ^= 1 << bit;
+        }
+    }
+    let (uo, opened) = run_batch(&portable, specs, Op::Unprotect, &wire);
+    // The engine as chosen for this CPU (wide path, small groups on SHA-NI
+    // or one by one), then forced onto each path.
+    let engines = std::iter::once(("auto".to_string(), Some(CpuEngine::new())))
+        .chain(MacPath::ALL.into_iter().map(|p| (p.to_string(), on_path(p))));
+    for (path, cpu) in engines {
+        let Some(cpu) = cpu else { continue };
+        let (co, cp) = run_batch(&cpu, specs, Op::Protect, &plain);
+        prop_assert_eq!(&co, &po, "{} protect outcomes", path);
+        prop_assert!(cp == protected, "{} protect bytes", path);
+        let (cu, copened) = run_batch(&cpu, specs, Op::Unprotect, &wire);
+        prop_assert_eq!(&cu, &uo, "{} unprotect outcomes", path);
+        for (i, s) in specs.iter().enumerate() {
+            let want = if s.tamper.is_some() { Outcome::AuthFailed } else { Outcome::Done };
+            prop_assert_eq!(cu[i], want, "{} job {} ({})", path, i, s.suite);
+            match cu[i] {
+                Outcome::Done => {
+                    prop_assert!(copened[i] == opened[i], "{} job {} bytes", path, i);
+                    let end = s.hdr() + s.len;
+                    prop_assert!(copened[i][..end] == plain[i][..end], "{} job {} plaintext", path, i);
+                }
+                _ if !s.suite.is_aead() => {
+                    prop_assert!(copened[i] == wire[i], "{} job {}: failed packet changed", path, i)
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+    #[test]
+    fn mixed_batches_agree_on_every_mac_path(specs in prop::collection::vec(any_spec(), 1..40)) {
+        mixed_batch_on_every_path(&specs)?;
     }
 }

@@ -7,7 +7,10 @@
 //! The counting global allocator (`srtpgate_testkit`) counts per thread (libtest runs tests on
 //! threads of its own, which must not count against each other).
 
-use srtp::{Context, CpuEngine, Engine, Job, Kind, MasterKey, Op, Outcome, Policy, PortableEngine, Prepared, Suite};
+use srtp::{
+    Context, CpuEngine, Engine, Job, Kind, MacPath, MasterKey, Op, Outcome, Policy, PortableEngine, Prepared,
+    SessionKeys, Suite,
+};
 use srtpgate_testkit::allocations as allocs;
 
 #[global_allocator]
@@ -136,6 +139,77 @@ fn cpu_engine_allocates_nothing_per_packet() {
 #[test]
 fn portable_engine_allocates_nothing_per_packet() {
     check("portable", PortableEngine::new());
+}
+
+/// Jobs in one mixed batch of the engine-level test.
+const MIXED: usize = 64;
+
+/// One transform of `MIXED` jobs of mixed suites and lengths (72 to 1272
+/// bytes), protect then unprotect, on `e`: no allocation, and every packet
+/// comes back.
+fn mixed_batch<E: Engine>(name: &str, e: &E) {
+    let suites = [
+        Suite::AES_CM_128_HMAC_SHA1_80,
+        Suite::AES_CM_128_HMAC_SHA1_32,
+        Suite::AEAD_AES_128_GCM,
+        Suite::AES_256_CM_HMAC_SHA1_80,
+        Suite::F8_128_HMAC_SHA1_80,
+        Suite::NULL_HMAC_SHA1_80,
+        Suite::AEAD_AES_256_GCM,
+    ];
+    let suite_of = |i: usize| suites[i % suites.len()];
+    let keys: Vec<E::Keys> = (0..MIXED)
+        .map(|i| {
+            let s = suite_of(i);
+            let sk =
+                SessionKeys::derive(s, &vec![i as u8; s.master_key_len()], &vec![3; s.master_salt_len()], false, 0)
+                    .expect("session keys");
+            e.prepare_keys(&sk).expect("engine keys")
+        })
+        .collect();
+    let len = |i: usize| 60 + (i * 97) % 1200;
+    let plain: Vec<[u8; 1400]> = (0..MIXED).map(|i| [i as u8; 1400]).collect();
+    let mut bufs = plain.clone();
+    let step = |op: Op, bufs: &mut [[u8; 1400]]| -> u64 {
+        let before = allocs();
+        let mut it = bufs.iter_mut();
+        let mut jobs: [Job<'_, E::Keys>; MIXED] = std::array::from_fn(|i| {
+            let tag_len = suite_of(i).srtp_tag_len();
+            Job {
+                keys: &keys[i],
+                op,
+                iv: [i as u8; 16],
+                buf: &mut it.next().expect("a buffer per job")[..12 + len(i) + tag_len],
+                enc_start: 12,
+                enc_end: 12 + len(i),
+                auth_end: 12 + len(i),
+                suffix: [0, 0, 0, 1],
+                suffix_len: if suite_of(i).is_aead() { 0 } else { 4 },
+                tag_start: 12 + len(i),
+                tag_len,
+                outcome: Outcome::Pending,
+            }
+        });
+        e.transform(&mut jobs);
+        assert!(jobs.iter().all(|j| j.outcome == Outcome::Done), "{name}: {op:?}");
+        allocs() - before
+    };
+    let counts = (step(Op::Protect, &mut bufs), step(Op::Unprotect, &mut bufs));
+    assert_eq!(counts, (0, 0), "{name}: allocations in a batch of {MIXED} (protect, unprotect)");
+    for i in 0..MIXED {
+        assert_eq!(bufs[i][..12 + len(i)], plain[i][..12 + len(i)], "{name}: job {i} round trip");
+    }
+}
+
+#[test]
+fn cpu_engine_batch_of_64_mixed_jobs_allocates_nothing_on_every_mac_path() {
+    mixed_batch("cpu", &CpuEngine::new());
+    for path in MacPath::ALL {
+        match CpuEngine::with_mac_path(path) {
+            Some(e) => mixed_batch(&format!("cpu {path}"), &e),
+            None => eprintln!("skipped: this CPU lacks the {path} MAC path"),
+        }
+    }
 }
 
 #[test]
