@@ -56,7 +56,7 @@ impl Detector {
     pub fn new(plugin: &Arc<Plugin>, pcm_rate: u32) -> Result<Detector, CodecError> {
         let err = |code| CodecError::Call { codec: "DTMF detector".into(), call: "create", code };
         let t = plugin.dtmf_table().ok_or(err(abi::ERR_UNSUPPORTED))?;
-        if pcm_rate == 0 || pcm_rate % abi::DTMF_PCM_RATE != 0 || pcm_rate / abi::DTMF_PCM_RATE > 6 {
+        if pcm_rate == 0 || !pcm_rate.is_multiple_of(abi::DTMF_PCM_RATE) || pcm_rate / abi::DTMF_PCM_RATE > 6 {
             return Err(err(abi::ERR_INVALID));
         }
         let mut code = 0;

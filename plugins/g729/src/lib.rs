@@ -142,7 +142,7 @@ impl Codec for G729 {
     }
 
     fn encode(&mut self, pcm: &[i16], out: &mut [u8]) -> Result<usize, i32> {
-        if self.enc.is_null() || pcm.len() % FRAME != 0 {
+        if self.enc.is_null() || !pcm.len().is_multiple_of(FRAME) {
             return Err(abi::ERR_INVALID);
         }
         if pcm.len() / FRAME * VOICE > out.len() {

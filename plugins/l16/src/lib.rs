@@ -45,7 +45,7 @@ struct L16;
 
 impl Codec for L16 {
     fn decode(&mut self, input: &[u8], pcm: &mut [i16]) -> Result<usize, i32> {
-        if input.len() % 2 != 0 {
+        if !input.len().is_multiple_of(2) {
             return Err(abi::ERR_INVALID);
         }
         let out = pcm.get_mut(..input.len() / 2).ok_or(abi::ERR_SPACE)?;

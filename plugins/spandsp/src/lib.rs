@@ -211,7 +211,7 @@ impl Codec for SpanCodec {
             return Err(abi::ERR_INVALID);
         }
         let need = match self.kind {
-            Kind::G722 { wide: true, .. } if pcm.len() % 2 != 0 => return Err(abi::ERR_INVALID),
+            Kind::G722 { wide: true, .. } if !pcm.len().is_multiple_of(2) => return Err(abi::ERR_INVALID),
             Kind::G722 { wide, .. } => pcm.len() / if wide { 2 } else { 1 },
             Kind::G726 { bits, .. } => (pcm.len() * bits as usize).div_ceil(8),
         };

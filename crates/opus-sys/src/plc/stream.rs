@@ -195,7 +195,7 @@ impl Stream {
     pub fn preview(&mut self, gap: usize, out: &mut [i16]) -> Option<()> {
         self.preview_frames = 0;
         let starts = self.missing == 0;
-        if gap == 0 || gap % FRAME != 0 || gap > LOOK_MAX || out.len() < gap || self.pos != 0 {
+        if gap == 0 || !gap.is_multiple_of(FRAME) || gap > LOOK_MAX || out.len() < gap || self.pos != 0 {
             return None;
         }
         if (starts && self.budget.left() == 0) || (!starts && self.classic) {
