@@ -21,6 +21,11 @@
 //! A worker that has nothing to do parks for at most [`PARK`] (with
 //! `--busy-poll` it never does).
 //!
+//! The NIC is trusted as a driver is, except with the worker's frames: a
+//! frame it hands back (rx or completion) must be one the worker lent it
+//! (fill or tx), or it is refused and counted, so that no frame is ever
+//! used twice. What it writes into a frame is parsed like any packet.
+//!
 //! Steering: the NIC's `steering` file maps a UDP destination port to the
 //! worker that owns it (1 + its index; 0: none), written by the workers as
 //! legs come and go, as flow-steering rules would be installed on a NIC.
@@ -352,6 +357,12 @@ pub struct MemIo {
     pitch: u64,
     /// Frames in the fill ring (the NIC's to receive into).
     in_fill: u32,
+    /// Bit per frame: the NIC holds it (given by the fill or tx ring, not
+    /// back yet). A frame the NIC hands back must be one of these: the
+    /// NIC's process cannot make the worker hand out a frame it is using.
+    at_nic: Vec<u64>,
+    /// Frames the NIC handed back that it did not hold (refused).
+    refused: u64,
     fill_target: u32,
     /// The token of a leg by its local address, and its address by token.
     by_addr: HashMap<SocketAddr, u32>,
@@ -395,6 +406,8 @@ impl MemIo {
             index,
             pitch: pool.pitch() as u64,
             in_fill: 0,
+            at_nic: vec![0; pool.size().div_ceil(64)],
+            refused: 0,
             fill_target: (pool.size() as u32 / 2).min(RING),
             by_addr: HashMap::new(),
             locals: Vec::new(),
@@ -412,10 +425,38 @@ impl MemIo {
         unsafe { self.map.ptr.cast::<Header>().as_ref() }
     }
 
+    /// Marks frame `f` as the NIC's.
+    fn lend(&mut self, f: u32) {
+        if let Some(w) = self.at_nic.get_mut(f as usize / 64) {
+            *w |= 1 << (f % 64);
+        }
+    }
+
+    /// Takes frame `f` back from the NIC: false (counted) when the NIC did
+    /// not hold it.
+    fn take_back(&mut self, f: u32) -> bool {
+        match self.at_nic.get_mut(f as usize / 64) {
+            Some(w) if *w & (1 << (f % 64)) != 0 => {
+                *w &= !(1 << (f % 64));
+                true
+            }
+            _ => {
+                self.refused += 1;
+                if self.refused.is_power_of_two() {
+                    tracing::warn!("mem: the NIC handed back {} frames it did not hold", self.refused);
+                }
+                false
+            }
+        }
+    }
+
     /// Frames the NIC transmitted, back to the pool.
     fn reap(&mut self, pool: &mut Pool) {
         while let Some(d) = self.completion.pop() {
-            pool.put_frame((d.addr / self.pitch) as u32);
+            let f = (d.addr / self.pitch) as u32;
+            if self.take_back(f) {
+                pool.put_frame(f);
+            }
         }
         self.completion.release();
     }
@@ -426,7 +467,7 @@ impl MemIo {
         while self.in_fill < self.fill_target && self.fill.room() > 0 {
             let Some(b) = pool.take() else { break };
             let addr = u64::from(b.frame()) * self.pitch + b.offset() as u64;
-            Pool::release(b);
+            self.lend(Pool::release(b));
             self.fill.push(Desc { addr, ..Desc::default() });
             self.in_fill += 1;
             n += 1;
@@ -439,6 +480,9 @@ impl MemIo {
     /// A received frame into a datagram (its UDP payload, in place).
     fn frame_in(&mut self, d: Desc, pool: &mut Pool, out: &mut Vec<Datagram>) {
         let (frame, off) = ((d.addr / self.pitch) as u32, (d.addr % self.pitch) as usize);
+        if !self.take_back(frame) {
+            return;
+        }
         let Some(mut buf) = pool.frame_buf(frame, off) else {
             tracing::debug!("mem: a frame outside the pool ({})", d.addr);
             return;
@@ -543,7 +587,7 @@ impl Io for MemIo {
         }
         write_headers(f, PEER_MAC, RELAY_MAC, from, to, addr_sum(from.ip(), to.ip()), len, id);
         let addr = u64::from(buf.frame()) * self.pitch + (buf.offset() - hdr) as u64;
-        Pool::release(buf);
+        self.lend(Pool::release(buf));
         self.tx.push(Desc { addr, len: (hdr + len) as u32, ..Desc::default() });
         Ok(())
     }
@@ -718,5 +762,28 @@ impl NicTx {
             self.completion.publish();
         }
         n
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A frame the NIC hands back must be one it was lent, once.
+    #[test]
+    fn frames_come_back_only_from_the_nic_and_once() {
+        let dir = std::env::temp_dir().join(format!("srtpgate-mem-unit-{}", std::process::id()));
+        let nic = Nic::create(&dir).expect("NIC");
+        let pool = nic.pool(0, 64).expect("pool");
+        let mut io = MemIo::new(nic, 0, &pool, Arc::new(WorkerStats::new())).expect("backend");
+        assert!(!io.take_back(5), "never lent");
+        io.lend(5);
+        assert!(io.take_back(5));
+        assert!(!io.take_back(5), "a second time");
+        assert!(!io.take_back(u32::MAX), "not a frame of the pool");
+        assert_eq!(io.refused, 3);
+        drop(io);
+        drop(pool);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
