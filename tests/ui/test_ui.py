@@ -382,10 +382,12 @@ def test_a_call_is_recorded_paused_and_stopped_from_the_page(relay):
         recording(ws, "paused")
         ws.send(json.dumps({"type": "edit", "ref": 4, "entry": "call", "id": target, "action": "stop-recording"}))
         assert answer(ws, 4) == f"call '{target}' is not recording"
+    # The recorder's thread closes the pcap, then writes the metadata beside it.
+    meta = pcap[:-len(".pcap")] + ".json"
     deadline = time.time() + 5
-    while not os.path.exists(pcap) and time.time() < deadline:
+    while not (os.path.exists(pcap) and os.path.exists(meta)) and time.time() < deadline:
         time.sleep(0.05)
-    assert os.path.exists(pcap) and os.path.exists(pcap[:-len(".pcap")] + ".json"), pcap
+    assert os.path.exists(pcap) and os.path.exists(meta), pcap
 
 
 def test_a_legs_media_is_blocked_and_played_to_from_the_page(relay):
