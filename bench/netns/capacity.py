@@ -75,7 +75,8 @@ def relay_syscalls():
 
 
 COUNTED = ("srtpgate_engine_path_packets_total", "srtpgate_engine_path_batches_total", "srtpgate_packets_dropped_total", "srtpgate_xdp_socket_drops_total", "srtpgate_xdp_frames_total",
-           "srtpgate_worker_send_failed_total")
+           "srtpgate_worker_send_failed_total", "srtpgate_worker_stage_seconds_total", "srtpgate_worker_syscalls_total",
+           "srtpgate_worker_packets_received_total")
 
 
 def relay_counters():
@@ -175,6 +176,8 @@ def main():
     ap.add_argument("--loadgen-threads", type=int, default=1)
     ap.add_argument("--repeat", type=int, default=1, help="runs per count; a count holds when the median run does")
     ap.add_argument("--webrtc", action="store_true", help="callers are browsers (loadgen --webrtc)")
+    ap.add_argument("--ptime", type=int, default=20,
+                    help="ms between a leg's packets (below 20: each call is 20/PTIME G.711 call equivalents)")
     a = ap.parse_args()
     subprocess.run([RIG, "up", NAME], check=True, stdout=subprocess.DEVNULL)
     results = []
@@ -197,7 +200,8 @@ def main():
                         subprocess.run(ns("lg") + ["taskset", "-c", a.loadgen_cpus, os.path.join(os.path.dirname(a.binary), "srtpgate-bench"), "loadgen", "--ng",
                                                    "198.18.0.2:2223", "--local", "198.18.0.1", "--calls", str(n),
                                                    "--duration", str(a.seconds), "--setup-rate", "1000",
-                                                   "--threads", str(a.loadgen_threads), "--quiet", "--json", js]
+                                                   "--threads", str(a.loadgen_threads), "--ptime", str(a.ptime),
+                                                   "--quiet", "--json", js]
                                        + (["--webrtc"] if a.webrtc else []),
                                        check=False, stdout=subprocess.DEVNULL)
                         t.join()
@@ -235,7 +239,7 @@ def main():
     finally:
         subprocess.run([RIG, "down", NAME], check=False)
     os.makedirs(os.path.dirname(a.out), exist_ok=True)
-    meta = {"date": time.strftime("%Y-%m-%d"), "webrtc": a.webrtc, "cores": os.cpu_count(), "seconds": a.seconds,
+    meta = {"date": time.strftime("%Y-%m-%d"), "webrtc": a.webrtc, "ptime_ms": a.ptime, "queues": int(os.environ.get("QUEUES", "1")), "cores": os.cpu_count(), "seconds": a.seconds,
             "workers": a.workers, "repeat": a.repeat, "relay_cpus": a.relay_cpus, "loadgen_cpus": a.loadgen_cpus,
             "machine": subprocess.run(["sh", "-c", "lscpu | sed -n 's/^Model name: *//p'"], capture_output=True,
                                       text=True).stdout.strip()}

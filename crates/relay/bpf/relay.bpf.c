@@ -5,11 +5,15 @@
 //
 // A frame is redirected when it is IPv4 or IPv6 (no VLAN tag, no IP options
 // or extension headers, not a fragment) UDP, its destination (address, port)
-// is a leg in `legs`, its source is the peer that leg latched, and the
-// receive queue it arrived on is served by the worker that owns the leg.
-// ARP, ICMP, NG, SIP, legs not latched yet, packets from another source (the
-// relay's socket path decides on re-latching) and unknown ports pass. A
-// redirected frame carries its receive time as metadata (`struct rx_meta`).
+// is a leg in `legs` and its source is the peer that leg latched. It goes to
+// the AF_XDP socket that the worker owning the leg has on the receive queue
+// the frame arrived on: every worker has one on every queue (sharing the
+// queue's fill ring), so a leg's packets reach its worker whatever queue the
+// NIC or the sender's hash picked. ARP, ICMP, NG, SIP, legs not latched yet,
+// packets from another source (the relay's socket path decides on
+// re-latching) and unknown ports pass, as does a frame whose worker has no
+// socket on its queue (counted). A redirected frame carries its receive time
+// as metadata (`struct rx_meta`).
 //
 // Built by crates/relay/build.rs with `clang -O2 -g -target bpf`; written
 // without libbpf's headers (the few definitions it needs are below), so the
@@ -30,6 +34,11 @@ typedef unsigned long long __u64;
 #define BPF_MAP_TYPE_XSKMAP 17
 
 #define XDP_PASS 2
+#define XDP_REDIRECT 4
+
+// Entries of `xsks`: receive queues times workers, at most (the relay's
+// `XSK_SLOTS`).
+#define XSK_SLOTS 4096
 
 struct xdp_md {
     __u32 data;
@@ -80,24 +89,26 @@ struct {
     __type(value, struct leg_val);
 } legs SEC(".maps");
 
-// Receive queue -> 1 + the worker whose AF_XDP socket serves it (0: none).
+// [0]: the relay's workers (the stride of `xsks`).
 struct {
     __uint(type, BPF_MAP_TYPE_ARRAY);
-    __uint(max_entries, 256);
+    __uint(max_entries, 1);
     __type(key, __u32);
     __type(value, __u32);
-} queue_owner SEC(".maps");
+} workers SEC(".maps");
 
-// Receive queue -> AF_XDP socket.
+// Receive queue q, worker w -> that worker's AF_XDP socket on that queue,
+// at q * workers + w.
 struct {
     __uint(type, BPF_MAP_TYPE_XSKMAP);
-    __uint(max_entries, 256);
+    __uint(max_entries, XSK_SLOTS);
     __type(key, __u32);
     __type(value, __u32);
 } xsks SEC(".maps");
 
 // Per CPU: [0] redirected, [1] passed: another source than the latched
-// peer, or not latched, [2] passed: a queue another worker serves.
+// peer, or not latched, [2] passed: the owning worker has no socket on the
+// queue the frame arrived on.
 struct {
     __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
     __uint(max_entries, 3);
@@ -162,11 +173,13 @@ int srtpgate_xdp(struct xdp_md *ctx)
         differ |= leg->peer[i] ^ src[i];
     if (differ)
         return count(1, XDP_PASS);
-    __u32 queue = ctx->rx_queue_index;
-    __u32 *owner = bpf_map_lookup_elem(&queue_owner, &queue);
-    if (!owner || *owner != (__u32)leg->worker + 1)
+    __u32 zero = 0;
+    __u32 *stride = bpf_map_lookup_elem(&workers, &zero);
+    if (!stride)
         return count(2, XDP_PASS);
-    count(0, 0);
+    __u64 slot = (__u64)ctx->rx_queue_index * *stride + leg->worker;
+    if (slot >= XSK_SLOTS)
+        return count(2, XDP_PASS);
     __u64 now = bpf_ktime_get_ns();
     if (bpf_xdp_adjust_meta(ctx, -(int)sizeof(struct rx_meta)) == 0) {
         struct rx_meta *meta = (struct rx_meta *)(long)ctx->data_meta;
@@ -176,7 +189,9 @@ int srtpgate_xdp(struct xdp_md *ctx)
             meta->magic = RX_META_MAGIC;
         }
     }
-    return bpf_redirect_map(&xsks, queue, XDP_PASS);
+    // An empty slot (no socket of that worker on this queue) passes.
+    long verdict = bpf_redirect_map(&xsks, slot, XDP_PASS);
+    return count(verdict == XDP_REDIRECT ? 0 : 2, verdict);
 }
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";

@@ -9,9 +9,14 @@
 //! The region is page-aligned anonymous memory, so the AF_XDP backend can
 //! register it as its UMEM: a frame the kernel received into is then the
 //! buffer the worker re-keys in place and the frame it transmits, with the
-//! Ethernet, IP and UDP headers written into the frame's headroom.
+//! Ethernet, IP and UDP headers written into the frame's headroom. There
+//! the workers' pools are shares of one region ([`Pool::shares`]): one
+//! UMEM, so that each worker's AF_XDP socket on every receive queue can
+//! take frames from that queue's fill ring, whichever worker filled it; a
+//! frame goes back to the pool that owns it through an [`Exchange`].
 
 use std::ptr::NonNull;
+use std::sync::Arc;
 
 /// Bytes of one packet buffer: the largest UDP payload we accept plus the
 /// longest SRTP/SRTCP trailer the relay may append.
@@ -123,20 +128,122 @@ impl std::fmt::Debug for Buf {
     }
 }
 
+/// Memory mapped once and unmapped when its last holder drops it: the
+/// frames of one or more pools, or a simulated NIC's shared file.
+pub struct Region {
+    ptr: NonNull<u8>,
+    len: usize,
+}
+
+// SAFETY: a region is plain memory; which thread touches which bytes is
+// decided by its users (a pool's frames have one owner at a time, a shared
+// file's rings hand each entry from one side to the other).
+unsafe impl Send for Region {}
+// SAFETY: as for `Send`; the region itself is never written through `&Region`.
+unsafe impl Sync for Region {}
+
+impl Region {
+    /// `len` bytes (rounded up to a page) of anonymous private memory,
+    /// populated now (page-aligned: an AF_XDP UMEM).
+    pub fn anonymous(len: usize) -> std::io::Result<Region> {
+        Region::map(len, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0)
+    }
+
+    /// `len` bytes of `file` from byte `offset` (page-aligned), mapped
+    /// shared: another process that maps the file sees the same bytes.
+    pub fn shared(file: &std::fs::File, offset: usize, len: usize) -> std::io::Result<Region> {
+        use std::os::fd::AsRawFd;
+        if file.metadata()?.len() < (offset + len) as u64 || !offset.is_multiple_of(4096) {
+            return Err(std::io::Error::other("the file is shorter than the region mapped from it"));
+        }
+        Region::map(len, libc::MAP_SHARED, file.as_raw_fd(), offset)
+    }
+
+    fn map(len: usize, flags: libc::c_int, fd: libc::c_int, offset: usize) -> std::io::Result<Region> {
+        let len = len.max(1).next_multiple_of(4096);
+        // SAFETY: a new mapping of `len` bytes (anonymous, or of a file we
+        // hold open and that has them); the result is checked.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                flags | libc::MAP_POPULATE,
+                fd,
+                offset as libc::off_t,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(Region { ptr: NonNull::new(p as *mut u8).expect("mmap returned a null mapping"), len })
+    }
+
+    /// The first byte.
+    pub fn ptr(&self) -> NonNull<u8> {
+        self.ptr
+    }
+
+    /// Bytes mapped.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether no byte is mapped (never: a region is at least a page).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl Drop for Region {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in `map`, unmapped once.
+        unsafe { libc::munmap(self.ptr.as_ptr() as *mut libc::c_void, self.len) };
+    }
+}
+
+/// How the pools cut from one region ([`Pool::shares`]) give each other's
+/// frames back: a frame that reached another worker (an AF_XDP socket of
+/// that worker received into it) goes to its owner's inbox when that worker
+/// is done with it, and the owner takes it back at its next round.
+///
+/// Lock-free bounded queues (crossbeam's `ArrayQueue`, made for this): an
+/// inbox holds as many entries as its owner has frames, so a push never
+/// finds it full, and nothing is allocated after start.
+pub struct Exchange {
+    frames_per_share: u32,
+    inboxes: Vec<crossbeam_queue::ArrayQueue<u32>>,
+}
+
+impl Exchange {
+    /// Hands `frame` to the pool that owns it; false when the frame is
+    /// outside every share (or, impossibly, its owner's inbox is full).
+    fn give(&self, frame: u32) -> bool {
+        self.inboxes.get((frame / self.frames_per_share) as usize).is_some_and(|q| q.push(frame).is_ok())
+    }
+}
+
 /// A fixed set of packet buffers in one mapped region.
 pub struct Pool {
-    base: NonNull<u8>,
-    len: usize,
+    /// The whole mapping (this pool's frames, and the other shares' when
+    /// cut by [`Pool::shares`]).
+    region: Arc<Region>,
+    /// Frames in the region, this pool's and the other shares'.
+    frames: u32,
+    /// This pool's first frame in the region.
+    first: u32,
     pitch: usize,
     head: usize,
     free: Vec<u32>,
-    /// Bit per frame: in `free` now. A frame returned twice would be handed
-    /// out twice (two `&mut` on the same bytes), so a return is checked
-    /// against it.
+    /// Bit per frame of this pool (from `first`): in `free` now. A frame
+    /// returned twice would be handed out twice (two `&mut` on the same
+    /// bytes), so a return is checked against it.
     in_pool: Vec<u64>,
     /// Returns refused: a frame already in the pool, or not of it.
     refused: u64,
     size: usize,
+    /// Where the other shares' frames go back ([`Pool::shares`]).
+    exchange: Option<Arc<Exchange>>,
 }
 
 impl Pool {
@@ -156,64 +263,78 @@ impl Pool {
     /// frames a simulated NIC in another process reads and writes
     /// (`io::mem`).
     pub fn shared(file: &std::fs::File, offset: usize, n: usize) -> std::io::Result<Pool> {
-        use std::os::fd::AsRawFd;
-        let len = (n.max(1) * XDP_FRAME).next_multiple_of(4096);
-        if file.metadata()?.len() < (offset + len) as u64 || !offset.is_multiple_of(4096) {
-            return Err(std::io::Error::other("the pool's file is shorter than its frames"));
+        let region = Region::shared(file, offset, n.max(1) * XDP_FRAME)?;
+        Ok(Pool::over(Arc::new(region), 0, n, n, XDP_FRAME, XDP_HEADROOM, None))
+    }
+
+    /// One region of `count * n` frames of [`XDP_FRAME`] bytes with
+    /// [`XDP_HEADROOM`] (one AF_XDP UMEM), the region and the exchange its
+    /// pools share; [`Pool::share`] cuts pool `i` of `n` frames from it.
+    /// A frame of one share that another pool is given back (by
+    /// [`Pool::put`] or [`Pool::put_frame`]) travels to its owner through
+    /// the exchange.
+    pub fn shares(count: usize, n: usize) -> std::io::Result<(Arc<Region>, Arc<Exchange>)> {
+        let (count, n) = (count.max(1), n.max(1));
+        if count * n > u32::MAX as usize / 2 {
+            return Err(std::io::Error::other("too many frames for one region"));
         }
-        // SAFETY: a shared mapping of a file we hold open, of bytes it has;
-        // the result is checked.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_POPULATE,
-                file.as_raw_fd(),
-                offset as libc::off_t,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            return Err(std::io::Error::last_os_error());
-        }
-        let base = NonNull::new(p as *mut u8).expect("mmap returned a null mapping");
-        Ok(Pool::over(base, len, n, XDP_FRAME, XDP_HEADROOM))
+        let region = Arc::new(Region::anonymous(count * n * XDP_FRAME)?);
+        let inboxes = (0..count).map(|_| crossbeam_queue::ArrayQueue::new(n)).collect();
+        Ok((region, Arc::new(Exchange { frames_per_share: n as u32, inboxes })))
+    }
+
+    /// Pool `i` of the region made by [`Pool::shares`].
+    pub fn share(region: &Arc<Region>, exchange: &Arc<Exchange>, i: usize) -> Pool {
+        let n = exchange.frames_per_share as usize;
+        let all = exchange.inboxes.len() * n;
+        assert!(i < exchange.inboxes.len() && all * XDP_FRAME <= region.len(), "share {i} is not in the region");
+        Pool::over(region.clone(), i * n, n, all, XDP_FRAME, XDP_HEADROOM, Some(exchange.clone()))
     }
 
     fn with_layout(n: usize, pitch: usize, head: usize) -> Pool {
-        let len = (n.max(1) * pitch).next_multiple_of(4096);
-        // SAFETY: an anonymous private mapping; the result is checked.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_POPULATE,
-                -1,
-                0,
-            )
-        };
-        assert!(p != libc::MAP_FAILED, "cannot map {len} bytes of packet buffers: {}", std::io::Error::last_os_error());
-        let base = NonNull::new(p as *mut u8).expect("mmap returned a null mapping");
-        Pool::over(base, len, n, pitch, head)
+        let region = Region::anonymous(n.max(1) * pitch)
+            .unwrap_or_else(|e| panic!("cannot map {} bytes of packet buffers: {e}", n.max(1) * pitch));
+        Pool::over(Arc::new(region), 0, n, n, pitch, head, None)
     }
 
-    /// The pool over the mapping `base` of `len` bytes (unmapped on drop).
-    fn over(base: NonNull<u8>, len: usize, n: usize, pitch: usize, head: usize) -> Pool {
-        assert!(pitch >= head + BUF_LEN && n <= u32::MAX as usize / 2 && n * pitch <= len);
+    /// The pool of frames `first..first + n` of `region`, which holds
+    /// `frames` frames of `pitch` bytes.
+    fn over(
+        region: Arc<Region>,
+        first: usize,
+        n: usize,
+        frames: usize,
+        pitch: usize,
+        head: usize,
+        exchange: Option<Arc<Exchange>>,
+    ) -> Pool {
+        assert!(pitch >= head + BUF_LEN && frames <= u32::MAX as usize / 2 && frames * pitch <= region.len());
+        assert!(first + n <= frames);
         let mut in_pool = vec![0u64; n.div_ceil(64)];
         for f in 0..n {
             in_pool[f / 64] |= 1 << (f % 64);
         }
-        Pool { base, len, pitch, head, free: (0..n as u32).rev().collect(), in_pool, refused: 0, size: n }
+        let free = (first as u32..(first + n) as u32).rev().collect();
+        Pool {
+            region,
+            frames: frames as u32,
+            first: first as u32,
+            pitch,
+            head,
+            free,
+            in_pool,
+            refused: 0,
+            size: n,
+            exchange,
+        }
     }
 
     /// The buffer of frame `frame` starting `off` bytes into it.
     fn buf(&self, frame: u32, off: usize) -> Buf {
-        debug_assert!((frame as usize) < self.size && off <= self.pitch);
-        // SAFETY: frame < size and off ≤ pitch keep the pointer inside the
+        debug_assert!(frame < self.frames && off <= self.pitch);
+        // SAFETY: frame < frames and off ≤ pitch keep the pointer inside the
         // region (or one past a frame's end, with no bytes).
-        let ptr = unsafe { self.base.add(frame as usize * self.pitch + off) };
+        let ptr = unsafe { self.region.ptr().add(frame as usize * self.pitch + off) };
         Buf { ptr, cap: (self.pitch - off) as u32, frame, off: off as u32 }
     }
 
@@ -221,13 +342,15 @@ impl Pool {
     #[inline]
     pub fn take(&mut self) -> Option<Buf> {
         let f = self.free.pop()?;
-        self.in_pool[f as usize / 64] &= !(1 << (f % 64));
+        let i = (f - self.first) as usize;
+        self.in_pool[i / 64] &= !(1 << (i % 64));
         Some(self.buf(f, self.head))
     }
 
-    /// Returns a buffer taken from this pool (an empty one is ignored).
-    /// False when refused: its frame is in the pool already (a second
-    /// return) or is not one of this pool's ([`Pool::refused`] counts them).
+    /// Returns a buffer taken from this pool (an empty one is ignored), or
+    /// one of another share of its region, which goes to its owner. False
+    /// when refused: its frame is in the pool already (a second return) or
+    /// is not one of this region's ([`Pool::refused`] counts them).
     #[inline]
     pub fn put(&mut self, buf: Buf) -> bool {
         if buf.is_empty() {
@@ -241,12 +364,20 @@ impl Pool {
     /// counted) as [`Pool::put`] refuses.
     #[inline]
     pub fn put_frame(&mut self, frame: u32) -> bool {
-        let (word, bit) = (frame as usize / 64, 1u64 << (frame % 64));
+        let i = frame.wrapping_sub(self.first) as usize;
+        if i >= self.size {
+            // Another share's frame goes to its owner (which checks it as
+            // this check does); any other number is refused.
+            let given = frame < self.frames && self.exchange.as_ref().is_some_and(|x| x.give(frame));
+            self.refused += u64::from(!given);
+            return given;
+        }
+        let (word, bit) = (i / 64, 1u64 << (i % 64));
         // A bit test per return, in release builds too: a frame returned
         // twice would be handed to two packets at once, and that corrupts
         // them silently (or hands the kernel a frame the worker writes).
         match self.in_pool.get_mut(word) {
-            Some(w) if (frame as usize) < self.size && *w & bit == 0 => {
+            Some(w) if *w & bit == 0 => {
                 *w |= bit;
                 self.free.push(frame);
                 true
@@ -256,6 +387,19 @@ impl Pool {
                 false
             }
         }
+    }
+
+    /// Takes back this pool's frames that other shares' owners gave back
+    /// since the last call (each checked as [`Pool::put_frame`] checks);
+    /// how many. Nothing to do for a pool cut from no shared region.
+    pub fn reclaim(&mut self) -> usize {
+        let Some(x) = self.exchange.clone() else { return 0 };
+        let Some(inbox) = x.inboxes.get((self.first / x.frames_per_share) as usize) else { return 0 };
+        let mut n = 0;
+        while let Some(f) = inbox.pop() {
+            n += usize::from(self.put_frame(f));
+        }
+        n
     }
 
     /// Returns refused by [`Pool::put`] and [`Pool::put_frame`] (a bug in
@@ -271,14 +415,26 @@ impl Pool {
     }
 
     /// The buffer of frame `frame` from `off` bytes into it: a frame the
-    /// kernel handed back with a packet at `off`.
+    /// kernel handed back with a packet at `off` (this pool's, or another
+    /// share's that an AF_XDP socket of this worker received into).
     pub fn frame_buf(&self, frame: u32, off: usize) -> Option<Buf> {
-        ((frame as usize) < self.size && off <= self.pitch).then(|| self.buf(frame, off))
+        (frame < self.frames && off <= self.pitch).then(|| self.buf(frame, off))
     }
 
-    /// The whole region (for registration as an AF_XDP UMEM).
+    /// This pool's frames (what an engine on another device registers):
+    /// the whole mapping, unless the pool is one share of several.
     pub fn region(&self) -> NonNull<[u8]> {
-        NonNull::slice_from_raw_parts(self.base, self.len)
+        if self.exchange.is_none() {
+            return self.mapping();
+        }
+        // SAFETY: the pool's frames lie inside the region (checked in `over`).
+        let start = unsafe { self.region.ptr().add(self.first as usize * self.pitch) };
+        NonNull::slice_from_raw_parts(start, self.size * self.pitch)
+    }
+
+    /// The whole region, every share's frames (an AF_XDP UMEM).
+    pub fn mapping(&self) -> NonNull<[u8]> {
+        NonNull::slice_from_raw_parts(self.region.ptr(), self.region.len())
     }
 
     /// Bytes between the starts of two frames.
@@ -299,13 +455,6 @@ impl Pool {
     /// Buffers in the pool.
     pub fn size(&self) -> usize {
         self.size
-    }
-}
-
-impl Drop for Pool {
-    fn drop(&mut self) {
-        // SAFETY: the mapping made in `with_layout` or `shared`, unmapped once.
-        unsafe { libc::munmap(self.base.as_ptr() as *mut libc::c_void, self.len) };
     }
 }
 
@@ -348,6 +497,7 @@ mod tests {
         assert_eq!(p.free(), 3);
         let r = p.region();
         assert_eq!(r.len(), 3 * XDP_FRAME);
+        assert_eq!(p.mapping().len(), 4096 * 3, "one share: the pool is the whole mapping");
         assert_eq!(r.as_ptr() as *mut u8 as usize % 4096, 0, "a UMEM is page-aligned");
     }
 
@@ -374,5 +524,31 @@ mod tests {
         assert!(p.take().is_none(), "a frame handed out twice");
         assert!(p.put(x) && p.put(y));
         assert_eq!((p.free(), p.refused()), (2, 4));
+    }
+
+    /// Pools cut from one region hand each other's frames back: the owner
+    /// takes them at its next `reclaim`, checked there as its own returns
+    /// are (a frame given back twice is refused once it is home).
+    #[test]
+    fn a_frame_of_another_share_goes_back_to_its_owner() {
+        let (region, exchange) = Pool::shares(2, 3).expect("a region");
+        let (mut a, mut b) = (Pool::share(&region, &exchange, 0), Pool::share(&region, &exchange, 1));
+        assert_eq!(a.mapping().len(), 6 * XDP_FRAME);
+        assert_eq!((a.region().len(), b.region().len()), (3 * XDP_FRAME, 3 * XDP_FRAME));
+        assert_eq!(b.region().as_ptr() as *mut u8 as usize - a.mapping().as_ptr() as *mut u8 as usize, 3 * XDP_FRAME);
+        let x = a.take().expect("a frame of share 0");
+        let f = Pool::release(x);
+        assert!(f < 3);
+        // Share 1 received into it (an AF_XDP socket of its worker) and is done.
+        let mut view = b.frame_buf(f, 300).expect("another share's frame is addressable");
+        view[0] = 9;
+        assert!(b.put(view), "handed to its owner");
+        assert!(b.put_frame(f), "a second return also travels: the owner judges it");
+        assert_eq!((a.free(), b.free()), (2, 3));
+        assert_eq!(a.reclaim(), 1, "one return taken, the second refused");
+        assert_eq!((a.free(), a.refused()), (3, 1));
+        assert_eq!(b.reclaim(), 0);
+        assert!(!b.put_frame(6), "past the region");
+        assert_eq!(b.refused(), 1);
     }
 }

@@ -38,13 +38,13 @@
 use super::frame::{addr_sum, parse, write_headers};
 use super::sockets::SocketsIo;
 use super::{Datagram, Io, Round, Wake};
-use crate::pool::{Buf, Pool, XDP_FRAME, XDP_HEADROOM};
+use crate::pool::{Buf, Pool, Region, XDP_FRAME, XDP_HEADROOM};
 use crate::stats::WorkerStats;
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::net::SocketAddr;
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::RawFd;
 use std::path::{Path, PathBuf};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering};
@@ -239,51 +239,12 @@ impl Ring {
     }
 }
 
-/// A shared mapping of (part of) a file, unmapped on drop.
-struct Mapping {
-    ptr: NonNull<u8>,
-    len: usize,
-}
-
-impl Mapping {
-    fn new(file: &File, offset: usize, len: usize) -> io::Result<Mapping> {
-        // SAFETY: a shared mapping of a file we hold open; the result is checked.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_POPULATE,
-                file.as_raw_fd(),
-                offset as libc::off_t,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(Mapping { ptr: NonNull::new(p as *mut u8).expect("mmap returned a null mapping"), len })
-    }
-}
-
-impl Drop for Mapping {
-    fn drop(&mut self) {
-        // SAFETY: the mapping made in `new`, unmapped once.
-        unsafe { libc::munmap(self.ptr.as_ptr() as *mut libc::c_void, self.len) };
-    }
-}
-
 /// The simulated NIC's directory, shared by the workers: where their files
 /// are, and the steering table.
 pub struct Nic {
     dir: PathBuf,
-    steering: Mapping,
+    steering: Region,
 }
-
-// SAFETY: the steering table is a byte array written and read with atomic
-// byte operations only; the mapping lives as long as the `Nic`.
-unsafe impl Send for Nic {}
-// SAFETY: as for `Send`.
-unsafe impl Sync for Nic {}
 
 impl Nic {
     /// Sets up the NIC's directory `dir` (made if missing; the workers'
@@ -299,7 +260,7 @@ impl Nic {
             .open(&path)
             .map_err(|e| format!("{}: {e}", path.display()))?;
         file.set_len(STEERING_LEN as u64).map_err(|e| format!("{}: {e}", path.display()))?;
-        let steering = Mapping::new(&file, 0, STEERING_LEN).map_err(|e| format!("{}: {e}", path.display()))?;
+        let steering = Region::shared(&file, 0, STEERING_LEN).map_err(|e| format!("{}: {e}", path.display()))?;
         Ok(Arc::new(Nic { dir: dir.to_path_buf(), steering }))
     }
 
@@ -316,7 +277,7 @@ impl Nic {
     fn steer(&self, port: u16, worker: Option<usize>) {
         let v = worker.map_or(0, |w| (w + 1).min(255) as u8);
         // SAFETY: `port` < 65 536 indexes the table; atomic byte access.
-        unsafe { (*self.steering.ptr.as_ptr().add(port as usize).cast::<AtomicU8>()).store(v, Ordering::Release) };
+        unsafe { (*self.steering.ptr().as_ptr().add(port as usize).cast::<AtomicU8>()).store(v, Ordering::Release) };
     }
 
     /// The pool of worker `index`: `buffers` frames (at least
@@ -351,7 +312,7 @@ pub struct MemIo {
     rx: Ring,
     tx: Ring,
     completion: Ring,
-    map: Mapping,
+    map: Region,
     nic: Arc<Nic>,
     index: usize,
     pitch: u64,
@@ -380,9 +341,9 @@ impl MemIo {
     pub fn new(nic: Arc<Nic>, index: usize, pool: &Pool, stats: Arc<WorkerStats>) -> io::Result<MemIo> {
         let path = Nic::worker_path(&nic.dir, index);
         let file = OpenOptions::new().read(true).write(true).open(&path)?;
-        let map = Mapping::new(&file, 0, frames_offset())?;
+        let map = Region::shared(&file, 0, frames_offset())?;
         // SAFETY: the header page is mapped; the file was just made (zeros).
-        let header = unsafe { map.ptr.cast::<Header>().as_mut() };
+        let header = unsafe { map.ptr().cast::<Header>().as_mut() };
         header.magic = MAGIC;
         header.version = VERSION;
         header.worker = index as u32;
@@ -394,7 +355,7 @@ impl MemIo {
         header.pid = std::process::id();
         // SAFETY: the mapping covers the rings and lives in `map`, dropped
         // after them; the worker is the only party on its sides.
-        let rings = unsafe { [Which::Fill, Which::Rx, Which::Tx, Which::Completion].map(|w| Ring::at(map.ptr, w)) };
+        let rings = unsafe { [Which::Fill, Which::Rx, Which::Tx, Which::Completion].map(|w| Ring::at(map.ptr(), w)) };
         let [fill, rx, tx, completion] = rings;
         let me = MemIo {
             fill,
@@ -422,7 +383,7 @@ impl MemIo {
 
     fn header(&self) -> &Header {
         // SAFETY: the header page is mapped while `map` lives.
-        unsafe { self.map.ptr.cast::<Header>().as_ref() }
+        unsafe { self.map.ptr().cast::<Header>().as_ref() }
     }
 
     /// Marks frame `f` as the NIC's.
@@ -605,7 +566,7 @@ impl Drop for MemIo {
 
 /// The frames area of a worker's file as the NIC maps it.
 struct Frames {
-    map: Arc<Mapping>,
+    map: Arc<Region>,
     pitch: u64,
     frames: usize,
 }
@@ -622,15 +583,9 @@ impl Frames {
         // SAFETY: inside the mapped frames area (checked above). The frame
         // belongs to the one ring side that popped it (fill or tx) until it
         // is pushed on (rx or completion): no other party touches it.
-        Some(unsafe { std::slice::from_raw_parts_mut(self.map.ptr.as_ptr().add(at), len) })
+        Some(unsafe { std::slice::from_raw_parts_mut(self.map.ptr().as_ptr().add(at), len) })
     }
 }
-
-// SAFETY: a region of shared memory; who touches which bytes is decided by
-// the rings (each frame has one owner at a time).
-unsafe impl Send for Mapping {}
-// SAFETY: as for `Send`.
-unsafe impl Sync for Mapping {}
 
 /// The NIC's side of one worker's file: what a load generator maps to
 /// play the NIC. Its halves work apart (two threads): [`NicRx`] receives
@@ -675,9 +630,9 @@ impl Port {
             if let Ok(file) = OpenOptions::new().read(true).write(true).open(&path) {
                 let len = file.metadata()?.len() as usize;
                 if len > frames_offset() {
-                    let map = Mapping::new(&file, 0, len)?;
+                    let map = Region::shared(&file, 0, len)?;
                     // SAFETY: the header page is mapped.
-                    let h = unsafe { map.ptr.cast::<Header>().as_ref() };
+                    let h = unsafe { map.ptr().cast::<Header>().as_ref() };
                     if h.magic == MAGIC && h.ready.load(Ordering::Acquire) == 1 {
                         if h.version != VERSION || h.ring != RING {
                             return Err(io::Error::other(format!("{}: another layout", path.display())));
@@ -689,10 +644,10 @@ impl Port {
                         // SAFETY: the whole file is mapped while the halves
                         // hold `map`; the NIC is the only party on its sides.
                         let [fill, rx, tx, completion] = unsafe {
-                            [Which::Fill, Which::Rx, Which::Tx, Which::Completion].map(|w| Ring::at(map.ptr, w))
+                            [Which::Fill, Which::Rx, Which::Tx, Which::Completion].map(|w| Ring::at(map.ptr(), w))
                         };
                         let map = Arc::new(map);
-                        let area = |map: &Arc<Mapping>| Frames { map: map.clone(), pitch, frames };
+                        let area = |map: &Arc<Region>| Frames { map: map.clone(), pitch, frames };
                         return Ok(Port {
                             rx: NicRx { fill, rx, frames: area(&map) },
                             tx: NicTx { tx, completion, frames: area(&map) },

@@ -163,14 +163,16 @@ impl std::fmt::Debug for IoSetup {
 }
 
 /// The backend to run: `choice` (`sockets`, `uring`, `xdp`, `mem`, or
-/// `auto` for the best one this machine can run), for `workers` workers
-/// relaying on the media addresses `addrs`, with why others were passed
+/// `auto` for the best one this machine can run), for `workers` workers of
+/// `buffers` packet buffers each relaying on the media addresses `addrs`,
+/// with why others were passed
 /// over. `auto` takes `xdp` only where the interface runs XDP natively,
 /// then `uring`; never `mem`, whose NIC lives in `mem_dir`.
 pub fn resolve(
     choice: &str,
     addrs: &[IpAddr],
     workers: usize,
+    buffers: usize,
     mem_dir: &std::path::Path,
 ) -> Result<(IoSetup, Vec<String>), String> {
     match choice {
@@ -181,12 +183,12 @@ pub fn resolve(
         "uring" => {
             uring::probe().map(|()| (IoSetup::plain(IoKind::Uring), Vec::new())).map_err(|e| format!("io uring: {e}"))
         }
-        "xdp" => xdp::Program::attach(addrs, workers, false)
+        "xdp" => xdp::Program::attach(addrs, workers, buffers, false)
             .map(|p| (IoSetup { kind: IoKind::Xdp, xdp: Some(p), mem: None }, Vec::new()))
             .map_err(|e| format!("io xdp: {e}")),
         "auto" => {
             let mut why = Vec::new();
-            match xdp::Program::attach(addrs, workers, true) {
+            match xdp::Program::attach(addrs, workers, buffers, true) {
                 Ok(p) => return Ok((IoSetup { kind: IoKind::Xdp, xdp: Some(p), mem: None }, why)),
                 Err(e) => why.push(format!("xdp passed over: {e}")),
             }
@@ -225,12 +227,12 @@ mod tests {
     fn auto_falls_back_where_xdp_cannot_run() {
         let lo = [IpAddr::from([127, 0, 0, 1])];
         let dir = std::env::temp_dir().join(format!("srtpgate-mem-resolve-{}", std::process::id()));
-        let (setup, why) = resolve("auto", &lo, 1, &dir).expect("auto always finds a backend");
+        let (setup, why) = resolve("auto", &lo, 1, 64, &dir).expect("auto always finds a backend");
         assert_ne!(setup.kind, IoKind::Xdp);
         assert!(why.iter().any(|w| w.starts_with("xdp passed over:")), "{why:?}");
-        let e = resolve("xdp", &lo, 1, &dir).expect_err("xdp on loopback is refused");
+        let e = resolve("xdp", &lo, 1, 64, &dir).expect_err("xdp on loopback is refused");
         assert!(e.starts_with("io xdp: ") && (e.contains("loopback") || e.contains("not built")), "{e}");
-        let e = resolve("dpdk", &lo, 1, &dir).expect_err("unknown backend");
+        let e = resolve("dpdk", &lo, 1, 64, &dir).expect_err("unknown backend");
         assert!(e.contains("sockets, uring, xdp, mem, auto"), "{e}");
         assert!(!dir.exists(), "auto never sets up the mem NIC");
     }

@@ -5,15 +5,16 @@
 //! - **Program** (`bpf/relay.bpf.c`, built by `build.rs` with clang, loaded
 //!   with aya): a hash map from (local address, UDP port) to the leg's
 //!   latched peer and owning worker. A frame to a leg, from its latched
-//!   peer, on a receive queue the owning worker serves, is redirected to
-//!   that queue's AF_XDP socket; everything else (ARP, ICMP, NG, SIP,
-//!   unlatched legs, another source, unknown ports) passes to the kernel.
+//!   peer, is redirected to the owning worker's AF_XDP socket on the queue
+//!   it arrived on; everything else (ARP, ICMP, NG, SIP, unlatched legs,
+//!   another source, unknown ports) passes to the kernel.
 //! - **Kernel path**: every leg keeps its UDP socket, read as in the
 //!   [`sockets`](super::sockets) backend: the first packets of a leg (before
 //!   latching), re-latching and all policy run there; once the worker
 //!   latches a leg it writes the peer into the map and the leg's packets
 //!   take the fast path.
-//! - **Frames**: the worker's [`Pool`] region is the UMEM. A received frame
+//! - **Frames**: the workers' pools are shares of one region, the UMEM
+//!   ([`Pool::shares`]). A received frame
 //!   becomes the packet's buffer (a view of its UDP payload), is transformed
 //!   like any packet, and is sent as a transmit frame: Ethernet, IPv4 or
 //!   IPv6 and UDP headers written into its headroom, checksums computed, the
@@ -22,10 +23,17 @@
 //!   per destination (bounded: at the bound an entry is evicted, counted).
 //!   No copy by the worker, and per round one `epoll_wait` plus, when the
 //!   kernel asks for it, one wake-up `sendto`.
-//! - **Queues**: one AF_XDP socket per receive queue; queue `q` is served by
-//!   worker `q % workers`. A leg's packets take the fast path on the queues
-//!   its worker serves and the kernel path on the others, so a relay gets
-//!   the full benefit with as many workers as queues (or fewer).
+//! - **Queues**: every worker has an AF_XDP socket on every receive queue,
+//!   so a leg's packets reach its worker on whichever queue they arrive
+//!   (the NIC's hash or the sender's picks it, not the relay). The kernel
+//!   lets only one fill ring feed a queue, so the sockets on a queue share
+//!   it: queue `q`'s home worker (`q % workers`) fills it from its pool and
+//!   reads its completion ring; the others' sockets on `q` only receive
+//!   (and one of them transmits, for a worker without a queue of its own).
+//!   A frame of one worker's share that another worker received into goes
+//!   back to its owner through the pools' exchange once that worker
+//!   transmitted it (completion) or dropped it. Each worker transmits on
+//!   one socket: the one on its own queue.
 //!
 //! Where the fast path cannot send a packet (no route out of the XDP
 //! interface, the neighbour not resolved yet, a packet larger than the MTU,
@@ -37,7 +45,7 @@ use super::frame::{addr_sum, ip_bytes, parse, write_headers};
 use super::sockets::SocketsIo;
 use super::{Datagram, Io, Round, Wake};
 use crate::netlink::{NextHop, Resolver};
-use crate::pool::{Buf, Pool};
+use crate::pool::{Buf, Exchange, Pool, Region, XDP_FRAME};
 use crate::stats::WorkerStats;
 use crate::sys;
 use aya::maps::{Array, HashMap as BpfHashMap, Map, MapData, PerCpuArray, XskMap};
@@ -60,6 +68,11 @@ const RING: u32 = 8192;
 /// ring's share (half the pool, up to `RING`) and as many for frames being
 /// re-keyed and in flight (64 MiB of frames per worker).
 pub const MIN_FRAMES: usize = 2 * RING as usize;
+
+/// Entries of the program's socket map (`XSK_SLOTS` in `bpf/relay.bpf.c`):
+/// one per receive queue and worker. Queues past `XSK_SLOTS / workers`
+/// get no sockets (their frames pass, counted).
+const XSK_SLOTS: u32 = 4096;
 
 /// A leg's local address, as the program's `legs` map keys it.
 #[repr(C)]
@@ -118,12 +131,16 @@ pub struct Program {
     pub mode: &'static str,
     /// The media addresses on the interface.
     pub addrs: Vec<IpAddr>,
-    workers: u32,
     legs: OwnedFd,
-    owner: OwnedFd,
-    xsks: OwnedFd,
     /// The per-CPU counters, opened once (read at each `/metrics` scrape).
     counters: Mutex<PerCpuArray<MapData, u64>>,
+    // Field order is drop order: sockets no worker took close before the
+    // UMEM, and the UMEM before its region.
+    /// Each worker's sockets, until its backend takes them.
+    sockets: Mutex<Vec<Option<Vec<Queue>>>>,
+    _umem: KeptUmem,
+    region: Arc<Region>,
+    exchange: Arc<Exchange>,
 }
 
 fn errno(e: xdpilone::Errno) -> io::Error {
@@ -241,20 +258,22 @@ fn rx_queues(name: &str) -> u32 {
 
 impl Program {
     /// Loads the XDP program and attaches it to the interface that holds
-    /// the media addresses, for `workers` workers. `native_only` refuses
-    /// generic (SKB) XDP, which gains nothing over the socket path.
-    pub fn attach(addrs: &[IpAddr], workers: usize, native_only: bool) -> Result<Arc<Program>, String> {
+    /// the media addresses, for `workers` workers of `frames` frames each
+    /// (at least [`MIN_FRAMES`]), and opens their AF_XDP sockets.
+    /// `native_only` refuses generic (SKB) XDP, which gains nothing over
+    /// the socket path.
+    pub fn attach(addrs: &[IpAddr], workers: usize, frames: usize, native_only: bool) -> Result<Arc<Program>, String> {
         #[cfg(not(xdp_program))]
         {
-            let _ = (addrs, workers, native_only);
+            let _ = (addrs, workers, frames, native_only);
             Err("the XDP program was not built (clang was missing when srtpgate was built)".to_string())
         }
         #[cfg(xdp_program)]
-        Program::load(addrs, workers, native_only)
+        Program::load(addrs, workers, frames, native_only)
     }
 
     #[cfg(xdp_program)]
-    fn load(addrs: &[IpAddr], workers: usize, native_only: bool) -> Result<Arc<Program>, String> {
+    fn load(addrs: &[IpAddr], workers: usize, frames: usize, native_only: bool) -> Result<Arc<Program>, String> {
         use aya::programs::{Xdp, XdpMode};
         let choice = choose_device(addrs, interface_of)?;
         let (ifname, ifindex) = (choice.name.clone(), choice.index);
@@ -307,20 +326,33 @@ impl Program {
             };
             data.fd().as_fd().try_clone_to_owned().map_err(|e| format!("map {name}: {e}"))
         };
-        let (legs, owner, xsks, counters) = (fd("legs")?, fd("queue_owner")?, fd("xsks")?, fd("counters")?);
+        let (legs, stride, xsks, counters) = (fd("legs")?, fd("workers")?, fd("xsks")?, fd("counters")?);
         let counters = MapData::from_fd(counters)
             .and_then(|d| PerCpuArray::try_from(Map::PerCpuArray(d)))
             .map_err(|e| format!("map counters: {e}"))?;
+        let workers = workers.max(1) as u32;
+        let mut stride: Array<_, u32> = MapData::from_fd(stride)
+            .and_then(|d| Array::try_from(Map::Array(d)))
+            .map_err(|e| format!("map workers: {e}"))?;
+        stride.set(0, workers, 0).map_err(|e| format!("map workers: {e}"))?;
+        let mut xsks: XskMap<_> = MapData::from_fd(xsks)
+            .and_then(|d| XskMap::try_from(Map::XskMap(d)))
+            .map_err(|e| format!("map xsks: {e}"))?;
+        let (region, exchange) = Pool::shares(workers as usize, frames.max(MIN_FRAMES)).map_err(|e| {
+            format!("{} MiB of AF_XDP frames: {e}", (workers as usize * frames.max(MIN_FRAMES) * XDP_FRAME) >> 20)
+        })?;
+        let served_queues = queues.min(XSK_SLOTS / workers).max(1);
+        let (umem, sockets) = open_sockets(ifindex, &ifname, served_queues, workers, &region, &mut xsks)?;
         tracing::info!(
-            "xdp: program attached to {ifname} ({mode} mode) for {}, {queues} receive queue(s), {workers} worker(s)",
+            "xdp: program attached to {ifname} ({mode} mode) for {}, {queues} receive queue(s), {workers} worker(s), \
+             each with an AF_XDP socket on every queue",
             choice.served.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", ")
         );
-        if (queues as usize) < workers {
+        if served_queues < queues {
             tracing::warn!(
-                "xdp: {ifname} has {queues} receive queue(s) for {workers} workers: workers {}..{} have no \
-                 AF_XDP socket and relay through the kernel (raise the queues with ethtool -L, or use --workers {queues})",
-                queues,
-                workers - 1
+                "xdp: {ifname} has {queues} receive queues and {workers} workers: queues {served_queues}..{} get no \
+                 AF_XDP sockets ({XSK_SLOTS} at most); their frames take the kernel path",
+                queues - 1
             );
         }
         Ok(Arc::new(Program {
@@ -332,12 +364,18 @@ impl Program {
             queues,
             mode,
             addrs: served,
-            workers: workers.max(1) as u32,
             legs,
-            owner,
-            xsks,
             counters: Mutex::new(counters),
+            sockets: Mutex::new(sockets.into_iter().map(Some).collect()),
+            _umem: KeptUmem(umem),
+            region,
+            exchange,
         }))
+    }
+
+    /// Worker `worker`'s share of the frames (its packet buffers).
+    pub fn pool(&self, worker: usize) -> Pool {
+        Pool::share(&self.region, &self.exchange, worker)
     }
 
     fn map(&self, fd: &OwnedFd) -> io::Result<MapData> {
@@ -346,7 +384,7 @@ impl Program {
 
     /// Frames the program redirected, and passed to the kernel because they
     /// came from another source than the latched one (or the leg had not
-    /// latched), or arrived on a queue another worker serves.
+    /// latched), or arrived on a queue where the owning worker has no socket.
     pub fn counters(&self) -> io::Result<[u64; 3]> {
         let map = self.counters.lock().map_err(|_| io::Error::other("xdp counters lock poisoned"))?;
         let mut out = [0u64; 3];
@@ -357,17 +395,98 @@ impl Program {
     }
 }
 
-/// One receive queue's AF_XDP socket.
+/// The UMEM's registration, kept open for the sockets' life (its socket
+/// holds it) and never used after start.
+struct KeptUmem(#[allow(dead_code)] Umem);
+
+// SAFETY: `Umem` is not `Send`/`Sync` only for the region pointer it keeps;
+// the program never touches the UMEM after start (the region's frames are
+// the pools'), it only keeps it open until it drops it.
+unsafe impl Send for KeptUmem {}
+// SAFETY: as for `Send`: no method of it is called through `&KeptUmem`.
+unsafe impl Sync for KeptUmem {}
+
+/// A worker's AF_XDP socket on one receive queue.
 struct Queue {
-    device: DeviceQueue,
+    /// The queue's fill and completion rings: on its home worker's socket
+    /// only (the others' sockets on the queue share them).
+    device: Option<DeviceQueue>,
     rx: RingRx,
-    tx: RingTx,
+    /// On the one socket each worker transmits on.
+    tx: Option<RingTx>,
     /// The bound socket (its rings hold its descriptor too).
     user: User,
-    /// Frames in the fill ring or the receive ring (the kernel's).
-    in_fill: u32,
-    /// Frames handed to the transmit ring and not completed.
-    in_tx: u32,
+}
+
+/// The UMEM over `region` and every worker's AF_XDP socket on each of the
+/// first `queues` receive queues of `ifname`, each put in `xsks` at
+/// `queue * workers + worker`. The socket on queue `q` of its home worker
+/// (`q % workers`) holds the queue's fill and completion rings and is bound
+/// first; the other workers' sockets on `q` bind to it and share them
+/// (the kernel lets one fill ring feed a queue). Worker `w` transmits on
+/// its socket on queue `w % queues`: its own queue where it has one. A
+/// home socket that cannot be made stops the start; another worker's
+/// socket that cannot be made is left out with a warning (its frames on
+/// that queue pass to the kernel, counted as `passed_queue`).
+#[cfg(xdp_program)]
+fn open_sockets(
+    ifindex: u32,
+    ifname: &str,
+    queues: u32,
+    workers: u32,
+    region: &Arc<Region>,
+    xsks: &mut XskMap<MapData>,
+) -> Result<(Umem, Vec<Vec<Queue>>), String> {
+    let cfg = UmemConfig { fill_size: RING, complete_size: RING, frame_size: XDP_FRAME as u32, headroom: 0, flags: 0 };
+    let area = std::ptr::NonNull::slice_from_raw_parts(region.ptr(), region.len());
+    // SAFETY: the region is page-aligned and mapped while the program
+    // holds it, which it does longer than the UMEM (field order).
+    let umem = unsafe { Umem::new(cfg, area) }.map_err(|e| format!("AF_XDP UMEM: {}", errno(e)))?;
+    let mut all: Vec<Vec<Queue>> = (0..workers).map(|_| Vec::new()).collect();
+    // Only the UMEM's own socket names bind flags: the kernel refuses them
+    // on a socket that shares the UMEM (it takes them from the UMEM's).
+    let rings = |tx: bool, first: bool| SocketConfig {
+        rx_size: NonZeroU32::new(RING),
+        tx_size: if tx { NonZeroU32::new(RING) } else { None },
+        bind_flags: if first { SocketConfig::XDP_BIND_NEED_WAKEUP } else { 0 },
+    };
+    let made = |user: User, device: Option<DeviceQueue>, tx: bool| -> Result<Queue, xdpilone::Errno> {
+        let rx = user.map_rx()?;
+        let tx = if tx { Some(user.map_tx()?) } else { None };
+        Ok(Queue { device, rx, tx, user })
+    };
+    for q in 0..queues {
+        let home = q % workers;
+        let mut info = IfInfo::invalid();
+        info.from_ifindex(ifindex).map_err(|e| format!("{ifname}: {}", errno(e)))?;
+        info.set_queue(q);
+        let at = |e: xdpilone::Errno| format!("AF_XDP socket on {ifname} queue {q}: {}", errno(e));
+        let sock = if q == 0 { Socket::with_shared(&info, &umem) } else { Socket::new(&info) }.map_err(at)?;
+        let device = umem.fq_cq(&sock).map_err(at)?;
+        let user = umem.rx_tx(&sock, &rings(home % queues == q, q == 0)).map_err(at)?;
+        umem.bind(&user).map_err(at)?;
+        xsks.set(q * workers + home, user.as_raw_fd(), 0).map_err(|e| format!("map xsks: {e}"))?;
+        for w in (0..workers).filter(|&w| w != home) {
+            let tx = w % queues == q;
+            let guest = Socket::new(&info)
+                .and_then(|s| umem.rx_tx(&s, &rings(tx, false)))
+                .and_then(|user| device.bind(&user).map(|()| user))
+                .and_then(|user| made(user, None, tx));
+            match guest {
+                Ok(g) => {
+                    xsks.set(q * workers + w, g.user.as_raw_fd(), 0).map_err(|e| format!("map xsks: {e}"))?;
+                    all[w as usize].push(g);
+                }
+                Err(e) => tracing::warn!(
+                    "xdp: worker {w} has no AF_XDP socket on {ifname} queue {q} ({}); its legs' frames arriving \
+                     there take the kernel path",
+                    errno(e)
+                ),
+            }
+        }
+        all[home as usize].push(made(user, Some(device), home % queues == q).map_err(at)?);
+    }
+    Ok((umem, all))
 }
 
 /// A destination's next-hop MAC as the resolver last said ([`None`]: not
@@ -400,9 +519,11 @@ struct LegHop {
 
 /// The AF_XDP backend of one worker.
 pub struct XdpIo {
-    // Field order is drop order: the sockets close before the UMEM.
+    /// The worker's sockets, one per receive queue.
     queues: Vec<Queue>,
-    _umem: Umem,
+    /// The one of `queues` that transmits (none: every packet leaves by
+    /// its leg's socket).
+    tx: Option<usize>,
     inner: SocketsIo,
     prog: Arc<Program>,
     worker: u16,
@@ -436,51 +557,26 @@ pub struct XdpIo {
 
 impl XdpIo {
     /// The backend of worker `worker`, whose packet buffers are `pool`
-    /// (registered as the UMEM; the pool outlives the backend).
+    /// (its share of the program's frames, [`Program::pool`]): takes the
+    /// worker's AF_XDP sockets from the program.
     pub fn new(prog: Arc<Program>, worker: usize, pool: &Pool, stats: Arc<WorkerStats>) -> io::Result<XdpIo> {
         let mut inner = SocketsIo::new(stats.clone())?;
-        let cfg =
-            UmemConfig { fill_size: RING, complete_size: RING, frame_size: pool.pitch() as u32, headroom: 0, flags: 0 };
-        // SAFETY: the pool's region is page-aligned, mapped for the pool's
-        // life, and the pool outlives this backend (the worker drops its
-        // backend first).
-        let umem = unsafe { Umem::new(cfg, pool.region()) }.map_err(errno)?;
-        let mut owner: Array<_, u32> = Array::try_from(Map::Array(prog.map(&prog.owner)?)).map_err(map_err)?;
-        let mut xsks: XskMap<_> = XskMap::try_from(Map::XskMap(prog.map(&prog.xsks)?)).map_err(map_err)?;
         let legs = BpfHashMap::try_from(Map::HashMap(prog.map(&prog.legs)?)).map_err(map_err)?;
-        let mine: Vec<u32> = (0..prog.queues).filter(|q| q % prog.workers == worker as u32).collect();
-        let mut queues = Vec::with_capacity(mine.len());
-        for (i, &q) in mine.iter().enumerate() {
-            let mut info = IfInfo::invalid();
-            info.from_ifindex(prog.ifindex).map_err(errno)?;
-            info.set_queue(q);
-            let sock = if i == 0 { Socket::with_shared(&info, &umem) } else { Socket::new(&info) }.map_err(errno)?;
-            let device = umem.fq_cq(&sock).map_err(errno)?;
-            let user = umem
-                .rx_tx(
-                    &sock,
-                    &SocketConfig {
-                        rx_size: NonZeroU32::new(RING),
-                        tx_size: NonZeroU32::new(RING),
-                        bind_flags: SocketConfig::XDP_BIND_NEED_WAKEUP,
-                    },
-                )
-                .map_err(errno)?;
-            let rx = user.map_rx().map_err(errno)?;
-            let tx = user.map_tx().map_err(errno)?;
-            umem.bind(&user).map_err(|e| {
-                let e = errno(e);
-                io::Error::new(e.kind(), format!("AF_XDP socket on {} queue {q}: {e}", prog.ifname))
-            })?;
-            xsks.set(q, user.as_raw_fd(), 0).map_err(map_err)?;
-            owner.set(q, worker as u32 + 1, 0).map_err(map_err)?;
-            inner.watch(user.as_raw_fd())?;
-            queues.push(Queue { device, rx, tx, user, in_fill: 0, in_tx: 0 });
+        let queues = prog
+            .sockets
+            .lock()
+            .map_err(|_| io::Error::other("xdp sockets lock poisoned"))?
+            .get_mut(worker)
+            .and_then(Option::take)
+            .ok_or_else(|| io::Error::other(format!("xdp: no AF_XDP sockets for worker {worker}")))?;
+        for q in &queues {
+            inner.watch(q.user.as_raw_fd())?;
         }
-        let fill_target = if queues.is_empty() { 0 } else { RING.min((pool.size() / (2 * queues.len())) as u32) };
+        let homes = queues.iter().filter(|q| q.device.is_some()).count();
+        let fill_target = if homes == 0 { 0 } else { RING.min((pool.size() / (2 * homes)) as u32) };
         Ok(XdpIo {
+            tx: queues.iter().position(|q| q.tx.is_some()),
             queues,
-            _umem: umem,
             inner,
             worker: worker as u16,
             legs,
@@ -501,25 +597,29 @@ impl XdpIo {
         })
     }
 
-    /// Frames the kernel finished sending go back to the pool.
+    /// Frames the kernel finished sending go back to their pools: this
+    /// worker's, or (through the exchange) another's, whose frame one of
+    /// the queue's sockets sent; then the frames others gave back return.
     fn reap(&mut self, pool: &mut Pool) {
         for q in &mut self.queues {
-            if q.in_tx == 0 {
+            let Some(device) = q.device.as_mut() else { continue };
+            if device.available() == 0 {
                 continue;
             }
-            let mut c = q.device.complete(q.in_tx);
+            let mut c = device.complete(RING);
             while let Some(addr) = c.read() {
                 pool.put_frame((addr / self.pitch) as u32);
-                q.in_tx -= 1;
             }
             c.release();
         }
+        pool.reclaim();
     }
 
-    /// Tops up the fill rings from the pool.
+    /// Tops up the fill rings of the worker's own queues from the pool.
     fn refill(&mut self, pool: &mut Pool) {
         for q in &mut self.queues {
-            let want = self.fill_target.saturating_sub(q.in_fill);
+            let Some(device) = q.device.as_mut() else { continue };
+            let want = self.fill_target.saturating_sub(device.pending());
             if want == 0 {
                 continue;
             }
@@ -530,7 +630,7 @@ impl XdpIo {
             // back short (see `flush`).
             let mut n = 0;
             while n < want {
-                let mut w = q.device.fill(want - n);
+                let mut w = device.fill(want - n);
                 let mut k = 0;
                 while k < w.capacity() {
                     let Some(b) = pool.take() else { break };
@@ -543,9 +643,8 @@ impl XdpIo {
                 }
                 n += k;
             }
-            q.in_fill += n;
-            if n > 0 && q.device.needs_wakeup() {
-                q.device.wake();
+            if n > 0 && device.needs_wakeup() {
+                device.wake();
                 self.stats.syscall();
             }
         }
@@ -744,7 +843,6 @@ impl Io for XdpIo {
                     n += 1;
                 }
                 r.release();
-                q.in_fill -= n as u32;
             }
             for d in &descs[..n] {
                 self.frame_in(*d, pool, out);
@@ -766,13 +864,13 @@ impl Io for XdpIo {
 
     fn transmit(&mut self, tok: u32, mut buf: Buf, len: usize, to: SocketAddr) -> Result<(), Buf> {
         let Some(Some(from)) = self.locals.get(tok as usize).copied() else { return Err(buf) };
-        if from.is_ipv4() != to.is_ipv4() || self.queues.is_empty() {
+        let Some(tx) = self.tx.and_then(|i| self.queues[i].tx.as_ref()) else { return Err(buf) };
+        if from.is_ipv4() != to.is_ipv4() {
             return Err(buf);
         }
         let l3 = if from.is_ipv4() { 20 } else { 40 };
         let hdr = 14 + l3 + 8;
-        let q = &self.queues[0];
-        if l3 + 8 + len > self.prog.mtu || q.in_tx as usize + self.staged.len() >= RING as usize {
+        if l3 + 8 + len > self.prog.mtu || tx.pending() as usize + self.staged.len() >= RING as usize {
             return Err(buf);
         }
         let Some((mac, sum)) = self.next_hop(tok, from, to) else { return Err(buf) };
@@ -793,13 +891,13 @@ impl Io for XdpIo {
         if self.staged.is_empty() {
             return;
         }
-        let Some(q) = self.queues.first_mut() else { return };
+        let Some(q) = self.tx.and_then(|i| self.queues[i].tx.as_mut()) else { return };
         // A reservation may come back short while the ring has room (it
         // reads the kernel's consumer index only when its cached view is
         // empty): reserve again until all are in or the ring is full.
         let mut n = 0u32;
         while (n as usize) < self.staged.len() {
-            let mut w = q.tx.transmit((self.staged.len() - n as usize) as u32);
+            let mut w = q.transmit((self.staged.len() - n as usize) as u32);
             let k = w.insert(self.staged[n as usize..].iter().copied());
             w.commit();
             if k == 0 {
@@ -807,7 +905,6 @@ impl Io for XdpIo {
             }
             n += k;
         }
-        q.in_tx += n;
         // Room was checked for each frame; any not taken is lost, counted.
         for d in self.staged.drain(n as usize..) {
             pool.put_frame((d.addr / self.pitch) as u32);
@@ -818,12 +915,12 @@ impl Io for XdpIo {
         // sends at most 32 frames and says EAGAIN while more wait: kick
         // until the kernel took the round's frames.
         for _ in 0..RING / 16 {
-            if q.tx.pending() == 0 || !q.tx.needs_wakeup() {
+            if q.pending() == 0 || !q.needs_wakeup() {
                 break;
             }
             // SAFETY: a zero-length send on the AF_XDP socket the ring belongs to.
             let r =
-                unsafe { libc::sendto(q.tx.as_raw_fd(), std::ptr::null(), 0, libc::MSG_DONTWAIT, std::ptr::null(), 0) };
+                unsafe { libc::sendto(q.as_raw_fd(), std::ptr::null(), 0, libc::MSG_DONTWAIT, std::ptr::null(), 0) };
             self.stats.syscall();
             if r < 0 {
                 let e = io::Error::last_os_error().raw_os_error();

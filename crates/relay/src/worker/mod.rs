@@ -102,7 +102,11 @@ where
         // frame comes back only when the receiver's kernel frees it (copy
         // mode), so that pool keeps at least `xdp::MIN_FRAMES` frames.
         let pool = match (cfg.io.kind, &cfg.io.mem) {
-            (io::IoKind::Xdp, _) => Pool::with_headroom(cfg.buffers.max(io::xdp::MIN_FRAMES)),
+            // The workers' shares of the program's frames, one UMEM.
+            (io::IoKind::Xdp, _) => match &cfg.io.xdp {
+                Some(prog) => prog.pool(index),
+                None => Pool::with_headroom(cfg.buffers.max(io::xdp::MIN_FRAMES)),
+            },
             // The simulated NIC's frames are the pool, in its shared file.
             (io::IoKind::Mem, Some(nic)) => nic.pool(index, cfg.buffers)?,
             _ => Pool::new(cfg.buffers),

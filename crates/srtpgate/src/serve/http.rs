@@ -530,7 +530,7 @@ fn worker_counters(o: &mut String, shared: &Shared, snap: &Snapshot) {
                 "xdp_frames_total",
                 "counter",
                 "Frames the XDP program saw for a leg: redirected to an AF_XDP socket, or passed to the kernel \
-                 (source: not from the latched peer or not latched; queue: a queue another worker serves).",
+                 (source: not from the latched peer or not latched; queue: the owning worker has no socket on the queue it arrived on).",
                 &[
                     ("{verdict=\"redirected\"}".to_string(), redirected as f64),
                     ("{verdict=\"passed_source\"}".to_string(), source as f64),

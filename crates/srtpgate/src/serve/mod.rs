@@ -303,7 +303,7 @@ where
     };
     let media_addrs: Vec<std::net::IpAddr> =
         cfg.interfaces.iter().flat_map(|i| i.addrs.iter().map(|a| a.local)).collect();
-    let (io, passed_over) = crate::relay::io::resolve(&cfg.io, &media_addrs, cfg.workers, &cfg.mem_dir)?;
+    let (io, passed_over) = crate::relay::io::resolve(&cfg.io, &media_addrs, cfg.workers, cfg.buffers, &cfg.mem_dir)?;
     for why in passed_over {
         tracing::info!("io auto: {why}");
     }
