@@ -143,7 +143,10 @@ def test_direction_across_two_networks_behind_a_nat(rig, srtpgate_binary, tmp_pa
             assert interface_of(q, a.local_tag) == ("priv", RELAY_PRIV), q
             assert interface_of(q, b.local_tag) == ("pub", RELAY_PUB), q
             problems = exchange(alice, bob, PACKETS, INTERVAL, tones=k["tones"])
-            assert not problems, "\n".join(problems)
+            # On failure, what the relay says about each leg, and its log.
+            assert not problems, "%s\nquery after the exchange: %s\nrelay:\n%s" % (
+                "\n".join(problems), ng_request(cfg["ng"], {"command": "query", "call-id": a.call_id}),
+                relay.output(6000))
             # Through the NAT: bob's media comes from the NAT address.
             for ua, addr in ((alice, RELAY_PRIV), (bob, NAT)):
                 assert {f[0] for f in ua.media.rx_from} == {addr}, "%s got media from %s" % (
