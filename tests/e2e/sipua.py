@@ -1007,13 +1007,13 @@ def connect(alice, bob, **answer_kw):
     return errors
 
 
-def exchange(alice, bob, packets, interval=0.02, tones=None, settle=2.0):
+def exchange(alice, bob, packets, interval=0.02, tones=None, settle=2.0, bob_leads=0.0):
     """Media both ways at once through the relay once the call is up: each
     phone sends `packets` packets (its own checkable payload, or with
     tones=((pt alice sends, hz, pt bob gets), (pt bob sends, hz, pt alice
     gets)) a G.711 tone) and checks what came from the other, waiting up to
-    `settle` s for the last packets in flight. Returns the problems, [] if
-    none."""
+    `settle` s for the last packets in flight; bob starts `bob_leads` s
+    before alice. Returns the problems, [] if none."""
     alice.start_media()
     bob.start_media()
     if tones:
@@ -1030,8 +1030,9 @@ def exchange(alice, bob, packets, interval=0.02, tones=None, settle=2.0):
         def problems():
             return alice.media.check(bob.user, packets) + bob.media.check(alice.user, packets)
     senders = [threading.Thread(target=f, args=a) for f, a in jobs]
-    for t in senders:
-        t.start()
+    senders[1].start()
+    time.sleep(bob_leads)
+    senders[0].start()
     for t in senders:
         t.join()
     deadline = time.monotonic() + settle

@@ -142,7 +142,13 @@ def test_direction_across_two_networks_behind_a_nat(rig, srtpgate_binary, tmp_pa
             q = ng_request(cfg["ng"], {"command": "query", "call-id": a.call_id})
             assert interface_of(q, a.local_tag) == ("priv", RELAY_PRIV), q
             assert interface_of(q, b.local_tag) == ("pub", RELAY_PUB), q
-            problems = exchange(alice, bob, PACKETS, INTERVAL, tones=k["tones"])
+            # Bob's first packet goes through the NAT before the relay's
+            # first one to him: when they cross, the rig's NAT (conntrack in
+            # bob's namespace) can resolve the clash by giving bob's first
+            # packet another source port than the rest, and a plain-RTP leg
+            # then keeps the first source and drops the others
+            # (`unknown_peer`), about once in 25 calls.
+            problems = exchange(alice, bob, PACKETS, INTERVAL, tones=k["tones"], bob_leads=0.1)
             # On failure, what the relay says about each leg, and its log.
             assert not problems, "%s\nquery after the exchange: %s\nrelay:\n%s" % (
                 "\n".join(problems), ng_request(cfg["ng"], {"command": "query", "call-id": a.call_id}),
