@@ -328,6 +328,9 @@ pub struct MemIo {
     /// The token of a leg by its local address, and its address by token.
     by_addr: HashMap<SocketAddr, u32>,
     locals: Vec<Option<SocketAddr>>,
+    /// Per token: the last destination and its pseudo-header address sum
+    /// ([`addr_sum`]), so that a leg's packets are not summed each time.
+    sums: Vec<Option<(SocketAddr, u64)>>,
     ip_id: u16,
     waker: Arc<Waker>,
     /// Sends of sockets the backend does not hold (subscribers' copies).
@@ -372,6 +375,7 @@ impl MemIo {
             fill_target: (pool.size() as u32 / 2).min(RING),
             by_addr: HashMap::new(),
             locals: Vec::new(),
+            sums: Vec::new(),
             ip_id: 0,
             waker: Arc::new(Waker { woken: AtomicBool::new(false), thread: std::thread::current() }),
             inner: SocketsIo::new(stats.clone())?,
@@ -482,8 +486,10 @@ impl Io for MemIo {
             .ok_or_else(|| io::Error::other("mem: a leg's socket has no IP address"))?;
         if self.locals.len() <= tok as usize {
             self.locals.resize(tok as usize + 1, None);
+            self.sums.resize(tok as usize + 1, None);
         }
         self.locals[tok as usize] = Some(local);
+        self.sums[tok as usize] = None;
         self.by_addr.insert(local, tok);
         self.nic.steer(local.port(), Some(self.index));
         Ok(())
@@ -546,7 +552,16 @@ impl Io for MemIo {
         if f.len() < hdr + len || len > u16::MAX as usize - 48 {
             return Err(buf);
         }
-        write_headers(f, PEER_MAC, RELAY_MAC, from, to, addr_sum(from.ip(), to.ip()), len, id);
+        // `add` sized `sums` with `locals`, which had this token.
+        let sum = match self.sums[tok as usize] {
+            Some((dst, sum)) if dst == to => sum,
+            _ => {
+                let sum = addr_sum(from.ip(), to.ip());
+                self.sums[tok as usize] = Some((to, sum));
+                sum
+            }
+        };
+        write_headers(f, PEER_MAC, RELAY_MAC, from, to, sum, len, id);
         let addr = u64::from(buf.frame()) * self.pitch + (buf.offset() - hdr) as u64;
         self.lend(Pool::release(buf));
         self.tx.push(Desc { addr, len: (hdr + len) as u32, ..Desc::default() });
