@@ -15,6 +15,15 @@ fn bench_gpu_refuses_unknown_sections_and_thread_counts() {
     refused(&["engines", "gpu", "--threads", "0"], &["--threads"]);
 }
 
+/// `nic` refuses call counts it cannot set up before it asks the relay
+/// anything (no relay is running here), and an unknown suite.
+#[test]
+fn nic_refuses_call_counts_and_suites_it_cannot_run() {
+    refused(&["nic", "--calls", "0"], &["calls must be 1..=65536"]);
+    refused(&["nic", "--calls", "65537"], &["calls must be 1..=65536"]);
+    refused(&["nic", "--calls", "2", "--suite", "ROT13"], &["suite", "ROT13"]);
+}
+
 #[test]
 fn plot_capacity_refuses_missing_and_malformed_files() {
     let dir = std::env::temp_dir().join(format!("srtpgate-badargs-{}", std::process::id()));

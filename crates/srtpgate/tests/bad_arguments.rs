@@ -67,3 +67,23 @@ fn serve_refuses_bad_recording_settings() {
     refused(&["serve", "--max-metadata-length", "100000"], &["max-metadata-length", "100000"]);
     refused(&["serve", "--recording-dir", "/proc/srtpgate-recordings"], &["recording-dir /proc/srtpgate-recordings"]);
 }
+
+/// `--io mem` whose directory cannot be made stops the start with the path
+/// and the system's reason (here: under /proc, where nothing can be made).
+#[test]
+fn serve_refuses_a_mem_dir_it_cannot_make() {
+    refused(
+        &[
+            "serve",
+            "--interface",
+            "127.0.0.1",
+            "--listen-ng",
+            "127.0.0.1:0",
+            "--io",
+            "mem",
+            "--mem-dir",
+            "/proc/srtpgate-none",
+        ],
+        &["io mem", "/proc/srtpgate-none"],
+    );
+}
