@@ -9,6 +9,8 @@
 //! The worker runs in this process on a thread of the test's own; the test
 //! thread plays the NIC (no socket carries a packet of the legs).
 
+mod common;
+
 use crossbeam_channel::unbounded;
 use srtp::{Context, CpuEngine, MasterKey, Policy, Suite};
 use srtpgate_relay::io::frame::{addr_sum, checksums_ok, parse, write_headers};
@@ -39,23 +41,7 @@ fn ctx(suite: Suite, seed: u8) -> Context<CpuEngine> {
 }
 
 fn leg(peer: SocketAddr, rx: Context<CpuEngine>, tx: Context<CpuEngine>) -> LegConfig<CpuEngine> {
-    let rtcp = SocketAddr::new(peer.ip(), peer.port() + 1);
-    LegConfig {
-        peer: Some((Some(peer), Some(rtcp))),
-        rtcp_mux: false,
-        rx: Some(Some(rx)),
-        tx: Some(Some(tx)),
-        tx_key: 0,
-        reserving: false,
-        handover: false,
-        transcode: Some(None),
-        demux: false,
-        keys_pending: false,
-        bundle: None,
-        payload_types: Vec::new(),
-        mid_ext: None,
-        kinds: None,
-    }
+    common::leg(peer, SocketAddr::new(peer.ip(), peer.port() + 1), Some(rx), Some(tx))
 }
 
 fn now_ns() -> u64 {

@@ -13,6 +13,8 @@
 //! loopback sockets; a counting global allocator counts the allocations of
 //! that thread only (libtest's threads and the endpoints' do not count).
 
+mod common;
+
 use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
 use srtp::{Context, CpuEngine, MasterKey, Policy, Suite};
 use srtpgate_codec::payload::PayloadKinds;
@@ -82,24 +84,12 @@ fn legs() -> ([LegSockets; 2], [SocketAddr; 4]) {
 
 fn config(peer: &UdpSocket, peer_rtcp: &UdpSocket) -> LegConfig<CpuEngine> {
     LegConfig {
-        peer: Some((Some(addr(peer)), Some(addr(peer_rtcp)))),
-        rtcp_mux: false,
-        rx: Some(None),
-        tx: Some(None),
-        tx_key: 0,
-        reserving: false,
-        handover: false,
-        transcode: Some(None),
-        demux: false,
-        keys_pending: false,
-        bundle: None,
-        payload_types: Vec::new(),
-        mid_ext: None,
         kinds: Some(Box::new(PayloadKinds::from_formats([
             (0, "PCMU", 8000),
             (8, "PCMA", 8000),
             (101, "telephone-event", 8000),
         ]))),
+        ..common::leg(addr(peer), addr(peer_rtcp), None, None)
     }
 }
 

@@ -8,6 +8,8 @@
 //! the same state as a worker that fell behind, without depending on how
 //! fast this machine is.
 
+mod common;
+
 use crossbeam_channel::unbounded;
 use srtp::CpuEngine;
 use srtpgate_relay::io::{uring, IoKind, IoSetup};
@@ -62,22 +64,7 @@ fn recv(s: &UdpSocket, buf: &mut [u8]) -> usize {
 }
 
 fn plain(peer: SocketAddr, peer_rtcp: SocketAddr) -> LegConfig<CpuEngine> {
-    LegConfig {
-        peer: Some((Some(peer), Some(peer_rtcp))),
-        rtcp_mux: false,
-        rx: Some(None),
-        tx: Some(None),
-        tx_key: 0,
-        reserving: false,
-        handover: false,
-        transcode: Some(None),
-        demux: false,
-        keys_pending: false,
-        bundle: None,
-        payload_types: Vec::new(),
-        mid_ext: None,
-        kinds: None,
-    }
+    common::leg(peer, peer_rtcp, None, None)
 }
 
 fn rtp(seq: u16) -> Vec<u8> {
