@@ -382,6 +382,16 @@ fn measure<E: Engine + Clone>(
     ])
 }
 
+/// One packet of `payload` bytes unprotected and protected through a `cpu`
+/// engine context, alone (the loops of `engines cpu --batch 1`): ns each,
+/// unprotect first. `srtpgate-bench nic` shows them beside the relay's cost
+/// per packet.
+pub(crate) fn one_packet_ns(suite: Suite, payload: usize) -> Result<(f64, f64), String> {
+    let shape = Shape { suite, payload, streams: 1, batch: 1 };
+    let (protect, unprotect) = one_shot(&CpuEngine::new(), shape, Duration::from_millis(300))?;
+    Ok((unprotect, protect))
+}
+
 /// Protect and unprotect one packet at a time (`protect_rtp`,
 /// `unprotect_rtp`): the loops of the figures from before batches, kept as
 /// they were so that those stay comparable. Returns ns per packet.

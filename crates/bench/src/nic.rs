@@ -191,7 +191,7 @@ pub fn run(args: NicArgs) -> Result<(), String> {
     // Who hears what: a frame to a leg's address is that leg's.
     let by_at: Arc<HashMap<SocketAddr, u32>> =
         Arc::new(legs.iter().enumerate().map(|(l, leg)| (leg.at, l as u32)).collect());
-    let primitives = primitives(suite)?;
+    let primitives = crate::engines::one_packet_ns(suite, PAYLOAD)?;
 
     let stop = Arc::new(AtomicBool::new(false));
     let window = Arc::new([AtomicU64::new(0), AtomicU64::new(0)]);
@@ -548,37 +548,6 @@ fn worker_cpu_seconds(pid: u32) -> Option<(f64, usize)> {
         }
     }
     (n > 0).then_some((total, n))
-}
-
-/// One unprotect and one protect of a G.711 packet under `suite` on this
-/// thread, ns each (the median of 7 rounds of 20 000).
-fn primitives(suite: Suite) -> Result<(f64, f64), String> {
-    let key = CryptoAttr::generate(1, suite, &mut OsRng.unwrap_err());
-    let (mut tx, mut rx) = (context(&key)?, context(&key)?);
-    let mut rtp = [0u8; 12 + PAYLOAD];
-    rtp[0] = 0x80;
-    let (mut out, mut back) = ([0u8; MAX_PACKET], [0u8; MAX_PACKET]);
-    let mut seq = 0u16;
-    let (mut p, mut u) = (Vec::new(), Vec::new());
-    for _ in 0..7 {
-        let mut pkts = Vec::with_capacity(20_000);
-        let t = Instant::now();
-        for _ in 0..20_000 {
-            seq = seq.wrapping_add(1);
-            rtp[2..4].copy_from_slice(&seq.to_be_bytes());
-            let n = tx.protect_rtp(&rtp, &mut out).map_err(|e| e.to_string())?;
-            pkts.push((out, n));
-        }
-        p.push(t.elapsed().as_nanos() as f64 / 20_000.0);
-        let t = Instant::now();
-        for (b, n) in &pkts {
-            rx.unprotect_rtp(&b[..*n], &mut back).map_err(|e| e.to_string())?;
-        }
-        u.push(t.elapsed().as_nanos() as f64 / 20_000.0);
-    }
-    p.sort_by(f64::total_cmp);
-    u.sort_by(f64::total_cmp);
-    Ok((u[3], p[3]))
 }
 
 /// The relay's workers' seconds by stage (summed over workers), from its
