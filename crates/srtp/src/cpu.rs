@@ -175,14 +175,27 @@ impl Engine for CpuEngine {
     /// pass, after which protect jobs get their tags and unprotect jobs are
     /// checked in constant time and only then decrypted. GCM, NULL-cipher and
     /// malformed jobs are done one by one as they are met.
+    #[inline]
     fn transform(&self, jobs: &mut [Job<'_, CpuKeys>]) {
-        // A batch too small for any kernel: the one-job-at-a-time loop.
+        // A batch too small for any kernel (one packet alone, above all):
+        // the one-job-at-a-time loop, small enough to be inlined where a
+        // context protects or unprotects one packet; the phases are a
+        // function of their own.
         if jobs.len() < self.small.map_or(self.min_lanes, |k| k.path().min_lanes().min(self.min_lanes)) {
             for job in jobs {
                 job.outcome = if job.is_well_formed() { run(job) } else { Outcome::AuthFailed };
             }
             return;
         }
+        self.transform_batch(jobs);
+    }
+}
+
+impl CpuEngine {
+    /// [`Engine::transform`] of a batch large enough for a multi-buffer
+    /// kernel.
+    #[inline(never)]
+    fn transform_batch(&self, jobs: &mut [Job<'_, CpuKeys>]) {
         let mut group = [0usize; LANES];
         let mut n = 0;
         for i in 0..jobs.len() {
