@@ -204,22 +204,63 @@ impl Drop for Region {
 
 /// How the pools cut from one region ([`Pool::shares`]) give each other's
 /// frames back: a frame that reached another worker (an AF_XDP socket of
-/// that worker received into it) goes to its owner's inbox when that worker
-/// is done with it, and the owner takes it back at its next round.
+/// that worker received into it) goes to its owner when that worker is done
+/// with it, and the owner takes it back at its next round.
 ///
-/// Lock-free bounded queues (crossbeam's `ArrayQueue`, made for this): an
-/// inbox holds as many entries as its owner has frames, so a push never
-/// finds it full, and nothing is allocated after start.
+/// One single-producer, single-consumer ring per ordered pair of pools, of
+/// plain 4-byte entries (16 to a cache line): the giver writes a round's
+/// frames into its ring and publishes them with one release store of its
+/// index ([`Pool::reclaim`]), the owner reads everything published with one
+/// acquire load and gives the room back with one release store. Per frame
+/// there is no atomic read-modify-write and at most a sixteenth of a cache
+/// line crossing cores (a queue with an atomic per entry cost eight `xdp`
+/// workers about 4 % of their time: BENCHMARKS.md). A frame that finds its
+/// ring full waits in its giver's pool and is offered again at the next
+/// round, so none is lost; nothing is allocated after start. Written here
+/// because a ring whose producer publishes once per round is the whole
+/// point, and the SPSC crates publish per push.
 pub struct Exchange {
     frames_per_share: u32,
-    inboxes: Vec<crossbeam_queue::ArrayQueue<u32>>,
+    shares: usize,
+    /// Ring `owner * shares + giver`.
+    rings: Vec<PairRing>,
+}
+
+/// Entries of one pair's ring (a power of two): more than a round's frames.
+const PAIR_RING: u32 = 4096;
+
+/// A value alone on its cache line(s), so that the two sides' indices never
+/// share one.
+#[repr(align(128))]
+struct Line<T>(T);
+
+/// One ordered pair's ring: frame numbers at `produced` (giver's count of
+/// entries written and published) and `consumed` (owner's count read).
+struct PairRing {
+    produced: Line<std::sync::atomic::AtomicU32>,
+    consumed: Line<std::sync::atomic::AtomicU32>,
+    slots: Box<[std::sync::atomic::AtomicU32]>,
+}
+
+/// A giver's side of one ring, kept in the giver's pool.
+#[derive(Clone, Copy, Default)]
+struct Giving {
+    /// Entries written (published up to `published`).
+    written: u32,
+    published: u32,
+    /// The owner's `consumed` as last read: room is `PAIR_RING - (written - seen)`.
+    seen: u32,
 }
 
 impl Exchange {
-    /// Hands `frame` to the pool that owns it; false when the frame is
-    /// outside every share (or, impossibly, its owner's inbox is full).
-    fn give(&self, frame: u32) -> bool {
-        self.inboxes.get((frame / self.frames_per_share) as usize).is_some_and(|q| q.push(frame).is_ok())
+    /// The pool that owns `frame` (`None`: no share's).
+    fn owner(&self, frame: u32) -> Option<usize> {
+        let o = (frame / self.frames_per_share) as usize;
+        (o < self.shares).then_some(o)
+    }
+
+    fn ring(&self, owner: usize, giver: usize) -> &PairRing {
+        &self.rings[owner * self.shares + giver]
     }
 }
 
@@ -244,6 +285,11 @@ pub struct Pool {
     size: usize,
     /// Where the other shares' frames go back ([`Pool::shares`]).
     exchange: Option<Arc<Exchange>>,
+    /// This pool's side of its ring to each other share (by owner).
+    giving: Vec<Giving>,
+    /// Other shares' frames whose ring was full, offered again by
+    /// [`Pool::reclaim`] (room for every frame of the other shares).
+    waiting: Vec<u32>,
 }
 
 impl Pool {
@@ -279,15 +325,21 @@ impl Pool {
             return Err(std::io::Error::other("too many frames for one region"));
         }
         let region = Arc::new(Region::anonymous(count * n * XDP_FRAME)?);
-        let inboxes = (0..count).map(|_| crossbeam_queue::ArrayQueue::new(n)).collect();
-        Ok((region, Arc::new(Exchange { frames_per_share: n as u32, inboxes })))
+        let rings = (0..count * count)
+            .map(|_| PairRing {
+                produced: Line(0.into()),
+                consumed: Line(0.into()),
+                slots: (0..PAIR_RING).map(|_| 0.into()).collect(),
+            })
+            .collect();
+        Ok((region, Arc::new(Exchange { frames_per_share: n as u32, shares: count, rings })))
     }
 
     /// Pool `i` of the region made by [`Pool::shares`].
     pub fn share(region: &Arc<Region>, exchange: &Arc<Exchange>, i: usize) -> Pool {
         let n = exchange.frames_per_share as usize;
-        let all = exchange.inboxes.len() * n;
-        assert!(i < exchange.inboxes.len() && all * XDP_FRAME <= region.len(), "share {i} is not in the region");
+        let all = exchange.shares * n;
+        assert!(i < exchange.shares && all * XDP_FRAME <= region.len(), "share {i} is not in the region");
         Pool::over(region.clone(), i * n, n, all, XDP_FRAME, XDP_HEADROOM, Some(exchange.clone()))
     }
 
@@ -315,6 +367,8 @@ impl Pool {
             in_pool[f / 64] |= 1 << (f % 64);
         }
         let free = (first as u32..(first + n) as u32).rev().collect();
+        let shares = exchange.as_ref().map_or(0, |x| x.shares);
+        let waiting = Vec::with_capacity(if shares > 0 { frames - n } else { 0 });
         Pool {
             region,
             frames: frames as u32,
@@ -326,6 +380,8 @@ impl Pool {
             refused: 0,
             size: n,
             exchange,
+            giving: vec![Giving::default(); shares],
+            waiting,
         }
     }
 
@@ -367,8 +423,9 @@ impl Pool {
         let i = frame.wrapping_sub(self.first) as usize;
         if i >= self.size {
             // Another share's frame goes to its owner (which checks it as
-            // this check does); any other number is refused.
-            let given = frame < self.frames && self.exchange.as_ref().is_some_and(|x| x.give(frame));
+            // this check does) at this pool's next `reclaim`; any other
+            // number is refused.
+            let given = self.give(frame);
             self.refused += u64::from(!given);
             return given;
         }
@@ -389,15 +446,72 @@ impl Pool {
         }
     }
 
-    /// Takes back this pool's frames that other shares' owners gave back
-    /// since the last call (each checked as [`Pool::put_frame`] checks);
-    /// how many. Nothing to do for a pool cut from no shared region.
+    /// Writes another share's `frame` into this pool's ring to its owner
+    /// (published at the next [`Pool::reclaim`]), or keeps it waiting when
+    /// that ring is full; false when no share owns it (or, impossibly, more
+    /// of the others' frames wait than there are).
+    fn give(&mut self, frame: u32) -> bool {
+        use std::sync::atomic::Ordering::{Acquire, Relaxed};
+        let Some(x) = self.exchange.as_ref() else { return false };
+        let Some(owner) = x.owner(frame) else { return false };
+        let me = (self.first / x.frames_per_share) as usize;
+        let ring = x.ring(owner, me);
+        let g = &mut self.giving[owner];
+        if g.written.wrapping_sub(g.seen) == PAIR_RING {
+            g.seen = ring.consumed.0.load(Acquire);
+        }
+        if g.written.wrapping_sub(g.seen) == PAIR_RING {
+            if self.waiting.len() == self.waiting.capacity() {
+                return false;
+            }
+            self.waiting.push(frame);
+            return true;
+        }
+        // Read by the owner only after it acquired `produced` past it.
+        ring.slots[(g.written % PAIR_RING) as usize].store(frame, Relaxed);
+        g.written = g.written.wrapping_add(1);
+        true
+    }
+
+    /// Once a round: takes back this pool's frames that the other shares'
+    /// owners published since the last call (each checked as
+    /// [`Pool::put_frame`] checks), publishes the frames this pool wrote to
+    /// them, and offers again those that found a ring full; how many came
+    /// back. Nothing to do for a pool cut from no shared region.
     pub fn reclaim(&mut self) -> usize {
+        use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
         let Some(x) = self.exchange.clone() else { return 0 };
-        let Some(inbox) = x.inboxes.get((self.first / x.frames_per_share) as usize) else { return 0 };
+        let me = (self.first / x.frames_per_share) as usize;
         let mut n = 0;
-        while let Some(f) = inbox.pop() {
-            n += usize::from(self.put_frame(f));
+        for giver in (0..x.shares).filter(|&g| g != me) {
+            let ring = x.ring(me, giver);
+            let from = ring.consumed.0.load(Relaxed);
+            let to = ring.produced.0.load(Acquire);
+            let mut at = from;
+            while at != to {
+                let f = ring.slots[(at % PAIR_RING) as usize].load(Relaxed);
+                n += usize::from(self.put_frame(f));
+                at = at.wrapping_add(1);
+            }
+            if to != from {
+                ring.consumed.0.store(to, Release);
+            }
+        }
+        for _ in 0..self.waiting.len() {
+            let Some(f) = self.waiting.pop() else { break };
+            let before = self.waiting.len();
+            if !self.give(f) {
+                self.refused += 1;
+            } else if self.waiting.len() > before {
+                // Its ring is still full: the rest wait for the next round.
+                break;
+            }
+        }
+        for (owner, g) in self.giving.iter_mut().enumerate() {
+            if g.written != g.published {
+                x.ring(owner, me).produced.0.store(g.written, Release);
+                g.published = g.written;
+            }
         }
         n
     }
@@ -526,9 +640,10 @@ mod tests {
         assert_eq!((p.free(), p.refused()), (2, 4));
     }
 
-    /// Pools cut from one region hand each other's frames back: the owner
-    /// takes them at its next `reclaim`, checked there as its own returns
-    /// are (a frame given back twice is refused once it is home).
+    /// Pools cut from one region hand each other's frames back: the giver
+    /// publishes them at its next `reclaim`, the owner takes them at its
+    /// own, checked there as its own returns are (a frame given back twice
+    /// is refused once it is home).
     #[test]
     fn a_frame_of_another_share_goes_back_to_its_owner() {
         let (region, exchange) = Pool::shares(2, 3).expect("a region");
@@ -545,10 +660,42 @@ mod tests {
         assert!(b.put(view), "handed to its owner");
         assert!(b.put_frame(f), "a second return also travels: the owner judges it");
         assert_eq!((a.free(), b.free()), (2, 3));
+        assert_eq!(a.reclaim(), 0, "not published before the giver's round ends");
+        assert_eq!(b.reclaim(), 0);
         assert_eq!(a.reclaim(), 1, "one return taken, the second refused");
         assert_eq!((a.free(), a.refused()), (3, 1));
-        assert_eq!(b.reclaim(), 0);
         assert!(!b.put_frame(6), "past the region");
         assert_eq!(b.refused(), 1);
+    }
+
+    /// More frames than a ring holds: those that find it full wait in the
+    /// giver's pool and go home in a later round; none is lost.
+    #[test]
+    fn frames_past_a_full_ring_wait_and_go_home_later() {
+        let n = PAIR_RING as usize + 4;
+        let (region, exchange) = Pool::shares(2, n).expect("a region");
+        let (mut a, mut b) = (Pool::share(&region, &exchange, 0), Pool::share(&region, &exchange, 1));
+        let frames: Vec<u32> = (0..n).map(|_| Pool::release(a.take().expect("a frame"))).collect();
+        for &f in &frames {
+            assert!(b.put_frame(f), "accepted: written or waiting");
+        }
+        assert_eq!(b.waiting.len(), 4);
+        assert_eq!(b.reclaim(), 0, "b owns none of these; it publishes what it wrote");
+        assert_eq!(b.waiting.len(), 4, "the ring is still full");
+        assert_eq!(a.reclaim(), PAIR_RING as usize);
+        assert_eq!(b.reclaim(), 0);
+        assert!(b.waiting.is_empty(), "written once the owner made room");
+        assert_eq!(a.reclaim(), 4);
+        assert_eq!((a.free(), a.refused(), b.refused()), (n, 0, 0));
+        // The indices wrap past the ring's size and on.
+        for _ in 0..3 {
+            let frames: Vec<u32> = (0..n).map(|_| Pool::release(a.take().expect("a frame"))).collect();
+            frames.iter().for_each(|&f| assert!(b.put_frame(f)));
+            for _ in 0..3 {
+                b.reclaim();
+                a.reclaim();
+            }
+            assert_eq!(a.free(), n);
+        }
     }
 }
