@@ -22,6 +22,7 @@ import re
 import subprocess
 import time
 
+import netns
 from conftest import skip
 
 RIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "netns", "rig.sh")
@@ -31,8 +32,8 @@ CALLS, SECONDS = 40, 3
 def xdp_frames(ns):
     """The relay's srtpgate_xdp_frames_total by verdict, read inside `ns`."""
     url = "http://198.18.0.2:9101/metrics"
-    got = subprocess.run(["ip", "netns", "exec", ns, "python3", "-c",
-                          "import urllib.request; print(urllib.request.urlopen(%r, timeout=5).read().decode())" % url],
+    got = subprocess.run(netns.exec_in(ns, ["python3", "-c",
+                          "import urllib.request; print(urllib.request.urlopen(%r, timeout=5).read().decode())" % url]),
                          capture_output=True, text=True, timeout=30)
     assert got.returncode == 0, got.stderr
     out = {}
@@ -57,9 +58,10 @@ def test_each_legs_frames_reach_its_worker_on_every_queue(srtpgate_binary, tmp_p
     relay = None
     try:
         relay = subprocess.Popen(
-            ["ip", "netns", "exec", name + "-relay", srtpgate_binary, "serve", "--interface", "198.18.0.2",
-             "--listen-ng", "198.18.0.2:2223", "--listen-http", "198.18.0.2:9101", "--port-min", "30000",
-             "--port-max", "30999", "--workers", "2", "--io", "xdp"], stdout=log, stderr=subprocess.STDOUT)
+            netns.exec_in(name + "-relay", [
+                srtpgate_binary, "serve", "--interface", "198.18.0.2", "--listen-ng", "198.18.0.2:2223",
+                "--listen-http", "198.18.0.2:9101", "--port-min", "30000", "--port-max", "30999", "--workers", "2",
+                "--io", "xdp"]), stdout=log, stderr=subprocess.STDOUT)
         text = ""
         for _ in range(100):
             time.sleep(0.1)
@@ -72,9 +74,10 @@ def test_each_legs_frames_reach_its_worker_on_every_queue(srtpgate_binary, tmp_p
         assert "4 receive queue(s), 2 worker(s), each with an AF_XDP socket on every queue" in text, text
         assert "has no AF_XDP socket" not in text, text
         out = tmp_path / "loadgen.json"
-        lg = subprocess.run(["ip", "netns", "exec", name + "-lg", bench, "loadgen", "--ng", "198.18.0.2:2223",
-                             "--local", "198.18.0.1", "--calls", str(CALLS), "--duration", str(SECONDS),
-                             "--setup-rate", "1000", "--quiet", "--json", str(out)],
+        lg = subprocess.run(netns.exec_in(name + "-lg", [
+                                bench, "loadgen", "--ng", "198.18.0.2:2223", "--local", "198.18.0.1", "--calls",
+                                str(CALLS), "--duration", str(SECONDS), "--setup-rate", "1000", "--quiet", "--json",
+                                str(out)]),
                             capture_output=True, text=True, timeout=60)
         assert lg.returncode == 0, lg.stderr
         r = json.load(open(out))

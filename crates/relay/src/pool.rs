@@ -184,6 +184,11 @@ impl Region {
         self.ptr
     }
 
+    /// The whole mapping (an AF_XDP UMEM's area).
+    pub fn bytes(&self) -> NonNull<[u8]> {
+        NonNull::slice_from_raw_parts(self.ptr, self.len)
+    }
+
     /// Bytes mapped.
     pub fn len(&self) -> usize {
         self.len
@@ -273,6 +278,8 @@ pub struct Pool {
     frames: u32,
     /// This pool's first frame in the region.
     first: u32,
+    /// Which share of the region it is (0 for a pool of its own).
+    share: usize,
     pitch: usize,
     head: usize,
     free: Vec<u32>,
@@ -373,6 +380,7 @@ impl Pool {
             region,
             frames: frames as u32,
             first: first as u32,
+            share: first / n.max(1),
             pitch,
             head,
             free,
@@ -454,7 +462,7 @@ impl Pool {
         use std::sync::atomic::Ordering::{Acquire, Relaxed};
         let Some(x) = self.exchange.as_ref() else { return false };
         let Some(owner) = x.owner(frame) else { return false };
-        let me = (self.first / x.frames_per_share) as usize;
+        let me = self.share;
         let ring = x.ring(owner, me);
         let g = &mut self.giving[owner];
         if g.written.wrapping_sub(g.seen) == PAIR_RING {
@@ -481,7 +489,7 @@ impl Pool {
     pub fn reclaim(&mut self) -> usize {
         use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
         let Some(x) = self.exchange.clone() else { return 0 };
-        let me = (self.first / x.frames_per_share) as usize;
+        let me = self.share;
         let mut n = 0;
         for giver in (0..x.shares).filter(|&g| g != me) {
             let ring = x.ring(me, giver);
@@ -548,7 +556,7 @@ impl Pool {
 
     /// The whole region, every share's frames (an AF_XDP UMEM).
     pub fn mapping(&self) -> NonNull<[u8]> {
-        NonNull::slice_from_raw_parts(self.region.ptr(), self.region.len())
+        self.region.bytes()
     }
 
     /// Bytes between the starts of two frames.

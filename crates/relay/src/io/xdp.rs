@@ -438,7 +438,7 @@ fn open_sockets(
     xsks: &mut XskMap<MapData>,
 ) -> Result<(Umem, Vec<Vec<Queue>>), String> {
     let cfg = UmemConfig { fill_size: RING, complete_size: RING, frame_size: XDP_FRAME as u32, headroom: 0, flags: 0 };
-    let area = std::ptr::NonNull::slice_from_raw_parts(region.ptr(), region.len());
+    let area = region.bytes();
     // SAFETY: the region is page-aligned and mapped while the program
     // holds it, which it does longer than the UMEM (field order).
     let umem = unsafe { Umem::new(cfg, area) }.map_err(|e| format!("AF_XDP UMEM: {}", errno(e)))?;
