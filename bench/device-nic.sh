@@ -25,7 +25,7 @@
 # OUT/nic-TAG-summary.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-B=.gpurun
+B=${B:-.gpurun}
 OUT=${1:?usage: bench/device-nic.sh OUT [LOADS] [BUSY]}
 LOADS=${2:-1000x20,4000x20,4800x20,4800x10,4800x5,4800x4,4800x3,4800x2}
 BUSY=${3:-busy-poll}

@@ -543,6 +543,22 @@ impl Pool {
         (frame < self.frames && off <= self.pitch).then(|| self.buf(frame, off))
     }
 
+    /// Announces `len` bytes at `addr` of the region (a frame the NIC
+    /// filled) to the processor's cache ([`srtp::prefetch`]): only a hint,
+    /// nothing is read, and an address outside the region is ignored.
+    #[inline]
+    pub fn prefetch(&self, addr: u64, len: usize) {
+        let end = (self.frames as usize * self.pitch) as u64;
+        if addr >= end {
+            return;
+        }
+        let start = self.region.ptr().as_ptr().wrapping_add(addr as usize);
+        let lines = len.min(self.pitch).div_ceil(srtp::prefetch::LINE);
+        for i in 0..lines.min(8) {
+            srtp::prefetch::line(start.wrapping_add(i * srtp::prefetch::LINE));
+        }
+    }
+
     /// This pool's frames (what an engine on another device registers):
     /// the whole mapping, unless the pool is one share of several.
     pub fn region(&self) -> NonNull<[u8]> {

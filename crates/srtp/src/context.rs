@@ -279,7 +279,12 @@ impl<K> Streams<K> {
         self.list.len()
     }
     fn slot_of(&self, ssrc: u32) -> Option<u32> {
-        self.slots.get(&ssrc).copied()
+        // Nearly every session has one SSRC each way: its entry, which the
+        // packet reads anyway, answers without the hash table's lines.
+        match self.list.first() {
+            Some(s) if s.ssrc == ssrc => Some(0),
+            _ => self.slots.get(&ssrc).copied(),
+        }
     }
     fn contains_key(&self, ssrc: &u32) -> bool {
         self.slots.contains_key(ssrc)
@@ -313,10 +318,14 @@ impl<K> Streams<K> {
     }
 }
 
+/// One master key and, with kdr 0, its session keys. The session keys are
+/// boxed: an engine's expanded keys are large (kilobytes for the CPU
+/// engine), and the key set is read by every packet for its use count; a
+/// small key set is one cache line to announce ([`Context::prefetch_state`]).
 struct KeySet<K> {
     master: MasterKey,
-    rtp: Option<Derived<K>>,
-    rtcp: Option<Derived<K>>,
+    rtp: Option<Box<Derived<K>>>,
+    rtcp: Option<Box<Derived<K>>>,
     srtp_packets: u64,
     srtcp_packets: u64,
 }
@@ -349,6 +358,9 @@ pub struct ContextStats {
 
 const SCRATCH: usize = 4;
 
+/// Session keys of derivation intervals (kdr ≠ 0), newest by `gen`.
+type KdrSlots<K, const N: usize> = [Option<KdrSlot<K>>; N];
+
 /// An SRTP session: one or more master keys, and the state of each SSRC seen,
 /// separately for the send (protect) and receive (unprotect) directions.
 /// Streams are found by a hash lookup, never a scan.
@@ -368,7 +380,10 @@ pub struct Context<E: Engine> {
     tx: Streams<E::Keys>,
     rx: Streams<E::Keys>,
     preset_roc: FxHashMap<u32, u32>,
-    scratch: [Option<KdrSlot<E::Keys>>; SCRATCH],
+    /// kdr ≠ 0 only (allocated with the context). Boxed: a slot holds a
+    /// whole key schedule, and inline they made every context kilobytes,
+    /// spreading the fields each packet reads over many cache lines.
+    scratch: Option<Box<KdrSlots<E::Keys, SCRATCH>>>,
     gen: u64,
     /// The send side uses only reserved indices ([`Context::reserve`]).
     reserving: bool,
@@ -392,7 +407,7 @@ impl<E: Engine> Context<E> {
             let (rtp, rtcp) = if policy.kdr == 0 {
                 let rtp = kdf.derive(&master, false, 0)?;
                 let rtcp = kdf.derive(&master, true, 0)?;
-                (Some(Derived::new(&engine, &rtp)?), Some(Derived::new(&engine, &rtcp)?))
+                (Some(Box::new(Derived::new(&engine, &rtp)?)), Some(Box::new(Derived::new(&engine, &rtcp)?)))
             } else {
                 (None, None)
             };
@@ -413,7 +428,7 @@ impl<E: Engine> Context<E> {
             tx: Streams::default(),
             rx: Streams::default(),
             preset_roc: FxHashMap::default(),
-            scratch: Default::default(),
+            scratch: (policy.kdr != 0).then(Default::default),
             gen: 0,
             reserving: false,
             rx_resumed: false,
@@ -604,6 +619,36 @@ impl<E: Engine> Context<E> {
         self.rx_resumed = true;
     }
 
+    /// Announces what preparing and committing the next packet in
+    /// direction `op` reads of this context's state ([`crate::prefetch`]):
+    /// the first stream's entry and the active key set. Reads only the
+    /// context itself. For a caller about to prepare a round of packets of
+    /// many contexts, before [`prefetch_keys`](Self::prefetch_keys); only a
+    /// hint.
+    pub fn prefetch_state(&self, op: Op) {
+        let streams = if op == Op::Protect { &self.tx } else { &self.rx };
+        if let Some(s) = streams.list.first() {
+            crate::prefetch::value(s);
+        }
+        if let Some(ks) = self.keys.get(self.active) {
+            crate::prefetch::value(ks);
+        }
+    }
+
+    /// Announces the session keys the next packet of `kind` is transformed
+    /// with. Reads the active key set, which
+    /// [`prefetch_state`](Self::prefetch_state) announced: called a step
+    /// later, for the whole round, its reads find the key sets in the
+    /// cache.
+    pub fn prefetch_keys(&self, kind: Kind) {
+        let Some(ks) = self.keys.get(self.active) else { return };
+        let derived = if kind == Kind::Rtp { ks.rtp.as_deref() } else { ks.rtcp.as_deref() };
+        if let Some(d) = derived {
+            self.engine.prefetch_keys(&d.keys);
+            crate::prefetch::value(&*d.salt);
+        }
+    }
+
     /// Unprotects `pkt` (an SRTP packet whose [`Prepared`] `failed` did not
     /// authenticate) again under the next rollover counter, the three steps
     /// at once, into `out`; see [`resume_rx`](Self::resume_rx). Returns
@@ -695,8 +740,8 @@ impl<E: Engine> Context<E> {
         if self.kdr != 0 || rtp.suite() != self.suite || rtcp.suite() != self.suite {
             return Err(Error::InvalidPolicy("session keys need kdr 0 and the context's suite".into()));
         }
-        self.keys[0].rtp = Some(Derived::new(&self.engine, rtp)?);
-        self.keys[0].rtcp = Some(Derived::new(&self.engine, rtcp)?);
+        self.keys[0].rtp = Some(Box::new(Derived::new(&self.engine, rtp)?));
+        self.keys[0].rtcp = Some(Box::new(Derived::new(&self.engine, rtcp)?));
         Ok(())
     }
 
@@ -884,7 +929,7 @@ impl<E: Engine> Context<E> {
         match *key {
             KeyRef::Fixed(k) => {
                 let ks = &self.keys[k];
-                Ok(if kind == Kind::Rtp { ks.rtp.as_ref() } else { ks.rtcp.as_ref() }.expect("kdr = 0 keys"))
+                Ok(if kind == Kind::Rtp { ks.rtp.as_deref() } else { ks.rtcp.as_deref() }.expect("kdr = 0 keys"))
             }
             KeyRef::Stream { ssrc, tx, slot, gen } => {
                 let map = if tx { &self.tx } else { &self.rx };
@@ -893,7 +938,7 @@ impl<E: Engine> Context<E> {
                     _ => Err(stale()),
                 }
             }
-            KeyRef::Scratch { slot, gen } => match self.scratch[slot].as_ref() {
+            KeyRef::Scratch { slot, gen } => match self.scratch.as_ref().and_then(|s| s[slot].as_ref()) {
                 Some(s) if s.gen == gen => Ok(&s.derived),
                 _ => Err(stale()),
             },
@@ -917,9 +962,9 @@ impl<E: Engine> Context<E> {
             if let Some(slot) = (base..base + 2).find(|&i| matches(&k[i])) {
                 return Ok(KeyRef::Stream { ssrc, tx, slot, gen: k[slot].as_ref().expect("found").gen });
             }
-        } else if !tx {
-            if let Some(slot) = (0..SCRATCH).find(|&i| matches(&self.scratch[i])) {
-                return Ok(KeyRef::Scratch { slot, gen: self.scratch[slot].as_ref().expect("found").gen });
+        } else if let (false, Some(scratch)) = (tx, self.scratch.as_deref()) {
+            if let Some(slot) = (0..SCRATCH).find(|&i| matches(&scratch[i])) {
+                return Ok(KeyRef::Scratch { slot, gen: scratch[slot].as_ref().expect("found").gen });
             }
         }
         let sk = self.kdf.derive(&self.keys[key].master, kind == Kind::Rtcp, r)?;
@@ -929,9 +974,9 @@ impl<E: Engine> Context<E> {
         let oldest = |slots: &[Option<KdrSlot<E::Keys>>]| {
             (0..slots.len()).min_by_key(|&i| slots[i].as_ref().map_or(0, |s| s.gen)).expect("non-empty")
         };
-        if !tx && !has_stream {
-            let slot = oldest(&self.scratch);
-            self.scratch[slot] = Some(new);
+        if let (false, false, Some(scratch)) = (tx, has_stream, self.scratch.as_deref_mut()) {
+            let slot = oldest(scratch);
+            scratch[slot] = Some(new);
             return Ok(KeyRef::Scratch { slot, gen: self.gen });
         }
         let (window, max) = (self.window, self.max_streams);

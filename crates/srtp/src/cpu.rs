@@ -169,6 +169,16 @@ impl Engine for CpuEngine {
         Ok(CpuKeys { cipher, mac })
     }
 
+    /// The cipher's first lines (its variant, and with AES-NI the
+    /// encryption round keys, which come before the decryption keys CTR
+    /// never reads) and the HMAC midstates, by address only: nothing of
+    /// `keys` is read, so a caller need not wait for it to be in the cache.
+    fn prefetch_keys(&self, keys: &CpuKeys) {
+        // The variant's tag and 15 round keys (AES-256) at most.
+        crate::prefetch::bytes(&keys.cipher, 16 + 15 * 16);
+        crate::prefetch::value(&keys.mac);
+    }
+
     /// Runs the batch in phases. HMAC jobs (AES-CM and f8) are gathered in
     /// groups of [`LANES`]: a protect job is encrypted when it is met; each
     /// full group (and the last one) then gets its MACs in one multi-buffer

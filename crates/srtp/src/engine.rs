@@ -118,6 +118,11 @@ pub trait Engine: Send + Sync {
     /// [well formed](Job::is_well_formed) fails with [`Outcome::AuthFailed`].
     fn transform(&self, jobs: &mut [Job<'_, Self::Keys>]);
 
+    /// Announces the parts of `keys` that transforming a packet reads
+    /// ([`crate::prefetch`]), for a caller about to prepare a batch. Only a
+    /// hint; by default nothing.
+    fn prefetch_keys(&self, _keys: &Self::Keys) {}
+
     /// Announces a memory region that job buffers will lie in (a relay
     /// worker's buffer pool, an AF_XDP UMEM), so that an engine working on
     /// another device can reach packets where they are instead of copying

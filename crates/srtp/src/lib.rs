@@ -6,7 +6,8 @@
 //! SHA-NI through RustCrypto) or [`PortableEngine`] (table AES, the model of
 //! the GPU kernels). No sockets, threads or clocks; no allocation per packet.
 // `unsafe` appears in the contract of `Engine::register_memory` and in the
-// SIMD kernels of `sha1x` (intrinsics only, each behind a CPU feature check).
+// SIMD kernels of `sha1x` (intrinsics only, each behind a CPU feature check),
+// and in `prefetch` (a hint that cannot fault).
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -20,6 +21,7 @@ pub mod index;
 pub mod kdf;
 pub mod keys;
 pub mod portable;
+pub mod prefetch;
 pub mod replay;
 pub mod sha1mac;
 pub mod sha1x;

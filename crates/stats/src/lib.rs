@@ -108,7 +108,14 @@ impl Drop {
 }
 
 /// Packet and byte counts of one direction of one leg, with drops.
+///
+/// Laid out in this order (`repr(C)`, from a cache line's start) for the
+/// worker, which touches the counters of thousands of legs and announces a
+/// packet's ahead of it: the first line holds what every packet counts, the
+/// second its delay and the controls' flags, then the delay histogram and
+/// the drops.
 #[derive(Default, Debug)]
+#[repr(C, align(64))]
 pub struct LegStats {
     /// Packets received from the leg's endpoint (before any check).
     pub packets_in: AtomicU64,
@@ -118,35 +125,30 @@ pub struct LegStats {
     pub packets_out: AtomicU64,
     /// Bytes sent to the leg's endpoint.
     pub bytes_out: AtomicU64,
-    /// Packets from this leg's endpoint that were dropped, by [`Drop`].
-    pub drops: [AtomicU64; Drop::ALL.len()],
+    /// Unix time in ms of the last packet received from the endpoint (0 = none).
+    pub last_packet_ms: AtomicU64,
+    /// RTP packets accepted from the endpoint (authenticated, from its peer).
+    pub rtp_received: AtomicU64,
+    /// RTP packets the endpoint sent by their sequence numbers (highest −
+    /// first + 1): minus `rtp_received`, the packets lost before the relay.
+    pub rtp_expected: AtomicU64,
+    /// The SSRC and payload type of the last RTP packet accepted from the
+    /// endpoint: `ssrc | pt << 32 | 1 << 40` (0: none yet).
+    pub rtp_source: AtomicU64,
     /// Packets of this leg whose delay was recorded (those relayed).
     pub delay_count: AtomicU64,
     /// Sum of the added delay of packets received on this leg, in ns.
     pub delay_ns_sum: AtomicU64,
     /// Largest added delay of a packet received on this leg, in ns.
     pub delay_ns_max: AtomicU64,
-    /// Unix time in ms of the last packet received from the endpoint (0 = none).
-    pub last_packet_ms: AtomicU64,
-    /// Delay histogram of the packets received on this leg: counts per
-    /// [`DELAY_BOUNDS_US`] bucket, then the overflow.
-    pub delay_buckets: [AtomicU64; DELAY_BOUNDS_US.len() + 1],
-    /// RTP packets accepted from the endpoint (authenticated, from its peer).
-    pub rtp_received: AtomicU64,
-    /// RTP packets the endpoint sent by their sequence numbers (highest −
-    /// first + 1): minus `rtp_received`, the packets lost before the relay.
-    pub rtp_expected: AtomicU64,
+    /// The relay's interarrival jitter estimate of that RTP (RFC 3550 A.8),
+    /// in µs (only with call quality on).
+    pub jitter_us: AtomicU64,
     /// RTCP packets received from the endpoint (counted in `packets_in`
     /// too), and their bytes.
     pub rtcp_in: AtomicU64,
     /// See `rtcp_in`.
     pub rtcp_bytes_in: AtomicU64,
-    /// The SSRC and payload type of the last RTP packet accepted from the
-    /// endpoint: `ssrc | pt << 32 | 1 << 40` (0: none yet).
-    pub rtp_source: AtomicU64,
-    /// The relay's interarrival jitter estimate of that RTP (RFC 3550 A.8),
-    /// in µs (only with call quality on).
-    pub jitter_us: AtomicU64,
     /// Set by the control thread (not a counter): [`MUTED`], [`HELD`],
     /// [`SILENCED`]; the worker reads it for each RTP packet of the leg.
     pub block: AtomicU8,
@@ -154,6 +156,11 @@ pub struct LegStats {
     /// 4733 events this leg's endpoint sends ([`DTMF_PASS`],
     /// [`DTMF_DROP`], or [`DTMF_REWRITE`] plus the event sent instead).
     pub dtmf: AtomicU8,
+    /// Delay histogram of the packets received on this leg: counts per
+    /// [`DELAY_BOUNDS_US`] bucket, then the overflow.
+    pub delay_buckets: [AtomicU64; DELAY_BOUNDS_US.len() + 1],
+    /// Packets from this leg's endpoint that were dropped, by [`Drop`].
+    pub drops: [AtomicU64; Drop::ALL.len()],
 }
 
 /// [`LegStats::block`]: RTP from this leg's endpoint is not relayed (a mute

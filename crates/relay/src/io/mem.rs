@@ -40,7 +40,6 @@ use super::sockets::SocketsIo;
 use super::{Datagram, Io, Round, Wake};
 use crate::pool::{Buf, Pool, Region, XDP_FRAME, XDP_HEADROOM};
 use crate::stats::WorkerStats;
-use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::net::SocketAddr;
@@ -233,10 +232,77 @@ impl Ring {
         Some(d)
     }
 
+    /// Consumer: the entry `k` places after the next one, without taking
+    /// it (`None` past what is waiting).
+    pub fn peek(&mut self, k: u32) -> Option<Desc> {
+        if k >= self.waiting() {
+            return None;
+        }
+        // SAFETY: as in `pop`: published, and not overwritten before the
+        // consumer index passes it.
+        Some(unsafe { self.descs.add((self.cons.wrapping_add(k) & (RING - 1)) as usize).read_volatile() })
+    }
+
     /// Consumer: gives the popped entries' slots back.
     pub fn release(&mut self) {
         self.head().consumer.0.store(self.cons, Ordering::Release);
     }
+}
+
+/// The legs' tokens by local address, looked up for every received frame.
+/// A port names one leg nearly always (the NIC steers by port), so IPv4
+/// legs are found in a table indexed by port: one entry, whose line a
+/// round announces ahead ([`Legs::prefetch`]), where a hash table costs a
+/// miss on a bucket that cannot be known before hashing. IPv6, and a port
+/// that two legs share on different addresses, go by the hash table.
+struct Legs {
+    /// By port: the token + 1 (0: none) and the IPv4 address, in one word.
+    by_port: Vec<u64>,
+    by_addr: rustc_hash::FxHashMap<SocketAddr, u32>,
+}
+
+impl Legs {
+    fn new() -> Legs {
+        Legs { by_port: vec![0; 1 << 16], by_addr: rustc_hash::FxHashMap::default() }
+    }
+
+    fn insert(&mut self, local: SocketAddr, tok: u32) {
+        if let SocketAddr::V4(a) = local {
+            self.by_port[a.port() as usize] = u64::from(tok + 1) << 32 | u64::from(a.ip().to_bits());
+        }
+        self.by_addr.insert(local, tok);
+    }
+
+    fn remove(&mut self, local: SocketAddr) {
+        if let Some(tok) = self.by_addr.remove(&local) {
+            let e = &mut self.by_port[local.port() as usize];
+            if *e >> 32 == u64::from(tok) + 1 {
+                *e = 0;
+            }
+        }
+    }
+
+    fn get(&self, dst: SocketAddr) -> Option<u32> {
+        if let SocketAddr::V4(a) = dst {
+            let e = self.by_port[a.port() as usize];
+            if e != 0 && e as u32 == a.ip().to_bits() {
+                return Some((e >> 32) as u32 - 1);
+            }
+        }
+        self.by_addr.get(&dst).copied()
+    }
+
+    fn prefetch(&self, port: u16) {
+        srtp::prefetch::value(&self.by_port[port as usize]);
+    }
+}
+
+/// The UDP destination port of an IPv4 frame without options (the NIC
+/// steers by it), unchecked otherwise: only for a hint.
+fn ipv4_udp_dst_port(f: &[u8]) -> Option<u16> {
+    let ipv4 = f.get(12..15)? == [0x08, 0x00, 0x45];
+    let port = f.get(36..38)?;
+    ipv4.then(|| u16::from_be_bytes([port[0], port[1]]))
 }
 
 /// The simulated NIC's directory, shared by the workers: where their files
@@ -326,7 +392,7 @@ pub struct MemIo {
     refused: u64,
     fill_target: u32,
     /// The token of a leg by its local address, and its address by token.
-    by_addr: HashMap<SocketAddr, u32>,
+    by_addr: Legs,
     locals: Vec<Option<SocketAddr>>,
     /// Per token: the last destination and its pseudo-header address sum
     /// ([`addr_sum`]), so that a leg's packets are not summed each time.
@@ -373,7 +439,7 @@ impl MemIo {
             at_nic: vec![0; pool.size().div_ceil(64)],
             refused: 0,
             fill_target: (pool.size() as u32 / 2).min(RING),
-            by_addr: HashMap::new(),
+            by_addr: Legs::new(),
             locals: Vec::new(),
             sums: Vec::new(),
             ip_id: 0,
@@ -453,7 +519,7 @@ impl MemIo {
             return;
         };
         let parsed = parse(&buf[..(d.len as usize).min(buf.len())]);
-        let tok = parsed.and_then(|(_, _, _, dst)| self.by_addr.get(&dst).copied());
+        let tok = parsed.and_then(|(_, _, _, dst)| self.by_addr.get(dst));
         match (parsed, tok) {
             (Some((hdr, len, from, _)), Some(tok)) if buf.advance(hdr) => {
                 out.push(Datagram { buf, len, tok, from: Some(from), rx_ns: Some(d.ns), truncated: false });
@@ -497,7 +563,7 @@ impl Io for MemIo {
 
     fn remove(&mut self, tok: u32, _fd: RawFd) {
         if let Some(Some(local)) = self.locals.get_mut(tok as usize).map(std::mem::take) {
-            self.by_addr.remove(&local);
+            self.by_addr.remove(local);
             self.nic.steer(local.port(), None);
         }
     }
@@ -514,6 +580,21 @@ impl Io for MemIo {
             std::thread::park_timeout((deadline - now).min(PARK));
         }
         let woken = self.waker.woken.swap(false, Ordering::AcqRel);
+        // The frames' first lines (headers, RTP header, the start of the
+        // payload) are in flight together before the first is parsed.
+        let ahead = room.saturating_sub(out.len()) as u32;
+        for k in 0..ahead {
+            let Some(d) = self.rx.peek(k) else { break };
+            pool.prefetch(d.addr, d.len as usize);
+        }
+        // Then each frame's leg entry, by the destination port.
+        for k in 0..ahead {
+            let Some(d) = self.rx.peek(k) else { break };
+            let (frame, off) = ((d.addr / self.pitch) as u32, (d.addr % self.pitch) as usize);
+            if let Some(port) = pool.frame_buf(frame, off).and_then(|b| ipv4_udp_dst_port(&b)) {
+                self.by_addr.prefetch(port);
+            }
+        }
         let mut taken = 0u32;
         while out.len() < room {
             let Some(d) = self.rx.pop() else { break };
@@ -738,6 +819,41 @@ impl NicTx {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The port table and the hash table answer alike: by port and
+    /// address, a shared port's second leg and IPv6 by the hash table, an
+    /// entry gone with its leg and not with another's.
+    #[test]
+    fn legs_are_found_by_address_whatever_table_holds_them() {
+        let a: SocketAddr = "198.18.0.1:4000".parse().unwrap();
+        let b: SocketAddr = "198.18.0.2:4000".parse().unwrap();
+        let v6: SocketAddr = "[2001:db8::1]:4000".parse().unwrap();
+        let mut legs = Legs::new();
+        legs.insert(a, 7);
+        legs.insert(b, 9);
+        legs.insert(v6, 11);
+        assert_eq!((legs.get(a), legs.get(b), legs.get(v6)), (Some(7), Some(9), Some(11)));
+        assert_eq!(legs.get("198.18.0.3:4000".parse().unwrap()), None, "another address on the port");
+        assert_eq!(legs.get("198.18.0.1:4001".parse().unwrap()), None);
+        legs.remove(a);
+        assert_eq!((legs.get(a), legs.get(b)), (None, Some(9)));
+        legs.insert(a, 7);
+        legs.remove(b);
+        assert_eq!((legs.get(a), legs.get(b), legs.get(v6)), (Some(7), None, Some(11)));
+        legs.remove(v6);
+        assert_eq!(legs.get(v6), None);
+        let frame = |ethertype: [u8; 2], ihl: u8| {
+            let mut f = vec![0u8; 42];
+            f[12..14].copy_from_slice(&ethertype);
+            f[14] = ihl;
+            f[36..38].copy_from_slice(&4000u16.to_be_bytes());
+            f
+        };
+        assert_eq!(ipv4_udp_dst_port(&frame([8, 0], 0x45)), Some(4000));
+        assert_eq!(ipv4_udp_dst_port(&frame([8, 0], 0x46)), None, "IP options: not at the usual place");
+        assert_eq!(ipv4_udp_dst_port(&frame([0x86, 0xdd], 0x60)), None);
+        assert_eq!(ipv4_udp_dst_port(&[0u8; 20]), None);
+    }
 
     /// A frame the NIC hands back must be one it was lent, once.
     #[test]

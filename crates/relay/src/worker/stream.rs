@@ -144,6 +144,36 @@ impl<E: Engine> Leg<E> {
         }
     }
 
+    /// Announces the fields a packet's way through the round reads, on the
+    /// leg it arrives on or the one it leaves by ([`srtp::prefetch`]), by
+    /// address only: a leg is a large value, most of it read only by
+    /// commands, so its packet fields are announced one by one (two in
+    /// one cache line cost one instruction, not a second load).
+    pub fn prefetch(&self) {
+        use srtp::prefetch::value;
+        value(&self.stats);
+        value(&self.members);
+        value(&self.demux);
+        value(&self.transcode);
+        value(&self.transcode_failed);
+        value(&self.peer_rtp);
+        value(&self.peer_rtcp);
+        value(&self.latched_rtp);
+        value(&self.mux);
+        value(&self.handover);
+        value(&self.configured);
+        value(&self.keys_pending);
+        value(&self.bundle_slot);
+        value(&self.seq);
+        value(&self.jitter);
+        value(&self.kinds);
+        value(&self.forks);
+        value(&self.mid_ext);
+        value(&self.player);
+        value(&self.rx);
+        value(&self.tx);
+    }
+
     /// Media can go to this leg's endpoint: configured, keyed (or plain).
     pub fn ready(&self) -> bool {
         self.configured && !self.keys_pending
