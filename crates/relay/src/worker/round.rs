@@ -11,6 +11,11 @@
 //! | [`send`](Shard::send) | by the backend, in runs of packets that leave by one socket |
 //! | [`release`](Shard::release) | each packet's fate counted once, its buffers back to the pool |
 //!
+//! Before `receive` and `unprotect` the round announces what they will read
+//! of its calls to the cache ([`Shard::prefetch_streams`],
+//! [`Shard::prefetch_keys`]), so that the misses of all its packets
+//! overlap.
+//!
 //! A stage looks a packet's stream up once and hands it to the packet's
 //! step (`route`, `check_and_prepare`, `prepare_protect`) with the packet.
 //! Packets of transcoded streams wait in a queue of their own: the others
