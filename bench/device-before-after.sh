@@ -19,20 +19,9 @@
 # tool returns few files.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-B=.gpurun
+. bench/device-common.sh
 part=${1:?usage: bench/device-before-after.sh bundle|fuzz OUT [SECONDS] [WORKERS]|sweep OUT [COUNTS] [ROUNDS]|transcode OUT [COUNTS]}
 
-machine() {
-  mkdir -p "$1"
-  { lscpu | grep -E '^(Model name|CPU\(s\)|Thread|Core|Socket)'; uname -sr; date -u +%FT%TZ; } > "$1/machine.txt"
-}
-
-unpack() {
-  for f in srtpgate-before srtpgate-after srtpgate-bench fuzz-target; do
-    # A part carries only what it runs.
-    [ -x "$B/$f" ] || [ ! -f "$B/$f.xz" ] || { xz -dkf "$B/$f.xz" && chmod +x "$B/$f"; }
-  done
-}
 
 # One relay worker on core 0, the load generator on cores 2-5 with two
 # sender/receiver pairs; one run a count.
@@ -64,7 +53,7 @@ fuzz)
   OUT=${2:?OUT}
   secs=${3:-150}
   workers=${4:-$(($(nproc) - 2))}
-  unpack
+  unpack srtpgate-before srtpgate-after srtpgate-bench fuzz-target
   name=$(cat "$B/fuzz-target.name")
   W=$B/out-fuzz && rm -rf "$W" && machine "$W"
   rm -rf "$B/corpus" && mkdir -p "$B/corpus" && tar -C "$B/corpus" -xJf "$B/corpus.tar.xz"
@@ -84,7 +73,7 @@ sweep)
   OUT=${2:?OUT}
   counts=${3:-900:1500:100}
   rounds=${4:-2}
-  unpack
+  unpack srtpgate-before srtpgate-after srtpgate-bench fuzz-target
   W=$B/out-sweep && rm -rf "$W" && machine "$W"
   # Before and after alternate, so a drift of the machine (another
   # tenant, a warmer package) falls on both.
@@ -98,7 +87,7 @@ sweep)
 transcode)
   OUT=${2:?OUT}
   counts=${3:-200:700:100}
-  unpack
+  unpack srtpgate-before srtpgate-after srtpgate-bench fuzz-target
   W=$B/out-transcode && rm -rf "$W" && machine "$W"
   for which in before after; do
     sweep "$which" "$W/transcode-$which" --counts "$counts" --duration 5 --codec PCMU --transcode-to PCMA

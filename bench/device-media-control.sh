@@ -19,19 +19,11 @@
 # its raw output and the machine (lscpu, uname) as one archive in OUT.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-B=.gpurun
+. bench/device-common.sh
 part=${1:?usage: bench/device-media-control.sh bundle | sweep OUT pcmu|opus [COUNTS] [RUNS] | bench OUT}
 
-machine() {
-  mkdir -p "$1"
-  { lscpu | grep -E '^(Model name|CPU\(s\)|Thread|Core|Socket)'; uname -sr; date -u +%FT%TZ; } > "$1/machine.txt"
-}
-
-unpack() {
-  for f in srtpgate srtpgate-bench codec-bench opus.so; do
-    [ -f "$B/$f" ] || [ ! -f "$B/$f.xz" ] || xz -dkf "$B/$f.xz"
-  done
-  chmod +x "$B/srtpgate" "$B/srtpgate-bench" "$B/codec-bench"
+unpack_all() {
+  unpack srtpgate srtpgate-bench codec-bench opus.so
   mkdir -p "$B/plugins" && cp "$B/opus.so" "$B/plugins/opus.so"
   # The codec bench finds the Opus plugin beside itself.
   cp "$B/opus.so" "$B/libsrtpgate_plugin_opus.so"
@@ -53,7 +45,7 @@ sweep)
   codec=${3:?pcmu or opus}
   counts=${4:-400:1600:200}
   runs=${5:-2}
-  unpack
+  unpack_all
   W=$B/out-play-$codec && rm -rf "$W" && machine "$W"
   extra=()
   [ "$codec" = opus ] && extra=(--codec opus --codec-plugin-dir "$PWD/$B/plugins")
@@ -66,7 +58,7 @@ sweep)
   ;;
 bench)
   OUT=${2:?OUT}
-  unpack
+  unpack_all
   W=$B/out-bench && rm -rf "$W" && machine "$W"
   taskset -c 0 "$B/codec-bench" --bench player_20ms --noplot > "$W/player-bench.txt" 2>&1 || true
   grep -E 'player_20ms|time:' "$W/player-bench.txt" | head -20

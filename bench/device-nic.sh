@@ -25,18 +25,15 @@
 # OUT/nic-TAG-summary.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-B=${B:-.gpurun}
+. bench/device-common.sh
 OUT=${1:?usage: bench/device-nic.sh OUT [LOADS] [BUSY]}
 LOADS=${2:-1000x20,4000x20,4800x20,4800x10,4800x5,4800x4,4800x3,4800x2}
 BUSY=${3:-busy-poll}
 RELAY_CPU=${RELAY_CPU:-0} BENCH_CPUS=${BENCH_CPUS:-2-15} GENERATORS=${GENERATORS:-6} CHECKERS=${CHECKERS:-4}
 TAG=$(date -u +%Y%m%dT%H%M%S)-$BUSY
 W=$(mktemp -d)
-for f in srtpgate srtpgate-bench; do
-  [ -f "$B/$f" ] || [ ! -f "$B/$f.xz" ] || xz -dkf "$B/$f.xz"
-done
-chmod +x "$B/srtpgate" "$B/srtpgate-bench"
-{ lscpu | grep -E '^(Model name|CPU\(s\)|Thread|Core|Socket|Flags)'; uname -sr; date -u +%FT%TZ; } > "$W/machine.txt"
+unpack srtpgate srtpgate-bench
+machine "$W" '|Flags'
 grep -v Flags "$W/machine.txt"
 ulimit -n 20000 || true
 busy=()

@@ -30,18 +30,15 @@
 # OUT/overload-TAG-summary.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-B=.gpurun
+. bench/device-common.sh
 OUT=${1:?usage: bench/device-overload.sh OUT [COUNTS] [IO]}
 COUNTS=${2:-600,800,1000,1200,1400}
 IO=${3:-uring}
 RELAY_CPU=${RELAY_CPU:-0} BASE_CPUS=${BASE_CPUS:-2-5} SURGE_CPUS=${SURGE_CPUS:-6-9}
 TAG=$(date -u +%Y%m%dT%H%M%S)
 W=$(mktemp -d)
-for f in srtpgate srtpgate-bench; do
-  [ -f "$B/$f" ] || [ ! -f "$B/$f.xz" ] || xz -dkf "$B/$f.xz"
-done
-chmod +x "$B/srtpgate" "$B/srtpgate-bench"
-{ lscpu | grep -E '^(Model name|CPU\(s\)|Thread|Core|Socket)'; uname -sr; date -u +%FT%TZ; } > "$W/machine.txt"
+unpack srtpgate srtpgate-bench
+machine "$W"
 cat "$W/machine.txt"
 ulimit -n 20000 || true
 

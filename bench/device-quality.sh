@@ -36,21 +36,10 @@
 # sweep.json and log, the machine).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-B=.gpurun
+. bench/device-common.sh
 usage='usage: bench/device-quality.sh bundle | sweep OUT [COUNTS] [RUNS] [SECONDS] | local OUT'
 part=${1:?$usage}
 
-machine() {
-  mkdir -p "$1"
-  { lscpu | grep -E '^(Model name|CPU\(s\)|Thread|Core|Socket)'; uname -sr; date -u +%FT%TZ; } > "$1/machine.txt"
-}
-
-unpack() {
-  for f in srtpgate srtpgate-bench; do
-    [ -f "$B/$f" ] || [ ! -f "$B/$f.xz" ] || xz -dkf "$B/$f.xz"
-  done
-  chmod +x "$B/srtpgate" "$B/srtpgate-bench"
-}
 
 # measure TAG WORK OUT BENCH SRTPGATE COUNTS RUNS SECONDS RTCP LOADGEN-OPTIONS...
 measure() {
@@ -198,7 +187,7 @@ bundle)
   ;;
 sweep)
   OUT=${2:?OUT}
-  unpack
+  unpack srtpgate srtpgate-bench
   measure device "$B/out-quality" "$OUT" "$B/srtpgate-bench" "$PWD/$B/srtpgate" "${3:-200,400,600,800}" "${4:-4}" "${5:-8}" 5 \
     --relay-cpus 0 --loadgen-cpus 2-5 --loadgen-threads 2
   ;;
