@@ -681,26 +681,6 @@ impl<E: Engine> Context<E> {
     /// `out` must have room for the trailer ([`MAX_TRAILER_LEN`] or
     /// [`MAX_RTCP_TRAILER_LEN`] more bytes than the packet is always enough).
     pub fn prepare(&mut self, kind: Kind, op: Op, pkt: &[u8], out: &mut [u8]) -> Result<Prepared, Error> {
-        let p = self.check(kind, op, pkt, out.len())?;
-        out[..pkt.len()].copy_from_slice(pkt);
-        self.write_trailer(&p, out, pkt.len());
-        Ok(p)
-    }
-
-    /// Step 1 where the packet lies: [`prepare`](Self::prepare) of the
-    /// packet in `buf[..len]`, transformed in `buf` (a relay's received
-    /// frame: no copy). When protecting, `buf` must have room for the
-    /// trailer after `len`, as for `prepare`'s `out`.
-    pub fn prepare_in_place(&mut self, kind: Kind, op: Op, buf: &mut [u8], len: usize) -> Result<Prepared, Error> {
-        let pkt = buf.get(..len).ok_or(Error::BufferTooSmall(len))?;
-        let p = self.check(kind, op, pkt, buf.len())?;
-        self.write_trailer(&p, buf, len);
-        Ok(p)
-    }
-
-    /// Step 1's checks of `pkt`, to be transformed in a buffer of `room`
-    /// bytes.
-    fn check(&mut self, kind: Kind, op: Op, pkt: &[u8], room: usize) -> Result<Prepared, Error> {
         if pkt.len() > MAX_PACKET_LEN {
             return Err(Error::PacketTooLarge(pkt.len()));
         }
@@ -711,31 +691,27 @@ impl<E: Engine> Context<E> {
             (Kind::Rtcp, Op::Unprotect) => self.prepare_rtcp_unprotect(pkt)?,
         };
         let total = if op == Op::Protect { pkt.len() + self.trailer_len(kind) } else { pkt.len() };
-        if room < total {
+        if out.len() < total {
             return Err(Error::BufferTooSmall(total));
         }
+        out[..pkt.len()].copy_from_slice(pkt);
+        if op == Op::Protect {
+            let aead = self.suite.is_aead();
+            let n = pkt.len();
+            // Trailer layouts: RFC 3711 §3.1/§3.4; RFC 7714 §8, §9 (tag first).
+            let (word_at, mki_at) = match (kind, aead) {
+                (Kind::Rtp, false) => (None, n),
+                (Kind::Rtp, true) => (None, n + 16),
+                (Kind::Rtcp, false) => (Some(n), n + 4),
+                (Kind::Rtcp, true) => (Some(n + 16), n + 20),
+            };
+            if let Some(at) = word_at {
+                out[at..at + 4].copy_from_slice(&p.suffix_word(self.rtcp_e_flag()));
+            }
+            let mki = self.keys[p.key].master.mki();
+            out[mki_at..mki_at + mki.len()].copy_from_slice(mki);
+        }
         Ok(p)
-    }
-
-    /// When protecting, the parts of the trailer that are not the tag (the
-    /// SRTCP index word, the MKI) after the packet of `n` bytes in `out`.
-    fn write_trailer(&self, p: &Prepared, out: &mut [u8], n: usize) {
-        if p.op != Op::Protect {
-            return;
-        }
-        let aead = self.suite.is_aead();
-        // Trailer layouts: RFC 3711 §3.1/§3.4; RFC 7714 §8, §9 (tag first).
-        let (word_at, mki_at) = match (p.kind, aead) {
-            (Kind::Rtp, false) => (None, n),
-            (Kind::Rtp, true) => (None, n + 16),
-            (Kind::Rtcp, false) => (Some(n), n + 4),
-            (Kind::Rtcp, true) => (Some(n + 16), n + 20),
-        };
-        if let Some(at) = word_at {
-            out[at..at + 4].copy_from_slice(&p.suffix_word(self.rtcp_e_flag()));
-        }
-        let mki = self.keys[p.key].master.mki();
-        out[mki_at..mki_at + mki.len()].copy_from_slice(mki);
     }
 
     /// The SRTCP E flag: set when the packet is encrypted (never for NULL).

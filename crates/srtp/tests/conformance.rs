@@ -279,85 +279,6 @@ fn behaviour<E: Engine + Clone>(engine: &E) {
     }
 }
 
-/// Transforming where the packet lies (`prepare_in_place`) gives the bytes
-/// and verdicts of transforming a copy (`prepare`), both ways, RTP and
-/// SRTCP, with and without an MKI; a buffer with no room for the trailer
-/// is refused.
-fn in_place<E: Engine + Clone>(engine: &E) {
-    // The three steps on one buffer: prepare there, transform, commit.
-    fn step<E: Engine>(ctx: &mut Context<E>, kind: Kind, op: Op, buf: &mut [u8], len: usize) -> Result<usize, Error> {
-        let p = ctx.prepare_in_place(kind, op, buf, len)?;
-        let outcome = {
-            let mut job = [ctx.job(&p, buf)?];
-            ctx.engine().transform(&mut job);
-            job[0].outcome
-        };
-        ctx.commit(&p, outcome, buf)
-    }
-    for suite in Suite::ALL {
-        for mki in [&[][..], &[9, 8, 7][..]] {
-            let with_mki = |p: &mut Policy| {
-                let key: Vec<u8> = (0..suite.master_key_len() as u8).collect();
-                let salt: Vec<u8> = (100..100 + suite.master_salt_len() as u8).collect();
-                p.keys = vec![MasterKey::new(suite, &key, &salt).unwrap().with_mki(mki)];
-            };
-            // Two senders and two receivers of one policy: one pair copies,
-            // the other works in place.
-            let (mut tx_copy, mut rx_copy) = pair(engine, suite, with_mki);
-            let (mut tx, mut rx) = pair(engine, suite, with_mki);
-            for (i, kind) in [Kind::Rtp, Kind::Rtcp, Kind::Rtp].into_iter().enumerate() {
-                let plain = match kind {
-                    Kind::Rtp => rtp(7, 100 + i as u16, &[i as u8; 160]),
-                    Kind::Rtcp => rtcp_sr(7, i as u8),
-                };
-                let mut copied = vec![0u8; 2048];
-                let n = match kind {
-                    Kind::Rtp => tx_copy.protect_rtp(&plain, &mut copied),
-                    Kind::Rtcp => tx_copy.protect_rtcp(&plain, &mut copied),
-                }
-                .unwrap();
-                let mut buf = vec![0u8; 2048];
-                buf[..plain.len()].copy_from_slice(&plain);
-                let m = step(&mut tx, kind, Op::Protect, &mut buf, plain.len()).unwrap();
-                assert_eq!(&buf[..m], &copied[..n], "{suite} {kind:?} mki {mki:?}: protected alike");
-                let mut back = vec![0u8; 2048];
-                let k = match kind {
-                    Kind::Rtp => rx_copy.unprotect_rtp(&copied[..n], &mut back),
-                    Kind::Rtcp => rx_copy.unprotect_rtcp(&copied[..n], &mut back),
-                }
-                .unwrap();
-                let j = step(&mut rx, kind, Op::Unprotect, &mut buf, m).unwrap();
-                assert_eq!((&buf[..j], &back[..k]), (&plain[..], &plain[..]), "{suite} {kind:?}: unprotected alike");
-                // The same packet again: a replay, in place too.
-                buf[..n].copy_from_slice(&copied[..n]);
-                assert_eq!(step(&mut rx, kind, Op::Unprotect, &mut buf, n), Err(Error::Replayed), "{suite} {kind:?}");
-            }
-            // A tampered packet fails in place as it does copied.
-            let plain = rtp(7, 200, &[3; 40]);
-            let mut buf = vec![0u8; 2048];
-            buf[..plain.len()].copy_from_slice(&plain);
-            let n = step(&mut tx, Kind::Rtp, Op::Protect, &mut buf, plain.len()).unwrap();
-            buf[20] ^= 1;
-            assert_eq!(step(&mut rx, Kind::Rtp, Op::Unprotect, &mut buf, n), Err(Error::AuthFailed), "{suite}");
-            // No room for the trailer, or a length past the buffer: refused.
-            let plain = rtp(7, 201, &[3; 40]);
-            let mut tight = plain.clone();
-            let trailer = suite.srtp_tag_len() + mki.len();
-            if trailer > 0 {
-                assert_eq!(
-                    tx.prepare_in_place(Kind::Rtp, Op::Protect, &mut tight, plain.len()).err(),
-                    Some(Error::BufferTooSmall(plain.len() + trailer)),
-                    "{suite}"
-                );
-            }
-            assert_eq!(
-                rx.prepare_in_place(Kind::Rtp, Op::Unprotect, &mut tight, plain.len() + 1).err(),
-                Some(Error::BufferTooSmall(plain.len() + 1))
-            );
-        }
-    }
-}
-
 /// Several master keys selected by MKI, and the key lifetime.
 fn mki_and_lifetime<E: Engine + Clone>(engine: &E) {
     for suite in [Suite::AES_CM_128_HMAC_SHA1_80, Suite::AEAD_AES_128_GCM] {
@@ -599,10 +520,6 @@ macro_rules! conformance {
             #[test]
             fn protocol_behaviour() {
                 $engine.map(|e| behaviour(&e));
-            }
-            #[test]
-            fn transformed_in_place() {
-                $engine.map(|e| in_place(&e));
             }
             #[test]
             fn mki_and_key_lifetime() {

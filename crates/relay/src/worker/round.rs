@@ -35,7 +35,7 @@ use crate::pool::{Buf, Pool};
 use crate::stats::{Drop, Stage};
 use crate::sys::{self, BATCH};
 use srtp::header::{RtcpHeader, RtpHeader};
-use srtp::{Context, Engine, Job, Kind, Op, Outcome, MAX_RTCP_TRAILER_LEN};
+use srtp::{Context, Engine, Job, Kind, Op, Outcome};
 use srtpgate_codec::payload::PayloadKind;
 use srtpgate_quality::RtcpCopy;
 use std::net::SocketAddr;
@@ -617,27 +617,23 @@ fn check_and_prepare<E: Engine>(p: &mut Pkt, leg: &mut Leg<E>, pool: &mut Pool) 
         p.fate = Fate::Dropped(Drop::NoDestination);
         return;
     }
+    let bytes = &p.a[..p.len];
     match leg.rx.as_mut() {
-        Some(ctx) => match ctx.prepare_in_place(p.kind, Op::Unprotect, &mut p.a, p.len) {
-            // A resumed stream's packet may have to be tried again under
-            // the next rollover counter (`Context::resume_rx`), from the
-            // bytes as received: it is unprotected in a second buffer and
-            // `a` keeps them.
-            Ok(prep) if prep.next_roc_possible() => {
-                let Some(mut b) = p.b.take().or_else(|| pool.take()) else {
-                    p.fate = Fate::Dropped(Drop::PoolExhausted);
-                    return;
-                };
-                b[..p.len].copy_from_slice(&p.a[..p.len]);
-                p.b = Some(b);
-                p.prep = Some(prep);
-                p.in_b = true;
+        Some(ctx) => {
+            let Some(mut b) = p.b.take().or_else(|| pool.take()) else {
+                p.fate = Fate::Dropped(Drop::PoolExhausted);
+                return;
+            };
+            match ctx.prepare(p.kind, Op::Unprotect, bytes, &mut b) {
+                Ok(prep) => {
+                    p.prep = Some(prep);
+                    p.in_b = true;
+                }
+                Err(e) => p.fate = Fate::Dropped(Drop::of(&e)),
             }
-            Ok(prep) => p.prep = Some(prep),
-            Err(e) => p.fate = Fate::Dropped(Drop::of(&e)),
-        },
+            p.b = Some(b);
+        }
         None => {
-            let bytes = &p.a[..p.len];
             let ok = match p.kind {
                 Kind::Rtp => RtpHeader::parse(bytes).is_ok(),
                 Kind::Rtcp => RtcpHeader::parse_fixed(bytes).is_ok(),
@@ -769,36 +765,26 @@ fn prepare_fork<E: Engine>(p: &mut Pkt, s: &mut Stream<E>, fork: u8, pool: &mut 
     }
 }
 
-/// The SRTP prepare of `p` with the sending context `ctx`: where it lies
-/// when its buffer has room for the trailer (a frame always has), else from
-/// its current buffer into the other (taken from the pool when it has
-/// none). On failure the packet is dropped, and the SRTP error (none: no
-/// buffer) returned.
+/// The SRTP prepare of `p` with the sending context `ctx`, from its
+/// current buffer into the other (taken from the pool when it has none).
+/// On failure the packet is dropped, and the SRTP error (none: no buffer)
+/// returned.
 fn seal<E: Engine>(p: &mut Pkt, ctx: &mut Context<E>, pool: &mut Pool) -> Result<(), Option<srtp::Error>> {
-    let (len, kind) = (p.len, p.kind);
-    let prepared = if p.current_mut().len() >= len + MAX_RTCP_TRAILER_LEN {
-        ctx.prepare_in_place(kind, Op::Protect, p.current_mut(), len)
-    } else {
-        if p.b.is_none() {
-            match pool.take() {
-                Some(b) => p.b = Some(b),
-                None => {
-                    p.fate = Fate::Dropped(Drop::PoolExhausted);
-                    return Err(None);
-                }
+    if p.b.is_none() {
+        match pool.take() {
+            Some(b) => p.b = Some(b),
+            None => {
+                p.fate = Fate::Dropped(Drop::PoolExhausted);
+                return Err(None);
             }
         }
-        let Pkt { a, b: Some(b), in_b, .. } = p else { return Err(None) };
-        let (src, dst): (&[u8], &mut [u8]) = if *in_b { (&b[..len], &mut a[..]) } else { (&a[..len], &mut b[..]) };
-        let r = ctx.prepare(kind, Op::Protect, src, dst);
-        if r.is_ok() {
-            p.in_b = !p.in_b;
-        }
-        r
-    };
-    match prepared {
+    }
+    let Pkt { a, b: Some(b), in_b, len, kind, .. } = p else { return Err(None) };
+    let (src, dst): (&[u8], &mut [u8]) = if *in_b { (&b[..*len], &mut a[..]) } else { (&a[..*len], &mut b[..]) };
+    match ctx.prepare(*kind, Op::Protect, src, dst) {
         Ok(prep) => {
             p.prep = Some(prep);
+            p.in_b = !p.in_b;
             Ok(())
         }
         Err(e) => {
