@@ -543,9 +543,10 @@ impl Pool {
         (frame < self.frames && off <= self.pitch).then(|| self.buf(frame, off))
     }
 
-    /// Announces `len` bytes at `addr` of the region (a frame the NIC
-    /// filled) to the processor's cache ([`srtp::prefetch`]): only a hint,
-    /// nothing is read, and an address outside the region is ignored.
+    /// Announces the first `len` bytes (at most 8 cache lines, and not past
+    /// the frame's end) at `addr` of the region (a frame the NIC filled) to
+    /// the processor's cache ([`srtp::prefetch`]): only a hint, nothing is
+    /// read, and an address outside the region is ignored.
     #[inline]
     pub fn prefetch(&self, addr: u64, len: usize) {
         let end = (self.frames as usize * self.pitch) as u64;
@@ -553,7 +554,8 @@ impl Pool {
             return;
         }
         let start = self.region.ptr().as_ptr().wrapping_add(addr as usize);
-        let lines = len.min(self.pitch).div_ceil(srtp::prefetch::LINE);
+        let in_frame = self.pitch - addr as usize % self.pitch;
+        let lines = len.min(in_frame).div_ceil(srtp::prefetch::LINE);
         for i in 0..lines.min(8) {
             srtp::prefetch::line(start.wrapping_add(i * srtp::prefetch::LINE));
         }

@@ -1287,6 +1287,12 @@ impl Engine for GpuEngine {
         }
     }
 
+    /// The CPU engine's keys: the batches the CPU runs (small ones, AES-f8)
+    /// read them; the device reads its own copy.
+    fn prefetch_keys(&self, keys: &GpuKeys) {
+        self.cpu.prefetch_keys(&keys.cpu);
+    }
+
     fn prepare_keys(&self, keys: &SessionKeys) -> Result<GpuKeys, srtp::Error> {
         let cpu = self.cpu.prepare_keys(keys)?;
         if keys.suite().cipher() == srtp::suite::Cipher::AesF8 {

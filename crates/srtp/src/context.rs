@@ -635,8 +635,9 @@ impl<E: Engine> Context<E> {
         }
     }
 
-    /// Announces the session keys the next packet of `kind` is transformed
-    /// with. Reads the active key set, which
+    /// Announces the session keys of `kind` of the active master key (with
+    /// kdr 0; with a key derivation rate, or a packet whose MKI names
+    /// another key, nothing useful). Reads the active key set, which
     /// [`prefetch_state`](Self::prefetch_state) announced: called a step
     /// later, for the whole round, its reads find the key sets in the
     /// cache.

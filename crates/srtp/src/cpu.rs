@@ -169,10 +169,12 @@ impl Engine for CpuEngine {
         Ok(CpuKeys { cipher, mac })
     }
 
-    /// The cipher's first lines (its variant, and with AES-NI the
-    /// encryption round keys, which come before the decryption keys CTR
-    /// never reads) and the HMAC midstates, by address only: nothing of
-    /// `keys` is read, so a caller need not wait for it to be in the cache.
+    /// The cipher's first lines and the HMAC midstates, by address only:
+    /// nothing of `keys` is read, so a caller need not wait for it to be in
+    /// the cache. The first lines hold the variant and, as `aes` 0.8 lays
+    /// out its AES-NI keys (not a promise of its API), the encryption round
+    /// keys before the decryption keys CTR never reads; for GCM only the
+    /// box's pointer, not aws-lc's key behind it.
     fn prefetch_keys(&self, keys: &CpuKeys) {
         // The variant's tag and 15 round keys (AES-256) at most.
         crate::prefetch::bytes(&keys.cipher, 16 + 15 * 16);

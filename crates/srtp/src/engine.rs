@@ -179,6 +179,10 @@ impl<E: Engine + ?Sized> Engine for std::sync::Arc<E> {
         (**self).transform(jobs)
     }
 
+    fn prefetch_keys(&self, keys: &Self::Keys) {
+        (**self).prefetch_keys(keys)
+    }
+
     #[allow(unsafe_code)]
     unsafe fn register_memory(&self, ptr: *mut u8, len: usize, pitch: usize) -> bool {
         // SAFETY: the caller's promise is passed on unchanged.
@@ -191,5 +195,37 @@ impl<E: Engine + ?Sized> Engine for std::sync::Arc<E> {
 
     fn stats(&self) -> Option<EngineStats> {
         (**self).stats()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// Counts the announcements it is asked for.
+    struct Counting(AtomicUsize);
+
+    impl Engine for Counting {
+        type Keys = ();
+        fn name(&self) -> &'static str {
+            "counting"
+        }
+        fn prepare_keys(&self, _: &SessionKeys) -> Result<(), Error> {
+            Ok(())
+        }
+        fn transform(&self, _: &mut [Job<'_, ()>]) {}
+        fn prefetch_keys(&self, _: &()) {
+            self.0.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// A shared engine passes the hint on (the relay's engines are shared).
+    #[test]
+    fn a_shared_engine_announces_keys_as_its_engine_does() {
+        let e = std::sync::Arc::new(Counting(AtomicUsize::new(0)));
+        e.prefetch_keys(&());
+        Engine::prefetch_keys(&e, &());
+        assert_eq!(e.0.load(Ordering::Relaxed), 2);
     }
 }

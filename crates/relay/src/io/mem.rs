@@ -253,8 +253,10 @@ impl Ring {
 /// A port names one leg nearly always (the NIC steers by port), so IPv4
 /// legs are found in a table indexed by port: one entry, whose line a
 /// round announces ahead ([`Legs::prefetch`]), where a hash table costs a
-/// miss on a bucket that cannot be known before hashing. IPv6, and a port
-/// that two legs share on different addresses, go by the hash table.
+/// miss on a bucket that cannot be known before hashing. IPv6 legs go by
+/// the hash table, and so does a port that two legs share on different
+/// addresses, but for the one added last (until it is removed and the
+/// other added again).
 struct Legs {
     /// By port: the token + 1 (0: none) and the IPv4 address, in one word.
     by_port: Vec<u64>,
@@ -267,8 +269,9 @@ impl Legs {
     }
 
     fn insert(&mut self, local: SocketAddr, tok: u32) {
-        if let SocketAddr::V4(a) = local {
-            self.by_port[a.port() as usize] = u64::from(tok + 1) << 32 | u64::from(a.ip().to_bits());
+        // A token is a slot times four: never u32::MAX, so `tok + 1` fits.
+        if let (SocketAddr::V4(a), Some(entry)) = (local, tok.checked_add(1)) {
+            self.by_port[a.port() as usize] = u64::from(entry) << 32 | u64::from(a.ip().to_bits());
         }
         self.by_addr.insert(local, tok);
     }
@@ -463,6 +466,11 @@ impl MemIo {
         }
     }
 
+    /// The NIC holds frame `f` (lent, not taken back).
+    fn at_nic(&self, f: u32) -> bool {
+        self.at_nic.get(f as usize / 64).is_some_and(|w| w & (1 << (f % 64)) != 0)
+    }
+
     /// Takes frame `f` back from the NIC: false (counted) when the NIC did
     /// not hold it.
     fn take_back(&mut self, f: u32) -> bool {
@@ -591,6 +599,10 @@ impl Io for MemIo {
         for k in 0..ahead {
             let Some(d) = self.rx.peek(k) else { break };
             let (frame, off) = ((d.addr / self.pitch) as u32, (d.addr % self.pitch) as usize);
+            // Only a frame the NIC holds is read (as `frame_in` will check).
+            if !self.at_nic(frame) {
+                continue;
+            }
             if let Some(port) = pool.frame_buf(frame, off).and_then(|b| ipv4_udp_dst_port(&b)) {
                 self.by_addr.prefetch(port);
             }
@@ -821,7 +833,7 @@ mod tests {
     use super::*;
 
     /// The port table and the hash table answer alike: by port and
-    /// address, a shared port's second leg and IPv6 by the hash table, an
+    /// address, a shared port's earlier leg and IPv6 by the hash table, an
     /// entry gone with its leg and not with another's.
     #[test]
     fn legs_are_found_by_address_whatever_table_holds_them() {

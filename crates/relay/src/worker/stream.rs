@@ -146,9 +146,10 @@ impl<E: Engine> Leg<E> {
 
     /// Announces the fields a packet's way through the round reads, on the
     /// leg it arrives on or the one it leaves by ([`srtp::prefetch`]), by
-    /// address only: a leg is a large value, most of it read only by
-    /// commands, so its packet fields are announced one by one (two in
-    /// one cache line cost one instruction, not a second load).
+    /// address only: the packet fields one by one (two in one cache line
+    /// cost an instruction, not a second load), then both contexts whole
+    /// (most of a leg's size; announcing only the one a leg uses measured
+    /// no different, docs/BENCHMARKS.md).
     pub fn prefetch(&self) {
         use srtp::prefetch::value;
         value(&self.stats);
