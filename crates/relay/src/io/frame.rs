@@ -20,6 +20,15 @@ pub fn ip_bytes(ip: IpAddr) -> ([u8; 16], u8) {
     }
 }
 
+/// The UDP destination port of an IPv4 frame without options, read where
+/// [`parse`] would find it but unchecked otherwise: only for a hint (the
+/// mem backend announces the leg entry of a frame before parsing it).
+pub fn ipv4_udp_dst_port(f: &[u8]) -> Option<u16> {
+    let ipv4 = f.get(12..15)? == [0x08, 0x00, 0x45];
+    let port = f.get(36..38)?;
+    ipv4.then(|| u16::from_be_bytes([port[0], port[1]]))
+}
+
 /// The headers of an IPv4 or IPv6 UDP frame (no VLAN tag, no IP options or
 /// extension headers), as the XDP program redirects them:
 /// header bytes, UDP payload length, source and destination.
@@ -158,6 +167,23 @@ pub fn checksums_ok(f: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The destination port where an IPv4 frame without options has it,
+    /// and nothing for other frames.
+    #[test]
+    fn a_udp_destination_port_is_read_only_where_parse_would_find_it() {
+        let frame = |ethertype: [u8; 2], ihl: u8| {
+            let mut f = vec![0u8; 42];
+            f[12..14].copy_from_slice(&ethertype);
+            f[14] = ihl;
+            f[36..38].copy_from_slice(&4000u16.to_be_bytes());
+            f
+        };
+        assert_eq!(ipv4_udp_dst_port(&frame([8, 0], 0x45)), Some(4000));
+        assert_eq!(ipv4_udp_dst_port(&frame([8, 0], 0x46)), None, "IP options: not at the usual place");
+        assert_eq!(ipv4_udp_dst_port(&frame([0x86, 0xdd], 0x60)), None);
+        assert_eq!(ipv4_udp_dst_port(&[0u8; 20]), None);
+    }
 
     fn frame(from: SocketAddr, to: SocketAddr, payload: &[u8]) -> Vec<u8> {
         let hdr = if from.is_ipv4() { 42 } else { 62 };

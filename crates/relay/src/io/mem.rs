@@ -35,7 +35,7 @@
 //! plane, and a subscriber's copies still leave by their fork's socket),
 //! but no packet of a leg goes through the kernel.
 
-use super::frame::{addr_sum, parse, write_headers};
+use super::frame::{addr_sum, ipv4_udp_dst_port, parse, write_headers};
 use super::sockets::SocketsIo;
 use super::{Datagram, Io, Round, Wake};
 use crate::pool::{Buf, Pool, Region, XDP_FRAME, XDP_HEADROOM};
@@ -300,14 +300,6 @@ impl Legs {
     }
 }
 
-/// The UDP destination port of an IPv4 frame without options (the NIC
-/// steers by it), unchecked otherwise: only for a hint.
-fn ipv4_udp_dst_port(f: &[u8]) -> Option<u16> {
-    let ipv4 = f.get(12..15)? == [0x08, 0x00, 0x45];
-    let port = f.get(36..38)?;
-    ipv4.then(|| u16::from_be_bytes([port[0], port[1]]))
-}
-
 /// The simulated NIC's directory, shared by the workers: where their files
 /// are, and the steering table.
 pub struct Nic {
@@ -395,7 +387,7 @@ pub struct MemIo {
     refused: u64,
     fill_target: u32,
     /// The token of a leg by its local address, and its address by token.
-    by_addr: Legs,
+    legs: Legs,
     locals: Vec<Option<SocketAddr>>,
     /// Per token: the last destination and its pseudo-header address sum
     /// ([`addr_sum`]), so that a leg's packets are not summed each time.
@@ -442,7 +434,7 @@ impl MemIo {
             at_nic: vec![0; pool.size().div_ceil(64)],
             refused: 0,
             fill_target: (pool.size() as u32 / 2).min(RING),
-            by_addr: Legs::new(),
+            legs: Legs::new(),
             locals: Vec::new(),
             sums: Vec::new(),
             ip_id: 0,
@@ -527,7 +519,7 @@ impl MemIo {
             return;
         };
         let parsed = parse(&buf[..(d.len as usize).min(buf.len())]);
-        let tok = parsed.and_then(|(_, _, _, dst)| self.by_addr.get(dst));
+        let tok = parsed.and_then(|(_, _, _, dst)| self.legs.get(dst));
         match (parsed, tok) {
             (Some((hdr, len, from, _)), Some(tok)) if buf.advance(hdr) => {
                 out.push(Datagram { buf, len, tok, from: Some(from), rx_ns: Some(d.ns), truncated: false });
@@ -564,14 +556,14 @@ impl Io for MemIo {
         }
         self.locals[tok as usize] = Some(local);
         self.sums[tok as usize] = None;
-        self.by_addr.insert(local, tok);
+        self.legs.insert(local, tok);
         self.nic.steer(local.port(), Some(self.index));
         Ok(())
     }
 
     fn remove(&mut self, tok: u32, _fd: RawFd) {
         if let Some(Some(local)) = self.locals.get_mut(tok as usize).map(std::mem::take) {
-            self.by_addr.remove(local);
+            self.legs.remove(local);
             self.nic.steer(local.port(), None);
         }
     }
@@ -604,7 +596,7 @@ impl Io for MemIo {
                 continue;
             }
             if let Some(port) = pool.frame_buf(frame, off).and_then(|b| ipv4_udp_dst_port(&b)) {
-                self.by_addr.prefetch(port);
+                self.legs.prefetch(port);
             }
         }
         let mut taken = 0u32;
@@ -854,17 +846,6 @@ mod tests {
         assert_eq!((legs.get(a), legs.get(b), legs.get(v6)), (Some(7), None, Some(11)));
         legs.remove(v6);
         assert_eq!(legs.get(v6), None);
-        let frame = |ethertype: [u8; 2], ihl: u8| {
-            let mut f = vec![0u8; 42];
-            f[12..14].copy_from_slice(&ethertype);
-            f[14] = ihl;
-            f[36..38].copy_from_slice(&4000u16.to_be_bytes());
-            f
-        };
-        assert_eq!(ipv4_udp_dst_port(&frame([8, 0], 0x45)), Some(4000));
-        assert_eq!(ipv4_udp_dst_port(&frame([8, 0], 0x46)), None, "IP options: not at the usual place");
-        assert_eq!(ipv4_udp_dst_port(&frame([0x86, 0xdd], 0x60)), None);
-        assert_eq!(ipv4_udp_dst_port(&[0u8; 20]), None);
     }
 
     /// A frame the NIC hands back must be one it was lent, once.
