@@ -8,9 +8,11 @@ use srtp::Engine;
 use std::collections::HashMap;
 
 pub(super) struct Streams<E: Engine> {
-    /// Boxed: a stream is tens of kilobytes, and a vector of them inline
-    /// moved all of them when it grew (tens of milliseconds at a few
-    /// hundred calls, with every packet of the worker waiting).
+    /// Boxed: a stream is about 2 KB (it was tens of kilobytes when this
+    /// was measured), and a vector of them inline moved all of them when it
+    /// grew (tens of milliseconds at a few hundred calls, with every packet
+    /// of the worker waiting); a box also keeps a stream where the round's
+    /// prefetch announced it.
     slots: Vec<Option<Box<Stream<E>>>>,
     free: Vec<u32>,
     /// The slots of each call's streams. Commands find their stream through
