@@ -21,6 +21,7 @@
 //!   and tests; never chosen by `auto`).
 
 pub mod frame;
+mod legs;
 pub mod mem;
 pub mod sockets;
 pub mod uring;
