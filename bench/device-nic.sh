@@ -21,7 +21,8 @@
 # LOADS: CALLSxPTIME,... (default 1000x20,4000x20,4800x20,4800x10,4800x5,
 # 4800x4,4800x3,4800x2); BUSY: busy-poll (the default, the lowest delay) or
 # sleep (the worker parks when its rings are empty, so its CPU time is its
-# work: the cost per packet). Raw output: OUT/nic-TAG.tar.xz and
+# work: the cost per packet); SERVE_ARGS: more options of `srtpgate serve`
+# (e.g. "--batch-wait 50"). Raw output: OUT/nic-TAG.tar.xz and
 # OUT/nic-TAG-summary.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -46,7 +47,7 @@ for load in ${LOADS//,/ }; do
   rm -rf "$dir"
   taskset -c "$RELAY_CPU" "$B/srtpgate" serve --listen-ng "127.0.0.1:$port" --listen-http "127.0.0.1:$((port + 1))" \
     --interface 127.0.0.1 --port-min 10000 --port-max 65000 --workers 1 --engine cpu --log-level warn \
-    --io mem --mem-dir "$dir" "${busy[@]}" > "$W/relay-$load.log" 2>&1 &
+    --io mem --mem-dir "$dir" "${busy[@]}" ${SERVE_ARGS:-} > "$W/relay-$load.log" 2>&1 &
   relay=$!
   for _ in $(seq 1 100); do
     curl -sf "127.0.0.1:$((port + 1))/health" > /dev/null 2>&1 && break
