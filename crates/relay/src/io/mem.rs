@@ -336,8 +336,9 @@ pub struct MemIo {
     /// Frames the NIC handed back that it did not hold (refused).
     refused: u64,
     fill_target: u32,
-    /// The token of a leg by its local address, and its address by token.
-    legs: Legs,
+    /// The legs' tokens, looked up for every received frame.
+    leg_tokens: Legs,
+    /// A leg's local address, by token.
     locals: Vec<Option<SocketAddr>>,
     /// Per token: the last destination and its pseudo-header address sum
     /// ([`addr_sum`]), so that a leg's packets are not summed each time.
@@ -384,7 +385,7 @@ impl MemIo {
             at_nic: vec![0; pool.size().div_ceil(64)],
             refused: 0,
             fill_target: (pool.size() as u32 / 2).min(RING),
-            legs: Legs::new(),
+            leg_tokens: Legs::new(),
             locals: Vec::new(),
             sums: Vec::new(),
             ip_id: 0,
@@ -469,7 +470,7 @@ impl MemIo {
             return;
         };
         let parsed = parse(&buf[..(d.len as usize).min(buf.len())]);
-        let tok = parsed.and_then(|(_, _, _, dst)| self.legs.get(dst));
+        let tok = parsed.and_then(|(_, _, _, dst)| self.leg_tokens.get(dst));
         match (parsed, tok) {
             (Some((hdr, len, from, _)), Some(tok)) if buf.advance(hdr) => {
                 out.push(Datagram { buf, len, tok, from: Some(from), rx_ns: Some(d.ns), truncated: false });
@@ -506,14 +507,14 @@ impl Io for MemIo {
         }
         self.locals[tok as usize] = Some(local);
         self.sums[tok as usize] = None;
-        self.legs.insert(local, tok);
+        self.leg_tokens.insert(local, tok);
         self.nic.steer(local.port(), Some(self.index));
         Ok(())
     }
 
     fn remove(&mut self, tok: u32, _fd: RawFd) {
         if let Some(Some(local)) = self.locals.get_mut(tok as usize).map(std::mem::take) {
-            self.legs.remove(local);
+            self.leg_tokens.remove(local);
             self.nic.steer(local.port(), None);
         }
     }
@@ -546,7 +547,7 @@ impl Io for MemIo {
                 continue;
             }
             if let Some(port) = pool.frame_buf(frame, off).and_then(|b| ipv4_udp_dst_port(&b)) {
-                self.legs.prefetch(port);
+                self.leg_tokens.prefetch(port);
             }
         }
         let mut taken = 0u32;

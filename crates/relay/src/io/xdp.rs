@@ -533,7 +533,7 @@ pub struct XdpIo {
     /// interface.
     locals: Vec<Option<SocketAddr>>,
     /// The legs' tokens, looked up for every received frame.
-    by_addr: Legs,
+    leg_tokens: Legs,
     /// Per token: the last destination's next-hop MAC (no hashing per packet).
     leg_hops: Vec<Option<LegHop>>,
     /// Destination → next hop's MAC through the XDP interface (5 s; 0.2 s
@@ -581,7 +581,7 @@ impl XdpIo {
             worker: worker as u16,
             legs,
             locals: Vec::new(),
-            by_addr: Legs::new(),
+            leg_tokens: Legs::new(),
             leg_hops: Vec::new(),
             hops: HashMap::new(),
             resolver: Resolver::start(prog.ifindex, format!("xdp-resolver-{worker}"))?,
@@ -659,7 +659,7 @@ impl XdpIo {
             return;
         };
         let parsed = parse(&buf[..(desc.len as usize).min(buf.len())]);
-        let tok = parsed.and_then(|(_, _, _, dst)| self.by_addr.get(dst));
+        let tok = parsed.and_then(|(_, _, _, dst)| self.leg_tokens.get(dst));
         let rx_ns = take_rx_meta(&mut buf).map(|mono| mono.wrapping_add(self.mono_to_real)).unwrap_or(self.now_ns);
         match (parsed, tok) {
             (Some((hdr, len, from, _)), Some(tok)) if buf.advance(hdr) => {
@@ -792,14 +792,14 @@ impl Io for XdpIo {
             return Ok(());
         }
         self.locals[i] = Some(local);
-        self.by_addr.insert(local, tok);
+        self.leg_tokens.insert(local, tok);
         Ok(())
     }
 
     fn remove(&mut self, tok: u32, fd: RawFd) {
         self.inner.remove(tok, fd);
         if let Some(local) = self.locals.get_mut(tok as usize).and_then(Option::take) {
-            self.by_addr.remove(local);
+            self.leg_tokens.remove(local);
             let _ = self.legs.remove(&key_of(local));
         }
         if let Some(h) = self.leg_hops.get_mut(tok as usize) {
