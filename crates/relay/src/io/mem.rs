@@ -522,13 +522,17 @@ impl Io for MemIo {
     fn wait(&mut self, idle: Duration, room: usize, pool: &mut Pool, out: &mut Vec<Datagram>) -> Round {
         self.reap(pool);
         self.refill(pool);
-        let deadline = Instant::now() + idle;
-        while self.rx.waiting() == 0 && !self.waker.woken.load(Ordering::Acquire) {
-            let now = Instant::now();
-            if now >= deadline {
-                break;
+        // A busy-polling worker (no idle time) looks once and goes on
+        // without reading the clock.
+        if !idle.is_zero() {
+            let deadline = Instant::now() + idle;
+            while self.rx.waiting() == 0 && !self.waker.woken.load(Ordering::Acquire) {
+                let now = Instant::now();
+                if now >= deadline {
+                    break;
+                }
+                std::thread::park_timeout((deadline - now).min(PARK));
             }
-            std::thread::park_timeout((deadline - now).min(PARK));
         }
         let woken = self.waker.woken.swap(false, Ordering::AcqRel);
         // The frames' first lines (headers, RTP header, the start of the

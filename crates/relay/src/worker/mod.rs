@@ -141,7 +141,6 @@ where
             dtmf: cfg.dtmf.clone(),
             quality: cfg.quality.clone(),
             stale_ns: cfg.stale_ns,
-            crypto_ns: 0,
             playing: Vec::new(),
         };
         Ok(Worker {
@@ -161,6 +160,9 @@ where
     /// Runs until [`Cmd::Stop`] or until the command channel closes.
     pub fn run(mut self) {
         let mut more = false;
+        // The clock's last reading: a round's stages read it at their
+        // boundaries ([`round::Lap`]), the loop once after each wait.
+        let mut at = crate::sys::now_ns();
         loop {
             let idle = if self.busy_poll || more {
                 Duration::ZERO
@@ -170,15 +172,15 @@ where
                 Duration::from_nanos(due.unwrap_or(500_000_000).min(500_000_000))
             };
             let shard = &mut self.shard;
-            let waited = std::time::Instant::now();
             let round = shard.io.wait(idle, self.max_batch, &mut shard.pool, &mut self.queues.rx);
+            let woke = crate::sys::now_ns();
             if !self.queues.rx.is_empty() {
                 // The backend's share of a round with packets (not idle waits).
                 let io = &self.shard.stats.stage_ns[crate::stats::Stage::Io as usize];
-                io.fetch_add(waited.elapsed().as_nanos() as u64, Relaxed);
+                io.fetch_add(woke.saturating_sub(at), Relaxed);
             }
-            let woke = crate::sys::now_ns();
             more = round.more;
+            let mut start = woke;
             if round.woken || !self.cmds.is_empty() {
                 loop {
                     match self.cmds.try_recv() {
@@ -187,11 +189,12 @@ where
                         Err(TryRecvError::Empty) => break,
                     }
                 }
+                start = crate::sys::now_ns();
             }
-            self.shard.round(&mut self.queues);
+            at = self.shard.round(&mut self.queues, start);
             let stats = &self.shard.stats;
             stats.pool_free.store(self.shard.pool.free() as u64, Relaxed);
-            stats.busy_ns.fetch_add(crate::sys::now_ns().saturating_sub(woke), Relaxed);
+            stats.busy_ns.fetch_add(at.saturating_sub(woke), Relaxed);
         }
     }
 }

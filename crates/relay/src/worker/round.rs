@@ -86,40 +86,43 @@ impl<E: Engine> Shard<E>
 where
     E::Keys: 'static,
 {
-    /// Runs one round over what the backend delivered into `q.rx`.
-    pub fn round(&mut self, q: &mut Queues<E::Keys>) {
-        let now = sys::now_ns();
-        let mut lap = Lap::new();
+    /// Runs one round over what the backend delivered into `q.rx`, from the
+    /// clock's reading `now`; returns the clock's last reading (`now` when
+    /// the round had nothing to do and read none).
+    pub fn round(&mut self, q: &mut Queues<E::Keys>, now: u64) -> u64 {
+        let mut lap = Lap::starting(now);
         let had = !q.rx.is_empty();
-        self.prefetch_streams(&q.rx);
-        for d in q.rx.drain(..) {
-            self.receive(d, now, &mut q.relayed, &mut q.coded);
+        if had {
+            self.prefetch_streams(&q.rx);
+            for d in q.rx.drain(..) {
+                self.receive(d, now, &mut q.relayed, &mut q.coded);
+            }
+            lap.lap(Stage::Receive);
         }
-        lap.lap(Stage::Receive, 0);
         if !q.relayed.is_empty() || !q.coded.is_empty() {
             self.prefetch_keys(&q.relayed);
             self.prefetch_keys(&q.coded);
-            let crypto = self.crypto_ns;
-            self.unprotect(&mut q.relayed, &mut q.coded, &mut q.forked, &mut q.jobs);
-            lap.lap(Stage::Unprotect, self.crypto_ns - crypto);
+            self.unprotect(&mut q.relayed, &mut q.coded, &mut q.forked, &mut q.jobs, &mut lap);
+            lap.lap(Stage::Unprotect);
             self.forward(&mut q.relayed, &mut q.jobs, &mut lap);
             if !q.coded.is_empty() {
                 self.transcode(&mut q.coded, &mut q.transcoded);
                 self.detected_digits(&q.transcoded);
-                lap.lap(Stage::Transcode, 0);
+                lap.lap(Stage::Transcode);
                 self.forward(&mut q.transcoded, &mut q.jobs, &mut lap);
             }
             // The subscribers' copies leave after the call's own packets.
             self.forward(&mut q.forked, &mut q.jobs, &mut lap);
         }
         if !self.playing.is_empty() {
-            self.played(now, &mut q.played);
-            lap.lap(Stage::Transcode, 0);
+            self.played(lap.now(), &mut q.played);
+            lap.lap(Stage::Transcode);
             self.forward(&mut q.played, &mut q.jobs, &mut lap);
         }
         if had {
             lap.add_to(&self.stats.stage_ns);
         }
+        lap.now()
     }
 
     /// Announces what the round reads of the streams of its datagrams to
@@ -193,13 +196,12 @@ where
         if pkts.is_empty() {
             return;
         }
-        let crypto = self.crypto_ns;
-        self.protect(pkts, jobs);
-        lap.lap(Stage::Protect, self.crypto_ns - crypto);
-        self.send(pkts);
-        lap.lap(Stage::Send, 0);
+        self.protect(pkts, jobs, lap);
+        lap.lap(Stage::Protect);
+        self.send(pkts, lap.now());
+        lap.lap(Stage::Send);
         self.release(pkts);
-        lap.lap(Stage::Release, 0);
+        lap.lap(Stage::Release);
     }
 
     /// Receive: one datagram becomes a packet of its stream, into `relayed`
@@ -299,6 +301,7 @@ where
         coded: &mut [Pkt],
         forked: &mut Vec<Pkt>,
         jobs: &mut Vec<Job<'static, E::Keys>>,
+        lap: &mut Lap,
     ) {
         for p in relayed.iter_mut().chain(coded.iter_mut()) {
             if p.fate.is_dropped() {
@@ -309,8 +312,8 @@ where
                 None => p.fate = Fate::Dropped(Drop::Other),
             }
         }
-        self.transform(Op::Unprotect, [relayed, coded], jobs);
-        let now_ms = sys::now_ns() / 1_000_000;
+        self.transform(Op::Unprotect, [relayed, coded], jobs, lap);
+        let now_ms = lap.now() / 1_000_000;
         for p in relayed.iter_mut().chain(coded.iter_mut()) {
             if p.fate.is_dropped() {
                 continue;
@@ -340,7 +343,7 @@ where
 
     /// Protect: each packet forwarded is prepared with the other leg's
     /// context, then the queue runs as one engine batch and is committed.
-    fn protect(&mut self, pkts: &mut [Pkt], jobs: &mut Vec<Job<'static, E::Keys>>) {
+    fn protect(&mut self, pkts: &mut [Pkt], jobs: &mut Vec<Job<'static, E::Keys>>, lap: &mut Lap) {
         for p in pkts.iter_mut() {
             if p.fate != Fate::Forward {
                 continue;
@@ -355,13 +358,15 @@ where
                 (None, _) => p.fate = Fate::Dropped(Drop::Other),
             }
         }
-        self.transform(Op::Protect, [pkts, &mut []], jobs);
+        self.transform(Op::Protect, [pkts, &mut []], jobs, lap);
     }
 
     /// Runs the engine over the packets prepared in this step (unprotect
     /// with the receiving leg's context, or protect with the sending one's),
-    /// as one batch, then commits each in order.
-    fn transform(&mut self, op: Op, queues: [&mut [Pkt]; 2], jobs: &mut Vec<Job<'static, E::Keys>>) {
+    /// as one batch, then commits each in order. The clock is read on
+    /// either side of the engine: what lies between is [`Stage::Crypto`],
+    /// the preparation before it goes to `op`'s stage.
+    fn transform(&mut self, op: Op, queues: [&mut [Pkt]; 2], jobs: &mut Vec<Job<'static, E::Keys>>, lap: &mut Lap) {
         let [first, second] = queues;
         let streams = &self.streams;
         let mut batch: Vec<Job<'_, E::Keys>> = recycle(std::mem::take(jobs));
@@ -384,9 +389,12 @@ where
         let mut verdicts = [Outcome::Pending; MAX_LOOP_PACKETS];
         if !batch.is_empty() {
             self.stats.batch(batch.len());
-            let t = std::time::Instant::now();
+            lap.lap(match op {
+                Op::Unprotect => Stage::Unprotect,
+                Op::Protect => Stage::Protect,
+            });
             self.engine.transform(&mut batch);
-            self.crypto_ns += t.elapsed().as_nanos() as u64;
+            lap.lap(Stage::Crypto);
             for (v, j) in verdicts.iter_mut().zip(batch.iter()) {
                 *v = j.outcome;
             }
@@ -426,10 +434,12 @@ where
 
     /// Send: the packets forwarded leave by the backend, as frames where
     /// it sends them as they lie (AF_XDP), else in runs of packets that
-    /// leave by one socket. A packet the backend took is [`Fate::Sent`].
-    fn send(&mut self, pkts: &mut [Pkt]) {
+    /// leave by one socket. A packet the backend took is [`Fate::Sent`],
+    /// stamped `now` as a frame (it leaves with the backend's next
+    /// doorbell), or the clock after its socket's call.
+    fn send(&mut self, pkts: &mut [Pkt], now: u64) {
         if self.io.frames() {
-            self.transmit_frames(pkts);
+            self.transmit_frames(pkts, now);
         }
         let mut i = 0;
         while i < pkts.len() {
@@ -474,8 +484,7 @@ where
 
     /// Hands every packet the backend can send as it lies in its buffer
     /// (AF_XDP frames) to the backend; the rest stay for the sockets.
-    fn transmit_frames(&mut self, pkts: &mut [Pkt]) {
-        let now = sys::now_ns();
+    fn transmit_frames(&mut self, pkts: &mut [Pkt], now: u64) {
         for p in pkts.iter_mut() {
             let Some((tok, _, to)) = self.destination(p) else { continue };
             let buf = if p.in_b { p.b.take().unwrap_or_default() } else { std::mem::take(&mut p.a) };
@@ -645,33 +654,32 @@ fn check_and_prepare<E: Engine>(p: &mut Pkt, leg: &mut Leg<E>, pool: &mut Pool) 
     }
 }
 
-/// Route: a packet accepted from its leg's endpoint (authenticated, or
-/// plain and well formed). Its sequence number counts towards the leg's
-/// expected packets (the header is in the clear in the received buffer),
-/// with call quality on its arrival towards the leg's jitter (not events
-/// or comfort noise, whose timestamps stand still), and its source is
-/// latched: media to the endpoint goes where it sends from.
-/// A round's clock: read between stages (never per packet), each lap
-/// added to its stage, the engine's share of it to [`Stage::Crypto`].
+/// A round's clock: read at the boundaries of its stages (never per
+/// packet), each lap added to the stage it closes. A reading also serves as
+/// the next stage's `now` (the stale check, the send stamps, the leg's last
+/// packet), so a round with packets reads the clock about ten times
+/// however many it holds. It is the wall clock ([`sys::now_ns`]) because
+/// the kernel's receive timestamps, which delays are measured from, are.
 pub(super) struct Lap {
-    at: std::time::Instant,
+    at: u64,
     ns: [u64; Stage::ALL.len()],
 }
 
 impl Lap {
-    fn new() -> Lap {
-        Lap { at: std::time::Instant::now(), ns: [0; Stage::ALL.len()] }
+    fn starting(at: u64) -> Lap {
+        Lap { at, ns: [0; Stage::ALL.len()] }
     }
 
-    /// The time since the last lap goes to `stage`, except `crypto` ns of
-    /// it, which the engine spent.
-    fn lap(&mut self, stage: Stage, crypto: u64) {
-        let now = std::time::Instant::now();
-        let d = now.duration_since(self.at).as_nanos() as u64;
-        let c = crypto.min(d);
-        self.ns[stage as usize] += d - c;
-        self.ns[Stage::Crypto as usize] += c;
-        self.at = now;
+    /// The last reading.
+    fn now(&self) -> u64 {
+        self.at
+    }
+
+    /// Reads the clock: the time since the last reading goes to `stage`.
+    fn lap(&mut self, stage: Stage) {
+        let now = sys::now_ns();
+        self.ns[stage as usize] += now.saturating_sub(self.at);
+        self.at = now.max(self.at);
     }
 
     fn add_to(&self, counters: &[std::sync::atomic::AtomicU64; Stage::ALL.len()]) {
@@ -683,6 +691,12 @@ impl Lap {
     }
 }
 
+/// Route: a packet accepted from its leg's endpoint (authenticated, or
+/// plain and well formed). Its sequence number counts towards the leg's
+/// expected packets (the header is in the clear in the received buffer),
+/// with call quality on its arrival towards the leg's jitter (not events
+/// or comfort noise, whose timestamps stand still), and its source is
+/// latched: media to the endpoint goes where it sends from.
 fn route<E: Engine>(p: &mut Pkt, leg: &mut Leg<E>, io: &mut dyn Io, now_ms: u64, quality: bool) {
     if p.kind == Kind::Rtp && p.len >= 12 {
         let seq = u16::from_be_bytes([p.a[2], p.a[3]]);

@@ -45,9 +45,6 @@ where
     pub playing: Vec<(u32, u8)>,
     /// The delay bound (ns; 0: none): see [`crate::WorkerConfig::stale_ns`].
     pub stale_ns: u64,
-    /// Nanoseconds the engine's transforms took, ever (the round's clock
-    /// takes its share out of the stage that ran them).
-    pub crypto_ns: u64,
 }
 
 impl<E: Engine> std::ops::Drop for Shard<E>
