@@ -38,6 +38,7 @@
 //! why it is sound.
 
 pub mod batcher;
+pub mod kernel_cache;
 pub mod layout;
 
 use cudarc::driver::sys::CUdeviceptr;
@@ -151,6 +152,9 @@ pub struct GpuConfig {
     /// The persistent kernel exits after this long without work (it is
     /// relaunched on the next batch), so it can never hold the device forever.
     pub idle_exit: Duration,
+    /// Where the compiled kernels are kept between starts
+    /// ([`kernel_cache`]); `None`: compiled at every start.
+    pub kernel_cache: Option<std::path::PathBuf>,
 }
 
 impl Default for GpuConfig {
@@ -168,6 +172,7 @@ impl Default for GpuConfig {
             cpu_below: 0,
             timeout: Duration::from_secs(5),
             idle_exit: Duration::from_secs(10),
+            kernel_cache: None,
         }
     }
 }
@@ -401,6 +406,20 @@ pub struct DeviceInfo {
     pub threads: u32,
     /// Submission lanes.
     pub lanes: usize,
+    /// Where the kernels' machine code came from.
+    pub kernels: Kernels,
+    /// How long [`GpuEngine::new`] took.
+    pub start: Duration,
+}
+
+/// Where a start found the kernels' machine code.
+#[derive(Clone, Debug)]
+pub enum Kernels {
+    /// Read from the kernel cache.
+    Cached(std::path::PathBuf),
+    /// Compiled by NVRTC in this long; `kept` says whether the cache took it
+    /// (and if not, why).
+    Compiled { took: Duration, kept: Result<std::path::PathBuf, String> },
 }
 
 /// The hybrid threshold measured by [`GpuEngine::calibrate`].
@@ -411,12 +430,87 @@ pub struct Calibration {
     /// Batches of at least this many packets go to the GPU (`usize::MAX`:
     /// the GPU was slower at every size measured).
     pub threshold: usize,
+    /// The time budget ended before every size was measured.
+    pub cut: bool,
+    /// How long it took.
+    pub took: Duration,
 }
 
 /// Whether the CUDA driver and NVRTC libraries can be loaded here.
 pub fn libraries_present() -> bool {
     // SAFETY: these only try to dlopen the libraries.
     unsafe { cudarc::driver::sys::is_culib_present() && cudarc::nvrtc::sys::is_culib_present() }
+}
+
+/// The kernels' module for the context's device: the cubin from the kernel
+/// cache when it holds this build's, else compiled by NVRTC (and kept there).
+/// A cached cubin the driver refuses is compiled again and replaced.
+fn load_kernels(
+    ctx: &Arc<CudaContext>,
+    device: &str,
+    cc: (i32, i32),
+    cache: Option<&std::path::Path>,
+) -> Result<(Arc<cudarc::driver::CudaModule>, Kernels), GpuError> {
+    // A real architecture (sm_XX, not compute_XX): NVRTC then makes the
+    // device's machine code, which loads without the driver compiling PTX.
+    let options = vec![format!("--gpu-architecture=sm_{}{}", cc.0, cc.1), "-default-device".to_string()];
+    let mut driver = 0;
+    // SAFETY: writes one int.
+    unsafe { sys::cuDriverGetVersion(&mut driver) }.result()?;
+    let mut nvrtc = (0, 0);
+    // SAFETY: writes two ints.
+    unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut nvrtc.0, &mut nvrtc.1) }
+        .result()
+        .map_err(|e| GpuError::Compile(format!("{e:?}")))?;
+    let key = kernel_cache::BuildKey { source: KERNEL_SOURCE, options: &options, device, cc, driver, nvrtc };
+    let cache = cache.map(kernel_cache::KernelCache::new);
+    if let Some(cubin) = cache.as_ref().and_then(|c| c.load(&key)) {
+        if let Ok(module) = ctx.load_module(cudarc::nvrtc::Ptx::from_binary(cubin)) {
+            let path = cache.as_ref().map(|c| c.dir().join(key.file_name())).unwrap_or_default();
+            return Ok((module, Kernels::Cached(path)));
+        }
+    }
+    let t = Instant::now();
+    let cubin = compile_cubin(KERNEL_SOURCE, &options)?;
+    let took = t.elapsed();
+    let module = ctx.load_module(cudarc::nvrtc::Ptx::from_binary(cubin.clone()))?;
+    let kept = match &cache {
+        Some(c) => c.store(&key, &cubin).map(|()| c.dir().join(key.file_name())).map_err(|e| e.to_string()),
+        None => Err("no kernel cache configured".to_string()),
+    };
+    Ok((module, Kernels::Compiled { took, kept }))
+}
+
+/// Compiles `source` with NVRTC into the device's machine code. By hand
+/// over cudarc's NVRTC calls: cudarc 0.18 returns only a program's PTX,
+/// and the cubin is what a later start loads without compiling.
+fn compile_cubin(source: &str, options: &[String]) -> Result<Vec<u8>, GpuError> {
+    use cudarc::nvrtc::{result as nvrtc, sys as nvrtc_sys};
+    let err = |e: nvrtc::NvrtcError| GpuError::Compile(format!("{e:?}"));
+    let src = std::ffi::CString::new(source).map_err(|e| GpuError::Compile(e.to_string()))?;
+    let prog = nvrtc::create_program(&src, None).map_err(err)?;
+    // SAFETY: `prog` was created above from `src`, which outlives it, and is
+    // destroyed once, below; the cubin buffer has the size NVRTC reports.
+    let compiled = unsafe {
+        match nvrtc::compile_program(prog, options) {
+            Ok(()) => {
+                let mut size = 0usize;
+                nvrtc_sys::nvrtcGetCUBINSize(prog, &mut size).result().and_then(|()| {
+                    let mut cubin = vec![0u8; size];
+                    nvrtc_sys::nvrtcGetCUBIN(prog, cubin.as_mut_ptr().cast()).result().map(|()| cubin)
+                })
+            }
+            Err(e) => {
+                let log = nvrtc::get_program_log(prog).unwrap_or_default();
+                let log: Vec<u8> = log.iter().map(|&c| c as u8).take_while(|&b| b != 0).collect();
+                let _ = nvrtc::destroy_program(prog);
+                return Err(GpuError::Compile(format!("{e:?}: {}", String::from_utf8_lossy(&log))));
+            }
+        }
+    };
+    // SAFETY: as above; not used after this.
+    let _ = unsafe { nvrtc::destroy_program(prog) };
+    compiled.map_err(err)
 }
 
 thread_local! {
@@ -430,6 +524,7 @@ impl GpuEngine {
     /// device, allocates key slots and the lanes' buffers. (Resident kernels
     /// start with a lane's first batch.)
     pub fn new(cfg: GpuConfig) -> Result<GpuEngine, GpuError> {
+        let started = Instant::now();
         // SAFETY: only probes for the shared libraries.
         if unsafe { !cudarc::driver::sys::is_culib_present() } {
             return Err(GpuError::Unavailable("the CUDA driver (libcuda.so) is not installed".into()));
@@ -449,17 +544,7 @@ impl GpuEngine {
         let name = ctx.name()?;
         let cc = ctx.compute_capability()?;
         let sms = ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
-        let arch: &'static str = Box::leak(format!("sm_{}{}", cc.0, cc.1).into_boxed_str());
-        let ptx = cudarc::nvrtc::compile_ptx_with_opts(
-            KERNEL_SOURCE,
-            cudarc::nvrtc::CompileOptions {
-                arch: Some(arch),
-                options: vec!["-default-device".into()],
-                ..Default::default()
-            },
-        )
-        .map_err(|e| GpuError::Compile(format!("{e:?}")))?;
-        let module = ctx.load_module(ptx)?;
+        let (module, kernels) = load_kernels(&ctx, &name, cc, cfg.kernel_cache.as_deref())?;
         let gather_fn = module.load_function("srtp_gather")?;
         let persistent_fn = module.load_function("srtp_persistent")?;
 
@@ -491,7 +576,8 @@ impl GpuEngine {
             // 256 threads use 72 registers each: 3 blocks fit an SM.
             sms * 3
         };
-        let info = DeviceInfo { name, cc, sms, blocks, threads: cfg.threads, lanes: lanes_n };
+        let mut info =
+            DeviceInfo { name, cc, sms, blocks, threads: cfg.threads, lanes: lanes_n, kernels, start: Duration::ZERO };
         let mut lanes = Vec::with_capacity(lanes_n);
         for _ in 0..lanes_n {
             let persistent = cfg.mode == Mode::Persistent;
@@ -521,6 +607,7 @@ impl GpuEngine {
             }));
         }
         let cpu_below = cfg.cpu_below;
+        info.start = started.elapsed();
         Ok(GpuEngine {
             shared,
             lanes: Arc::new(lanes),
@@ -651,6 +738,14 @@ impl GpuEngine {
     /// round trip (median of 15 each). Sets and returns the threshold: the
     /// smallest batch from which the GPU is faster at every larger size.
     pub fn calibrate(&self) -> Result<Calibration, GpuError> {
+        self.calibrate_within(Duration::MAX)
+    }
+
+    /// [`calibrate`](Self::calibrate), measuring no further size once
+    /// `budget` has passed (a start that waits for it stays bounded); the
+    /// threshold then comes from the sizes measured, `cut` says so.
+    pub fn calibrate_within(&self, budget: Duration) -> Result<Calibration, GpuError> {
+        let started = Instant::now();
         const MAX: usize = 4096;
         const PITCH: usize = 256;
         let suite = srtp::Suite::AES_CM_128_HMAC_SHA1_80;
@@ -664,7 +759,12 @@ impl GpuEngine {
         let result = (|| -> Result<Calibration, GpuError> {
             let mut rows = Vec::new();
             let mut n = 1;
+            let mut cut = false;
             while n <= MAX {
+                if started.elapsed() > budget {
+                    cut = true;
+                    break;
+                }
                 let mut cpu_t = Vec::new();
                 let mut gpu_t = Vec::new();
                 for rep in 0..17 {
@@ -692,7 +792,7 @@ impl GpuEngine {
                     break;
                 }
             }
-            Ok(Calibration { rows, threshold })
+            Ok(Calibration { rows, threshold, cut, took: started.elapsed() })
         })();
         self.unregister(region.ptr);
         let cal = result?;

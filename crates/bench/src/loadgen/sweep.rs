@@ -75,9 +75,10 @@ pub struct SweepArgs {
     /// Show the progress line of each run.
     #[arg(long)]
     pub progress: bool,
-    /// Seconds a started relay has to answer its first NG ping. Generous:
-    /// `srtpgate serve --engine gpu` compiles its kernels and calibrates
-    /// before it listens, 10 s and more on a fresh GPU machine.
+    /// Seconds a started relay has to answer its first NG ping (it listens
+    /// once ready: `srtpgate serve --engine gpu` starts its engine and
+    /// calibrates first, under 1 s on the GPU machines; an older relay whose
+    /// driver compiled the kernels took 30 s on a fresh one).
     #[arg(long, default_value_t = 120.0, value_name = "SECONDS")]
     pub relay_start_timeout: f64,
     /// The callers' codec: real encoded audio (see `loadgen --codec`).

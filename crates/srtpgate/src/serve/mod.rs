@@ -36,8 +36,13 @@ use zeroize::{Zeroize, Zeroizing};
 /// connection, sockets closing in a worker after their call ended.
 const FD_SLACK: usize = 64;
 
+/// The most time the GPU engine's start spends measuring the hybrid
+/// threshold (a whole measurement takes well under it on the GPU machines).
+const CALIBRATION: Duration = Duration::from_secs(2);
+
 /// Runs the daemon until a signal; errors are configuration or start-up failures.
 pub fn run(args: ServeArgs) -> Result<(), String> {
+    let started = Instant::now();
     let cfg = Config::resolve(&args)?;
     let filter = tracing_subscriber::EnvFilter::try_new(&cfg.log_level)
         .map_err(|e| format!("log-level {:?}: {e}", cfg.log_level))?;
@@ -63,7 +68,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     warn_ephemeral_overlap(&cfg);
     let cfg = Arc::new(cfg);
     match cfg.engine {
-        EngineChoice::Cpu => serve(cfg.clone(), CpuEngine::new(), log),
+        EngineChoice::Cpu => serve(cfg.clone(), CpuEngine::new(), log, started),
         EngineChoice::Gpu | EngineChoice::Auto => {
             let mode = cfg.gpu_mode.parse().map_err(|e: String| e)?;
             // One submission lane per media worker (up to 64; beyond that
@@ -76,40 +81,62 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
                 lanes: cfg.workers.clamp(1, 64),
                 chunk_packets: 4 * crate::relay::worker::MAX_LOOP_PACKETS,
                 chunk_bytes: 1 << 20,
+                kernel_cache: cfg.gpu_kernel_cache.clone(),
                 ..GpuConfig::default()
             };
             match GpuEngine::new(gcfg) {
                 Ok(g) => {
-                    tracing::info!("GPU engine: {:?}", g.info());
+                    let info = g.info();
+                    let kernels = match &info.kernels {
+                        srtp_cuda::Kernels::Cached(path) => format!("kernels from {}", path.display()),
+                        srtp_cuda::Kernels::Compiled { took, kept: Ok(path) } => {
+                            format!("kernels compiled in {:.2} s, kept in {}", took.as_secs_f64(), path.display())
+                        }
+                        srtp_cuda::Kernels::Compiled { took, kept: Err(why) } => {
+                            format!("kernels compiled in {:.2} s, not kept ({why})", took.as_secs_f64())
+                        }
+                    };
+                    tracing::info!(
+                        "GPU engine on {} (sm_{}{}, {} SMs, {} blocks of {} threads, {} lanes) started in {:.2} s: {kernels}",
+                        info.name,
+                        info.cc.0,
+                        info.cc.1,
+                        info.sms,
+                        info.blocks,
+                        info.threads,
+                        info.lanes,
+                        info.start.as_secs_f64()
+                    );
                     // Small batches stay on the CPU: below the crossover the
                     // GPU's round trip is longer than the CPU's work (the
-                    // hybrid policy), measured here unless configured.
+                    // hybrid policy), measured here unless configured, for
+                    // at most CALIBRATION so that a start stays short.
                     match cfg.gpu_min_batch {
                         Some(n) => g.set_cpu_below(n),
-                        None => {
-                            match g.calibrate() {
-                                Ok(c) => {
-                                    let rows: Vec<String> = c
-                                        .rows
-                                        .iter()
-                                        .map(|(n, cpu, gpu)| format!("{n}: cpu {cpu:.1} us gpu {gpu:.1} us"))
-                                        .collect();
-                                    tracing::info!(
-                                    "GPU hybrid threshold measured: batches of {} packets and more go to the GPU ({})",
+                        None => match g.calibrate_within(CALIBRATION) {
+                            Ok(c) => {
+                                let rows: Vec<String> = c
+                                    .rows
+                                    .iter()
+                                    .map(|(n, cpu, gpu)| format!("{n}: cpu {cpu:.1} us gpu {gpu:.1} us"))
+                                    .collect();
+                                tracing::info!(
+                                    "GPU hybrid threshold measured in {:.2} s{}: batches of {} packets and more go to the GPU ({})",
+                                    c.took.as_secs_f64(),
+                                    if c.cut { " (the time bound ended it; larger sizes not measured)" } else { "" },
                                     if c.threshold == usize::MAX { "no number of".to_string() } else { c.threshold.to_string() },
                                     rows.join(", ")
                                 );
-                                }
-                                Err(e) => {
-                                    tracing::warn!(
-                                        "GPU calibration failed ({e}); batches of 64 packets and more go to the GPU"
-                                    );
-                                    g.set_cpu_below(64);
-                                }
                             }
-                        }
+                            Err(e) => {
+                                tracing::warn!(
+                                    "GPU calibration failed ({e}); batches of 64 packets and more go to the GPU"
+                                );
+                                g.set_cpu_below(64);
+                            }
+                        },
                     }
-                    serve(cfg.clone(), Arc::new(g), log)
+                    serve(cfg.clone(), Arc::new(g), log, started)
                 }
                 Err(e) => {
                     // `Unavailable` says so itself; a CUDA or NVRTC failure
@@ -122,7 +149,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
                         return Err(format!("{why} (use --engine cpu or auto)"));
                     }
                     tracing::warn!("{why}; running on the CPU engine");
-                    serve(cfg.clone(), CpuEngine::new(), log)
+                    serve(cfg.clone(), CpuEngine::new(), log, started)
                 }
             }
         }
@@ -289,7 +316,7 @@ impl Shared {
     }
 }
 
-fn serve<E>(cfg: Arc<Config>, engine: E, log: Option<ui::LogControl>) -> Result<(), String>
+fn serve<E>(cfg: Arc<Config>, engine: E, log: Option<ui::LogControl>, started: Instant) -> Result<(), String>
 where
     E: Engine + Clone + 'static,
     E::Keys: 'static,
@@ -421,6 +448,8 @@ where
             http_files = cfg.http_max_connections + cfg.ui.as_ref().map_or(0, |u| u.max_clients);
         }
         set_fd_budget(&shared, http_files);
+        // From here NG requests are answered and /health says ok.
+        tracing::info!("ready in {:.2} s", started.elapsed().as_secs_f64());
         let timer = shared.clone();
         tokio::spawn(async move {
             let mut tick = tokio::time::interval(Duration::from_secs(1));

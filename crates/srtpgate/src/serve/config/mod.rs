@@ -58,6 +58,8 @@ pub struct Config {
     pub gpu_mode: String,
     /// Hybrid threshold of the GPU engine; `None`: measured at start.
     pub gpu_min_batch: Option<usize>,
+    /// See `--gpu-kernel-cache` (`None`: off, or no directory to default to).
+    pub gpu_kernel_cache: Option<PathBuf>,
     /// Codec plugin directory.
     pub codec_plugin_dir: Option<PathBuf>,
     /// Encoder complexity (0–10), for codecs that have one.
@@ -477,6 +479,11 @@ impl Config {
             }
             (None, None) => None,
         };
+        let gpu_kernel_cache = match args.gpu_kernel_cache.clone().or(file.gpu_kernel_cache) {
+            Some(d) if d.as_os_str() == "off" => None,
+            Some(d) => Some(d),
+            None => default_kernel_cache(|k| std::env::var_os(k)),
+        };
         let io = args.io.clone().or(file.io).unwrap_or_else(|| "auto".into());
         if !["sockets", "uring", "xdp", "mem", "auto"].contains(&io.as_str()) {
             return Err(format!("io: {io:?} is not one of sockets, uring, xdp, mem, auto"));
@@ -577,6 +584,7 @@ impl Config {
             engine,
             gpu_mode,
             gpu_min_batch,
+            gpu_kernel_cache,
             codec_plugin_dir,
             codec_complexity,
             plc,
@@ -757,6 +765,22 @@ fn resolve_ui(args: &ServeArgs, f: UiFile) -> Result<Option<UiConfig>, String> {
 
 /// `auto` (measure at start) or a batch size of 0..=65 536 packets (0: every
 /// batch on the GPU).
+/// Where the GPU engine keeps its kernels when not told: the service's
+/// cache directory (systemd's `CacheDirectory=`, which it names in
+/// `$CACHE_DIRECTORY`), else the user's (`$XDG_CACHE_HOME`, `~/.cache`).
+fn default_kernel_cache(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> Option<PathBuf> {
+    let nonempty = |k: &str| var(k).filter(|v| !v.is_empty());
+    if let Some(dirs) = nonempty("CACHE_DIRECTORY") {
+        // Several directories are separated by colons: the first is ours.
+        let first = dirs.to_string_lossy().split(':').next().map(PathBuf::from)?;
+        return Some(first.join("gpu-kernels"));
+    }
+    let base = nonempty("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| nonempty("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    Some(base.join("srtpgate").join("gpu-kernels"))
+}
+
 fn parse_min_batch(s: &str) -> Result<Option<usize>, String> {
     match s.trim() {
         "auto" => Ok(None),
@@ -970,6 +994,29 @@ mod tests {
         assert!(e.contains("codec_complexity"), "{e}");
         assert_eq!(with_file("gpu_min_batch = \"auto\"\n").expect("auto").gpu_min_batch, None);
         assert_eq!(Config::resolve(&ServeArgs::default()).expect("defaults").gpu_min_batch, None);
+    }
+
+    #[test]
+    fn the_kernel_cache_is_the_services_or_the_users_unless_set() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| std::ffi::OsString::from(v))
+        };
+        let d = |pairs| default_kernel_cache(env(pairs));
+        assert_eq!(
+            d(&[("CACHE_DIRECTORY", "/var/cache/srtpgate:/var/cache/other"), ("HOME", "/home/x")]),
+            Some(PathBuf::from("/var/cache/srtpgate/gpu-kernels"))
+        );
+        assert_eq!(
+            d(&[("XDG_CACHE_HOME", "/xdg"), ("HOME", "/home/x")]),
+            Some(PathBuf::from("/xdg/srtpgate/gpu-kernels"))
+        );
+        assert_eq!(d(&[("HOME", "/home/x")]), Some(PathBuf::from("/home/x/.cache/srtpgate/gpu-kernels")));
+        assert_eq!(d(&[("HOME", "")]), None);
+        let set = ServeArgs { gpu_kernel_cache: Some("/srv/k".into()), ..Default::default() };
+        assert_eq!(Config::resolve(&set).unwrap().gpu_kernel_cache, Some(PathBuf::from("/srv/k")));
+        let off = ServeArgs { gpu_kernel_cache: Some("off".into()), ..Default::default() };
+        assert_eq!(Config::resolve(&off).unwrap().gpu_kernel_cache, None);
+        assert_eq!(with_file("gpu_kernel_cache = \"/k\"\n").unwrap().gpu_kernel_cache, Some(PathBuf::from("/k")));
         let c = with_file("max_id_length = 64\nng_cache_seconds = 5\nhttp_max_connections = 8\n").expect("limits");
         assert_eq!(
             (c.limits.max_id_length, c.limits.ng_cache_ttl, c.http_max_connections),

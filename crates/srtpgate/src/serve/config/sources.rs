@@ -43,6 +43,11 @@ pub struct ServeArgs {
     /// stay on the CPU engine; `auto` measures the crossover at start.
     #[arg(long = "gpu-min-batch", env = "SRTPGATE_GPU_MIN_BATCH")]
     pub gpu_min_batch: Option<String>,
+    /// Directory where the GPU engine keeps its compiled kernels between
+    /// starts (`off`: compile at every start). By default systemd's
+    /// CacheDirectory, else $XDG_CACHE_HOME or ~/.cache, under srtpgate/.
+    #[arg(long = "gpu-kernel-cache", env = "SRTPGATE_GPU_KERNEL_CACHE")]
+    pub gpu_kernel_cache: Option<PathBuf>,
     /// Directory of codec plugins (`*.so`) loaded at start for transcoding
     /// (the in-tree G.711 is always there); by default /usr/lib/srtpgate/codecs
     /// where it exists (the Debian package's).
@@ -305,6 +310,7 @@ pub(super) struct FileConfig {
     pub(super) engine: Option<String>,
     pub(super) gpu_mode: Option<String>,
     pub(super) gpu_min_batch: Option<toml::Value>,
+    pub(super) gpu_kernel_cache: Option<PathBuf>,
     pub(super) codec_plugin_dir: Option<PathBuf>,
     pub(super) codec_complexity: Option<u8>,
     pub(super) plc: Option<String>,
