@@ -83,6 +83,11 @@ struct GpuBench {
     /// Submitting threads (relay workers) of the pool-resident figures.
     #[arg(long, value_delimiter = ',', default_values_t = [1usize, 4, 8, 16])]
     threads: Vec<usize>,
+    /// Frame pitches in bytes of the pool section (comma-separated): packets
+    /// at the start of frames this far apart, instead of the relay's two
+    /// layouts (its pool and AF_XDP's frames). At least the packet's size.
+    #[arg(long, value_delimiter = ',')]
+    pitch: Vec<usize>,
 }
 
 /// One measured figure, in the shape other tools read.
@@ -130,6 +135,7 @@ pub fn run(args: BenchArgs) -> Result<(), String> {
                 quick: g.quick,
                 only: g.only,
                 threads: g.threads,
+                pitches: g.pitch,
             };
             crate::gpubench::run(opts, g.json)
         }

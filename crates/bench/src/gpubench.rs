@@ -52,6 +52,9 @@ pub struct GpuBenchOptions {
     pub only: Vec<String>,
     /// Submitting threads of the pool-resident throughput figures.
     pub threads: Vec<usize>,
+    /// Frame pitches (bytes) of the pool section instead of the relay's two
+    /// layouts: a packet at the start of each frame, frames this far apart.
+    pub pitches: Vec<usize>,
 }
 
 /// The sections of `bench gpu`, in the order they run.
@@ -575,6 +578,10 @@ pub fn run(opts: GpuBenchOptions, json: bool) -> Result<(), String> {
     if opts.threads.iter().any(|&t| t == 0 || t > 64) {
         return Err("--threads: 1..=64 submitting threads".into());
     }
+    // The pool section's packets: 12 + 160 bytes and a tag of up to 16.
+    if opts.pitches.iter().any(|&p| !(188..=65_536).contains(&p)) {
+        return Err("--pitch: frame pitches of 188..=65536 bytes (a packet is up to 188)".into());
+    }
     let on = |s: &str| opts.only.is_empty() || opts.only.iter().any(|o| o == s);
     let mut out: Vec<GpuRecord> = Vec::new();
     let budget = Duration::from_secs_f64(opts.seconds.clamp(0.01, 30.0));
@@ -697,7 +704,12 @@ pub fn run(opts: GpuBenchOptions, json: bool) -> Result<(), String> {
         // moved in by DMA), every layout, batch and number of submitting
         // threads (at most 1 Mi packets in flight).
         let max_packets = 1 << 20;
-        for layout in layouts() {
+        let pool_layouts: Vec<(&str, usize, usize)> = if opts.pitches.is_empty() {
+            layouts().to_vec()
+        } else {
+            opts.pitches.iter().map(|&p| ("pitch", p, 0)).collect()
+        };
+        for layout in pool_layouts {
             let mut mem = PoolMemory::new(g, max_packets * layout.1, layout.1)?;
             for &suite in &opts.suites {
                 for &n in opts.batches.iter().filter(|&&n| n >= 1024) {
@@ -705,7 +717,10 @@ pub fn run(opts: GpuBenchOptions, json: bool) -> Result<(), String> {
                         if n * t > max_packets {
                             continue;
                         }
-                        let r = pool_throughput(g, &mut mem, layout, suite, n, t, 160, budget)?;
+                        let mut r = pool_throughput(g, &mut mem, layout, suite, n, t, 160, budget)?;
+                        if layout.0 == "pitch" {
+                            r.op = format!("protect_pitch{}", layout.1);
+                        }
                         say(&r);
                         out.push(r);
                     }
