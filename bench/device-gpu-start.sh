@@ -6,8 +6,11 @@
 #   cold     an empty kernel cache (NVRTC compiles, the cubin is kept)
 #   warm     the cache from the run before (RUNS times)
 #   off      --gpu-kernel-cache off (compiles at every start)
-#   refused  the cached file overwritten with another ELF file: the driver
-#            refuses it, the start compiles again and replaces it
+#   damaged  the cached file cut short: its digest does not check, the
+#            start compiles again and replaces it
+#   refused  the cached file overwritten with another ELF file and its
+#            digest: the driver refuses it, the start compiles again and
+#            replaces it
 # With BEFORE=DIR (a bundle of an earlier srtpgate, which compiled the
 # kernels to PTX and left the driver to compile that): that binary started
 # with the driver's own cache (~/.nv/ComputeCache) emptied, then again.
@@ -66,14 +69,21 @@ start cold --gpu-kernel-cache "$cache"
 ls -la "$cache" | tee "$OUT/cache.txt"
 for i in $(seq 1 "$RUNS"); do start "warm$i" --gpu-kernel-cache "$cache"; done
 start off --gpu-kernel-cache off
-# A cubin the driver refuses (here: another program's ELF file) under the
-# build's name: the start compiles again and replaces it.
+# The cached file damaged (its last byte cut): its digest does not check,
+# the start compiles again and replaces it.
 f=$(ls "$cache"/kernels-*.cubin)
+size=$(stat -c %s "$f")
+truncate -s -1 "$f"
+start damaged --gpu-kernel-cache "$cache"
+grep -q "kernels compiled" "$OUT/start-damaged.log" || { echo "damaged: not compiled again"; exit 1; }
+[ "$(stat -c %s "$f")" -eq "$size" ] || { echo "damaged: the file was not replaced"; exit 1; }
+# A file whose digest checks but which the driver refuses (another
+# program's ELF file, its SHA-256 appended): compiled again and replaced.
 cp "$B/srtpgate" "$f"
+python3 -c "import hashlib, sys; p = sys.argv[1]; d = open(p, 'rb').read(); open(p, 'ab').write(hashlib.sha256(d).digest())" "$f"
 start refused --gpu-kernel-cache "$cache"
-grep -q "kernels compiled" "$OUT/start-refused.log" || { echo "refused: not compiled again"; exit 1; }
-head -c 4 "$f" | od -c | head -1
-[ "$(stat -c %s "$f")" -lt 10000000 ] || { echo "refused: the file was not replaced"; exit 1; }
+grep -q "the driver refused the cached ones" "$OUT/start-refused.log" || { echo "refused: not compiled again"; exit 1; }
+[ "$(stat -c %s "$f")" -eq "$size" ] || { echo "refused: the file was not replaced"; exit 1; }
 start after-refused --gpu-kernel-cache "$cache"
 grep -q "kernels from" "$OUT/start-after-refused.log" || { echo "after-refused: not loaded from the cache"; exit 1; }
 if [ -n "${BEFORE:-}" ]; then

@@ -85,7 +85,7 @@ struct GpuBench {
     threads: Vec<usize>,
     /// Frame pitches in bytes of the pool section (comma-separated): packets
     /// at the start of frames this far apart, instead of the relay's two
-    /// layouts (its pool and AF_XDP's frames). At least the packet's size.
+    /// layouts (its pool and AF_XDP's frames): 188..=8192 bytes.
     #[arg(long, value_delimiter = ',')]
     pitch: Vec<usize>,
 }

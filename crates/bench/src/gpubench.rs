@@ -579,8 +579,8 @@ pub fn run(opts: GpuBenchOptions, json: bool) -> Result<(), String> {
         return Err("--threads: 1..=64 submitting threads".into());
     }
     // The pool section's packets: 12 + 160 bytes and a tag of up to 16.
-    if opts.pitches.iter().any(|&p| !(188..=65_536).contains(&p)) {
-        return Err("--pitch: frame pitches of 188..=65536 bytes (a packet is up to 188)".into());
+    if opts.pitches.iter().any(|&p| !(188..=8192).contains(&p)) {
+        return Err("--pitch: frame pitches of 188..=8192 bytes (a packet is up to 188; 1 Mi frames are pinned)".into());
     }
     let on = |s: &str| opts.only.is_empty() || opts.only.iter().any(|o| o == s);
     let mut out: Vec<GpuRecord> = Vec::new();
@@ -703,7 +703,15 @@ pub fn run(opts: GpuBenchOptions, json: bool) -> Result<(), String> {
         // Packets where a relay keeps them: launch mode (read over PCIe, or
         // moved in by DMA), every layout, batch and number of submitting
         // threads (at most 1 Mi packets in flight).
-        let max_packets = 1 << 20;
+        // As many frames as the largest load runs (at most 1 Mi), pinned.
+        let max_packets = opts
+            .batches
+            .iter()
+            .filter(|&&n| n >= 1024)
+            .flat_map(|&n| opts.threads.iter().map(move |&t| n * t))
+            .filter(|&p| p <= 1 << 20)
+            .max()
+            .unwrap_or(1024);
         let pool_layouts: Vec<(&str, usize, usize)> = if opts.pitches.is_empty() {
             layouts().to_vec()
         } else {

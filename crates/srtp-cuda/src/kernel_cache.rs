@@ -12,6 +12,12 @@
 //! A file is written to a temporary name and renamed, so a reader sees a
 //! whole file or none; one the driver refuses is compiled again and
 //! replaced.
+//!
+//! The driver takes a cubin by pointer, without its length, and runs it
+//! beside the session keys: a file is used only when it ends with the
+//! SHA-256 of what comes before (so a damaged one is never handed to the
+//! driver), and when it and its directory belong to this user and nobody
+//! else may write them (so nobody else can plant code there).
 
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
@@ -75,39 +81,77 @@ impl KernelCache {
         &self.dir
     }
 
-    /// The cubin of `key`, if this directory holds one that looks like
-    /// machine code (an ELF file of a sane size, not a link). Anything else
-    /// is a miss: the caller compiles.
+    /// The cubin of `key`, if this directory holds one whose digest checks,
+    /// in a file and directory only this user can write (not a link, not
+    /// over [`MAX_BYTES`]). Anything else is a miss: the caller compiles.
     pub fn load(&self, key: &BuildKey) -> Option<Vec<u8>> {
         use std::os::unix::fs::OpenOptionsExt;
+        if !private(&std::fs::metadata(&self.dir).ok()?) {
+            return None;
+        }
         let path = self.dir.join(key.file_name());
-        let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(&path).ok()?;
+        // No link followed; a FIFO in the file's place does not block.
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(&path)
+            .ok()?;
         let meta = file.metadata().ok()?;
-        if !meta.is_file() || meta.len() > MAX_BYTES {
+        if !meta.is_file() || !private(&meta) || meta.len() > MAX_BYTES {
             return None;
         }
         let mut bytes = Vec::with_capacity(meta.len() as usize);
         file.take(MAX_BYTES).read_to_end(&mut bytes).ok()?;
-        bytes.starts_with(b"\x7fELF").then_some(bytes)
+        let split = bytes.len().checked_sub(DIGEST)?;
+        let (cubin, digest) = bytes.split_at(split);
+        let good = aws_lc_rs::constant_time::verify_slices_are_equal(sha256(cubin).as_ref(), digest).is_ok();
+        if !good || !cubin.starts_with(b"\x7fELF") {
+            return None;
+        }
+        bytes.truncate(split);
+        Some(bytes)
     }
 
-    /// Keeps `cubin` as `key`'s, replacing any file of that name whole.
+    /// Keeps `cubin` as `key`'s (followed by its digest), replacing any file
+    /// of that name whole. The directory is made `0700` where it is missing,
+    /// and refused where someone else could write it.
     pub fn store(&self, key: &BuildKey, cubin: &[u8]) -> io::Result<()> {
         use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
         std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&self.dir)?;
+        if !private(&std::fs::metadata(&self.dir)?) {
+            return Err(io::Error::other(format!("{}: another user owns it, or may write it", self.dir.display())));
+        }
         let name = key.file_name();
-        let tmp = self.dir.join(format!(".{name}.{}", std::process::id()));
-        let write = || -> io::Result<()> {
-            let mut f = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&tmp)?;
-            f.write_all(cubin)?;
-            f.sync_all()
-        };
-        let r = write().and_then(|()| std::fs::rename(&tmp, self.dir.join(&name)));
-        if r.is_err() {
+        // Unique to this write: two engines of one process may store at once.
+        static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let tmp = self.dir.join(format!(".{name}.{}.{n}", std::process::id()));
+        let mut f = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&tmp)?;
+        let written = f
+            .write_all(cubin)
+            .and_then(|()| f.write_all(sha256(cubin).as_ref()))
+            .and_then(|()| f.sync_all())
+            .and_then(|()| std::fs::rename(&tmp, self.dir.join(&name)));
+        if written.is_err() {
+            // Ours (created above), so ours to remove.
             let _ = std::fs::remove_file(&tmp);
         }
-        r
+        written
     }
+}
+
+/// Bytes of the digest after a cubin.
+const DIGEST: usize = 32;
+
+fn sha256(b: &[u8]) -> aws_lc_rs::digest::Digest {
+    aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, b)
+}
+
+/// Owned by this process's user, and writable by nobody else.
+fn private(meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    meta.uid() == unsafe { libc::geteuid() } && meta.mode() & 0o022 == 0
 }
 
 #[cfg(test)]
@@ -159,13 +203,39 @@ mod tests {
         assert_eq!(cache.load(&k).as_deref(), Some(&b"\x7fELF newer"[..]));
         let names: Vec<_> = std::fs::read_dir(cache.dir()).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(names.len(), 1, "{names:?}");
-        // Not machine code: a miss.
-        std::fs::write(cache.dir().join(k.file_name()), b"not a cubin").unwrap();
+        // Damaged (cut short, or a byte changed): the digest does not check.
+        let file = cache.dir().join(k.file_name());
+        let whole = std::fs::read(&file).unwrap();
+        std::fs::write(&file, &whole[..whole.len() - 1]).unwrap();
+        assert_eq!(cache.load(&k), None, "cut short");
+        let mut changed = whole.clone();
+        changed[5] ^= 1;
+        std::fs::write(&file, &changed).unwrap();
+        assert_eq!(cache.load(&k), None, "a byte changed");
+        // Not machine code, though its digest checks: a miss.
+        cache.store(&k, b"not a cubin").unwrap();
         assert_eq!(cache.load(&k), None);
+        // Writable by others: neither read nor written.
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::write(&file, &whole).unwrap();
+        assert_eq!(cache.load(&k).as_deref(), Some(&b"\x7fELF newer"[..]));
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o666)).unwrap();
+        assert_eq!(cache.load(&k), None, "a file others may write");
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        std::fs::set_permissions(cache.dir(), std::fs::Permissions::from_mode(0o777)).unwrap();
+        assert_eq!(cache.load(&k), None, "a directory others may write");
+        assert!(cache.store(&k, &cubin).is_err());
+        std::fs::set_permissions(cache.dir(), std::fs::Permissions::from_mode(0o700)).unwrap();
+        // A FIFO in the file's place: a miss, without blocking.
+        std::fs::remove_file(&file).unwrap();
+        let c = std::ffi::CString::new(file.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid path string.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert_eq!(cache.load(&k), None, "a FIFO");
+        std::fs::remove_file(&file).unwrap();
         // A link in the file's place is not followed.
         let target = dir.join("elsewhere");
-        std::fs::write(&target, b"\x7fELF elsewhere").unwrap();
-        std::fs::remove_file(cache.dir().join(k.file_name())).unwrap();
+        std::fs::write(&target, &whole).unwrap(); // a file that would load
         std::os::unix::fs::symlink(&target, cache.dir().join(k.file_name())).unwrap();
         assert_eq!(cache.load(&k), None);
         // A directory that cannot be made is an error, not a panic.

@@ -418,8 +418,9 @@ pub enum Kernels {
     /// Read from the kernel cache.
     Cached(std::path::PathBuf),
     /// Compiled by NVRTC in this long; `kept` says whether the cache took it
-    /// (and if not, why).
-    Compiled { took: Duration, kept: Result<std::path::PathBuf, String> },
+    /// (and if not, why); `refused`: the cache held this build's file, and
+    /// the driver refused it.
+    Compiled { took: Duration, kept: Result<std::path::PathBuf, String>, refused: bool },
 }
 
 /// The hybrid threshold measured by [`GpuEngine::calibrate`].
@@ -430,7 +431,9 @@ pub struct Calibration {
     /// Batches of at least this many packets go to the GPU (`usize::MAX`:
     /// the GPU was slower at every size measured).
     pub threshold: usize,
-    /// The time budget ended before every size was measured.
+    /// The time budget ended before every size was measured (if the GPU won
+    /// at no size measured, the threshold is then the first size not
+    /// measured).
     pub cut: bool,
     /// How long it took.
     pub took: Duration,
@@ -464,10 +467,14 @@ fn load_kernels(
         .map_err(|e| GpuError::Compile(format!("{e:?}")))?;
     let key = kernel_cache::BuildKey { source: KERNEL_SOURCE, options: &options, device, cc, driver, nvrtc };
     let cache = cache.map(kernel_cache::KernelCache::new);
+    let mut refused = false;
     if let Some(cubin) = cache.as_ref().and_then(|c| c.load(&key)) {
-        if let Ok(module) = ctx.load_module(cudarc::nvrtc::Ptx::from_binary(cubin)) {
-            let path = cache.as_ref().map(|c| c.dir().join(key.file_name())).unwrap_or_default();
-            return Ok((module, Kernels::Cached(path)));
+        match ctx.load_module(cudarc::nvrtc::Ptx::from_binary(cubin)) {
+            Ok(module) => {
+                let path = cache.as_ref().map(|c| c.dir().join(key.file_name())).unwrap_or_default();
+                return Ok((module, Kernels::Cached(path)));
+            }
+            Err(_) => refused = true,
         }
     }
     let t = Instant::now();
@@ -478,7 +485,7 @@ fn load_kernels(
         Some(c) => c.store(&key, &cubin).map(|()| c.dir().join(key.file_name())).map_err(|e| e.to_string()),
         None => Err("no kernel cache configured".to_string()),
     };
-    Ok((module, Kernels::Compiled { took, kept }))
+    Ok((module, Kernels::Compiled { took, kept, refused }))
 }
 
 /// Compiles `source` with NVRTC into the device's machine code. By hand
@@ -791,6 +798,11 @@ impl GpuEngine {
                 } else {
                     break;
                 }
+            }
+            if cut && threshold == usize::MAX {
+                // The GPU lost at every size measured, but the larger ones,
+                // where it wins, were not: they go to it, not none at all.
+                threshold = n;
             }
             Ok(Calibration { rows, threshold, cut, took: started.elapsed() })
         })();

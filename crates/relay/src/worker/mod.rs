@@ -161,7 +161,8 @@ where
     pub fn run(mut self) {
         let mut more = false;
         // The clock's last reading: a round's stages read it at their
-        // boundaries ([`round::Lap`]), the loop once after each wait.
+        // boundaries ([`round::Lap`]), the loop once after each wait (and
+        // after commands, and for a player's due time when it may sleep).
         let mut at = crate::sys::now_ns();
         loop {
             let idle = if self.busy_poll || more {

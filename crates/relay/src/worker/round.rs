@@ -658,7 +658,8 @@ fn check_and_prepare<E: Engine>(p: &mut Pkt, leg: &mut Leg<E>, pool: &mut Pool) 
 /// packet), each lap added to the stage it closes. A reading also serves as
 /// the next stage's `now` (the stale check, the send stamps, the leg's last
 /// packet), so a round with packets reads the clock about ten times
-/// however many it holds. It is the wall clock ([`sys::now_ns`]) because
+/// however many it holds (and once more per socket call on the sockets'
+/// path, whose send stamps follow the call). It is the wall clock ([`sys::now_ns`]) because
 /// the kernel's receive timestamps, which delays are measured from, are.
 pub(super) struct Lap {
     at: u64,

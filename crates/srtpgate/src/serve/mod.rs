@@ -89,11 +89,13 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
                     let info = g.info();
                     let kernels = match &info.kernels {
                         srtp_cuda::Kernels::Cached(path) => format!("kernels from {}", path.display()),
-                        srtp_cuda::Kernels::Compiled { took, kept: Ok(path) } => {
-                            format!("kernels compiled in {:.2} s, kept in {}", took.as_secs_f64(), path.display())
-                        }
-                        srtp_cuda::Kernels::Compiled { took, kept: Err(why) } => {
-                            format!("kernels compiled in {:.2} s, not kept ({why})", took.as_secs_f64())
+                        srtp_cuda::Kernels::Compiled { took, kept, refused } => {
+                            let kept = match kept {
+                                Ok(path) => format!("kept in {}", path.display()),
+                                Err(why) => format!("not kept ({why})"),
+                            };
+                            let refused = if *refused { " (the driver refused the cached ones)" } else { "" };
+                            format!("kernels compiled in {:.2} s{refused}, {kept}", took.as_secs_f64())
                         }
                     };
                     tracing::info!(

@@ -480,6 +480,10 @@ impl Config {
             (None, None) => None,
         };
         let gpu_kernel_cache = match args.gpu_kernel_cache.clone().or(file.gpu_kernel_cache) {
+            // Empty would be the working directory (`/` under systemd).
+            Some(d) if d.as_os_str().is_empty() => {
+                return Err("gpu-kernel-cache: empty (a directory, or \"off\")".into())
+            }
             Some(d) if d.as_os_str() == "off" => None,
             Some(d) => Some(d),
             None => default_kernel_cache(|k| std::env::var_os(k)),
@@ -763,8 +767,6 @@ fn resolve_ui(args: &ServeArgs, f: UiFile) -> Result<Option<UiConfig>, String> {
     }))
 }
 
-/// `auto` (measure at start) or a batch size of 0..=65 536 packets (0: every
-/// batch on the GPU).
 /// Where the GPU engine keeps its kernels when not told: the service's
 /// cache directory (systemd's `CacheDirectory=`, which it names in
 /// `$CACHE_DIRECTORY`), else the user's (`$XDG_CACHE_HOME`, `~/.cache`).
@@ -781,6 +783,8 @@ fn default_kernel_cache(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> Opt
     Some(base.join("srtpgate").join("gpu-kernels"))
 }
 
+/// `auto` (measure at start) or a batch size of 0..=65 536 packets (0: every
+/// batch on the GPU).
 fn parse_min_batch(s: &str) -> Result<Option<usize>, String> {
     match s.trim() {
         "auto" => Ok(None),
@@ -994,6 +998,15 @@ mod tests {
         assert!(e.contains("codec_complexity"), "{e}");
         assert_eq!(with_file("gpu_min_batch = \"auto\"\n").expect("auto").gpu_min_batch, None);
         assert_eq!(Config::resolve(&ServeArgs::default()).expect("defaults").gpu_min_batch, None);
+        let c = with_file("max_id_length = 64\nng_cache_seconds = 5\nhttp_max_connections = 8\n").expect("limits");
+        assert_eq!(
+            (c.limits.max_id_length, c.limits.ng_cache_ttl, c.http_max_connections),
+            (64, Duration::from_secs(5), 8)
+        );
+        assert_eq!(Config::resolve(&ServeArgs::default()).expect("defaults").limits, Limits::default());
+        let e = Config::resolve(&ServeArgs { config: Some("/nonexistent/x.toml".into()), ..Default::default() })
+            .expect_err("missing file");
+        assert!(e.contains("/nonexistent/x.toml"), "{e}");
     }
 
     #[test]
@@ -1017,15 +1030,9 @@ mod tests {
         let off = ServeArgs { gpu_kernel_cache: Some("off".into()), ..Default::default() };
         assert_eq!(Config::resolve(&off).unwrap().gpu_kernel_cache, None);
         assert_eq!(with_file("gpu_kernel_cache = \"/k\"\n").unwrap().gpu_kernel_cache, Some(PathBuf::from("/k")));
-        let c = with_file("max_id_length = 64\nng_cache_seconds = 5\nhttp_max_connections = 8\n").expect("limits");
-        assert_eq!(
-            (c.limits.max_id_length, c.limits.ng_cache_ttl, c.http_max_connections),
-            (64, Duration::from_secs(5), 8)
-        );
-        assert_eq!(Config::resolve(&ServeArgs::default()).expect("defaults").limits, Limits::default());
-        let e = Config::resolve(&ServeArgs { config: Some("/nonexistent/x.toml".into()), ..Default::default() })
-            .expect_err("missing file");
-        assert!(e.contains("/nonexistent/x.toml"), "{e}");
+        let e =
+            Config::resolve(&ServeArgs { gpu_kernel_cache: Some("".into()), ..Default::default() }).expect_err("empty");
+        assert!(e.contains("gpu-kernel-cache"), "{e}");
     }
 }
 
