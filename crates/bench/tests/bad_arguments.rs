@@ -13,6 +13,8 @@ fn refused(args: &[&str], want: &[&str]) {
 fn bench_gpu_refuses_unknown_sections_and_thread_counts() {
     refused(&["engines", "gpu", "--only", "links,teleport"], &["teleport", "links, exact"]);
     refused(&["engines", "gpu", "--threads", "0"], &["--threads"]);
+    refused(&["engines", "gpu", "--pitch", "100"], &["--pitch", "188..=8192"]);
+    refused(&["engines", "gpu", "--pitch", "256,65536"], &["--pitch", "188..=8192"]);
 }
 
 /// `nic` refuses call counts it cannot set up before it asks the relay
