@@ -781,6 +781,11 @@ impl<E: Engine> Context<E> {
         match outcome {
             Outcome::Done => {}
             Outcome::AuthFailed if p.old_under_estimate => return Err(Error::Replayed),
+            // Authenticated in another batch since this one was prepared
+            // (a forged or repeated copy of a packet in flight): a replay,
+            // as the pre-check says when the batches run one after the
+            // other, so that a drop's reason does not depend on batching.
+            Outcome::AuthFailed if !p.next_roc && self.seen_since(p) => return Err(Error::Replayed),
             Outcome::AuthFailed => return Err(Error::AuthFailed),
             Outcome::Pending => return Err(Error::InvalidPolicy("commit before transform".into())),
         }
@@ -842,6 +847,19 @@ impl<E: Engine> Context<E> {
             }
         }
         Ok(p.out_len)
+    }
+
+    /// Whether the receiving stream's window now holds `p`'s index.
+    fn seen_since(&self, p: &Prepared) -> bool {
+        if p.op != Op::Unprotect {
+            return false;
+        }
+        let Some(s) = self.rx.slot_of(p.ssrc).map(|i| self.rx.at(i)) else { return false };
+        let w = match p.kind {
+            Kind::Rtp => s.rtp_window.as_ref(),
+            Kind::Rtcp => s.rtcp_window.as_ref(),
+        };
+        w.is_some_and(|w| w.check(p.index) == ReplayCheck::Replayed)
     }
 
     /// Protects one RTP packet into `out`; returns the SRTP packet's length.

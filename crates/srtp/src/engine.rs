@@ -146,6 +146,64 @@ pub trait Engine: Send + Sync {
     fn stats(&self) -> Option<EngineStats> {
         None
     }
+
+    /// A submission lane of the calling thread's own, for an engine that
+    /// runs batches on another device: the thread hands a batch over and
+    /// goes on while the device works ([`Lane`]). `None` (the CPU engines):
+    /// [`transform`](Engine::transform) is as fast as a batch can be.
+    fn lane(&self) -> Option<Box<dyn Lane<Self::Keys>>> {
+        None
+    }
+}
+
+/// A batch handed to a [`Lane`] and not yet completed. Only the lane that
+/// issued it can complete it; dropping one without completing it leaves its
+/// buffers the device's until the lane is dropped.
+#[derive(Debug)]
+#[must_use = "a ticket's outcomes are only known once completed"]
+pub struct Ticket {
+    /// The lane's number for the batch.
+    pub seq: u64,
+    /// Jobs of the batch on the device (those pending after submit).
+    pub jobs: usize,
+}
+
+/// One thread's way to a device: batches start without waiting, so the
+/// thread prepares its next batch while the device runs the last (a relay
+/// worker's asynchronous rounds). The device runs them in the order
+/// submitted; the thread completes them in any order.
+///
+/// Each batch goes through [`submit`](Lane::submit), then, once
+/// [`is_done`](Lane::is_done) says so (or at once, waiting),
+/// [`complete`](Lane::complete). The lane decides per batch where it runs:
+/// on the device, or on the CPU at once, from the batch's size, the batches
+/// it holds and the round trips it measured.
+pub trait Lane<K>: Send {
+    /// Batches this lane holds in flight at most.
+    fn depth(&self) -> usize;
+
+    /// Starts `jobs`. A job decided now (the batch ran on the CPU, or the
+    /// device does not take the job) has its outcome set on return; the
+    /// ticket, if any, stands for the others.
+    ///
+    /// # Safety
+    /// The buffer and the keys of every job still [`Outcome::Pending`] on
+    /// return stay valid, and the caller neither reads nor writes the
+    /// buffer, until [`complete`](Lane::complete) returns for the ticket;
+    /// and fewer than [`depth`](Lane::depth) tickets are outstanding when
+    /// this is called.
+    #[allow(unsafe_code)]
+    unsafe fn submit(&mut self, jobs: &mut [Job<'_, K>]) -> Option<Ticket>;
+
+    /// Whether the batch of `ticket` is done (never waits).
+    fn is_done(&mut self, ticket: &Ticket) -> bool;
+
+    /// Waits for the batch of `ticket`, then writes the verdict of the
+    /// batch's `i`-th job into `outcomes[i]` where that is still
+    /// [`Outcome::Pending`] (the caller passes the outcomes it saw on
+    /// return from submit). An error leaves those outcomes pending and the
+    /// jobs' buffers unknown.
+    fn complete(&mut self, ticket: Ticket, outcomes: &mut [Outcome]) -> Result<(), String>;
 }
 
 /// What a hybrid engine reports about its batches.
@@ -195,6 +253,10 @@ impl<E: Engine + ?Sized> Engine for std::sync::Arc<E> {
 
     fn stats(&self) -> Option<EngineStats> {
         (**self).stats()
+    }
+
+    fn lane(&self) -> Option<Box<dyn Lane<Self::Keys>>> {
+        (**self).lane()
     }
 }
 

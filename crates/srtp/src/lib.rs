@@ -31,7 +31,7 @@ pub use context::{
     Context, Kind, Policy, Prepared, StreamState, MAX_PACKET_LEN, MAX_RTCP_TRAILER_LEN, MAX_TRAILER_LEN,
 };
 pub use cpu::CpuEngine;
-pub use engine::{Engine, EngineStats, Job, Op, Outcome};
+pub use engine::{Engine, EngineStats, Job, Lane, Op, Outcome, Ticket};
 pub use error::{Error, HeaderError};
 pub use kdf::SessionKeys;
 pub use keys::MasterKey;

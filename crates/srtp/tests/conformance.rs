@@ -434,6 +434,27 @@ fn batch<E: Engine + Clone>(engine: &E) {
     };
     assert!(rx.commit(&p1, o[0], &b1).is_ok());
     assert_eq!(rx.commit(&p2, o[1], &b2), Err(Error::Replayed));
+    // A forged copy prepared before the authentic packet committed (in a
+    // batch behind it, as in asynchronous rounds): a replay too, as when
+    // the batches run one after the other, not an authentication failure.
+    let n = tx.protect_rtp(&rtp(9, 2, &[2; 10]), &mut out).unwrap();
+    let mut forged = out[..n].to_vec();
+    forged[n - 1] ^= 1;
+    let p1 = rx.prepare(Kind::Rtp, Op::Unprotect, &out[..n], &mut b1).unwrap();
+    let p2 = rx.prepare(Kind::Rtp, Op::Unprotect, &forged, &mut b2).unwrap();
+    let mut first = [rx.job(&p1, &mut b1).unwrap()];
+    engine.transform(&mut first);
+    let o1 = first[0].outcome;
+    let mut second = [rx.job(&p2, &mut b2).unwrap()];
+    engine.transform(&mut second);
+    assert_eq!(second[0].outcome, Outcome::AuthFailed);
+    let o2 = second[0].outcome;
+    assert!(rx.commit(&p1, o1, &b1).is_ok());
+    assert_eq!(rx.commit(&p2, o2, &b2), Err(Error::Replayed));
+    // Forged, of a packet not received: an authentication failure.
+    let n = tx.protect_rtp(&rtp(9, 3, &[3; 10]), &mut out).unwrap();
+    out[n - 1] ^= 1;
+    assert_eq!(rx.unprotect_rtp(&out[..n], &mut b1), Err(Error::AuthFailed));
     // SRTCP before any SRTP of the same SSRC (a phone on hold sends only
     // reports): the stream exists without an RTP index, and SRTP still works.
     let mut out = vec![0u8; 400];

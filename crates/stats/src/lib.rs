@@ -386,6 +386,14 @@ pub struct WorkerStats {
     pub batches: AtomicU64,
     /// Packets in those batches.
     pub batch_packets: AtomicU64,
+    /// Of those batches, the ones the engine's lane held while the worker
+    /// went on (asynchronous rounds; the rest ran before the worker went on).
+    pub lane_batches: AtomicU64,
+    /// Times the worker had to wait for its lane: its rounds in flight were
+    /// as many as the lane holds, or a command had to wait for them.
+    pub lane_waits: AtomicU64,
+    /// Batches the lane lost (a device error): their packets were dropped.
+    pub engine_errors: AtomicU64,
     /// Packet buffers in the worker's pool, and how many are free now.
     pub pool_size: AtomicU64,
     /// Free buffers (sampled once per loop).
@@ -550,6 +558,9 @@ impl WorkerStats {
             send_calls: AtomicU64::new(0),
             batches: AtomicU64::new(0),
             batch_packets: AtomicU64::new(0),
+            lane_batches: AtomicU64::new(0),
+            lane_waits: AtomicU64::new(0),
+            engine_errors: AtomicU64::new(0),
             pool_size: AtomicU64::new(0),
             pool_free: AtomicU64::new(0),
             legs: AtomicU64::new(0),
@@ -589,6 +600,23 @@ impl WorkerStats {
     pub fn batch(&self, n: usize) {
         bump(&self.batches, 1);
         bump(&self.batch_packets, n as u64);
+    }
+
+    /// Counts a batch the engine's lane held while the worker went on.
+    #[inline]
+    pub fn lane_batch(&self) {
+        bump(&self.lane_batches, 1);
+    }
+
+    /// Counts a wait for the engine's lane.
+    #[inline]
+    pub fn lane_wait(&self) {
+        bump(&self.lane_waits, 1);
+    }
+
+    /// Counts a batch the engine's lane lost.
+    pub fn engine_error(&self) {
+        bump(&self.engine_errors, 1);
     }
 
     /// Counts a packet for a port without a call.

@@ -18,11 +18,15 @@
 //! the tests send ([`packets`]), and (feature `daemon`)
 //! the driver of `srtpgate serve` as a process with its NG client, SDP
 //! builders and SRTP endpoints ([`daemon`]), and a Redis server of a
-//! test's own ([`redis`]).
+//! test's own ([`redis`]); (feature `engine`) an engine whose batches
+//! complete later, for the asynchronous path without a device
+//! ([`deferred`]).
 
 pub mod cli;
 #[cfg(feature = "daemon")]
 pub mod daemon;
+#[cfg(feature = "engine")]
+pub mod deferred;
 #[cfg(feature = "ng")]
 pub mod ng;
 pub mod packets;

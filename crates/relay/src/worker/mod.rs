@@ -6,7 +6,9 @@
 //! are in `round.rs`.
 //!
 //! With the CPU engine a batch runs on this thread, packet after packet (run
-//! to completion); with the GPU engine the same batch is one transfer. All
+//! to completion); with the GPU engine the same batch is one transfer, and
+//! the worker goes on with its next round while the device runs it
+//! (asynchronous rounds, `flight.rs`). All
 //! state a packet touches (sockets, contexts, counters) belongs to this
 //! thread: no lock, and no allocation per packet (buffers come from the
 //! worker's [`Pool`]).
@@ -21,6 +23,7 @@
 //! | `stream.rs` | a stream and its two legs |
 //! | `packet.rs` | a packet and its fate; tokens, RTP/RTCP, the mid extension |
 //! | `round.rs` | the round's stages |
+//! | `flight.rs` | the rounds in flight while the engine's lane (the GPU) runs their batches |
 //! | `transcode.rs` | the transcode stage |
 //! | `signal.rs` | STUN/DTLS datagrams for the control thread |
 //! | `tap.rs` | recorded calls' packets for the recorder |
@@ -32,6 +35,7 @@
 mod apply;
 mod command;
 mod controls;
+mod flight;
 mod fork;
 mod lent;
 mod packet;
@@ -59,8 +63,9 @@ use crate::pool::Pool;
 use crate::stats::WorkerStats;
 use crate::WorkerConfig;
 use crossbeam_channel::{Receiver, TryRecvError};
+use flight::Flight;
 use lent::LentBufs;
-use round::Queues;
+use round::{Lap, Queues};
 use shard::Shard;
 use srtp::Engine;
 use std::sync::atomic::Ordering::Relaxed;
@@ -75,6 +80,8 @@ where
 {
     shard: Shard<E>,
     queues: Queues<E::Keys>,
+    /// The rounds whose batches the engine's lane holds.
+    flight: Flight,
     cmds: Receiver<Cmd<E>>,
     /// Packets gathered before the crypto runs: a packet waits for the
     /// others of its batch, so small for the CPU engine, large for the GPU.
@@ -128,7 +135,12 @@ where
         }
         stats.pool_size.store(pool.size() as u64, Relaxed);
         stats.pool_free.store(pool.free() as u64, Relaxed);
+        // An engine on another device gives each worker a lane of its own,
+        // which holds the batches of several rounds at once.
+        let lane = engine.lane();
+        let depth = lane.as_ref().map_or(1, |l| l.depth());
         let shard = Shard {
+            lane,
             engine,
             io,
             streams: streams::Streams::new(),
@@ -146,6 +158,7 @@ where
         Ok(Worker {
             shard,
             queues: Queues::new(),
+            flight: Flight::new(depth),
             cmds,
             max_batch: cfg.batch.clamp(1, MAX_LOOP_PACKETS),
             busy_poll: cfg.busy_poll,
@@ -165,7 +178,8 @@ where
         // after commands, and for a player's due time when it may sleep).
         let mut at = crate::sys::now_ns();
         loop {
-            let idle = if self.busy_poll || more {
+            // Rounds in flight: the worker polls their lane between waits.
+            let idle = if self.busy_poll || more || self.flight.busy() {
                 Duration::ZERO
             } else {
                 // A player's next packet bounds the wait.
@@ -181,8 +195,11 @@ where
                 io.fetch_add(woke.saturating_sub(at), Relaxed);
             }
             more = round.more;
-            let mut start = woke;
+            let mut lap = Lap::starting(woke);
             if round.woken || !self.cmds.is_empty() {
+                // A command may change or drop what the batches in flight
+                // name: they complete first.
+                self.shard.land(&mut self.flight, &mut self.queues, &mut lap);
                 loop {
                     match self.cmds.try_recv() {
                         Ok(Cmd::Stop) | Err(TryRecvError::Disconnected) => return,
@@ -190,12 +207,30 @@ where
                         Err(TryRecvError::Empty) => break,
                     }
                 }
-                start = crate::sys::now_ns();
+                lap = Lap::starting(crate::sys::now_ns());
             }
-            at = self.shard.round(&mut self.queues, start);
+            if !self.queues.rx.is_empty() || !self.shard.playing.is_empty() {
+                self.shard.fly(&mut self.flight, &mut self.queues, &mut lap);
+            } else if self.flight.busy() {
+                self.shard.advance(&mut self.flight, &mut self.queues, &mut lap);
+            }
+            lap.add_to(&self.shard.stats.stage_ns);
+            at = lap.now();
             let stats = &self.shard.stats;
             stats.pool_free.store(self.shard.pool.free() as u64, Relaxed);
             stats.busy_ns.fetch_add(at.saturating_sub(woke), Relaxed);
         }
+    }
+}
+
+impl<E: Engine> Drop for Worker<E>
+where
+    E::Keys: 'static,
+{
+    /// The rounds in flight complete before the contexts, the lane and the
+    /// pool their batches name are dropped.
+    fn drop(&mut self) {
+        let mut lap = Lap::starting(crate::sys::now_ns());
+        self.shard.land(&mut self.flight, &mut self.queues, &mut lap);
     }
 }

@@ -25,6 +25,7 @@
 //! the same protect, send and release.
 
 use super::controls::{self, Verdict};
+use super::flight::{Phase, Round, MAX_BATCH};
 use super::fork;
 use super::packet::{add_mid_extension, classify, token, untoken, Fate, Origin, Pkt};
 use super::shard::Shard;
@@ -35,7 +36,7 @@ use crate::pool::{Buf, Pool};
 use crate::stats::{Drop, Stage};
 use crate::sys::{self, BATCH};
 use srtp::header::{RtcpHeader, RtpHeader};
-use srtp::{Context, Engine, Job, Kind, Op, Outcome};
+use srtp::{Context, Engine, Job, Kind, Op, Outcome, Ticket};
 use srtpgate_codec::payload::PayloadKind;
 use srtpgate_quality::RtcpCopy;
 use std::net::SocketAddr;
@@ -49,36 +50,19 @@ const NO_TOKEN: u32 = u32::MAX;
 /// batch is at most this.
 pub const MAX_LOOP_PACKETS: usize = 1024;
 
-/// The round's packets between stages, and the engine batch; all allocated
-/// once, when the worker starts.
+/// What every round of a worker shares: the backend's datagrams before
+/// they become a round's packets, and the engine batch (allocations kept
+/// from round to round).
 pub(super) struct Queues<K: 'static> {
     /// What the backend delivered.
     pub rx: Vec<Datagram>,
-    /// Packets of streams relayed as they are.
-    relayed: Vec<Pkt>,
-    /// Packets of streams with a transcoder, until it runs.
-    coded: Vec<Pkt>,
-    /// What the transcoders made of them, in each stream's order.
-    transcoded: Vec<Pkt>,
-    /// Subscribers' copies of the round's packets (forks).
-    forked: Vec<Pkt>,
-    /// What the players made for this round.
-    played: Vec<Pkt>,
-    /// The engine batch (its allocation kept from step to step).
+    /// The engine batch being built.
     jobs: Vec<Job<'static, K>>,
 }
 
 impl<K: 'static> Queues<K> {
     pub fn new() -> Queues<K> {
-        Queues {
-            rx: Vec::with_capacity(MAX_LOOP_PACKETS),
-            relayed: Vec::with_capacity(MAX_LOOP_PACKETS),
-            coded: Vec::with_capacity(MAX_LOOP_PACKETS),
-            transcoded: Vec::with_capacity(MAX_LOOP_PACKETS),
-            forked: Vec::with_capacity(MAX_LOOP_PACKETS),
-            played: Vec::with_capacity(MAX_LOOP_PACKETS),
-            jobs: Vec::with_capacity(MAX_LOOP_PACKETS),
-        }
+        Queues { rx: Vec::with_capacity(MAX_LOOP_PACKETS), jobs: Vec::with_capacity(MAX_BATCH) }
     }
 }
 
@@ -86,43 +70,84 @@ impl<E: Engine> Shard<E>
 where
     E::Keys: 'static,
 {
-    /// Runs one round over what the backend delivered into `q.rx`, from the
-    /// clock's reading `now`; returns the clock's last reading (`now` when
-    /// the round had nothing to do and read none).
-    pub fn round(&mut self, q: &mut Queues<E::Keys>, now: u64) -> u64 {
-        let mut lap = Lap::starting(now);
-        let had = !q.rx.is_empty();
-        if had {
+    /// A round's first step: what the backend delivered into `q.rx` becomes
+    /// the round's packets, checked and prepared, and their unprotect batch
+    /// goes to the engine ([`Phase::Opening`]).
+    pub(super) fn begin(&mut self, r: &mut Round, q: &mut Queues<E::Keys>, lap: &mut Lap) {
+        let now = lap.now();
+        if !q.rx.is_empty() {
             self.prefetch_streams(&q.rx);
             for d in q.rx.drain(..) {
-                self.receive(d, now, &mut q.relayed, &mut q.coded);
+                self.receive(d, now, &mut r.relayed, &mut r.coded);
             }
             lap.lap(Stage::Receive);
         }
-        if !q.relayed.is_empty() || !q.coded.is_empty() {
-            self.prefetch_keys(&q.relayed);
-            self.prefetch_keys(&q.coded);
-            self.unprotect(&mut q.relayed, &mut q.coded, &mut q.forked, &mut q.jobs, &mut lap);
-            lap.lap(Stage::Unprotect);
-            self.forward(&mut q.relayed, &mut q.jobs, &mut lap);
-            if !q.coded.is_empty() {
-                self.transcode(&mut q.coded, &mut q.transcoded);
-                self.detected_digits(&q.transcoded);
-                lap.lap(Stage::Transcode);
-                self.forward(&mut q.transcoded, &mut q.jobs, &mut lap);
+        r.phase = Phase::Opening;
+        if r.relayed.is_empty() && r.coded.is_empty() {
+            return;
+        }
+        self.prefetch_keys(&r.relayed);
+        self.prefetch_keys(&r.coded);
+        for p in r.relayed.iter_mut().chain(r.coded.iter_mut()) {
+            if p.fate.is_dropped() {
+                continue;
             }
-            // The subscribers' copies leave after the call's own packets.
-            self.forward(&mut q.forked, &mut q.jobs, &mut lap);
+            match self.streams.get_mut(p.slot) {
+                Some(s) => check_and_prepare(p, &mut s.legs[p.party as usize], &mut self.pool),
+                None => p.fate = Fate::Dropped(Drop::Other),
+            }
         }
-        if !self.playing.is_empty() {
-            self.played(lap.now(), &mut q.played);
-            lap.lap(Stage::Transcode);
-            self.forward(&mut q.played, &mut q.jobs, &mut lap);
+        lap.lap(Stage::Unprotect);
+        r.ticket =
+            self.submit(Op::Unprotect, [&mut r.relayed, &mut r.coded, &mut []], &mut q.jobs, &mut r.verdicts, lap);
+    }
+
+    /// Takes the round on from the batch the engine finished (`r.ticket`,
+    /// completed here, waiting if need be) to its next batch, or to its
+    /// end: the stages between two batches.
+    pub(super) fn step(&mut self, r: &mut Round, q: &mut Queues<E::Keys>, lap: &mut Lap) {
+        if let Some(t) = r.ticket.take() {
+            self.complete(t, &mut r.verdicts, lap);
         }
-        if had {
-            lap.add_to(&self.stats.stage_ns);
+        match r.phase {
+            Phase::Opening => {
+                self.opened(r, lap);
+                // The call's own packets leave first; transcoding waits.
+                self.seal([&mut r.relayed, &mut [], &mut []], lap);
+                r.phase = Phase::SealingRelayed;
+                r.ticket =
+                    self.submit(Op::Protect, [&mut r.relayed, &mut [], &mut []], &mut q.jobs, &mut r.verdicts, lap);
+            }
+            Phase::SealingRelayed => {
+                self.commit(Op::Protect, [&mut r.relayed, &mut [], &mut []], &r.verdicts);
+                lap.lap(Stage::Protect);
+                self.leave(&mut r.relayed, lap);
+                if !r.coded.is_empty() {
+                    self.transcode(&mut r.coded, &mut r.transcoded);
+                    self.detected_digits(&r.transcoded);
+                    lap.lap(Stage::Transcode);
+                }
+                if !self.playing.is_empty() {
+                    self.played(lap.now(), &mut r.played);
+                    lap.lap(Stage::Transcode);
+                }
+                // Then the transcoded packets, the subscribers' copies (after
+                // the call's own packets) and the players' packets.
+                self.seal([&mut r.transcoded, &mut r.forked, &mut r.played], lap);
+                r.phase = Phase::SealingRest;
+                let rest = [&mut r.transcoded[..], &mut r.forked[..], &mut r.played[..]];
+                r.ticket = self.submit(Op::Protect, rest, &mut q.jobs, &mut r.verdicts, lap);
+            }
+            Phase::SealingRest => {
+                self.commit(Op::Protect, [&mut r.transcoded, &mut r.forked, &mut r.played], &r.verdicts);
+                lap.lap(Stage::Protect);
+                self.leave(&mut r.transcoded, lap);
+                self.leave(&mut r.forked, lap);
+                self.leave(&mut r.played, lap);
+                r.phase = Phase::Done;
+            }
+            Phase::Done => {}
         }
-        lap.now()
     }
 
     /// Announces what the round reads of the streams of its datagrams to
@@ -191,13 +216,11 @@ where
         }
     }
 
-    /// Protect, send, release: the rest of the way of the packets in `pkts`.
-    fn forward(&mut self, pkts: &mut Vec<Pkt>, jobs: &mut Vec<Job<'static, E::Keys>>, lap: &mut Lap) {
+    /// Send, release: the rest of the way of the (sealed) packets in `pkts`.
+    fn leave(&mut self, pkts: &mut Vec<Pkt>, lap: &mut Lap) {
         if pkts.is_empty() {
             return;
         }
-        self.protect(pkts, jobs, lap);
-        lap.lap(Stage::Protect);
         self.send(pkts, lap.now());
         lap.lap(Stage::Send);
         self.release(pkts);
@@ -291,30 +314,16 @@ where
         owner
     }
 
-    /// Unprotect: each packet checked against its leg and prepared, then
-    /// both queues' packets as one engine batch, then each committed and
-    /// routed, copied to the recorder when the call records and into
-    /// `forked` for the leg's subscribers.
-    fn unprotect(
-        &mut self,
-        relayed: &mut [Pkt],
-        coded: &mut [Pkt],
-        forked: &mut Vec<Pkt>,
-        jobs: &mut Vec<Job<'static, E::Keys>>,
-        lap: &mut Lap,
-    ) {
-        for p in relayed.iter_mut().chain(coded.iter_mut()) {
-            if p.fate.is_dropped() {
-                continue;
-            }
-            match self.streams.get_mut(p.slot) {
-                Some(s) => check_and_prepare(p, &mut s.legs[p.party as usize], &mut self.pool),
-                None => p.fate = Fate::Dropped(Drop::Other),
-            }
+    /// Unprotect's second half, once the engine ran the round's unprotect
+    /// batch: each packet committed and routed, copied to the recorder when
+    /// the call records and into `forked` for the leg's subscribers.
+    fn opened(&mut self, r: &mut Round, lap: &mut Lap) {
+        if r.relayed.is_empty() && r.coded.is_empty() {
+            return;
         }
-        self.transform(Op::Unprotect, [relayed, coded], jobs, lap);
+        self.commit(Op::Unprotect, [&mut r.relayed, &mut r.coded, &mut []], &r.verdicts);
         let now_ms = lap.now() / 1_000_000;
-        for p in relayed.iter_mut().chain(coded.iter_mut()) {
+        for p in r.relayed.iter_mut().chain(r.coded.iter_mut()) {
             if p.fate.is_dropped() {
                 continue;
             }
@@ -335,16 +344,21 @@ where
                 }
                 let forks = &mut s.legs[p.party as usize].forks;
                 if !forks.is_empty() {
-                    fork::copy(p, forks, &mut self.pool, forked);
+                    fork::copy(p, forks, &mut self.pool, &mut r.forked);
                 }
             }
         }
+        lap.lap(Stage::Unprotect);
     }
 
-    /// Protect: each packet forwarded is prepared with the other leg's
-    /// context, then the queue runs as one engine batch and is committed.
-    fn protect(&mut self, pkts: &mut [Pkt], jobs: &mut Vec<Job<'static, E::Keys>>, lap: &mut Lap) {
-        for p in pkts.iter_mut() {
+    /// Protect's first half: each packet forwarded prepared with the other
+    /// leg's context (or its fork's), the operator's controls applied.
+    fn seal(&mut self, queues: [&mut [Pkt]; 3], lap: &mut Lap) {
+        let [a, b, c] = queues;
+        if a.is_empty() && b.is_empty() && c.is_empty() {
+            return;
+        }
+        for p in a.iter_mut().chain(b.iter_mut()).chain(c.iter_mut()) {
             if p.fate != Fate::Forward {
                 continue;
             }
@@ -358,20 +372,33 @@ where
                 (None, _) => p.fate = Fate::Dropped(Drop::Other),
             }
         }
-        self.transform(Op::Protect, [pkts, &mut []], jobs, lap);
+        lap.lap(Stage::Protect);
     }
 
-    /// Runs the engine over the packets prepared in this step (unprotect
-    /// with the receiving leg's context, or protect with the sending one's),
-    /// as one batch, then commits each in order. The clock is read on
-    /// either side of the engine: what lies between is [`Stage::Crypto`],
-    /// the preparation before it goes to `op`'s stage.
-    fn transform(&mut self, op: Op, queues: [&mut [Pkt]; 2], jobs: &mut Vec<Job<'static, E::Keys>>, lap: &mut Lap) {
-        let [first, second] = queues;
+    /// Hands the packets prepared in this step (unprotect with the
+    /// receiving leg's context, or protect with the sending one's) to the
+    /// engine as one batch: through the worker's lane, where the engine has
+    /// one, without waiting (the ticket says where the batch is), else run
+    /// here. The verdicts known on return are in `verdicts`, in the order
+    /// of the batch; [`commit`](Self::commit) reads them in the same order.
+    fn submit(
+        &mut self,
+        op: Op,
+        queues: [&mut [Pkt]; 3],
+        jobs: &mut Vec<Job<'static, E::Keys>>,
+        verdicts: &mut [Outcome],
+        lap: &mut Lap,
+    ) -> Option<Ticket> {
+        let [a, b, c] = queues;
         let streams = &self.streams;
         let mut batch: Vec<Job<'_, E::Keys>> = recycle(std::mem::take(jobs));
-        for p in first.iter_mut().chain(second.iter_mut()) {
+        for p in a.iter_mut().chain(b.iter_mut()).chain(c.iter_mut()) {
             let (Some(prep), false) = (p.prep.as_ref(), p.fate.is_dropped()) else { continue };
+            if batch.len() == verdicts.len() {
+                // No room for its verdict: dropped rather than unverified.
+                p.fate = Fate::Dropped(Drop::Other);
+                continue;
+            }
             let ctx = streams.get(p.slot).and_then(|s| match op {
                 Op::Unprotect => s.legs[p.party as usize].rx.as_ref(),
                 Op::Protect => sealer(s, p),
@@ -386,22 +413,51 @@ where
                 Err(e) => p.fate = Fate::Dropped(Drop::of(&e)),
             }
         }
-        let mut verdicts = [Outcome::Pending; MAX_LOOP_PACKETS];
+        let mut ticket = None;
         if !batch.is_empty() {
             self.stats.batch(batch.len());
-            lap.lap(match op {
-                Op::Unprotect => Stage::Unprotect,
-                Op::Protect => Stage::Protect,
-            });
-            self.engine.transform(&mut batch);
-            lap.lap(Stage::Crypto);
-            for (v, j) in verdicts.iter_mut().zip(batch.iter()) {
-                *v = j.outcome;
+            match self.lane.as_mut() {
+                // SAFETY: the jobs' buffers are the frames of this round's
+                // packets and their keys those of its streams' contexts. The
+                // round keeps its packets, untouched, until `complete`
+                // returns for the ticket (a round waits in the worker's
+                // flight, and only `step` touches it, after completing); the
+                // worker completes every round before a command can change
+                // or drop a context, and before it drops the pool; it never
+                // holds more rounds than the lane's depth.
+                Some(lane) => ticket = unsafe { lane.submit(&mut batch) },
+                None => self.engine.transform(&mut batch),
             }
+            if ticket.is_some() {
+                self.stats.lane_batch();
+            }
+            lap.lap(Stage::Crypto);
+        }
+        for (v, j) in verdicts.iter_mut().zip(batch.iter()) {
+            *v = j.outcome;
         }
         *jobs = recycle(batch);
+        ticket
+    }
+
+    /// Waits for a batch the lane holds and writes its verdicts. A batch the
+    /// lane lost (a device error) leaves its packets' verdicts pending, and
+    /// its packets are dropped at commit; the error is counted.
+    fn complete(&mut self, t: Ticket, verdicts: &mut [Outcome], lap: &mut Lap) {
+        let Some(lane) = self.lane.as_mut() else { return };
+        if let Err(e) = lane.complete(t, verdicts) {
+            self.stats.engine_error();
+            tracing::warn!("engine lane: {e}; the batch's packets are dropped");
+        }
+        lap.lap(Stage::Crypto);
+    }
+
+    /// Commits each packet of the batch in order, with its verdict: the
+    /// SRTP state moves on only for packets that authenticated.
+    fn commit(&mut self, op: Op, queues: [&mut [Pkt]; 3], verdicts: &[Outcome]) {
+        let [a, b, c] = queues;
         let mut k = 0;
-        for p in first.iter_mut().chain(second.iter_mut()) {
+        for p in a.iter_mut().chain(b.iter_mut()).chain(c.iter_mut()) {
             let Some(prep) = p.prep.take() else { continue };
             if p.fate.is_dropped() {
                 continue;
@@ -667,12 +723,12 @@ pub(super) struct Lap {
 }
 
 impl Lap {
-    fn starting(at: u64) -> Lap {
+    pub(super) fn starting(at: u64) -> Lap {
         Lap { at, ns: [0; Stage::ALL.len()] }
     }
 
     /// The last reading.
-    fn now(&self) -> u64 {
+    pub(super) fn now(&self) -> u64 {
         self.at
     }
 
@@ -683,7 +739,7 @@ impl Lap {
         self.at = now.max(self.at);
     }
 
-    fn add_to(&self, counters: &[std::sync::atomic::AtomicU64; Stage::ALL.len()]) {
+    pub(super) fn add_to(&self, counters: &[std::sync::atomic::AtomicU64; Stage::ALL.len()]) {
         for (c, &n) in counters.iter().zip(&self.ns) {
             if n > 0 {
                 c.fetch_add(n, std::sync::atomic::Ordering::Relaxed);

@@ -21,6 +21,10 @@ pub(super) struct Shard<E: Engine>
 where
     E::Keys: 'static,
 {
+    /// The worker's own lane to the engine's device (`None`: the engine
+    /// runs batches on this thread). Declared before `engine`, `streams`
+    /// and `pool`, whose keys and frames its batches name.
+    pub lane: Option<Box<dyn srtp::Lane<E::Keys>>>,
     pub engine: E,
     /// Declared before `pool`: a backend that registered the pool's region
     /// (AF_XDP) is dropped first.

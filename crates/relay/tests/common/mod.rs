@@ -31,3 +31,5 @@ pub fn leg<E: Engine>(
         kinds: None,
     }
 }
+#[allow(dead_code)]
+pub mod rounds;

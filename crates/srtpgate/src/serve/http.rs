@@ -593,6 +593,27 @@ fn worker_pipeline(o: &mut String, snap: &Snapshot) {
         "Packets in crypto batches per worker.",
         &per_worker(&|w| w.batch_packets.load(Relaxed)),
     );
+    metric(
+        o,
+        "engine_lane_batches_total",
+        "counter",
+        "Crypto batches the engine's lane (the GPU) held while the worker went on (asynchronous rounds).",
+        &per_worker(&|w| w.lane_batches.load(Relaxed)),
+    );
+    metric(
+        o,
+        "engine_lane_waits_total",
+        "counter",
+        "Times a worker waited for its engine lane (as many rounds in flight as it holds, or a command).",
+        &per_worker(&|w| w.lane_waits.load(Relaxed)),
+    );
+    metric(
+        o,
+        "engine_errors_total",
+        "counter",
+        "Crypto batches the engine's lane lost (a device error); their packets were dropped.",
+        &per_worker(&|w| w.engine_errors.load(Relaxed)),
+    );
     metric(o, "worker_legs", "gauge", "Call legs per worker.", &per_worker(&|w| w.legs.load(Relaxed)));
     metric(o, "pool_buffers", "gauge", "Packet buffers per worker.", &per_worker(&|w| w.pool_size.load(Relaxed)));
     metric(
