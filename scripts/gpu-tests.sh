@@ -9,7 +9,7 @@ set -euo pipefail
 out=$1
 keep=$2
 status=0
-.gpu/gpu-tests --test-threads 1 > "$out/tests.log" 2>&1 || status=$?
+.gpu/gpu-tests --test-threads 1 --show-output > "$out/tests.log" 2>&1 || status=$?
 if [ "$status" -ne 0 ]; then
   # libtest ends with the failures (each one's output, then the list); a
   # crash (a signal) has no such section: its last lines say more.

@@ -896,10 +896,14 @@ static __device__ __forceinline__ uint64_t srtp_globaltimer(void) {
 
 /* Control words of the persistent kernel (mapped pinned host memory). */
 #define SRTP_CTL_DOORBELL 0
-#define SRTP_CTL_COUNT 1
 #define SRTP_CTL_STOP 2
 #define SRTP_CTL_DONE 3
 #define SRTP_CTL_EXITED 4
+/* Batch seq's descriptor count at ctl[SRTP_CTL_SLOTS + 2 * (seq % SRTP_RUNG)],
+ * the index of its first descriptor (and outcome word) one word after; up to
+ * SRTP_RUNG batches rung at once. */
+#define SRTP_CTL_SLOTS 8
+#define SRTP_RUNG 4u
 /* The device counter: bits 0..15 blocks that finished the current batch (or,
  * once exiting, blocks that exited); bits 16..30 blocks that started it; bit 31
  * the grid decided to exit. Zero when no batch is in progress. */
@@ -907,12 +911,19 @@ static __device__ __forceinline__ uint64_t srtp_globaltimer(void) {
 #define SRTP_CNT_EXIT 0x80000000u
 
 /* The resident kernel. ctl, wire descriptors and outcomes in mapped pinned
- * host memory, counter in device memory (zero at launch). Protocol (one batch
- * in flight at a time per kernel; each of the engine's lanes runs its own):
- *   host: write descriptors, ctl[1] = n, then ctl[0] = seq (!= ctl[3]); wait
- *   until ctl[3] == seq. At launch ctl[0] == ctl[3] (no batch pending).
- *   device: every block takes its warps' share of every batch; the last block
- *   to finish resets the counter and writes ctl[3] = seq.
+ * host memory, counter in device memory (zero at launch). Protocol (each of
+ * the engine's lanes runs its own kernel; up to SRTP_RUNG batches rung at
+ * once):
+ *   host: write batch seq's descriptors, its count and first index in its
+ *   slot (seq % SRTP_RUNG), then ctl[0] = seq; batch seq is done once
+ *   ctl[3] reaches it. The host rings seq only once seq - SRTP_RUNG is done
+ *   (its slot is free again).
+ *   At launch ctl[3] is the last batch done, and the kernel takes the batches
+ *   rung after it, in order.
+ *   device: block 0 takes the next batch (ctl[3] + 1 .. ctl[0]) only once the
+ *   one before is done by every block; every block takes its warps' share of
+ *   every batch; the last block to finish resets the counter and writes
+ *   ctl[3] = seq.
  * Exit (ctl[2] != 0, or no batch for idle_ns): all-or-nothing per batch: a
  * block may set the exit bit only while no batch is in progress (counter == 0,
  * by CAS), and a block that sees a new doorbell registers as started first; a
@@ -926,7 +937,7 @@ extern "C" __global__ void srtp_persistent(const uint32_t* keys, volatile uint32
                                            uint32_t* outcomes, uint32_t* counter, const uint32_t* te0_global,
                                            unsigned long long idle_ns, uint32_t* scratch) {
     __shared__ uint32_t te_sh[SRTP_TE_WORDS];
-    __shared__ uint32_t s_cmd, s_seq, s_n;
+    __shared__ uint32_t s_cmd, s_seq, s_n, s_off;
     srtp_load_table(te_sh, te0_global);
     const uint32_t* te = te_sh + (threadIdx.x & 31u);
     uint32_t* slots = srtp_warp_slots(scratch);
@@ -944,16 +955,24 @@ extern "C" __global__ void srtp_persistent(const uint32_t* keys, volatile uint32
             for (;;) {
                 /* Only block 0 polls the host's control words (each read is a
                  * PCIe round trip); it relays them through device memory
-                 * (relay[0] = doorbell, relay[1] = count, relay[2] = stop),
-                 * which the other blocks poll cheaply. The host sets relay[0]
-                 * to the last completed batch before each launch. */
+                 * (relay[0] = the batch taken, relay[1] its count, relay[2]
+                 * = stop, relay[3] its first index, relay[4] = the last batch
+                 * done), which the other blocks poll cheaply. The host sets
+                 * relay[0] and relay[4] to the last completed batch before
+                 * each launch. The next batch is taken once the one before is
+                 * done by every block: a block never starts a batch while
+                 * another still counts itself in the one before. */
                 if (blockIdx.x == 0u) {
                     uint32_t hseq = ctl[SRTP_CTL_DOORBELL];
-                    if (hseq != relay[0]) {
+                    uint32_t cur = relay[0];
+                    if (hseq != cur && relay[4] == cur) {
+                        uint32_t next = cur + 1u;
+                        uint32_t slot = SRTP_CTL_SLOTS + 2u * (next % SRTP_RUNG);
                         __threadfence_system();
-                        relay[1] = ctl[SRTP_CTL_COUNT];
+                        relay[1] = ctl[slot];
+                        relay[3] = ctl[slot + 1u];
                         __threadfence();
-                        relay[0] = hseq;
+                        relay[0] = next;
                     }
                     if (ctl[SRTP_CTL_STOP] != 0u) {
                         relay[2] = 1u;
@@ -969,6 +988,7 @@ extern "C" __global__ void srtp_persistent(const uint32_t* keys, volatile uint32
                         __threadfence_system();
                         s_seq = seq;
                         s_n = relay[1];
+                        s_off = relay[3];
                         last = seq;
                     }
                     break;
@@ -995,11 +1015,13 @@ extern "C" __global__ void srtp_persistent(const uint32_t* keys, volatile uint32
         }
         uint32_t n = s_n;
         uint32_t seq = s_seq;
+        const uint32_t* bwire = wire + (size_t)s_off * SRTP_WIRE_WORDS;
+        uint32_t* bout = outcomes + s_off;
         uint32_t warps = gridDim.x * (blockDim.x >> 5);
         uint32_t gw = blockIdx.x + gridDim.x * (threadIdx.x >> 5);
         uint32_t per = srtp_per_warp(n);
         for (uint32_t base = per * gw; base < n; base += per * warps) {
-            srtp_warp_batch(keys, wire, outcomes, n, base, per, slots, te, 0, 0);
+            srtp_warp_batch(keys, bwire, bout, n, base, per, slots, te, 0, 0);
         }
         __threadfence_system();
         __syncthreads();
@@ -1008,6 +1030,7 @@ extern "C" __global__ void srtp_persistent(const uint32_t* keys, volatile uint32
             if ((old & 0xffffu) == gridDim.x - 1u) {
                 atomicExch(counter, 0u);
                 __threadfence_system();
+                relay[4] = seq;
                 ctl[SRTP_CTL_DONE] = seq;
             }
         }

@@ -38,8 +38,11 @@
 //! why it is sound.
 
 pub mod batcher;
+mod gpu_lane;
 pub mod kernel_cache;
 pub mod layout;
+
+pub use gpu_lane::GpuLane;
 
 use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{result, sys, CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
@@ -86,6 +89,9 @@ pub enum GpuError {
     /// The persistent kernel did not answer in time.
     #[error("persistent kernel did not complete a batch within {0:?}")]
     Timeout(Duration),
+    /// Every lane is a thread's own ([`GpuLane`]): the batch runs on the CPU.
+    #[error("every GPU lane is a worker's own")]
+    NoLane,
 }
 
 impl From<result::DriverError> for GpuError {
@@ -274,6 +280,14 @@ impl Drop for Pinned {
     }
 }
 
+/// A completion event without timing (the cheapest to record and query).
+fn event() -> Result<sys::CUevent, GpuError> {
+    let mut ev: sys::CUevent = std::ptr::null_mut();
+    // SAFETY: creates an event in the current context (bound by the caller).
+    unsafe { sys::cuEventCreate(&mut ev, sys::CUevent_flags_enum::CU_EVENT_DISABLE_TIMING as u32).result()? };
+    Ok(ev)
+}
+
 /// A device buffer.
 struct DevBuf {
     ptr: CUdeviceptr,
@@ -334,12 +348,16 @@ struct Ring {
 }
 
 const CTL_BYTES: usize = 256;
-/// Control words (see kernels/srtp.cu): doorbell, count, stop, completion, exited.
+/// Control words (see kernels/srtp.cu): doorbell, stop, completion, exited;
+/// from `CTL_SLOTS`, per batch parity, its count and first descriptor.
 const CTL_DOORBELL: usize = 0;
-const CTL_COUNT: usize = 1;
 const CTL_STOP: usize = 2;
 const CTL_DONE: usize = 3;
 const CTL_EXITED: usize = 4;
+const CTL_SLOTS: usize = 8;
+/// Batches a lane's resident kernel can have rung at once (`SRTP_RUNG`),
+/// and batches a [`GpuLane`] holds in flight in either mode.
+const RUNG: usize = 4;
 
 /// One submission lane: what a thread needs to run a batch on the device
 /// without sharing anything per batch with other threads.
@@ -358,7 +376,16 @@ struct Lane {
     stage_dev: Option<DevBuf>,
     ring: Option<Ring>,
     blocks: u32,
+    /// A thread took it as its own ([`GpuLane`]): other threads do not
+    /// submit through it.
+    owned: bool,
+    /// Launch mode: the completion event of each part of the descriptor
+    /// and outcome buffers (a batch in flight on a [`GpuLane`]).
+    events: [sys::CUevent; RUNG],
 }
+
+// SAFETY: the events are driver handles, used only under the lane's mutex.
+unsafe impl Send for Lane {}
 
 /// Round-trip histogram bounds, µs (a last bucket holds the rest).
 pub const ROUND_TRIP_BOUNDS_US: [f64; 12] =
@@ -389,6 +416,8 @@ pub struct GpuEngine {
     info: Arc<DeviceInfo>,
     stats: Arc<Stats>,
     cpu_below: Arc<AtomicUsize>,
+    /// The hybrid threshold of batches handed over through a [`GpuLane`].
+    lane_below: Arc<AtomicUsize>,
 }
 
 /// What the engine found out about its device.
@@ -431,6 +460,14 @@ pub struct Calibration {
     /// Batches of at least this many packets go to the GPU (`usize::MAX`:
     /// the GPU was slower at every size measured).
     pub threshold: usize,
+    /// Per row, the thread's own time for a batch handed over through a
+    /// [`GpuLane`] (submit, and complete once done; the device's time not
+    /// counted), µs, median; empty where no lane could be taken.
+    pub lane_us: Vec<f64>,
+    /// A lane's batches of at least this many packets go to the GPU: the
+    /// smallest size from which handing over costs the thread less than
+    /// the CPU engine's time, at every larger size.
+    pub lane_threshold: usize,
     /// The time budget ended before every size was measured (if the GPU won
     /// at no size measured, the threshold is then the first size not
     /// measured).
@@ -602,7 +639,7 @@ impl GpuEngine {
                 ring: if persistent {
                     Some(Ring {
                         ctl: Pinned::mapped(CTL_BYTES)?,
-                        counter: DevBuf::new(16)?,
+                        counter: DevBuf::new(32)?,
                         seq: 0,
                         running: false,
                         generation: 0,
@@ -611,6 +648,12 @@ impl GpuEngine {
                     None
                 },
                 blocks,
+                owned: false,
+                events: if persistent {
+                    [std::ptr::null_mut(); RUNG]
+                } else {
+                    [event()?, event()?, event()?, event()?]
+                },
             }));
         }
         let cpu_below = cfg.cpu_below;
@@ -627,6 +670,7 @@ impl GpuEngine {
             info: Arc::new(info),
             stats: Arc::new(Stats::default()),
             cpu_below: Arc::new(AtomicUsize::new(cpu_below)),
+            lane_below: Arc::new(AtomicUsize::new(cpu_below)),
         })
     }
 
@@ -650,9 +694,21 @@ impl GpuEngine {
         self.cpu_below.store(n, Ordering::Relaxed);
     }
 
+    /// The hybrid threshold of a [`GpuLane`]'s batches: below it they run
+    /// on the CPU at once.
+    pub fn lane_below(&self) -> usize {
+        self.lane_below.load(Ordering::Relaxed)
+    }
+
+    /// Sets [`lane_below`](Self::lane_below) (0: every batch to the GPU).
+    pub fn set_lane_below(&self, n: usize) {
+        self.lane_below.store(n, Ordering::Relaxed);
+    }
+
     /// This thread's lane: its own when free, else any free one, else it
     /// waits for its own. One lock per batch, uncontended while there are
-    /// at least as many lanes as submitting threads.
+    /// at least as many lanes as submitting threads. Lanes a thread took as
+    /// its own ([`GpuLane`]) are not shared: `NoLane` when every lane is.
     fn lane(&self) -> Result<MutexGuard<'_, Lane>, GpuError> {
         let n = self.lanes.len();
         let mine = LANE.with(|l| {
@@ -663,10 +719,18 @@ impl GpuEngine {
         }) % n;
         for k in 0..n {
             if let Ok(g) = self.lanes[(mine + k) % n].try_lock() {
+                if !g.owned {
+                    return Ok(g);
+                }
+            }
+        }
+        for k in 0..n {
+            let g = self.lanes[(mine + k) % n].lock().map_err(|_| GpuError::Cuda("lane lock poisoned".into()))?;
+            if !g.owned {
                 return Ok(g);
             }
         }
-        self.lanes[mine].lock().map_err(|_| GpuError::Cuda("lane lock poisoned".into()))
+        Err(GpuError::NoLane)
     }
 
     /// Stops every lane's resident kernel and keeps the lanes locked: page
@@ -765,6 +829,11 @@ impl GpuEngine {
         unsafe { self.register(region.ptr, region.len, PITCH)? };
         let result = (|| -> Result<Calibration, GpuError> {
             let mut rows = Vec::new();
+            let mut lane_us = Vec::new();
+            // Every batch of the lane to the device while measuring.
+            let lane_below = self.lane_below();
+            self.set_lane_below(0);
+            let mut own = self.own_lane();
             let mut n = 1;
             let mut cut = false;
             while n <= MAX {
@@ -789,6 +858,30 @@ impl GpuEngine {
                     }
                 }
                 rows.push((n, median(&mut cpu_t), median(&mut gpu_t)));
+                if let Some(lane) = own.as_mut() {
+                    let mut lane_t = Vec::new();
+                    for rep in 0..9 {
+                        let mut jobs = region.jobs(&keys, n, PITCH);
+                        let mut outcomes = vec![Outcome::Pending; n];
+                        let t = Instant::now();
+                        // SAFETY: the jobs' buffers lie in `region` and their
+                        // keys in `keys`, both untouched until completed here.
+                        let ticket = unsafe { srtp::Lane::submit(lane, &mut jobs) };
+                        let mut host = t.elapsed();
+                        if let Some(ticket) = ticket {
+                            while !srtp::Lane::is_done(lane, &ticket) {
+                                std::hint::spin_loop();
+                            }
+                            let t = Instant::now();
+                            srtp::Lane::complete(lane, ticket, &mut outcomes).map_err(GpuError::Cuda)?;
+                            host += t.elapsed();
+                        }
+                        if rep >= 1 {
+                            lane_t.push(host.as_secs_f64() * 1e6);
+                        }
+                    }
+                    lane_us.push(median(&mut lane_t));
+                }
                 n *= 2;
             }
             let mut threshold = usize::MAX;
@@ -804,11 +897,25 @@ impl GpuEngine {
                 // where it wins, were not: they go to it, not none at all.
                 threshold = n;
             }
-            Ok(Calibration { rows, threshold, cut, took: started.elapsed() })
+            drop(own);
+            let mut lane_threshold = if lane_us.is_empty() { threshold } else { usize::MAX };
+            for (&(n, c, _), &l) in rows.iter().zip(&lane_us).rev() {
+                if l < c {
+                    lane_threshold = n;
+                } else {
+                    break;
+                }
+            }
+            if cut && lane_threshold == usize::MAX {
+                lane_threshold = n;
+            }
+            self.set_lane_below(lane_below);
+            Ok(Calibration { rows, threshold, lane_us, lane_threshold, cut, took: started.elapsed() })
         })();
         self.unregister(region.ptr);
         let cal = result?;
         self.set_cpu_below(cal.threshold);
+        self.set_lane_below(cal.lane_threshold);
         Ok(cal)
     }
 
@@ -824,14 +931,16 @@ impl GpuEngine {
         let ring = lane.ring.as_mut().expect("persistent lanes have a ring");
         let ctl = ring.ctl.words(0);
         // SAFETY: ctl points at the mapped control words; the kernel is not
-        // running, so the host owns them.
+        // running, so the host owns them. The new kernel starts after the
+        // last batch done (ctl[3]) and takes the batches rung since, which
+        // an exiting kernel may have left.
         unsafe {
+            let done = std::ptr::read_volatile(ctl.add(CTL_DONE));
             std::ptr::write_volatile(ctl.add(CTL_STOP), 0);
             std::ptr::write_volatile(ctl.add(CTL_EXITED), 0);
-            std::ptr::write_volatile(ctl.add(CTL_DONE), ring.seq);
-            std::ptr::write_volatile(ctl.add(CTL_DOORBELL), ring.seq);
-            // counter = 0; relay: doorbell = last completed batch, count 0, no stop.
-            result::memcpy_htod_sync(ring.counter.ptr, &[0u32, ring.seq, 0, 0])?;
+            // counter = 0; relay: taken = done = the last completed batch,
+            // count 0, no stop, first index 0.
+            result::memcpy_htod_sync(ring.counter.ptr, &[0u32, done, 0, 0, 0, done, 0, 0])?;
         }
         fence(Ordering::SeqCst);
         ring.generation = self.shared.generation.load(Ordering::SeqCst);
@@ -892,6 +1001,16 @@ impl GpuEngine {
     }
 
     fn submit_persistent(&self, lane: &mut Lane, n: usize) -> Result<(), GpuError> {
+        let seq = self.ring_persistent(lane, n, 0)?;
+        self.wait_persistent(lane, seq, true)?;
+        Ok(())
+    }
+
+    /// Rings the lane's doorbell for `n` wire descriptors from descriptor
+    /// `first` (starting its resident kernel first if it is not running);
+    /// returns the batch's number, which the kernel writes when done. The
+    /// caller rings a batch only once the one two before it is done.
+    fn ring_persistent(&self, lane: &mut Lane, n: usize, first: usize) -> Result<u32, GpuError> {
         let stale = lane
             .ring
             .as_ref()
@@ -916,44 +1035,54 @@ impl GpuEngine {
         let ctl = ring.ctl.words(0);
         ring.seq = ring.seq.wrapping_add(1);
         let seq = ring.seq;
-        // Publish: the descriptors, then the count, then the doorbell.
+        // Publish: the descriptors, then the batch's slot, then the doorbell.
         fence(Ordering::SeqCst);
+        let slot = CTL_SLOTS + 2 * (seq as usize % RUNG);
         // SAFETY: control words of the mapped ring; the kernel reads them
-        // with volatile loads.
+        // with volatile loads, a slot only after its doorbell.
         unsafe {
-            std::ptr::write_volatile(ctl.add(CTL_COUNT), n as u32);
+            std::ptr::write_volatile(ctl.add(slot), n as u32);
+            std::ptr::write_volatile(ctl.add(slot + 1), first as u32);
             fence(Ordering::SeqCst);
             std::ptr::write_volatile(ctl.add(CTL_DOORBELL), seq);
         }
-        let t0 = Instant::now();
+        Ok(seq)
+    }
+
+    /// Whether the resident kernel finished batch `seq` (when `wait`, spins
+    /// until it did, restarting a kernel that went idle as the doorbell
+    /// rang; gives up after the timeout).
+    fn wait_persistent(&self, lane: &mut Lane, seq: u32, wait: bool) -> Result<bool, GpuError> {
+        let ctl = lane.ring.as_ref().expect("persistent lanes have a ring").ctl.words(0);
+        // A poll (not waiting) reads no clock: a worker polls in its loop.
+        let t0 = wait.then(Instant::now);
         let mut spins = 0u32;
         loop {
             // SAFETY: as above; the kernel writes CTL_DONE after a system fence.
-            if unsafe { std::ptr::read_volatile(ctl.add(CTL_DONE)) } == seq {
+            let done = unsafe { std::ptr::read_volatile(ctl.add(CTL_DONE)) };
+            // Batches complete in order: a later one done means this one is.
+            if done.wrapping_sub(seq) < 1 << 31 {
                 break;
             }
             // SAFETY: as above.
             if unsafe { std::ptr::read_volatile(ctl.add(CTL_EXITED)) } != 0 {
                 // The kernel went idle just as the doorbell rang: restart it;
-                // it resumes from the last completed batch and sees ours.
+                // it resumes after the last completed batch and takes ours.
                 lane.stream.synchronize()?;
-                let ring = lane.ring.as_mut().expect("ring");
-                ring.running = false;
-                ring.seq = seq.wrapping_sub(1);
+                lane.ring.as_mut().expect("ring").running = false;
                 self.start_persistent(lane)?;
-                let ring = lane.ring.as_mut().expect("ring");
-                ring.seq = seq;
-                // SAFETY: re-ring the doorbell for the restarted kernel.
-                unsafe { std::ptr::write_volatile(ctl.add(CTL_DOORBELL), seq) };
+            }
+            if !wait {
+                return Ok(false);
             }
             spins += 1;
-            if spins.is_multiple_of(1024) && t0.elapsed() > self.cfg.timeout {
+            if spins.is_multiple_of(1024) && t0.is_some_and(|t| t.elapsed() > self.cfg.timeout) {
                 return Err(GpuError::Timeout(self.cfg.timeout));
             }
             std::hint::spin_loop();
         }
         fence(Ordering::SeqCst);
-        Ok(())
+        Ok(true)
     }
 
     /// Transforms on the GPU (no hybrid shortcut). Jobs the GPU cannot take
@@ -972,14 +1101,18 @@ impl GpuEngine {
             drop(regions);
             self.run_packed(&mut lane, jobs)?;
         }
-        let ns = t0.elapsed().as_nanos() as u64;
+        self.count_gpu_batch(t0.elapsed().as_nanos() as u64, jobs.len());
+        Ok(())
+    }
+
+    /// Counts a batch the device ran, and its round trip.
+    fn count_gpu_batch(&self, ns: u64, n: usize) {
         let us = ns as f64 / 1000.0;
         let bucket = ROUND_TRIP_BOUNDS_US.iter().position(|&b| us <= b).unwrap_or(ROUND_TRIP_BOUNDS_US.len());
         self.stats.round_trip[bucket].fetch_add(1, Ordering::Relaxed);
         self.stats.round_trip_ns.fetch_add(ns, Ordering::Relaxed);
         self.stats.gpu_batches.fetch_add(1, Ordering::Relaxed);
-        self.stats.gpu_packets.fetch_add(jobs.len() as u64, Ordering::Relaxed);
-        Ok(())
+        self.stats.gpu_packets.fetch_add(n as u64, Ordering::Relaxed);
     }
 
     /// The zero-copy path: descriptors name the packets where they lie. In
@@ -1386,6 +1519,15 @@ impl Drop for Lane {
             }
         }
         let _ = self.stream.synchronize();
+        for ev in self.events {
+            if !ev.is_null() {
+                // SAFETY: created in GpuEngine::new; the stream that records
+                // it is synchronised above.
+                unsafe {
+                    let _ = sys::cuEventDestroy_v2(ev);
+                }
+            }
+        }
     }
 }
 
@@ -1447,10 +1589,14 @@ impl Engine for GpuEngine {
         if jobs.len() < self.cpu_below() {
             return self.run_cpu(jobs);
         }
-        if let Err(e) = self.transform_gpu(jobs) {
-            // The batch still completes: on the CPU, with a note on stderr.
-            eprintln!("srtp-cuda: {e}; this batch ran on the CPU");
-            self.run_cpu(jobs);
+        match self.transform_gpu(jobs) {
+            Ok(()) => {}
+            Err(GpuError::NoLane) => self.run_cpu(jobs),
+            Err(e) => {
+                // The batch still completes: on the CPU, with a note on stderr.
+                eprintln!("srtp-cuda: {e}; this batch ran on the CPU");
+                self.run_cpu(jobs);
+            }
         }
     }
 
@@ -1467,6 +1613,10 @@ impl Engine for GpuEngine {
 
     fn unregister_memory(&self, ptr: *mut u8) {
         self.unregister(ptr)
+    }
+
+    fn lane(&self) -> Option<Box<dyn srtp::Lane<GpuKeys>>> {
+        self.own_lane().map(|l| Box::new(l) as Box<dyn srtp::Lane<GpuKeys>>)
     }
 
     fn stats(&self) -> Option<EngineStats> {
@@ -1634,12 +1784,31 @@ fn unpack_part(cpu: &CpuEngine, jobs: &mut [Job<'_, GpuKeys>], outcomes: &[u8], 
 }
 
 /// Runs jobs on the CPU engine with the CPU half of their keys.
+/// Jobs converted to the CPU engine's keys at a time: enough for its
+/// multi-buffer kernels to fill their lanes.
+const CPU_CHUNK: usize = 32;
+
+/// Runs `jobs` on the CPU engine, as batches (its multi-buffer HMAC needs
+/// them: one job at a time costs about twice as much a packet), converted
+/// to its keys in chunks on the stack.
 fn run_cpu_with(cpu: &CpuEngine, jobs: &mut [Job<'_, GpuKeys>]) {
-    for job in jobs.iter_mut() {
-        let keys = job.keys;
-        let mut one = [job.with_keys(&keys.cpu)];
-        cpu.transform(&mut one);
-        job.outcome = one[0].outcome;
+    for part in jobs.chunks_mut(CPU_CHUNK) {
+        let mut chunk: arrayvec::ArrayVec<Job<'_, CpuKeys>, CPU_CHUNK> = arrayvec::ArrayVec::new();
+        let mut outcomes = [Outcome::Pending; CPU_CHUNK];
+        {
+            for job in part.iter_mut() {
+                let keys = job.keys;
+                chunk.push(job.with_keys(&keys.cpu));
+            }
+            cpu.transform(&mut chunk);
+            for (o, j) in outcomes.iter_mut().zip(chunk.iter()) {
+                *o = j.outcome;
+            }
+        }
+        drop(chunk);
+        for (job, o) in part.iter_mut().zip(outcomes) {
+            job.outcome = o;
+        }
     }
 }
 

@@ -7,6 +7,12 @@ use srtp::{Context, CpuEngine, Error, MasterKey, Policy, SessionKeys, Suite};
 use srtp_cuda::{GpuConfig, GpuEngine, Mode};
 use srtpgate_testkit::packets::rtp;
 
+/// The relay's test helpers, with the scenario every engine must relay the
+/// same way.
+#[path = "../../relay/tests/common/mod.rs"]
+#[allow(dead_code)]
+mod relay;
+
 /// One engine per mode for the whole test binary (starting one compiles the
 /// kernels); None, with the reason printed, where there is no GPU.
 fn engine(mode: Mode) -> Option<GpuEngine> {
@@ -395,4 +401,49 @@ fn many_threads_one_gpu() {
             }
         });
     }
+}
+
+/// Asynchronous rounds on the GPU: a relay worker on the simulated NIC
+/// hands its rounds' batches to its own lane and goes on; what it relays,
+/// frame for frame, and every leg's counters are the CPU engine's. Each
+/// mode, with every batch on the device, then with the hybrid's split
+/// (small batches on the CPU at once).
+fn relay_rounds(gpu: &GpuEngine, tag: &str) {
+    let cpu = relay::rounds::run(CpuEngine::new(), &format!("{tag}-cpu"));
+    for below in [0, 8] {
+        gpu.set_lane_below(below);
+        let before = gpu.stats().expect("the GPU engine counts its batches");
+        let got = relay::rounds::run(gpu.clone(), &format!("{tag}-{below}"));
+        let after = gpu.stats().expect("the GPU engine counts its batches");
+        let on_gpu = |s: &srtp::EngineStats| s.shares.iter().find(|x| x.0 == "gpu").map_or(0, |x| x.2);
+        eprintln!(
+            "{tag}, lane below {below}: {} of {} batches held by the lane, {} packets on the GPU",
+            got.lane_batches,
+            got.batches,
+            on_gpu(&after) - on_gpu(&before)
+        );
+        assert_eq!(got.legs, cpu.legs, "{tag}: the same counters on every leg");
+        assert_eq!(got.frames, cpu.frames, "{tag}: the same frames to every destination");
+        assert!(got.lane_batches > 0, "{tag}: the worker's lane held batches while it went on");
+        assert!(on_gpu(&after) > on_gpu(&before), "{tag}: packets ran on the GPU");
+    }
+    gpu.set_lane_below(0);
+}
+
+#[test]
+fn launch_mode_relays_rounds_in_flight() {
+    let Some(gpu) = engine(Mode::Launch) else { return };
+    relay_rounds(&gpu, "launch");
+}
+
+#[test]
+fn persistent_mode_relays_rounds_in_flight() {
+    let Some(gpu) = engine(Mode::Persistent) else { return };
+    relay_rounds(&gpu, "persistent");
+}
+
+#[test]
+fn dma_mode_relays_rounds_in_flight() {
+    let Some(gpu) = engine_dma() else { return };
+    relay_rounds(&gpu, "dma");
 }

@@ -80,7 +80,12 @@ where
     E: Engine + Clone + Send + 'static,
     E::Keys: Send + 'static,
 {
-    let dir = std::env::temp_dir().join(format!("srtpgate-rounds-{tag}-{}", std::process::id()));
+    // In shared memory where there is some, as a deployment's NIC directory
+    // (`/dev/shm/srtpgate-mem`): a device can lock its pages for DMA,
+    // which Linux refuses for pages of a disk file system's file.
+    let shm = std::path::Path::new("/dev/shm");
+    let base = if shm.is_dir() { shm.to_path_buf() } else { std::env::temp_dir() };
+    let dir = base.join(format!("srtpgate-rounds-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let nic = Nic::create(&dir).expect("the NIC's directory");
     let (cmds, rx) = unbounded();

@@ -71,14 +71,16 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         EngineChoice::Cpu => serve(cfg.clone(), CpuEngine::new(), log, started),
         EngineChoice::Gpu | EngineChoice::Auto => {
             let mode = cfg.gpu_mode.parse().map_err(|e: String| e)?;
-            // One submission lane per media worker (up to 64; beyond that
-            // workers share lanes, a lock per batch): workers never wait for
-            // each other to reach the GPU. A worker's batch is at most one
-            // round, so the lanes' rings are sized for that, and the staging
-            // buffer (packets outside the registered pools only) is small.
+            // One submission lane per media worker, its own (asynchronous
+            // rounds: the worker goes on while the GPU runs its batches),
+            // and one more for the threads that share (blocking batches);
+            // beyond 64 workers, the rest share. A worker's batch is at most
+            // one round, so the lanes' rings are sized for that (two batches
+            // in flight), and the staging buffer (packets outside the
+            // registered pools only) is small.
             let gcfg = GpuConfig {
                 mode,
-                lanes: cfg.workers.clamp(1, 64),
+                lanes: cfg.workers.clamp(1, 64) + 1,
                 chunk_packets: 4 * crate::relay::worker::MAX_LOOP_PACKETS,
                 chunk_bytes: 1 << 20,
                 kernel_cache: cfg.gpu_kernel_cache.clone(),
@@ -114,7 +116,10 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
                     // hybrid policy), measured here unless configured, for
                     // at most CALIBRATION so that a start stays short.
                     match cfg.gpu_min_batch {
-                        Some(n) => g.set_cpu_below(n),
+                        Some(n) => {
+                            g.set_cpu_below(n);
+                            g.set_lane_below(n);
+                        }
                         None => match g.calibrate_within(CALIBRATION) {
                             Ok(c) => {
                                 let rows: Vec<String> = c
@@ -122,12 +127,23 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
                                     .iter()
                                     .map(|(n, cpu, gpu)| format!("{n}: cpu {cpu:.1} us gpu {gpu:.1} us"))
                                     .collect();
+                                let lane: Vec<String> = c
+                                    .rows
+                                    .iter()
+                                    .zip(&c.lane_us)
+                                    .map(|((n, _, _), us)| format!("{n}: {us:.1} us"))
+                                    .collect();
+                                let size =
+                                    |n: usize| if n == usize::MAX { "no number of".to_string() } else { n.to_string() };
                                 tracing::info!(
-                                    "GPU hybrid threshold measured in {:.2} s{}: batches of {} packets and more go to the GPU ({})",
+                                    "GPU hybrid threshold measured in {:.2} s{}: batches of {} packets and more go to the GPU ({}); \
+                                     handed over by a worker without waiting, batches of {} and more (the worker's time: {})",
                                     c.took.as_secs_f64(),
                                     if c.cut { " (the time bound ended it; larger sizes not measured)" } else { "" },
-                                    if c.threshold == usize::MAX { "no number of".to_string() } else { c.threshold.to_string() },
-                                    rows.join(", ")
+                                    size(c.threshold),
+                                    rows.join(", "),
+                                    size(c.lane_threshold),
+                                    lane.join(", ")
                                 );
                             }
                             Err(e) => {
@@ -135,6 +151,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
                                     "GPU calibration failed ({e}); batches of 64 packets and more go to the GPU"
                                 );
                                 g.set_cpu_below(64);
+                                g.set_lane_below(64);
                             }
                         },
                     }
