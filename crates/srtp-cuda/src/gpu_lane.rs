@@ -259,7 +259,8 @@ impl Drop for GpuLane {
         for f in self.flights.iter_mut().filter_map(Option::take) {
             let _ = poll(e, &mut lane, &f, true);
         }
-        let _ = lane.stream.synchronize();
+        // Not the stream: in the persistent mode its resident kernel runs
+        // on until idle, and waiting for it took a start 10 s.
         lane.owned = false;
     }
 }
