@@ -1,15 +1,22 @@
 //! A worker's round: what the backend delivered, through named stages, with
-//! the crypto of the whole round as two engine batches.
+//! the crypto of the whole round as engine batches (one to unprotect, one or
+//! two to protect), each handed to the engine between two stages.
 //!
 //! | stage | what it does to a packet |
 //! |---|---|
 //! | [`receive`](Shard::receive) | a datagram becomes a packet: its stream by the socket's token (on a BUNDLE transport, the member stream by payload type or SSRC), STUN and DTLS handed to the control thread, RTP or RTCP; RTP older than the delay bound dropped as stale |
-//! | [`unprotect`](Shard::unprotect) | the source and the leg checked, then one engine batch with each receiving leg's context, then the commit |
+//! | unprotect ([`begin`](Shard::begin), [`opened`](Shard::opened)) | the source and the leg checked, then one engine batch with each receiving leg's context, then the commit |
 //! | [`route`] | the authenticated packet: its sequence number for the leg's loss, its source latched, a digit's end reported to the DTMF log; a copy to the recorder and one per subscriber ([`fork::copy`]) |
 //! | [`transcode`](Shard::transcode) | (streams with a codec) decoded and encoded: one packet, several or none |
-//! | [`protect`](Shard::protect) | the operator's controls ([`controls::apply`]: hold, block, silence, DTMF block, a prompt in its place), a destination, the mid extension; one engine batch with each sending leg's context, then the commit |
+//! | protect ([`seal`](Shard::seal)) | the operator's controls ([`controls::apply`]: hold, block, silence, DTMF block, a prompt in its place), a destination, the mid extension; one engine batch with each sending leg's context, then the commit |
 //! | [`send`](Shard::send) | by the backend, in runs of packets that leave by one socket |
 //! | [`release`](Shard::release) | each packet's fate counted once, its buffers back to the pool |
+//!
+//! A batch goes to the engine by [`submit`](Shard::submit) and its verdicts
+//! come back by [`commit`](Shard::commit); [`step`](Shard::step) takes a
+//! round from one batch to the next. With an engine that has a lane (the
+//! GPU) the worker does not wait in between: the round waits in the
+//! worker's flight (`flight.rs`) while the worker begins the next.
 //!
 //! Before `receive` and `unprotect` the round announces what they will read
 //! of its calls to the cache ([`Shard::prefetch_streams`],
