@@ -4,12 +4,18 @@
 //! the CPU engine relays, frame for frame, with the same counters on every
 //! leg: replayed and forged packets dropped for the same reasons, SRTCP
 //! and the rollover counter as before. The GPU tests run the same scenario
-//! on the GPU engine.
+//! on the GPU engine. Once warm, the worker allocates nothing with rounds
+//! in flight either.
 
 mod common;
 
 use srtp::CpuEngine;
 use srtpgate_testkit::deferred::Deferred;
+use std::sync::atomic::AtomicU64;
+
+#[global_allocator]
+static GLOBAL: srtpgate_testkit::CountingAllocator = srtpgate_testkit::CountingAllocator;
+static ALLOCS: AtomicU64 = AtomicU64::new(0);
 
 #[test]
 fn rounds_in_flight_relay_what_the_cpu_engine_relays() {
@@ -32,7 +38,8 @@ fn rounds_in_flight_relay_what_the_cpu_engine_relays() {
     // rounds fill the lane (the scenario's bursts are more rounds than it
     // holds) before the first lands.
     let engine = Deferred::new(CpuEngine::new(), u32::MAX, 0);
-    let full = common::rounds::run(engine.clone(), "full");
+    let full = common::rounds::run_counting(engine.clone(), "full", Some(&ALLOCS));
+    assert_eq!(full.allocations, Some(0), "once warm, the worker's rounds in flight allocate nothing");
     assert_eq!((full.legs, full.frames), (cpu.legs, cpu.frames), "full: the same as the CPU engine");
     assert_eq!(engine.most_in_flight(), srtpgate_testkit::deferred::DEPTH, "several rounds in flight at once");
 }

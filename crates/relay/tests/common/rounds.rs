@@ -47,6 +47,9 @@ pub struct Relayed {
     /// Times the worker waited for its lane (as many rounds in flight as
     /// the lane holds, or a command).
     pub lane_waits: u64,
+    /// Allocations the worker's thread made after the warm-up (the first
+    /// three bursts: every stream's first packets), when counted.
+    pub allocations: Option<u64>,
 }
 
 fn ctx<E: Engine + Clone>(engine: &E, suite: Suite, seed: u8) -> Context<E> {
@@ -80,6 +83,16 @@ where
     E: Engine + Clone + Send + 'static,
     E::Keys: Send + 'static,
 {
+    run_counting(engine, tag, None)
+}
+
+/// [`run`], with the worker thread's allocations counted into `allocs`
+/// (the test binary's counting allocator).
+pub fn run_counting<E>(engine: E, tag: &str, allocs: Option<&'static std::sync::atomic::AtomicU64>) -> Relayed
+where
+    E: Engine + Clone + Send + 'static,
+    E::Keys: Send + 'static,
+{
     // In shared memory where there is some, as a deployment's NIC directory
     // (`/dev/shm/srtpgate-mem`): a device can lock its pages for DMA,
     // which Linux refuses for pages of a disk file system's file.
@@ -108,6 +121,9 @@ where
     let (ready_tx, ready_rx) = std::sync::mpsc::sync_channel(1);
     let worker = std::thread::spawn(move || match Worker::new(e, 0, rx, cfg, st) {
         Ok(w) => {
+            if let Some(a) = allocs {
+                srtpgate_testkit::count_allocations_into(a);
+            }
             let _ = ready_tx.send(Ok(w.waker()));
             w.run();
         }
@@ -176,7 +192,24 @@ where
             frames.entry(dst).or_default().push(f[hdr..hdr + len].to_vec());
         }) as u64
     };
+    let counted = |phones: &[[Phone<E>; 2]]| -> u64 {
+        phones.iter().flatten().map(|p| p.stats.snapshot()).map(|s| s.packets_out + s.dropped()).sum()
+    };
+    let mut warm = None;
     for b in 0..BURSTS {
+        if b == 3 {
+            // Warm: every stream has its first packets behind it. Once the
+            // worker has relayed and counted all of it, its allocations are
+            // read; none may follow.
+            let t0 = Instant::now();
+            while taken < expected || counted(&phones) < sent {
+                waker.wake().unwrap();
+                taken += take(&mut port, &mut frames);
+                assert!(t0.elapsed() < PATIENCE, "{tag}: the warm-up bursts relayed");
+                std::thread::yield_now();
+            }
+            warm = allocs.map(|a| a.load(std::sync::atomic::Ordering::SeqCst));
+        }
         let mut burst: Vec<(SocketAddr, SocketAddr, Vec<u8>)> = Vec::new();
         for (c, pair) in phones.iter_mut().enumerate() {
             for (party, p) in pair.iter_mut().enumerate() {
@@ -245,13 +278,12 @@ where
         assert!(t0.elapsed() < PATIENCE, "{tag}: {taken} of {expected} frames transmitted");
         std::thread::yield_now();
     }
-    let counted =
-        || -> u64 { phones.iter().flatten().map(|p| p.stats.snapshot()).map(|s| s.packets_out + s.dropped()).sum() };
     let t0 = Instant::now();
-    while counted() < sent {
-        assert!(t0.elapsed() < PATIENCE, "{tag}: {} of {sent} packets counted", counted());
+    while counted(&phones) < sent {
+        assert!(t0.elapsed() < PATIENCE, "{tag}: {} of {sent} packets counted", counted(&phones));
         std::thread::sleep(Duration::from_millis(2));
     }
+    let allocations = allocs.zip(warm).map(|(a, w)| a.load(std::sync::atomic::Ordering::SeqCst) - w);
     assert_eq!(taken, expected, "{tag}: nothing more than was relayed");
 
     // Each frame decrypts under its receiver's key to what its sender sent.
@@ -294,6 +326,7 @@ where
         legs,
         lane_batches: load(&stats.lane_batches),
         batches: load(&stats.batches),
+        allocations,
         lane_waits: load(&stats.lane_waits),
     }
 }
