@@ -89,8 +89,13 @@ impl GpuLane {
     ) -> Result<u32, GpuError> {
         let e = &self.engine;
         let part = e.part();
-        // SAFETY: part h of the wire buffer holds `part` ≥ jobs.len() descriptors.
+        // SAFETY: part h of the wire buffer holds `part` ≥ jobs.len() descriptors,
+        // of the outcome words as many words; the device uses neither (the
+        // part's last batch is completed).
         let dst = unsafe { lane.wire.ptr.add(h * part * WIRE_BYTES) };
+        // No verdict left from the part's last batch: a batch given up before
+        // the device ran it reads as failed, never as done.
+        unsafe { std::ptr::write_bytes(lane.outcomes.ptr.add(h * part * 4), 0, jobs.len() * 4) };
         let span = e.write_wire(regions, jobs, dst);
         for job in jobs.iter_mut() {
             if job.keys.slot.is_none() || job.buf.len() > layout::SLOT_BYTES {
@@ -201,15 +206,20 @@ impl srtp::Lane<GpuKeys> for GpuLane {
 
     fn complete(&mut self, ticket: Ticket, outcomes: &mut [Outcome]) -> Result<(), String> {
         let Some(i) = self.flight(ticket.seq) else { return Err(format!("no GPU batch {} in flight", ticket.seq)) };
-        let f = self.flights[i].take().expect("in flight");
         let e = &self.engine;
-        let mut lane = e.lanes[self.index].lock().map_err(|_| "lane lock poisoned".to_string())?;
-        e.shared.ctx.bind_to_thread().map_err(|err| format!("{err:?}"))?;
-        if f.done.is_none() {
-            if let Err(err) = poll(e, &mut lane, &f, true) {
-                let _ = lane.stream.synchronize();
-                return Err(err.to_string());
-            }
+        // A lock poisoned by a panic elsewhere still guards a live lane.
+        let mut lane = e.lanes[self.index].lock().unwrap_or_else(|p| p.into_inner());
+        let f = self.flights[i].take().expect("in flight");
+        let waited = if f.done.is_some() {
+            Ok(true)
+        } else {
+            e.shared.ctx.bind_to_thread().map_err(GpuError::from).and_then(|()| poll(e, &mut lane, &f, true))
+        };
+        if let Err(err) = waited {
+            // The batch is given up: nothing may run on its packets once the
+            // worker has them back.
+            e.abandon(&mut lane);
+            return Err(err.to_string());
         }
         let ns = f.done.unwrap_or_else(Instant::now).duration_since(f.start).as_nanos() as u64;
         // SAFETY: part f.part of the outcome words, written by the finished kernel.

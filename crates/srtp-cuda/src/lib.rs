@@ -965,6 +965,20 @@ impl GpuEngine {
         Ok(())
     }
 
+    /// After a batch is given up (a timeout, a driver error): the lane's
+    /// work stopped (its resident kernel runs what was rung, then exits) and
+    /// every batch rung so far marked done, so that a kernel started later
+    /// does not run them on buffers the host has taken back.
+    fn abandon(&self, lane: &mut Lane) {
+        let _ = self.stop_persistent(lane);
+        if let Some(ring) = lane.ring.as_mut() {
+            ring.running = false;
+            // SAFETY: the lane's mapped control words; its kernel stopped
+            // (or, past the timeout, no longer counted on).
+            unsafe { std::ptr::write_volatile(ring.ctl.words(0).add(CTL_DONE), ring.seq) };
+        }
+    }
+
     /// Stops a lane's resident kernel and waits for it (bounded).
     fn stop_persistent(&self, lane: &mut Lane) -> Result<(), GpuError> {
         let Some(ring) = lane.ring.as_mut() else { return Ok(()) };
@@ -1095,11 +1109,16 @@ impl GpuEngine {
         let mut hint = 0usize;
         let in_place = !regions.is_empty()
             && jobs.iter().all(|j| j.keys.slot.is_none() || find_region(&regions, j.buf, &mut hint).is_some());
-        if in_place {
-            self.run_in_place(&mut lane, &regions, jobs)?;
+        let ran = if in_place {
+            self.run_in_place(&mut lane, &regions, jobs)
         } else {
             drop(regions);
-            self.run_packed(&mut lane, jobs)?;
+            self.run_packed(&mut lane, jobs)
+        };
+        if let Err(e) = ran {
+            // The caller runs the batch on the CPU: nothing may still run on it.
+            self.abandon(&mut lane);
+            return Err(e);
         }
         self.count_gpu_batch(t0.elapsed().as_nanos() as u64, jobs.len());
         Ok(())

@@ -440,6 +440,14 @@ impl<E: Engine> Context<E> {
         self.suite
     }
 
+    /// The key derivation rate (0: session keys derived once). With one,
+    /// preparing a packet may derive keys into a slot that an earlier
+    /// packet's job still names, so such jobs must not wait in a batch
+    /// while later packets of the context are prepared.
+    pub fn key_derivation_rate(&self) -> u64 {
+        self.kdr
+    }
+
     /// The engine.
     pub fn engine(&self) -> &E {
         &self.engine
@@ -648,6 +656,39 @@ impl<E: Engine> Context<E> {
             self.engine.prefetch_keys(&d.keys);
             crate::prefetch::value(&*d.salt);
         }
+    }
+
+    /// The index a packet whose tag failed would be given if prepared now,
+    /// where that differs from the one it was prepared with: another batch
+    /// authenticated a packet of its stream in between and moved the
+    /// estimate (a new stream's first packets across the sequence wrap,
+    /// prepared before any committed). Worth one more try
+    /// ([`retry_at`](Self::retry_at)), as the packet would have had, its
+    /// batch running after the other.
+    pub fn index_now(&self, failed: &Prepared) -> Option<u64> {
+        if failed.kind != Kind::Rtp || failed.op != Op::Unprotect {
+            return None;
+        }
+        let s = self.rx.slot_of(failed.ssrc).map(|i| self.rx.at(i))?;
+        let h = s.rtp_highest?;
+        let now = estimate(roc_of(h), h as u16, failed.index as u16)?;
+        (now != failed.index && now <= MAX_SRTP_INDEX).then_some(now)
+    }
+
+    /// Unprotects `pkt` (the packet as received) into `out` once more, at
+    /// `index` ([`index_now`](Self::index_now)), and commits it.
+    pub fn retry_at(&mut self, failed: &Prepared, index: u64, pkt: &[u8], out: &mut [u8]) -> Result<usize, Error> {
+        if failed.kind != Kind::Rtp || failed.op != Op::Unprotect || pkt.len() > out.len() {
+            return Err(Error::AuthFailed);
+        }
+        let p = self.prepare_rtp_unprotect_at(pkt, Some(index))?;
+        out[..pkt.len()].copy_from_slice(pkt);
+        let outcome = {
+            let mut job = [self.job(&p, out)?];
+            self.engine.transform(&mut job);
+            job[0].outcome
+        };
+        self.commit(&p, outcome, out)
     }
 
     /// Unprotects `pkt` (an SRTP packet whose [`Prepared`] `failed` did not

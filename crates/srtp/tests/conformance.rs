@@ -451,6 +451,26 @@ fn batch<E: Engine + Clone>(engine: &E) {
     let o2 = second[0].outcome;
     assert!(rx.commit(&p1, o1, &b1).is_ok());
     assert_eq!(rx.commit(&p2, o2, &b2), Err(Error::Replayed));
+    // A new stream's first packets across the sequence wrap, both prepared
+    // before either committed (two batches in flight): the second was
+    // prepared at index 0, fails, and is tried at the index it gets now.
+    let (mut a1, mut a2) = (vec![0u8; 400], vec![0u8; 400]);
+    let n1 = tx.protect_rtp(&rtp(0x77, 65535, &[5; 10]), &mut a1).unwrap();
+    let n2 = tx.protect_rtp(&rtp(0x77, 0, &[6; 10]), &mut a2).unwrap();
+    let p1 = rx.prepare(Kind::Rtp, Op::Unprotect, &a1[..n1], &mut b1).unwrap();
+    let p2 = rx.prepare(Kind::Rtp, Op::Unprotect, &a2[..n2], &mut b2).unwrap();
+    assert_eq!(p2.index(), 0, "no stream yet: the wrap is not seen");
+    let o = {
+        let mut jobs = [rx.job(&p1, &mut b1).unwrap(), rx.job(&p2, &mut b2).unwrap()];
+        engine.transform(&mut jobs);
+        [jobs[0].outcome, jobs[1].outcome]
+    };
+    assert!(rx.commit(&p1, o[0], &b1).is_ok());
+    assert_eq!(o[1], Outcome::AuthFailed);
+    assert_eq!(rx.index_now(&p2), Some(65536));
+    let m = rx.retry_at(&p2, 65536, &a2[..n2], &mut b2).expect("authentic at the index it gets now");
+    assert_eq!(&b2[12..m], &[6; 10][..]);
+    assert_eq!(rx.index_now(&p1), None, "an index that did not move");
     // Forged, of a packet not received: an authentication failure.
     let n = tx.protect_rtp(&rtp(9, 3, &[3; 10]), &mut out).unwrap();
     out[n - 1] ^= 1;

@@ -209,7 +209,10 @@ where
                 }
                 lap = Lap::starting(crate::sys::now_ns());
             }
-            if !self.queues.rx.is_empty() || !self.shard.playing.is_empty() {
+            // A round for what arrived, or for a player's packet due: not an
+            // empty round per pass, which would fill the flight.
+            let due = || self.shard.next_play_ns().is_some_and(|t| t <= lap.now());
+            if !self.queues.rx.is_empty() || (!self.shard.playing.is_empty() && due()) {
                 self.shard.fly(&mut self.flight, &mut self.queues, &mut lap);
             } else if self.flight.busy() {
                 self.shard.advance(&mut self.flight, &mut self.queues, &mut lap);

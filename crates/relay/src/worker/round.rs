@@ -335,6 +335,12 @@ where
                 continue;
             }
             if let Some(s) = self.streams.get_mut(p.slot) {
+                // Checked again: a round before this one, in flight when it
+                // was checked, may have latched the leg since.
+                if from_stranger(p, &s.legs[p.party as usize]) {
+                    p.fate = Fate::Dropped(Drop::UnknownPeer);
+                    continue;
+                }
                 route(p, &mut s.legs[p.party as usize], &mut *self.io, now_ms, self.quality.is_some());
                 if let (Kind::Rtcp, Some(tx)) = (p.kind, self.quality.as_ref()) {
                     let copy = RtcpCopy::new(s.call, s.index as u16, p.party, p.from, p.rx_ns, p.bytes());
@@ -399,6 +405,10 @@ where
         let [a, b, c] = queues;
         let streams = &self.streams;
         let mut batch: Vec<Job<'_, E::Keys>> = recycle(std::mem::take(jobs));
+        // A context with a key derivation rate may replace the keys a job
+        // in flight names when it prepares its next packet: such a batch
+        // runs before the worker goes on.
+        let mut rekeys = false;
         for p in a.iter_mut().chain(b.iter_mut()).chain(c.iter_mut()) {
             let (Some(prep), false) = (p.prep.as_ref(), p.fate.is_dropped()) else { continue };
             if batch.len() == verdicts.len() {
@@ -415,6 +425,7 @@ where
                 p.fate = Fate::Dropped(Drop::Other);
                 continue;
             };
+            rekeys |= ctx.key_derivation_rate() != 0;
             match ctx.job(prep, out) {
                 Ok(j) => batch.push(j),
                 Err(e) => p.fate = Fate::Dropped(Drop::of(&e)),
@@ -423,9 +434,10 @@ where
         let mut ticket = None;
         if !batch.is_empty() {
             self.stats.batch(batch.len());
-            match self.lane.as_mut() {
+            match self.lane.as_mut().filter(|_| !rekeys) {
                 // SAFETY: the jobs' buffers are the frames of this round's
-                // packets and their keys those of its streams' contexts. The
+                // packets and their keys those of its streams' contexts
+                // (none with a key derivation rate: those run here). The
                 // round keeps its packets, untouched, until `complete`
                 // returns for the ticket (a round waits in the worker's
                 // flight, and only `step` touches it, after completing); the
@@ -477,16 +489,32 @@ where
                 Op::Protect => sealer_mut(s, p),
             };
             let Some(ctx) = ctx else { continue };
-            let out: &[u8] = if p.in_b { p.b.as_deref().unwrap_or(&[]) } else { &p.a };
-            let committed = match ctx.commit(&prep, outcome, out) {
-                // A resumed stream's kept rollover counter may be one behind
-                // the sender's (Context::resume_rx): the packet, still as
-                // received in `a`, is tried once under the next one.
-                Err(srtp::Error::AuthFailed) if op == Op::Unprotect && prep.next_roc_possible() => match p.b.as_mut() {
-                    Some(b) => ctx.retry_next_roc(&prep, &p.a[..p.len], b),
-                    None => Err(srtp::Error::AuthFailed),
-                },
-                r => r,
+            // A batch committed since this one was prepared may have moved
+            // the packet's index (a new stream across the sequence wrap):
+            // the packet, still as received in `a`, is tried at the index
+            // it gets now, as it would have been prepared after that batch.
+            let moved = match (outcome, op) {
+                (Outcome::AuthFailed, Op::Unprotect) => ctx.index_now(&prep),
+                _ => None,
+            };
+            let committed = match (moved, p.b.as_mut()) {
+                (Some(index), Some(b)) => ctx.retry_at(&prep, index, &p.a[..p.len], b),
+                _ => {
+                    let out: &[u8] = if p.in_b { p.b.as_deref().unwrap_or(&[]) } else { &p.a };
+                    match ctx.commit(&prep, outcome, out) {
+                        // A resumed stream's kept rollover counter may be one
+                        // behind the sender's (Context::resume_rx): the
+                        // packet, still as received in `a`, is tried once
+                        // under the next one.
+                        Err(srtp::Error::AuthFailed) if op == Op::Unprotect && prep.next_roc_possible() => {
+                            match p.b.as_mut() {
+                                Some(b) => ctx.retry_next_roc(&prep, &p.a[..p.len], b),
+                                None => Err(srtp::Error::AuthFailed),
+                            }
+                        }
+                        r => r,
+                    }
+                }
             };
             match committed {
                 Ok(len) => p.len = len,
@@ -674,14 +702,21 @@ fn nowhere(p: &mut Pkt) {
     }
 }
 
+/// Whether `p` comes from another source than the one its leg latched, on
+/// a leg that takes none: plain RTP without handover (an SRTP leg re-latches
+/// a source whose packet authenticated).
+fn from_stranger<E: Engine>(p: &Pkt, leg: &Leg<E>) -> bool {
+    let (peer, latched) = leg.peer(p.kind == Kind::Rtcp);
+    latched && peer != Some(p.from) && !(leg.handover || leg.rx.is_some())
+}
+
 /// Unprotect's first step for one packet on its leg: the source checked
 /// (after latching, another one is refused unless the call allows handover
 /// or the leg is SRTP, where a packet from a new address re-latches only
 /// once it authenticated), the leg ready, then the SRTP prepare into a
 /// second buffer, or a plain packet's header checked.
 fn check_and_prepare<E: Engine>(p: &mut Pkt, leg: &mut Leg<E>, pool: &mut Pool) {
-    let (peer, latched) = leg.peer(p.kind == Kind::Rtcp);
-    if latched && peer != Some(p.from) && !(leg.handover || leg.rx.is_some()) {
+    if from_stranger(p, leg) {
         p.fate = Fate::Dropped(Drop::UnknownPeer);
         return;
     }

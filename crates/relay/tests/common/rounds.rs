@@ -154,7 +154,11 @@ where
                 tx: ctx(&engine, suite, seed + 2 * party as u8 + 1),
                 rx: ctx(&engine, suite, seed + 2 * party as u8 + 2),
                 ssrc: 0x5000_0000 + (c as u32) * 2 + party as u32,
-                seq: 65_500 - 40 * c as u16,
+                // Call 3's party 0 sends 65 533..=65 535 in the first burst
+                // and 0.. in the second: a new stream's first packets on
+                // both sides of the wrap, prepared (with rounds in flight)
+                // before any is committed. The others cross it later.
+                seq: if c == 3 { 65_533 } else { 65_520 - c as u16 },
                 stats: sock.stats.clone(),
             }
         };
@@ -178,7 +182,7 @@ where
     }
 
     // The bursts. Sequence numbers cross 65 535 (the rollover counter) on
-    // some calls; burst 5 repeats a packet of burst 4 (replayed across
+    // every call's party 0; burst 5 repeats a packet of burst 4 (replayed across
     // rounds), burst 8 carries a forged packet, every fourth burst SRTCP.
     let mut sent = 0u64;
     let mut expected = 0u64;
