@@ -196,6 +196,15 @@ where
             frames.entry(dst).or_default().push(f[hdr..hdr + len].to_vec());
         }) as u64
     };
+    // A wake lands every round in flight (as a command would): an engine
+    // that completes batches only when waited for gets there. Only once
+    // the worker has received all that was sent: a wake while it still
+    // reads would land its rounds before they fill the lane.
+    let land = |stats: &WorkerStats, sent: u64| {
+        if stats.total.packets_in.load(std::sync::atomic::Ordering::SeqCst) >= sent {
+            waker.wake().unwrap();
+        }
+    };
     let counted = |phones: &[[Phone<E>; 2]]| -> u64 {
         phones.iter().flatten().map(|p| p.stats.snapshot()).map(|s| s.packets_out + s.dropped()).sum()
     };
@@ -207,7 +216,7 @@ where
             // read; none may follow.
             let t0 = Instant::now();
             while taken < expected || counted(&phones) < sent {
-                waker.wake().unwrap();
+                land(&stats, sent);
                 taken += take(&mut port, &mut frames);
                 assert!(t0.elapsed() < PATIENCE, "{tag}: the warm-up bursts relayed");
                 std::thread::yield_now();
@@ -275,9 +284,7 @@ where
     // Everything authentic goes through; the replayed and forged do not.
     let t0 = Instant::now();
     while taken < expected {
-        // A wake lands every round in flight (as a command would): an
-        // engine that completes batches only when waited for gets there.
-        waker.wake().unwrap();
+        land(&stats, sent);
         taken += take(&mut port, &mut frames);
         assert!(t0.elapsed() < PATIENCE, "{tag}: {taken} of {expected} frames transmitted");
         std::thread::yield_now();
