@@ -134,20 +134,21 @@ impl srtp::Lane<GpuKeys> for GpuLane {
             }
         }
         let e = &self.engine;
+        let Ok(mut lane) = e.lanes[self.index].lock() else {
+            e.run_cpu(jobs);
+            return None;
+        };
         let free = match e.cfg.mode {
             Mode::Launch => (0..RUNG).find(|&h| self.flights[h].is_none()),
             // The resident kernel finds batch seq in part seq % RUNG.
             Mode::Persistent => {
-                let next = e.lanes[self.index].lock().ok().and_then(|l| l.ring.as_ref().map(|r| r.seq.wrapping_add(1)));
+                let next = lane.ring.as_ref().map(|r| r.seq.wrapping_add(1));
                 next.map(|q| q as usize % RUNG).filter(|&h| self.flights[h].is_none())
             }
         };
         let big = !jobs.is_empty() && jobs.len() >= e.lane_below();
         let (Some(h), true) = (free, big) else {
-            e.run_cpu(jobs);
-            return None;
-        };
-        let Ok(mut lane) = e.lanes[self.index].lock() else {
+            drop(lane);
             e.run_cpu(jobs);
             return None;
         };

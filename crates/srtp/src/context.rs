@@ -681,6 +681,12 @@ impl<E: Engine> Context<E> {
         if failed.kind != Kind::Rtp || failed.op != Op::Unprotect || pkt.len() > out.len() {
             return Err(Error::AuthFailed);
         }
+        self.unprotect_rtp_at(index, pkt, out)
+    }
+
+    /// The three steps of one SRTP unprotect at a given index, as a batch of
+    /// its own (the second tries above; `out` holds `pkt`).
+    fn unprotect_rtp_at(&mut self, index: u64, pkt: &[u8], out: &mut [u8]) -> Result<usize, Error> {
         let p = self.prepare_rtp_unprotect_at(pkt, Some(index))?;
         out[..pkt.len()].copy_from_slice(pkt);
         let outcome = {
@@ -708,14 +714,7 @@ impl<E: Engine> Context<E> {
         if pkt.len() > out.len() {
             return Err(Error::BufferTooSmall(pkt.len()));
         }
-        let p = self.prepare_rtp_unprotect_at(pkt, Some(index))?;
-        out[..pkt.len()].copy_from_slice(pkt);
-        let outcome = {
-            let mut job = [self.job(&p, out)?];
-            self.engine.transform(&mut job);
-            job[0].outcome
-        };
-        self.commit(&p, outcome, out)
+        self.unprotect_rtp_at(index, pkt, out)
     }
 
     /// Step 1: checks `pkt`, copies it into `out` and returns what
