@@ -28,9 +28,20 @@ def free_udp_port():
 
 
 def free_tcp_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((IP, 0))
-        return s.getsockname()[1]
+    """A TCP port free right now, taken below the kernel's ephemeral range: a
+    port the kernel hands out for `bind(0)` can be handed out again to any
+    outgoing connection before the child that is to listen on it binds it
+    (baresip's ctrl_tcp once lost that race)."""
+    lo, _ = map(int, open("/proc/sys/net/ipv4/ip_local_port_range").read().split())
+    for _ in range(200):
+        port = random.randrange(10000, max(10001, lo))
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind((IP, port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no free TCP port below %d" % lo)
 
 
 def free_port_range(size=200):
