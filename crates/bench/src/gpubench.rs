@@ -40,6 +40,12 @@ pub struct GpuRecord {
     pub threads: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bytes_per_s: Option<f64>,
+    /// Persistent round trips: p50 and p99 of each device stage, µs
+    /// ([`srtp_cuda::BatchStages`]), and of what the device did not see
+    /// (`outside`: the round trip less the batch's span on the device, the
+    /// two measured on different batches, so p50 only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stages_us: Option<std::collections::BTreeMap<&'static str, [f64; 2]>>,
 }
 
 /// Options of `bench gpu`.
@@ -464,6 +470,35 @@ fn compare_batch(
     Ok(oa.len())
 }
 
+/// p50 and p99 (µs) of each stage of the traced batches of `n` packets.
+fn stage_figures(
+    trace: &[srtp_cuda::BatchStages],
+    n: usize,
+    round_trip_p50: Option<f64>,
+) -> Option<std::collections::BTreeMap<&'static str, [f64; 2]>> {
+    let of: Vec<&srtp_cuda::BatchStages> = trace.iter().filter(|b| b.packets as usize == n).collect();
+    if of.is_empty() {
+        return None;
+    }
+    let pick = |f: &dyn Fn(&srtp_cuda::BatchStages) -> f64| {
+        let mut v: Vec<f64> = of.iter().map(|b| f(b) / 1e3).collect();
+        v.sort_by(|a, b| a.total_cmp(b));
+        [(percentile(&v, 0.5) * 100.0).round() / 100.0, (percentile(&v, 0.99) * 100.0).round() / 100.0]
+    };
+    let mut m = std::collections::BTreeMap::new();
+    m.insert("1_read", pick(&|b| b.read_ns));
+    m.insert("2_stage", pick(&|b| b.stage_ns));
+    m.insert("3_transform", pick(&|b| b.transform_ns));
+    m.insert("4_write", pick(&|b| b.write_ns));
+    let span = pick(&|b| b.span_ns);
+    m.insert("5_span", span);
+    if let Some(rt) = round_trip_p50 {
+        m.insert("6_outside", [((rt - span[0]) * 100.0).round() / 100.0, f64::NAN]);
+    }
+    m.insert("batches", [of.len() as f64, of.len() as f64]);
+    Some(m)
+}
+
 fn percentile(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {
         return 0.0;
@@ -754,10 +789,19 @@ pub fn run(opts: GpuBenchOptions, json: bool) -> Result<(), String> {
         // Round trips from the pool, one thread, both modes.
         for g in &engines {
             let mut mem = PoolMemory::new(g, 4096 * pool_pitch(), pool_pitch())?;
-            for &n in &[1usize, 16, 256, 1024, 4096] {
+            for &n in &[1usize, 16, 64, 256, 1024, 4096] {
                 let mut r =
                     pool_throughput(g, &mut mem, layouts()[0], Suite::AES_CM_128_HMAC_SHA1_80, n, 1, 160, budget)?;
                 r.op = "round_trip_pool".into();
+                if g.config().mode == Mode::Persistent {
+                    let trace = g.stage_trace().map_err(|e| e.to_string())?;
+                    r.stages_us = stage_figures(&trace, n, r.latency_us_p50);
+                    if let (Some(st), false) = (&r.stages_us, json) {
+                        let parts: Vec<String> =
+                            st.iter().map(|(k, v)| format!("{k} {:.1}/{:.1}", v[0], v[1])).collect();
+                        println!("{} stages of {n} (p50/p99 us): {}", g.name(), parts.join(", "));
+                    }
+                }
                 say(&r);
                 out.push(r);
             }

@@ -317,7 +317,10 @@ SRTP_FN srtp_sha1 srtp_sha1_compress(srtp_sha1 st, uint32_t* w) {
             f = b ^ c ^ d;
             k = 0xCA62C1D6u;
         }
-        uint32_t t = srtp_rotl(a, 5u) + f + e + k + wi;
+        /* e + k + wi does not depend on this round's a: summed first, it
+         * leaves one add after the rotate on the chain from round to round
+         * (summed left to right it would be four). */
+        uint32_t t = srtp_rotl(a, 5u) + (f + (e + k + wi));
         e = d;
         d = c;
         c = srtp_rotl(b, 30u);
@@ -774,11 +777,227 @@ static __device__ __forceinline__ uint4 srtp_zero4(void) {
     return z;
 }
 
+/* ctr + k: GCM's 32-bit increment (inc32) or AES-CM's 128-bit one. */
+static __device__ __forceinline__ srtp_u128 srtp_ctr_add(srtp_u128 ctr, uint32_t k, int inc32) {
+    uint32_t w3 = ctr.w3 + k;
+    if (!inc32 && w3 < k) {
+        ctr.w2 += 1u;
+        if (ctr.w2 == 0u) {
+            ctr.w1 += 1u;
+            if (ctr.w1 == 0u) {
+                ctr.w0 += 1u;
+            }
+        }
+    }
+    ctr.w3 = w3;
+    return ctr;
+}
+
+/* Counter mode by the whole warp: lane l XORs keystream blocks l, l + 32, ...
+ * into the 16 bytes each covers (disjoint, so no lane writes another's
+ * bytes). The same bytes as srtp_ctr_xor, in one block's time instead of
+ * len / 16 blocks' for one thread. Ends with the warp's writes visible to
+ * every lane. */
+static __device__ __forceinline__ void srtp_ctr_xor_warp(const uint32_t* te, const uint32_t* rk, uint32_t rounds,
+                                                         srtp_u128 ctr, uint8_t* p, uint32_t len, int inc32,
+                                                         int aligned, uint32_t lane) {
+    uint32_t nblk = (len + 15u) >> 4;
+    for (uint32_t k = lane; k < nblk; k += 32u) {
+        srtp_u128 ks = srtp_aes_encrypt(te, rk, rounds, srtp_ctr_add(ctr, k, inc32));
+        uint32_t n = len - 16u * k < 16u ? len - 16u * k : 16u;
+        uint8_t* q = p + 16u * k;
+        srtp_xor_word(q, ks.w0, n, aligned);
+        if (n > 4u) {
+            srtp_xor_word(q + 4, ks.w1, n - 4u, aligned);
+        }
+        if (n > 8u) {
+            srtp_xor_word(q + 8, ks.w2, n - 8u, aligned);
+        }
+        if (n > 12u) {
+            srtp_xor_word(q + 12, ks.w3, n - 12u, aligned);
+        }
+    }
+    __syncwarp();
+}
+
+/* The transform of one packet by a whole warp, for batches small enough that
+ * every warp has one packet: the keystream blocks spread over the lanes, the
+ * MAC (a serial chain) on lane 0. The same bytes and outcome as srtp_packet
+ * (d: the 16 descriptor words, in every lane; pkt: the packet's 16-aligned
+ * scratch slot). Unprotect checks the tag before any byte is decrypted. */
+static __device__ __forceinline__ uint32_t srtp_packet_warp(const uint32_t* keys, const uint32_t* d, uint8_t* pkt,
+                                                            const uint32_t* te, uint32_t lane) {
+    uint32_t flags = d[1], len = d[3];
+    uint32_t es = d[4], ee = d[5], ae = d[6], ts = d[7], sfx = d[8];
+    srtp_u128 iv;
+    iv.w0 = d[9];
+    iv.w1 = d[10];
+    iv.w2 = d[11];
+    iv.w3 = d[12];
+    int unprotect = (flags & 1u) != 0u;
+    uint32_t sfx_len = (flags >> 8) & 0xffu;
+    uint32_t tag_len = (flags >> 16) & 0xffu;
+    const uint32_t* key = keys + (uint64_t)d[0] * SRTP_KEY_WORDS;
+    uint32_t kind = key[SRTP_K_KIND];
+    uint32_t rounds = key[SRTP_K_ROUNDS];
+    if (!srtp_well_formed(kind, rounds, 0u, len, es, ee, ae, ts, tag_len, sfx_len)) {
+        return SRTP_OUTCOME_FAILED;
+    }
+    const uint32_t* rk = key + SRTP_K_RK;
+    int aligned = (es & 3u) == 0u;
+    uint32_t ok = 1u;
+
+    if (kind == SRTP_KIND_AES_GCM) {
+        const uint32_t* tab = key + SRTP_K_GHASH_TABLE;
+        srtp_u128 mask;
+        mask.w0 = mask.w1 = mask.w2 = mask.w3 = 0u;
+        if (lane == 0u) {
+            srtp_u128 j0 = iv;
+            j0.w3 = 1u;
+            mask = srtp_aes_encrypt(te, rk, rounds, j0);
+            if (unprotect) {
+                srtp_u128 y = srtp_ghash_packet(tab, pkt, es, ee, sfx, sfx_len, aligned);
+                uint32_t diff = 0u;
+                SRTP_UNROLL
+                for (uint32_t i = 0; i < 16u; i++) {
+                    diff |= (srtp_u128_byte(y, i) ^ srtp_u128_byte(mask, i)) ^ pkt[ts + i];
+                }
+                ok = diff == 0u;
+            }
+        }
+        if (__shfl_sync(SRTP_FULL, ok, 0) == 0u) {
+            return SRTP_OUTCOME_FAILED;
+        }
+        srtp_u128 ctr = iv;
+        ctr.w3 = 2u;
+        srtp_ctr_xor_warp(te, rk, rounds, ctr, pkt + es, ee - es, 1, aligned, lane);
+        if (!unprotect && lane == 0u) {
+            srtp_u128 y = srtp_ghash_packet(tab, pkt, es, ee, sfx, sfx_len, aligned);
+            SRTP_UNROLL
+            for (uint32_t i = 0; i < 16u; i++) {
+                pkt[ts + i] = (uint8_t)(srtp_u128_byte(y, i) ^ srtp_u128_byte(mask, i));
+            }
+        }
+        __syncwarp();
+        return SRTP_OUTCOME_DONE;
+    }
+
+    const uint32_t* mid = key + SRTP_K_HMAC_INNER;
+    if (unprotect && lane == 0u) {
+        srtp_sha1 mac = srtp_hmac_sha1(mid, pkt, ae, sfx, sfx_len);
+        uint32_t diff = 0u;
+        SRTP_UNROLL
+        for (uint32_t i = 0; i < 20u; i++) {
+            if (i < tag_len) {
+                diff |= srtp_sha1_byte(mac, i) ^ pkt[ts + i];
+            }
+        }
+        ok = diff == 0u;
+    }
+    if (__shfl_sync(SRTP_FULL, ok, 0) == 0u) {
+        return SRTP_OUTCOME_FAILED;
+    }
+    if (kind == SRTP_KIND_AES_CM) {
+        srtp_ctr_xor_warp(te, rk, rounds, iv, pkt + es, ee - es, 0, aligned, lane);
+    }
+    if (!unprotect && lane == 0u) {
+        srtp_sha1 mac = srtp_hmac_sha1(mid, pkt, ae, sfx, sfx_len);
+        SRTP_UNROLL
+        for (uint32_t i = 0; i < 20u; i++) {
+            if (i < tag_len) {
+                pkt[ts + i] = (uint8_t)srtp_sha1_byte(mac, i);
+            }
+        }
+    }
+    __syncwarp();
+    return SRTP_OUTCOME_DONE;
+}
+
+/* The SM's cycle counter (the stage stamps of one batch all come from block
+ * 0's SM). */
+static __device__ __forceinline__ uint64_t srtp_clock(void) {
+    return (uint64_t)clock64();
+}
+
+/* Stage stamps of a batch (the persistent kernel's trace, srtp_persistent):
+ * SM cycles of block 0 when the batch was taken, and when the warp holding
+ * its first descriptor had read the descriptors, staged the packets,
+ * transformed them and written them back; %globaltimer when the batch was
+ * taken and when its last block finished; its number and packet count. */
+#define SRTP_TR_TAKEN 0
+#define SRTP_TR_READ 1
+#define SRTP_TR_STAGED 2
+#define SRTP_TR_DONE 3
+#define SRTP_TR_WRITTEN 4
+#define SRTP_TR_T_TAKEN 5
+#define SRTP_TR_T_FINISHED 6
+#define SRTP_TR_ID 7
+#define SRTP_TR_WORDS 8u
+#define SRTP_TR_ENTRIES 256u
+
+/* One packet on this warp (per = 1). Lanes 0..11 read the 12 descriptor
+ * words in one load; every lane then holds them all. */
+static __device__ __forceinline__ void srtp_warp_one(const uint32_t* keys, const uint32_t* wire, uint32_t* outcomes,
+                                                     uint32_t i, uint32_t* slots, const uint32_t* te, long long rd,
+                                                     long long wd, uint64_t* stamp) {
+    uint32_t lane = threadIdx.x & 31u;
+    uint32_t w = lane < SRTP_WIRE_WORDS ? wire[(uint64_t)i * SRTP_WIRE_WORDS + lane] : 0u;
+    uint32_t x[SRTP_WIRE_WORDS];
+    SRTP_UNROLL
+    for (uint32_t k = 0; k < SRTP_WIRE_WORDS; k++) {
+        x[k] = __shfl_sync(SRTP_FULL, w, k);
+    }
+    if (stamp && lane == 0u) {
+        stamp[SRTP_TR_READ] = srtp_clock();
+    }
+    uint64_t addr = (uint64_t)x[2] | ((uint64_t)x[3] << 32);
+    uint32_t len = x[4];
+    srtp_stage_in(lane, 1u, addr + (uint64_t)rd, len, slots);
+    if (stamp && lane == 0u) {
+        stamp[SRTP_TR_STAGED] = srtp_clock();
+    }
+    uint32_t outcome = SRTP_OUTCOME_FAILED;
+    if (len <= SRTP_SLOT_BYTES) {
+        uint32_t d[SRTP_DESC_WORDS];
+        d[0] = x[0];
+        d[1] = x[1];
+        d[2] = 0u;
+        d[3] = len;
+        d[4] = x[5] & 0xffffu;
+        d[5] = x[5] >> 16;
+        d[6] = x[6] & 0xffffu;
+        d[7] = x[6] >> 16;
+        d[8] = x[7];
+        d[9] = x[8];
+        d[10] = x[9];
+        d[11] = x[10];
+        d[12] = x[11];
+        d[13] = SRTP_OUTCOME_FAILED;
+        outcome = srtp_packet_warp(keys, d, (uint8_t*)slots, te, lane);
+    }
+    if (stamp && lane == 0u) {
+        stamp[SRTP_TR_DONE] = srtp_clock();
+    }
+    if (outcome == SRTP_OUTCOME_DONE) {
+        srtp_copy_out(lane, addr + (uint64_t)wd, len, slots);
+    }
+    if (lane == 0u) {
+        outcomes[i] = outcome;
+    }
+    if (stamp && lane == 0u) {
+        stamp[SRTP_TR_WRITTEN] = srtp_clock();
+    }
+}
+
 /* Runs the descriptors [base, base + per) ∩ [0, n) on this warp (per <= 32). */
 static __device__ __forceinline__ void srtp_warp_batch(const uint32_t* keys, const uint32_t* wire,
                                                        uint32_t* outcomes, uint32_t n, uint32_t base,
                                                        uint32_t per, uint32_t* slots, const uint32_t* te,
-                                                       long long rd, long long wd) {
+                                                       long long rd, long long wd, uint64_t* stamp) {
+    if (per == 1u) {
+        srtp_warp_one(keys, wire, outcomes, base, slots, te, rd, wd, stamp);
+        return;
+    }
     uint32_t lane = threadIdx.x & 31u;
     uint32_t m = n - base < per ? n - base : per;
     uint32_t i = base + lane;
@@ -813,7 +1032,13 @@ static __device__ __forceinline__ void srtp_warp_batch(const uint32_t* keys, con
     uint64_t addr = (uint64_t)mine[0].z | ((uint64_t)mine[0].w << 32);
     uint32_t len = lane < m ? mine[1].x : 0u;
     uint32_t* slot = slots + lane * SRTP_SLOT_WORDS;
+    if (stamp && lane == 0u) {
+        stamp[SRTP_TR_READ] = srtp_clock();
+    }
     srtp_stage_in(lane, m, addr + (uint64_t)rd, len, slots);
+    if (stamp && lane == 0u) {
+        stamp[SRTP_TR_STAGED] = srtp_clock();
+    }
     uint32_t outcome = SRTP_OUTCOME_FAILED;
     if (lane < m && len <= SRTP_SLOT_BYTES) {
         uint32_t d[SRTP_DESC_WORDS];
@@ -834,6 +1059,9 @@ static __device__ __forceinline__ void srtp_warp_batch(const uint32_t* keys, con
         srtp_packet(keys, d, (uint8_t*)slot, te);
         outcome = d[13];
     }
+    if (stamp && lane == 0u) {
+        stamp[SRTP_TR_DONE] = srtp_clock();
+    }
     __syncwarp();
     for (uint32_t j = 0; j < m; j++) {
         uint32_t oj = __shfl_sync(SRTP_FULL, outcome, j);
@@ -845,6 +1073,9 @@ static __device__ __forceinline__ void srtp_warp_batch(const uint32_t* keys, con
     }
     if (lane < m) {
         outcomes[i] = outcome;
+    }
+    if (stamp && lane == 0u) {
+        stamp[SRTP_TR_WRITTEN] = srtp_clock();
     }
 }
 
@@ -883,7 +1114,7 @@ extern "C" __global__ void srtp_gather(const uint32_t* keys, const uint32_t* wir
     uint32_t gw = blockIdx.x + gridDim.x * (threadIdx.x >> 5);
     uint32_t per = srtp_per_warp(n);
     for (uint32_t base = per * gw; base < n; base += per * warps) {
-        srtp_warp_batch(keys, wire, outcomes, n, base, per, slots, te, read_delta, write_delta);
+        srtp_warp_batch(keys, wire, outcomes, n, base, per, slots, te, read_delta, write_delta, (uint64_t*)0);
     }
 }
 
@@ -894,45 +1125,55 @@ static __device__ __forceinline__ uint64_t srtp_globaltimer(void) {
     return t;
 }
 
-/* Control words of the persistent kernel (mapped pinned host memory). */
-#define SRTP_CTL_DOORBELL 0
+/* Control words of the persistent kernel (mapped pinned host memory), read
+ * by the device in one 64-byte load per poll (one PCIe round trip). */
 #define SRTP_CTL_STOP 2
 #define SRTP_CTL_DONE 3
 #define SRTP_CTL_EXITED 4
-/* Batch seq's descriptor count at ctl[SRTP_CTL_SLOTS + 2 * (seq % SRTP_RUNG)],
- * the index of its first descriptor (and outcome word) one word after; up to
- * SRTP_RUNG batches rung at once. */
+/* Batch seq is rung when the 64-bit word SRTP_CTL_SLOTS / 2 + seq % SRTP_RUNG
+ * (of the control words read as 64-bit words) holds seq's low 16 bits in bits
+ * 48..63, its descriptor count in bits 0..23 and its first descriptor (and
+ * outcome word) in bits 24..47: one word the host writes in one store, so the
+ * device never sees a count without its batch. Up to SRTP_RUNG batches rung
+ * at once. */
 #define SRTP_CTL_SLOTS 8
 #define SRTP_RUNG 4u
+/* The control words a poll reads, as 64-bit words (words 0..15: up to the
+ * last slot). */
+#define SRTP_CTL_POLL64 8u
 /* The device counter: bits 0..15 blocks that finished the current batch (or,
  * once exiting, blocks that exited); bits 16..30 blocks that started it; bit 31
  * the grid decided to exit. Zero when no batch is in progress. */
 #define SRTP_CNT_STARTED 0x10000u
 #define SRTP_CNT_EXIT 0x80000000u
+/* Words of the counter buffer before the trace: the counter, then the relay
+ * words (see below). */
+#define SRTP_CNT_WORDS 8u
 
 /* The resident kernel. ctl, wire descriptors and outcomes in mapped pinned
- * host memory, counter in device memory (zero at launch). Protocol (each of
- * the engine's lanes runs its own kernel; up to SRTP_RUNG batches rung at
- * once):
- *   host: write batch seq's descriptors, its count and first index in its
- *   slot (seq % SRTP_RUNG), then ctl[0] = seq; batch seq is done once
- *   ctl[3] reaches it. The host rings seq only once seq - SRTP_RUNG is done
- *   (its slot is free again).
+ * host memory, counter (and after SRTP_CNT_WORDS words, the trace:
+ * SRTP_TR_ENTRIES entries of SRTP_TR_WORDS, batch seq in entry seq %
+ * SRTP_TR_ENTRIES) in device memory, zero at launch. Protocol (each of the
+ * engine's lanes runs its own kernel; up to SRTP_RUNG batches rung at once):
+ *   host: write batch seq's descriptors, then its slot word (above); batch
+ *   seq is done once ctl[3] reaches it. The host rings seq only once seq -
+ *   SRTP_RUNG is done (its slot is free again).
  *   At launch ctl[3] is the last batch done, and the kernel takes the batches
  *   rung after it, in order.
- *   device: block 0 takes the next batch (ctl[3] + 1 .. ctl[0]) only once the
- *   one before is done by every block; every block takes its warps' share of
- *   every batch; the last block to finish resets the counter and writes
- *   ctl[3] = seq.
+ *   device: block 0 takes the next batch (ctl[3] + 1) once its slot shows it
+ *   rung and the one before is done by every block; every block takes its
+ *   warps' share of every batch; the last block to finish resets the counter
+ *   and writes ctl[3] = seq.
  * Exit (ctl[2] != 0, or no batch for idle_ns): all-or-nothing per batch: a
  * block may set the exit bit only while no batch is in progress (counter == 0,
- * by CAS), and a block that sees a new doorbell registers as started first; a
+ * by CAS), and a block that sees a new batch registers as started first; a
  * block that finds the exit bit set exits without touching the batch. So a
  * batch is either processed by all blocks or by none; in the latter case
- * ctl[3] != ctl[0] once ctl[4] == 1, and the host relaunches (the new kernel
- * starts from ctl[3] and picks the batch up). The last block to exit resets
- * the counter and writes ctl[4] = 1. Needs gridDim.x < 32768 and all blocks
- * co-resident (the engine's lanes together use at most one block per SM). */
+ * ctl[3] stays below it once ctl[4] == 1, and the host relaunches (the new
+ * kernel starts from ctl[3] and picks the batch up). The last block to exit
+ * resets the counter and writes ctl[4] = 1. Needs gridDim.x < 32768 and all
+ * blocks co-resident (the engine's lanes together use at most one block per
+ * SM). */
 extern "C" __global__ void srtp_persistent(const uint32_t* keys, volatile uint32_t* ctl, const uint32_t* wire,
                                            uint32_t* outcomes, uint32_t* counter, const uint32_t* te0_global,
                                            unsigned long long idle_ns, uint32_t* scratch) {
@@ -942,72 +1183,100 @@ extern "C" __global__ void srtp_persistent(const uint32_t* keys, volatile uint32
     const uint32_t* te = te_sh + (threadIdx.x & 31u);
     uint32_t* slots = srtp_warp_slots(scratch);
     volatile uint32_t* vcounter = counter;
+    /* Written by block 0 (relay[0] = the batch taken, relay[1] its count,
+     * relay[2] = stop, relay[3] its first index) and by the last block of a
+     * batch (relay[4] = the last batch done); the host sets relay[0] and
+     * relay[4] to the last completed batch before each launch. */
     volatile uint32_t* relay = counter + 1;
+    volatile uint64_t* vctl64 = (volatile uint64_t*)ctl;
+    uint64_t* trace = (uint64_t*)(counter + SRTP_CNT_WORDS);
     uint32_t last = 0u;
     if (threadIdx.x == 0u) {
         last = ctl[SRTP_CTL_DONE];
     }
     for (;;) {
-        if (threadIdx.x == 0u) {
+        /* Warp 0 waits for the next batch (lane 0 acts; the others help
+         * block 0 read the control words in one load). */
+        if (threadIdx.x < 32u) {
+            uint32_t lane = threadIdx.x;
             uint64_t idle_since = srtp_globaltimer();
             uint32_t ns = 32u;
             uint32_t cmd = 0u; /* 0: process s_seq; 1: exit */
             for (;;) {
                 /* Only block 0 polls the host's control words (each read is a
-                 * PCIe round trip); it relays them through device memory
-                 * (relay[0] = the batch taken, relay[1] its count, relay[2]
-                 * = stop, relay[3] its first index, relay[4] = the last batch
-                 * done), which the other blocks poll cheaply. The host sets
-                 * relay[0] and relay[4] to the last completed batch before
-                 * each launch. The next batch is taken once the one before is
-                 * done by every block: a block never starts a batch while
-                 * another still counts itself in the one before. */
+                 * PCIe round trip); it relays them through device memory,
+                 * which the other blocks poll cheaply. The next batch is
+                 * taken once the one before is done by every block: a block
+                 * never starts a batch while another still counts itself in
+                 * the one before. */
                 if (blockIdx.x == 0u) {
-                    uint32_t hseq = ctl[SRTP_CTL_DOORBELL];
-                    uint32_t cur = relay[0];
-                    if (hseq != cur && relay[4] == cur) {
-                        uint32_t next = cur + 1u;
-                        uint32_t slot = SRTP_CTL_SLOTS + 2u * (next % SRTP_RUNG);
+                    uint64_t q = lane < SRTP_CTL_POLL64 ? vctl64[lane] : 0ull;
+                    uint32_t stop = (uint32_t)__shfl_sync(SRTP_FULL, q, SRTP_CTL_STOP / 2);
+                    uint32_t cur = 0u, fin = 0u;
+                    if (lane == 0u) {
+                        cur = relay[0];
+                        fin = relay[4];
+                    }
+                    cur = __shfl_sync(SRTP_FULL, cur, 0);
+                    fin = __shfl_sync(SRTP_FULL, fin, 0);
+                    uint32_t next = cur + 1u;
+                    uint64_t slot = __shfl_sync(SRTP_FULL, q, SRTP_CTL_SLOTS / 2 + next % SRTP_RUNG);
+                    if (lane == 0u && fin == cur && (uint32_t)(slot >> 48) == (next & 0xffffu)) {
+                        /* Acquire: the host wrote the descriptors before the slot. */
                         __threadfence_system();
-                        relay[1] = ctl[slot];
-                        relay[3] = ctl[slot + 1u];
+                        uint64_t* tr = trace + (uint64_t)(next % SRTP_TR_ENTRIES) * SRTP_TR_WORDS;
+                        tr[SRTP_TR_TAKEN] = srtp_clock();
+                        tr[SRTP_TR_T_TAKEN] = srtp_globaltimer();
+                        relay[1] = (uint32_t)slot & 0xffffffu;
+                        relay[3] = (uint32_t)(slot >> 24) & 0xffffffu;
                         __threadfence();
                         relay[0] = next;
                     }
-                    if (ctl[SRTP_CTL_STOP] != 0u) {
+                    if (lane == 0u && stop != 0u) {
                         relay[2] = 1u;
                     }
                 }
-                uint32_t seq = relay[0];
-                if (seq != last) {
-                    uint32_t old = atomicAdd(counter, SRTP_CNT_STARTED);
-                    if (old & SRTP_CNT_EXIT) {
-                        cmd = 1u;
+                uint32_t brk = 0u;
+                if (lane == 0u) {
+                    uint32_t seq = relay[0];
+                    if (seq != last) {
+                        uint32_t old = atomicAdd(counter, SRTP_CNT_STARTED);
+                        if (old & SRTP_CNT_EXIT) {
+                            cmd = 1u;
+                        } else {
+                            /* Acquire (device scope is enough: block 0 took
+                             * the batch after a system-scope acquire, and
+                             * relay[0] carries that order here). */
+                            __threadfence();
+                            s_seq = seq;
+                            s_n = relay[1];
+                            s_off = relay[3];
+                            last = seq;
+                        }
+                        brk = 1u;
                     } else {
-                        /* Acquire: the host wrote the descriptors and ctl[1] before ctl[0]. */
-                        __threadfence_system();
-                        s_seq = seq;
-                        s_n = relay[1];
-                        s_off = relay[3];
-                        last = seq;
+                        int want_exit = relay[2] != 0u || srtp_globaltimer() - idle_since > idle_ns;
+                        if (want_exit || (*vcounter & SRTP_CNT_EXIT)) {
+                            uint32_t old = atomicCAS(counter, 0u, SRTP_CNT_EXIT);
+                            if (old == 0u || (old & SRTP_CNT_EXIT)) {
+                                cmd = 1u;
+                                brk = 1u;
+                            }
+                            /* Else a batch is in progress: join it. */
+                        }
                     }
-                    break;
                 }
-                int want_exit = relay[2] != 0u || srtp_globaltimer() - idle_since > idle_ns;
-                if (want_exit || (*vcounter & SRTP_CNT_EXIT)) {
-                    uint32_t old = atomicCAS(counter, 0u, SRTP_CNT_EXIT);
-                    if (old == 0u || (old & SRTP_CNT_EXIT)) {
-                        cmd = 1u;
-                        break;
-                    }
-                    /* A batch is in progress: join it (the doorbell is rung). */
+                if (__shfl_sync(SRTP_FULL, brk, 0) != 0u) {
+                    break;
                 }
                 __nanosleep(ns);
                 if (ns < 256u) {
                     ns *= 2u;
                 }
             }
-            s_cmd = cmd;
+            if (lane == 0u) {
+                s_cmd = cmd;
+            }
         }
         __syncthreads();
         if (s_cmd != 0u) {
@@ -1015,13 +1284,14 @@ extern "C" __global__ void srtp_persistent(const uint32_t* keys, volatile uint32
         }
         uint32_t n = s_n;
         uint32_t seq = s_seq;
+        uint64_t* tr = trace + (uint64_t)(seq % SRTP_TR_ENTRIES) * SRTP_TR_WORDS;
         const uint32_t* bwire = wire + (size_t)s_off * SRTP_WIRE_WORDS;
         uint32_t* bout = outcomes + s_off;
         uint32_t warps = gridDim.x * (blockDim.x >> 5);
         uint32_t gw = blockIdx.x + gridDim.x * (threadIdx.x >> 5);
         uint32_t per = srtp_per_warp(n);
         for (uint32_t base = per * gw; base < n; base += per * warps) {
-            srtp_warp_batch(keys, bwire, bout, n, base, per, slots, te, 0, 0);
+            srtp_warp_batch(keys, bwire, bout, n, base, per, slots, te, 0, 0, base == 0u ? tr : (uint64_t*)0);
         }
         __threadfence_system();
         __syncthreads();
@@ -1029,6 +1299,8 @@ extern "C" __global__ void srtp_persistent(const uint32_t* keys, volatile uint32
             uint32_t old = atomicAdd(counter, 1u);
             if ((old & 0xffffu) == gridDim.x - 1u) {
                 atomicExch(counter, 0u);
+                tr[SRTP_TR_T_FINISHED] = srtp_globaltimer();
+                tr[SRTP_TR_ID] = ((uint64_t)seq << 32) | n;
                 __threadfence_system();
                 relay[4] = seq;
                 ctl[SRTP_CTL_DONE] = seq;

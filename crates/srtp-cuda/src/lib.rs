@@ -348,9 +348,9 @@ struct Ring {
 }
 
 const CTL_BYTES: usize = 256;
-/// Control words (see kernels/srtp.cu): doorbell, stop, completion, exited;
-/// from `CTL_SLOTS`, per batch parity, its count and first descriptor.
-const CTL_DOORBELL: usize = 0;
+/// Control words (see kernels/srtp.cu): stop, completion, exited; from
+/// `CTL_SLOTS`, a 64-bit slot word per batch rung (`seq % RUNG`): the batch's
+/// low 16 bits, first descriptor and count, so that one store rings it.
 const CTL_STOP: usize = 2;
 const CTL_DONE: usize = 3;
 const CTL_EXITED: usize = 4;
@@ -358,6 +358,15 @@ const CTL_SLOTS: usize = 8;
 /// Batches a lane's resident kernel can have rung at once (`SRTP_RUNG`),
 /// and batches a [`GpuLane`] holds in flight in either mode.
 const RUNG: usize = 4;
+/// A slot word's count and first descriptor have 24 bits each.
+const MAX_CHUNK_PACKETS: usize = 1 << 24;
+/// The resident kernel's counter buffer: the counter and relay words
+/// (`SRTP_CNT_WORDS`), then the stage trace (`SRTP_TR_ENTRIES` entries of
+/// `SRTP_TR_WORDS` 64-bit words).
+const CNT_WORDS: usize = 8;
+const TRACE_ENTRIES: usize = 256;
+const TRACE_WORDS: usize = 8;
+const COUNTER_BYTES: usize = CNT_WORDS * 4 + TRACE_ENTRIES * TRACE_WORDS * 8;
 
 /// One submission lane: what a thread needs to run a batch on the device
 /// without sharing anything per batch with other threads.
@@ -439,6 +448,30 @@ pub struct DeviceInfo {
     pub kernels: Kernels,
     /// How long [`GpuEngine::new`] took.
     pub start: Duration,
+    /// The SMs' clock, kHz (converts the stage trace's cycles).
+    pub clock_khz: u32,
+}
+
+/// Where one persistent-mode batch spent its time on the device
+/// ([`GpuEngine::stage_trace`]), ns. The stages of the warp holding the
+/// batch's first descriptor, measured on block 0's SM; `span` from the batch
+/// taken to its last block finished (the device's global timer).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BatchStages {
+    /// The batch's number on its lane.
+    pub seq: u32,
+    /// Its descriptors.
+    pub packets: u32,
+    /// Taken to the first warp's descriptors read (host memory, over PCIe).
+    pub read_ns: f64,
+    /// To its packets staged into device scratch (over PCIe).
+    pub stage_ns: f64,
+    /// To its packets transformed.
+    pub transform_ns: f64,
+    /// To its results and outcomes written back (stores issued).
+    pub write_ns: f64,
+    /// Taken to the last block finished (every block's share, the fences).
+    pub span_ns: f64,
 }
 
 /// Where a start found the kernels' machine code.
@@ -580,6 +613,9 @@ impl GpuEngine {
         if cfg.threads == 0 || !cfg.threads.is_multiple_of(32) || cfg.chunk_packets == 0 {
             return Err(GpuError::Capacity("threads must be a multiple of 32 and chunk_packets > 0".into()));
         }
+        if cfg.chunk_packets >= MAX_CHUNK_PACKETS {
+            return Err(GpuError::Capacity(format!("chunk_packets must be below {MAX_CHUNK_PACKETS}")));
+        }
         let count = CudaContext::device_count().map_err(|e| GpuError::Unavailable(format!("{e:?}")))?;
         if count <= cfg.device as i32 {
             return Err(GpuError::Unavailable(format!("no CUDA device {} ({count} present)", cfg.device)));
@@ -588,6 +624,7 @@ impl GpuEngine {
         let name = ctx.name()?;
         let cc = ctx.compute_capability()?;
         let sms = ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
+        let clock_khz = ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)? as u32;
         let (module, kernels) = load_kernels(&ctx, &name, cc, cfg.kernel_cache.as_deref())?;
         let gather_fn = module.load_function("srtp_gather")?;
         let persistent_fn = module.load_function("srtp_persistent")?;
@@ -620,8 +657,17 @@ impl GpuEngine {
             // 256 threads use 72 registers each: 3 blocks fit an SM.
             sms * 3
         };
-        let mut info =
-            DeviceInfo { name, cc, sms, blocks, threads: cfg.threads, lanes: lanes_n, kernels, start: Duration::ZERO };
+        let mut info = DeviceInfo {
+            name,
+            cc,
+            sms,
+            blocks,
+            threads: cfg.threads,
+            lanes: lanes_n,
+            kernels,
+            start: Duration::ZERO,
+            clock_khz,
+        };
         let mut lanes = Vec::with_capacity(lanes_n);
         for _ in 0..lanes_n {
             let persistent = cfg.mode == Mode::Persistent;
@@ -639,7 +685,7 @@ impl GpuEngine {
                 ring: if persistent {
                     Some(Ring {
                         ctl: Pinned::mapped(CTL_BYTES)?,
-                        counter: DevBuf::new(32)?,
+                        counter: DevBuf::new(COUNTER_BYTES)?,
                         seq: 0,
                         running: false,
                         generation: 0,
@@ -746,6 +792,40 @@ impl GpuEngine {
             held.push(g);
         }
         Ok(held)
+    }
+
+    /// The stage trace of the persistent mode: the last batches (up to 256
+    /// per lane) each lane's resident kernel ran, oldest first per lane.
+    /// Stops the resident kernels to read it (they restart with the next
+    /// batch); empty in the launch mode. For measurements, not the hot path.
+    pub fn stage_trace(&self) -> Result<Vec<BatchStages>, GpuError> {
+        let lanes = self.quiesce()?;
+        self.shared.ctx.bind_to_thread()?;
+        let per_cycle_ns = 1e6 / f64::from(self.info.clock_khz.max(1));
+        let mut out = Vec::new();
+        for lane in &lanes {
+            let Some(ring) = lane.ring.as_ref() else { continue };
+            let mut words = vec![0u64; TRACE_ENTRIES * TRACE_WORDS];
+            // SAFETY: the counter buffer holds CNT_WORDS words and then the
+            // trace; the lane's kernel has stopped (quiesce).
+            unsafe { result::memcpy_dtoh_sync(&mut words, ring.counter.ptr + (CNT_WORDS * 4) as u64)? };
+            let mut lane_out: Vec<BatchStages> = words
+                .chunks_exact(TRACE_WORDS)
+                .filter(|e| e[7] != 0 && e[1] >= e[0] && e[2] >= e[1] && e[3] >= e[2] && e[4] >= e[3])
+                .map(|e| BatchStages {
+                    seq: (e[7] >> 32) as u32,
+                    packets: e[7] as u32,
+                    read_ns: (e[1] - e[0]) as f64 * per_cycle_ns,
+                    stage_ns: (e[2] - e[1]) as f64 * per_cycle_ns,
+                    transform_ns: (e[3] - e[2]) as f64 * per_cycle_ns,
+                    write_ns: (e[4] - e[3]) as f64 * per_cycle_ns,
+                    span_ns: e[6].saturating_sub(e[5]) as f64,
+                })
+                .collect();
+            lane_out.sort_by_key(|b| b.seq.wrapping_sub(ring.seq));
+            out.extend(lane_out);
+        }
+        Ok(out)
     }
 
     /// Registers `len` bytes at `ptr` (page-locked and mapped into the
@@ -1049,17 +1129,15 @@ impl GpuEngine {
         let ctl = ring.ctl.words(0);
         ring.seq = ring.seq.wrapping_add(1);
         let seq = ring.seq;
-        // Publish: the descriptors, then the batch's slot, then the doorbell.
+        // Publish: the descriptors, then the batch's slot word in one store
+        // (the kernel takes a batch only when its slot names it).
         fence(Ordering::SeqCst);
         let slot = CTL_SLOTS + 2 * (seq as usize % RUNG);
-        // SAFETY: control words of the mapped ring; the kernel reads them
-        // with volatile loads, a slot only after its doorbell.
-        unsafe {
-            std::ptr::write_volatile(ctl.add(slot), n as u32);
-            std::ptr::write_volatile(ctl.add(slot + 1), first as u32);
-            fence(Ordering::SeqCst);
-            std::ptr::write_volatile(ctl.add(CTL_DOORBELL), seq);
-        }
+        let word = (u64::from(seq & 0xffff) << 48) | ((first as u64) << 24) | n as u64;
+        // SAFETY: control words of the mapped ring (page-aligned, so the slot
+        // word is 8-aligned); the kernel reads them with volatile loads.
+        unsafe { std::ptr::write_volatile(ctl.add(slot) as *mut u64, word) };
+        fence(Ordering::SeqCst);
         Ok(seq)
     }
 
