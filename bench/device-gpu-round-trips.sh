@@ -6,7 +6,8 @@
 # persistent modes, with the persistent mode's stage trace) with the engine
 # as it was before the change (B/before/srtpgate-bench, optional) and as it
 # is, alternately, RUNS times each, in the same lease. Then, when LOADS is
-# given, the relay at NIC speed (bench/device-gpu-relay.sh's engines).
+# given, the relay at NIC speed (bench/device-gpu-relay.sh's engines;
+# gpu-persistent-b64 is the persistent mode with `--batch 64`).
 #
 #   # here: build the bench before the change into .gpurun/before (e.g. from
 #   # a worktree of the previous commit), then the current tree:
@@ -23,6 +24,9 @@ OUT=${1:?usage: bench/device-gpu-round-trips.sh OUT [RUNS] [LOADS] [ENGINES]}
 RUNS=${2:-2}
 LOADS=${3:-}
 ENGINES=${4:-cpu,gpu-persistent}
+# More runs of the current engine with these lane counts (--lanes; the
+# default run has one lane per core, 16 here, and a relay of W workers W + 1).
+LANES=${LANES:-}
 mkdir -p "$OUT"
 machine "$OUT"
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,pcie.link.gen.current,pcie.link.width.current \
@@ -33,12 +37,16 @@ chmod +x .gpu/gpu-tests
 echo "== GPU tests"
 scripts/gpu-tests.sh "$OUT" 6
 for r in $(seq 1 "$RUNS"); do
-  for side in before now; do
+  for side in before now $(for l in $LANES; do echo "now-lanes$l"; done); do
     bin=$B/srtpgate-bench
-    [ "$side" = before ] && bin=$B/before/srtpgate-bench
+    args=()
+    case $side in
+      before) bin=$B/before/srtpgate-bench ;;
+      now-lanes*) args=(--lanes "${side#now-lanes}") ;;
+    esac
     [ -x "$bin" ] || continue
     echo "== round trips, $side, run $r"
-    "$bin" engines gpu --json --only latency --seconds 1 > "$OUT/round-trips-$side-$r.json" 2> "$OUT/round-trips-$side-$r.err"
+    "$bin" engines gpu --json --only latency --seconds 1 "${args[@]}" > "$OUT/round-trips-$side-$r.json" 2> "$OUT/round-trips-$side-$r.err"
     python3 - "$OUT/round-trips-$side-$r.json" <<'PY'
 import json, sys
 doc = json.load(open(sys.argv[1]))
@@ -57,6 +65,8 @@ for e in ${ENGINES//,/ }; do
   echo "=== engine $e"
   case $e in
     cpu) ENGINE=cpu bash bench/device-nic.sh "$OUT" "$LOADS" busy-poll ;;
+    gpu-*-b64) m=${e%-b64}
+      SERVE_ARGS="--batch 64" TAG_SUFFIX=-b64 ENGINE=gpu GPU_MODE=${m#gpu-} bash bench/device-nic.sh "$OUT" "$LOADS" busy-poll ;;
     gpu-*) ENGINE=gpu GPU_MODE=${e#gpu-} bash bench/device-nic.sh "$OUT" "$LOADS" busy-poll ;;
   esac
 done

@@ -22,7 +22,7 @@
 # 4800x4,4800x3,4800x2); BUSY: busy-poll (the default, the lowest delay) or
 # sleep (the worker parks when its rings are empty, so its CPU time is its
 # work: the cost per packet); SERVE_ARGS: more options of `srtpgate serve`
-# (e.g. "--batch-wait 50"); ENGINE: the relay's engine (cpu, the default,
+# (e.g. "--batch-wait 50"; TAG_SUFFIX then names them in the tag); ENGINE: the relay's engine (cpu, the default,
 # or gpu) and GPU_MODE its mode (launch or persistent; the kernels kept in
 # OUT/gpu-kernels between starts). Raw output: OUT/nic-TAG.tar.xz and
 # OUT/nic-TAG-summary.txt.
@@ -34,7 +34,7 @@ LOADS=${2:-1000x20,4000x20,4800x20,4800x10,4800x5,4800x4,4800x3,4800x2}
 BUSY=${3:-busy-poll}
 RELAY_CPU=${RELAY_CPU:-0} BENCH_CPUS=${BENCH_CPUS:-2-15} GENERATORS=${GENERATORS:-6} CHECKERS=${CHECKERS:-4}
 ENGINE=${ENGINE:-cpu}
-TAG=$(date -u +%Y%m%dT%H%M%S)-$BUSY-$ENGINE${GPU_MODE:+-$GPU_MODE}
+TAG=$(date -u +%Y%m%dT%H%M%S)-$BUSY-$ENGINE${GPU_MODE:+-$GPU_MODE}${TAG_SUFFIX:-}
 mkdir -p "$OUT/gpu-kernels"
 engine=(--engine "$ENGINE")
 [ "$ENGINE" = gpu ] && engine+=(--gpu-mode "${GPU_MODE:-launch}" --gpu-kernel-cache "$OUT/gpu-kernels")

@@ -88,6 +88,11 @@ struct GpuBench {
     /// layouts (its pool and AF_XDP's frames): 188..=8192 bytes.
     #[arg(long, value_delimiter = ',')]
     pitch: Vec<usize>,
+    /// Submission lanes of the engines (0: one per core, at most 16). In the
+    /// persistent mode the lanes share the SMs out: a relay with W workers
+    /// runs W + 1 lanes.
+    #[arg(long, default_value_t = 0)]
+    lanes: usize,
 }
 
 /// One measured figure, in the shape other tools read.
@@ -136,6 +141,7 @@ pub fn run(args: BenchArgs) -> Result<(), String> {
                 only: g.only,
                 threads: g.threads,
                 pitches: g.pitch,
+                lanes: g.lanes,
             };
             crate::gpubench::run(opts, g.json)
         }

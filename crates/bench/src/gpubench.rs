@@ -61,6 +61,8 @@ pub struct GpuBenchOptions {
     /// Frame pitches (bytes) of the pool section instead of the relay's two
     /// layouts: a packet at the start of each frame, frames this far apart.
     pub pitches: Vec<usize>,
+    /// The engines' submission lanes ([`GpuConfig::lanes`]).
+    pub lanes: usize,
 }
 
 /// The sections of `bench gpu`, in the order they run.
@@ -640,7 +642,7 @@ pub fn run(opts: GpuBenchOptions, json: bool) -> Result<(), String> {
     let configs = [(Mode::Launch, false), (Mode::Persistent, false), (Mode::Launch, true)];
     let mut engines = Vec::new();
     for (mode, dma_in) in configs {
-        match GpuEngine::new(GpuConfig { mode, dma_in, ..Default::default() }) {
+        match GpuEngine::new(GpuConfig { mode, dma_in, lanes: opts.lanes, ..Default::default() }) {
             Ok(e) => engines.push(e),
             Err(e @ srtp_cuda::GpuError::Unavailable(_)) => {
                 eprintln!("srtpgate: {e}; measuring the CPU engines only");

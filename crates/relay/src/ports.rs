@@ -12,6 +12,11 @@ use std::io;
 use std::net::{IpAddr, SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::Arc;
+use std::time::Duration;
+
+/// How long after the first resume a resumed call's port pair still taken
+/// is tried again ([`Ports::allocate_at`]).
+pub const RESUME_BIND_WAIT: Duration = Duration::from_secs(2);
 
 /// A bound RTP/RTCP socket pair.
 #[derive(Debug)]
@@ -90,6 +95,10 @@ pub struct Ports {
     used: BTreeSet<u16>,
     /// Socket receive/send buffer size in bytes (0 = the system default).
     pub socket_buffer: usize,
+    /// Until when a resumed call's pair still taken is tried again: set by
+    /// the first resume, [`RESUME_BIND_WAIT`] later, so that ports another
+    /// process holds for good cost a resume that long once, not per call.
+    resume_grace: Option<std::time::Instant>,
 }
 
 /// The port ranges of the relay's interfaces, one [`Ports`] each (two
@@ -173,7 +182,7 @@ impl Ports {
         if max < first.saturating_add(1) || min == 0 {
             return Err(format!("port range {min}-{max} holds no RTP/RTCP pair (need an even port and the next one)"));
         }
-        Ok(Ports { min: first, max, next: first, used: BTreeSet::new(), socket_buffer: 0 })
+        Ok(Ports { min: first, max, next: first, used: BTreeSet::new(), socket_buffer: 0, resume_grace: None })
     }
 
     /// Pairs in the range.
@@ -222,7 +231,8 @@ impl Ports {
     }
 
     /// Binds the pair at `port` on `ip` (a call resumed after a restart
-    /// keeps its ports).
+    /// keeps its ports), waiting up to [`RESUME_BIND_WAIT`] for a pair
+    /// still taken.
     pub fn allocate_at(&mut self, ip: IpAddr, port: u16) -> Result<PortPair, PortError> {
         if !port.is_multiple_of(2) || port < self.min || port >= self.max || self.used.contains(&port) {
             return Err(PortError::Bind {
@@ -230,11 +240,28 @@ impl Ports {
                 source: io::Error::new(io::ErrorKind::AddrInUse, "not a free pair of the range"),
             });
         }
-        let bind = |addr| self.bind(addr).map_err(|source| PortError::Bind { addr, source });
-        let rtp = bind(SocketAddr::new(ip, port))?;
-        let rtcp = bind(SocketAddr::new(ip, port + 1))?;
-        self.used.insert(port);
-        Ok(PortPair { rtp, rtcp, port })
+        // The process before this one may have held the pair a moment ago:
+        // after a crash the kernel closes a process's io_uring sockets in
+        // the background, after the process is gone, so a port still taken
+        // is tried again for a short while (this runs at start, before any
+        // media flows).
+        let deadline = *self.resume_grace.get_or_insert_with(|| std::time::Instant::now() + RESUME_BIND_WAIT);
+        loop {
+            let bind = |addr| self.bind(addr).map_err(|source| PortError::Bind { addr, source });
+            let pair = bind(SocketAddr::new(ip, port)).and_then(|rtp| Ok((rtp, bind(SocketAddr::new(ip, port + 1))?)));
+            match pair {
+                Ok((rtp, rtcp)) => {
+                    self.used.insert(port);
+                    return Ok(PortPair { rtp, rtcp, port });
+                }
+                Err(PortError::Bind { source, .. })
+                    if source.raw_os_error() == Some(libc::EADDRINUSE) && std::time::Instant::now() < deadline =>
+                {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Err(e) => return Err(e),
+            }
+        }
     }
 
     /// A port another process holds lets the search go on; any other bind
@@ -275,6 +302,22 @@ impl Ports {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_resumed_pair_still_held_a_moment_is_bound_once_free() {
+        let mut p = Ports::new(41_101, 41_110).expect("range");
+        let ip: IpAddr = "127.0.0.1".parse().expect("ip");
+        // The pair as a crashed process's sockets, closed a moment later.
+        let held = UdpSocket::bind((ip, 41_105)).expect("hold the RTCP port");
+        let freed = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(150));
+            drop(held);
+        });
+        let pair = p.allocate_at(ip, 41_104).expect("bound once the old socket closed");
+        freed.join().expect("closer");
+        assert_eq!((pair.port, pair.rtcp.local_addr().expect("addr").port()), (41_104, 41_105));
+        assert!(p.allocate_at(ip, 41_104).is_err(), "a pair in use here is refused at once");
+    }
 
     #[test]
     fn pairs_are_even_odd_and_reused_last() {

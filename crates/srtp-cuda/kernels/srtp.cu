@@ -1125,6 +1125,14 @@ static __device__ __forceinline__ uint64_t srtp_globaltimer(void) {
     return t;
 }
 
+/* Orders this thread's accesses before and after it for every observer, the
+ * host included (acquire and release at system scope; lighter than
+ * __threadfence_system's sequentially consistent fence, which the protocol
+ * does not need). */
+static __device__ __forceinline__ void srtp_fence_sys(void) {
+    asm volatile("fence.acq_rel.sys;" ::: "memory");
+}
+
 /* Control words of the persistent kernel (mapped pinned host memory), read
  * by the device in one 64-byte load per poll (one PCIe round trip). */
 #define SRTP_CTL_STOP 2
@@ -1223,7 +1231,7 @@ extern "C" __global__ void srtp_persistent(const uint32_t* keys, volatile uint32
                     uint64_t slot = __shfl_sync(SRTP_FULL, q, SRTP_CTL_SLOTS / 2 + next % SRTP_RUNG);
                     if (lane == 0u && fin == cur && (uint32_t)(slot >> 48) == (next & 0xffffu)) {
                         /* Acquire: the host wrote the descriptors before the slot. */
-                        __threadfence_system();
+                        srtp_fence_sys();
                         uint64_t* tr = trace + (uint64_t)(next % SRTP_TR_ENTRIES) * SRTP_TR_WORDS;
                         tr[SRTP_TR_TAKEN] = srtp_clock();
                         tr[SRTP_TR_T_TAKEN] = srtp_globaltimer();
@@ -1293,7 +1301,9 @@ extern "C" __global__ void srtp_persistent(const uint32_t* keys, volatile uint32
         for (uint32_t base = per * gw; base < n; base += per * warps) {
             srtp_warp_batch(keys, bwire, bout, n, base, per, slots, te, 0, 0, base == 0u ? tr : (uint64_t*)0);
         }
-        __threadfence_system();
+        /* Release this thread's results (host memory) before the block
+         * counts itself done. */
+        srtp_fence_sys();
         __syncthreads();
         if (threadIdx.x == 0u) {
             uint32_t old = atomicAdd(counter, 1u);
@@ -1301,7 +1311,9 @@ extern "C" __global__ void srtp_persistent(const uint32_t* keys, volatile uint32
                 atomicExch(counter, 0u);
                 tr[SRTP_TR_T_FINISHED] = srtp_globaltimer();
                 tr[SRTP_TR_ID] = ((uint64_t)seq << 32) | n;
-                __threadfence_system();
+                /* Every block's results (seen through the counter) before
+                 * the completion the host reads. */
+                srtp_fence_sys();
                 relay[4] = seq;
                 ctl[SRTP_CTL_DONE] = seq;
             }

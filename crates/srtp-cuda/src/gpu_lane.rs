@@ -33,6 +33,8 @@ struct InFlight {
     part: usize,
     /// Its jobs.
     n: usize,
+    /// Those the device runs (the others ran on the CPU when handed over).
+    on_device: usize,
     /// The doorbell number (persistent mode).
     ring_seq: u32,
     /// When it was handed over, and when seen done.
@@ -98,8 +100,8 @@ impl GpuLane {
         unsafe { std::ptr::write_bytes(lane.outcomes.ptr.add(h * part * 4), 0, jobs.len() * 4) };
         let span = e.write_wire(regions, jobs, dst);
         for job in jobs.iter_mut() {
-            if job.keys.slot.is_none() || job.buf.len() > layout::SLOT_BYTES {
-                run_cpu_with(&e.cpu, core::slice::from_mut(job));
+            if device_len(job).is_none() {
+                e.run_aside(job);
             }
         }
         match e.cfg.mode {
@@ -174,7 +176,9 @@ impl srtp::Lane<GpuKeys> for GpuLane {
         match self.hand_over(&mut lane, &regions, jobs, h) {
             Ok(ring_seq) => {
                 self.seq += 1;
-                self.flights[h] = Some(InFlight { seq: self.seq, part: h, n: jobs.len(), ring_seq, start, done: None });
+                let on_device = jobs.iter().filter(|j| device_len(j).is_some()).count();
+                self.flights[h] =
+                    Some(InFlight { seq: self.seq, part: h, n: jobs.len(), on_device, ring_seq, start, done: None });
                 Some(Ticket { seq: self.seq, jobs: jobs.len() })
             }
             Err(err) => {
@@ -234,7 +238,7 @@ impl srtp::Lane<GpuKeys> for GpuLane {
             *o = if word == layout::OUTCOME_DONE { Outcome::Done } else { Outcome::AuthFailed };
         }
         drop(lane);
-        e.count_gpu_batch(ns, f.n);
+        e.count_gpu_batch(ns, f.on_device);
         Ok(())
     }
 }

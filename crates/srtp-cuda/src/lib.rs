@@ -1198,7 +1198,8 @@ impl GpuEngine {
             self.abandon(&mut lane);
             return Err(e);
         }
-        self.count_gpu_batch(t0.elapsed().as_nanos() as u64, jobs.len());
+        let on_device = jobs.iter().filter(|j| device_len(j).is_some()).count();
+        self.count_gpu_batch(t0.elapsed().as_nanos() as u64, on_device);
         Ok(())
     }
 
@@ -1283,11 +1284,11 @@ impl GpuEngine {
         // pitch: then rows first..=last, columns lo..hi hold every packet.
         let mut one_region = true;
         for (i, job) in jobs.iter().enumerate() {
-            let w = match (job.keys.slot, find_region(regions, job.buf, &mut hint)) {
-                (Some(slot), Some(r)) if job.buf.len() <= layout::SLOT_BYTES => {
+            let w = match (job.keys.slot, device_len(job), find_region(regions, job.buf, &mut hint)) {
+                (Some(slot), Some(len), Some(r)) => {
                     let off = job.buf.as_ptr() as usize - r.host;
                     let (frame, at) = off.checked_div(r.pitch).map_or((0, off), |f| (f, off - f * r.pitch));
-                    let end = at + job.buf.len();
+                    let end = at + len;
                     one_region &= r.pitch == 0 || end <= r.pitch;
                     span = Some(match span {
                         None => Span { region: hint, first: frame, last: frame, lo: at, hi: end, dense: r.pitch > 0 },
@@ -1303,7 +1304,7 @@ impl GpuEngine {
                             }
                         }
                     });
-                    wire_of(job, slot, r.dev + off as u64)
+                    wire_of(job, slot, r.dev + off as u64, len)
                 }
                 _ => layout::wire_skip(),
             };
@@ -1379,8 +1380,8 @@ impl GpuEngine {
     /// finished kernel) and runs the jobs the device skipped on the CPU.
     fn read_outcomes(&self, jobs: &mut [Job<'_, GpuKeys>], src: *const u8) {
         for (i, job) in jobs.iter_mut().enumerate() {
-            if job.keys.slot.is_none() || job.buf.len() > layout::SLOT_BYTES {
-                run_cpu_with(&self.cpu, core::slice::from_mut(job));
+            if device_len(job).is_none() {
+                self.run_aside(job);
                 continue;
             }
             // SAFETY: src holds an outcome word per job; the kernel that wrote
@@ -1458,6 +1459,13 @@ impl GpuEngine {
         Ok(())
     }
 
+    /// A job of a device batch the device does not take ([`device_len`]),
+    /// run on the CPU and counted there.
+    fn run_aside(&self, job: &mut Job<'_, GpuKeys>) {
+        self.stats.cpu_packets.fetch_add(1, Ordering::Relaxed);
+        run_cpu_with(&self.cpu, core::slice::from_mut(job));
+    }
+
     fn run_cpu(&self, jobs: &mut [Job<'_, GpuKeys>]) {
         run_cpu_with(&self.cpu, jobs);
         self.stats.cpu_batches.fetch_add(1, Ordering::Relaxed);
@@ -1514,7 +1522,7 @@ impl GpuEngine {
     /// times in place, or not at all.)
     pub fn kernel_only(&self, jobs: &[Job<'_, GpuKeys>], reps: u32) -> Result<f64, GpuError> {
         let n = jobs.len();
-        if n == 0 || n > self.cfg.chunk_packets || jobs.iter().any(|j| j.buf.len() > layout::SLOT_BYTES) {
+        if n == 0 || n > self.cfg.chunk_packets || jobs.iter().any(|j| device_len(j).is_none()) {
             return Err(GpuError::Capacity("kernel_only takes one chunk of packets that fit a slot".into()));
         }
         let lane = self.lane()?;
@@ -1530,11 +1538,13 @@ impl GpuEngine {
             let (w, d) = host.bytes().split_at_mut(wire_len);
             if in_place {
                 for (i, job) in jobs.iter().enumerate() {
-                    let (Some(slot), Some(r)) = (job.keys.slot, find_region(&regions, job.buf, &mut hint)) else {
+                    let (Some(slot), Some(len), Some(r)) =
+                        (job.keys.slot, device_len(job), find_region(&regions, job.buf, &mut hint))
+                    else {
                         return Err(GpuError::Capacity("kernel_only takes GPU suites only".into()));
                     };
                     let addr = r.dev + (job.buf.as_ptr() as usize - r.host) as u64;
-                    put_words(&mut w[i * WIRE_BYTES..(i + 1) * WIRE_BYTES], &wire_of(job, slot, addr));
+                    put_words(&mut w[i * WIRE_BYTES..(i + 1) * WIRE_BYTES], &wire_of(job, slot, addr, len));
                 }
             } else {
                 pack(jobs, w, d, dev.ptr + wire_len as u64);
@@ -1736,13 +1746,23 @@ impl Engine for GpuEngine {
 
 const WIRE_BYTES: usize = layout::WIRE_WORDS * 4;
 
+/// The bytes of a job the device reads and writes (from the start of its
+/// buffer to the end of what the transform touches: the encrypted range,
+/// the authenticated bytes and the tag), or None when the device does not
+/// take the job (no key slot: AES-f8; more than a scratch slot). A job's
+/// buffer is often larger: a relay hands over the whole frame, room to grow
+/// included, and only the packet's bytes are the device's business.
+pub(crate) fn device_len(job: &Job<'_, GpuKeys>) -> Option<usize> {
+    job.keys.slot?;
+    // Clamped to the buffer: a malformed job (touching bytes past its
+    // buffer) is then rejected by the device's own check, never read past.
+    let len = job.enc_end.max(job.auth_end).max(job.tag_start + job.tag_len).min(job.buf.len());
+    (len <= layout::SLOT_BYTES).then_some(len)
+}
+
 /// Bytes a job takes in the staging buffer.
 fn staged_len(job: &Job<'_, GpuKeys>) -> usize {
-    if job.keys.slot.is_some() && job.buf.len() <= layout::SLOT_BYTES {
-        job.buf.len().next_multiple_of(16)
-    } else {
-        0
-    }
+    device_len(job).map_or(0, |len| len.next_multiple_of(16))
 }
 
 /// The region holding all of `buf`, trying `hint` first (the last hit,
@@ -1758,7 +1778,7 @@ fn find_region<'r>(regions: &'r [Region], buf: &[u8], hint: &mut usize) -> Optio
     Some(&regions[i])
 }
 
-fn wire_of(job: &Job<'_, GpuKeys>, slot: u32, addr: u64) -> [u32; layout::WIRE_WORDS] {
+fn wire_of(job: &Job<'_, GpuKeys>, slot: u32, addr: u64, len: usize) -> [u32; layout::WIRE_WORDS] {
     layout::wire(
         slot,
         job.op,
@@ -1771,7 +1791,7 @@ fn wire_of(job: &Job<'_, GpuKeys>, slot: u32, addr: u64) -> [u32; layout::WIRE_W
         job.tag_start,
         job.tag_len,
         addr,
-        job.buf.len(),
+        len,
     )
 }
 
@@ -1826,11 +1846,10 @@ fn pack(jobs: &[Job<'_, GpuKeys>], wire: &mut [u8], data: &mut [u8], base: u64) 
 fn pack_part(jobs: &[Job<'_, GpuKeys>], wire: &mut [u8], data: &mut [u8], base: u64) {
     let mut off = 0usize;
     for (i, job) in jobs.iter().enumerate() {
-        let w = match job.keys.slot {
-            Some(slot) if job.buf.len() <= layout::SLOT_BYTES => {
-                let len = job.buf.len();
-                data[off..off + len].copy_from_slice(job.buf);
-                let w = wire_of(job, slot, base + off as u64);
+        let w = match (job.keys.slot, device_len(job)) {
+            (Some(slot), Some(len)) => {
+                data[off..off + len].copy_from_slice(&job.buf[..len]);
+                let w = wire_of(job, slot, base + off as u64, len);
                 off += len.next_multiple_of(16);
                 w
             }
@@ -1864,14 +1883,13 @@ fn unpack(cpu: &CpuEngine, jobs: &mut [Job<'_, GpuKeys>], outcomes: &[u8], data:
 fn unpack_part(cpu: &CpuEngine, jobs: &mut [Job<'_, GpuKeys>], outcomes: &[u8], data: &[u8]) {
     let mut off = 0usize;
     for (i, job) in jobs.iter_mut().enumerate() {
-        if staged_len(job) == 0 {
+        let Some(len) = device_len(job) else {
             run_cpu_with(cpu, core::slice::from_mut(job));
             continue;
-        }
-        let len = job.buf.len();
+        };
         job.outcome = match word_at(outcomes, i) {
             layout::OUTCOME_DONE => {
-                job.buf.copy_from_slice(&data[off..off + len]);
+                job.buf[..len].copy_from_slice(&data[off..off + len]);
                 Outcome::Done
             }
             _ => Outcome::AuthFailed,

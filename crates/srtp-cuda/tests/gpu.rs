@@ -415,13 +415,19 @@ fn relay_rounds(gpu: &GpuEngine, tag: &str) {
         let before = gpu.stats().expect("the GPU engine counts its batches");
         let got = relay::rounds::run(gpu.clone(), &format!("{tag}-{below}"));
         let after = gpu.stats().expect("the GPU engine counts its batches");
-        let on_gpu = |s: &srtp::EngineStats| s.shares.iter().find(|x| x.0 == "gpu").map_or(0, |x| x.2);
+        let on = |s: &srtp::EngineStats, path: &str| s.shares.iter().find(|x| x.0 == path).map_or(0, |x| x.2);
+        let on_gpu = |s: &srtp::EngineStats| on(s, "gpu");
+        let (gpu_n, cpu_n) = (on_gpu(&after) - on_gpu(&before), on(&after, "cpu") - on(&before, "cpu"));
         eprintln!(
-            "{tag}, lane below {below}: {} of {} batches held by the lane, {} packets on the GPU",
-            got.lane_batches,
-            got.batches,
-            on_gpu(&after) - on_gpu(&before)
+            "{tag}, lane below {below}: {} of {} batches held by the lane, {gpu_n} packets on the GPU, {cpu_n} on the CPU",
+            got.lane_batches, got.batches,
         );
+        // The worker's buffers are whole frames, larger than a packet: the
+        // device takes the packet's bytes, not the frame (a frame larger
+        // than a scratch slot once sent every packet to the CPU).
+        if below == 0 {
+            assert!(gpu_n > cpu_n, "{tag}: with every batch handed over, most packets ran on the device");
+        }
         assert_eq!(got.legs, cpu.legs, "{tag}: the same counters on every leg");
         assert_eq!(got.frames, cpu.frames, "{tag}: the same frames to every destination");
         assert!(got.lane_batches > 0, "{tag}: the worker's lane held batches while it went on");

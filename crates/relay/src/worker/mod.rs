@@ -49,6 +49,7 @@ mod tap;
 mod transcode;
 
 pub use command::{Cmd, LegConfig, LegSockets, LegState, Moved, Mover};
+pub use flight::MAX_BATCH;
 pub use fork::{ForkConfig, ForkKey, ForkSockets};
 pub use lent::Lent;
 pub use play::Play;

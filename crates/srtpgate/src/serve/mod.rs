@@ -74,14 +74,16 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
             // One submission lane per media worker, its own (asynchronous
             // rounds: the worker goes on while the GPU runs its batches),
             // and one more for the threads that share (blocking batches);
-            // beyond 64 workers, the rest share. A worker's batch is at most
-            // one round, so the lanes' rings are sized for that (two batches
-            // in flight), and the staging buffer (packets outside the
-            // registered pools only) is small.
+            // beyond 64 workers, the rest share. A lane's buffers are cut
+            // into a part per batch in flight (four), and a part holds the
+            // largest batch of a round: a batch larger than a part would
+            // run synchronously, stalling the worker just when it is
+            // loaded. The staging buffer (packets outside the registered
+            // pools only) is small.
             let gcfg = GpuConfig {
                 mode,
                 lanes: cfg.workers.clamp(1, 64) + 1,
-                chunk_packets: 4 * crate::relay::worker::MAX_LOOP_PACKETS,
+                chunk_packets: 4 * crate::relay::worker::MAX_BATCH,
                 chunk_bytes: 1 << 20,
                 kernel_cache: cfg.gpu_kernel_cache.clone(),
                 ..GpuConfig::default()
