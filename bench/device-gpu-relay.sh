@@ -20,6 +20,7 @@
 # cpu, gpu-launch, gpu-persistent (default all three, in that order).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/device-common.sh
 OUT=${1:?usage: bench/device-gpu-relay.sh OUT [LOADS] [ENGINES]}
 LOADS=${2:-4800x4,4800x3,4800x2}
 ENGINES=${3:-cpu,gpu-launch,gpu-persistent}
@@ -31,8 +32,5 @@ scripts/gpu-tests.sh "$OUT" 12
 grep -E 'lane below|batches held' "$OUT/tests.log" || true
 for e in ${ENGINES//,/ }; do
   echo "=== engine $e"
-  case $e in
-    cpu) ENGINE=cpu bash bench/device-nic.sh "$OUT" "$LOADS" busy-poll ;;
-    gpu-*) ENGINE=gpu GPU_MODE=${e#gpu-} bash bench/device-nic.sh "$OUT" "$LOADS" busy-poll ;;
-  esac
+  nic_engine "$e" "$OUT" "$LOADS"
 done

@@ -63,10 +63,5 @@ done
 [ -n "$LOADS" ] || exit 0
 for e in ${ENGINES//,/ }; do
   echo "=== engine $e"
-  case $e in
-    cpu) ENGINE=cpu bash bench/device-nic.sh "$OUT" "$LOADS" busy-poll ;;
-    gpu-*-b64) m=${e%-b64}
-      SERVE_ARGS="--batch 64" TAG_SUFFIX=-b64 ENGINE=gpu GPU_MODE=${m#gpu-} bash bench/device-nic.sh "$OUT" "$LOADS" busy-poll ;;
-    gpu-*) ENGINE=gpu GPU_MODE=${e#gpu-} bash bench/device-nic.sh "$OUT" "$LOADS" busy-poll ;;
-  esac
+  nic_engine "$e" "$OUT" "$LOADS"
 done

@@ -54,11 +54,6 @@ for e in ${ENGINES//,/ }; do
     rm -f "$OUT/perf-$e.data"
   ) &
   prof=$!
-  case $e in
-    cpu) ENGINE=cpu bash bench/device-nic.sh "$OUT" "$LOAD" busy-poll ;;
-    gpu-*-b64) m=${e%-b64}
-      SERVE_ARGS="--batch 64" TAG_SUFFIX=-b64 ENGINE=gpu GPU_MODE=${m#gpu-} bash bench/device-nic.sh "$OUT" "$LOAD" busy-poll ;;
-    gpu-*) ENGINE=gpu GPU_MODE=${e#gpu-} bash bench/device-nic.sh "$OUT" "$LOAD" busy-poll ;;
-  esac
+  nic_engine "$e" "$OUT" "$LOAD"
   wait "$prof"
 done
