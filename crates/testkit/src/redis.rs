@@ -74,7 +74,8 @@ impl Redis {
         (ns.clone(), args.map(str::to_string).to_vec())
     }
 
-    /// One command, its raw RESP reply (read until the server pauses).
+    /// One command, its raw RESP reply: read until the reply is whole (a
+    /// test that times a failover counts the time spent here).
     pub fn command(&self, args: &[&str]) -> Option<Vec<u8>> {
         let mut s = TcpStream::connect((LO, self.port)).ok()?;
         let mut req = format!("*{}\r\n", args.len());
@@ -82,17 +83,51 @@ impl Redis {
             req.push_str(&format!("${}\r\n{a}\r\n", a.len()));
         }
         s.write_all(req.as_bytes()).ok()?;
-        s.set_read_timeout(Some(Duration::from_millis(200))).ok()?;
+        s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
         let mut out = Vec::new();
         let mut buf = [0u8; 65536];
-        loop {
+        while reply_end(&out, 0).is_none() {
             match s.read(&mut buf) {
-                Ok(0) => break,
+                Ok(0) | Err(_) => return None,
                 Ok(n) => out.extend_from_slice(&buf[..n]),
-                Err(_) => break,
             }
         }
         Some(out)
+    }
+}
+
+/// Where the RESP value at `at` in `b` ends, or None while it is not whole.
+fn reply_end(b: &[u8], at: usize) -> Option<usize> {
+    let line_end = at + b.get(at..)?.windows(2).position(|w| w == b"\r\n")?;
+    let head = std::str::from_utf8(&b[at + 1..line_end]).ok()?;
+    let next = line_end + 2;
+    match b.get(at)? {
+        b'$' => {
+            let n: i64 = head.parse().ok()?;
+            let end = if n < 0 { next } else { next + n as usize + 2 };
+            (b.len() >= end).then_some(end)
+        }
+        b'*' => {
+            let n: i64 = head.parse().ok()?;
+            (0..n.max(0)).try_fold(next, |pos, _| reply_end(b, pos))
+        }
+        _ => Some(next),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::reply_end;
+
+    #[test]
+    fn a_reply_is_whole_only_once_all_of_it_came() {
+        let r = b"*3\r\n$3\r\nabc\r\n:7\r\n$-1\r\n";
+        assert_eq!(reply_end(r, 0), Some(r.len()));
+        for cut in 0..r.len() {
+            assert_eq!(reply_end(&r[..cut], 0), None, "cut at {cut}");
+        }
+        assert_eq!(reply_end(b"+OK\r\n", 0), Some(5));
+        assert_eq!(reply_end(b"*0\r\n", 0), Some(4));
     }
 }
 
