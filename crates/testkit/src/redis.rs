@@ -115,6 +115,13 @@ fn reply_end(b: &[u8], at: usize) -> Option<usize> {
     }
 }
 
+impl Drop for Redis {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::reply_end;
@@ -128,12 +135,5 @@ mod tests {
         }
         assert_eq!(reply_end(b"+OK\r\n", 0), Some(5));
         assert_eq!(reply_end(b"*0\r\n", 0), Some(4));
-    }
-}
-
-impl Drop for Redis {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
