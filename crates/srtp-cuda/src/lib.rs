@@ -1654,6 +1654,13 @@ impl Engine for GpuEngine {
         self.cpu.prefetch_keys(&keys.cpu);
     }
 
+    /// The kernels check the tag before they decrypt, and a failed job's
+    /// bytes are not copied back; but a job may run aside on the CPU
+    /// engine, so its answer is this engine's.
+    fn keeps_failed(&self, suite: srtp::Suite) -> bool {
+        self.cpu.keeps_failed(suite)
+    }
+
     fn prepare_keys(&self, keys: &SessionKeys) -> Result<GpuKeys, srtp::Error> {
         let cpu = self.cpu.prepare_keys(keys)?;
         if keys.suite().cipher() == srtp::suite::Cipher::AesF8 {

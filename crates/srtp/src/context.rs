@@ -722,23 +722,62 @@ impl<E: Engine> Context<E> {
     /// `out` must have room for the trailer ([`MAX_TRAILER_LEN`] or
     /// [`MAX_RTCP_TRAILER_LEN`] more bytes than the packet is always enough).
     pub fn prepare(&mut self, kind: Kind, op: Op, pkt: &[u8], out: &mut [u8]) -> Result<Prepared, Error> {
+        let p = self.prepare_only(kind, op, pkt)?;
+        self.check_room(kind, op, pkt.len(), out.len())?;
+        out[..pkt.len()].copy_from_slice(pkt);
+        self.write_trailer(&p, pkt.len(), out);
+        Ok(p)
+    }
+
+    /// [`prepare`](Self::prepare) of the packet in `buf[..len]` where it
+    /// lies: the job then transforms `buf` in place. A relay saves the copy
+    /// (a cold buffer's lines) of every packet. Protecting, `buf` needs room
+    /// for the trailer after the packet ([`Error::BufferTooSmall`] before
+    /// anything else is done). Unprotecting, a packet that fails
+    /// is left as it was only where [`keeps_failed`](Self::keeps_failed):
+    /// otherwise a caller that may try it again must prepare a copy.
+    pub fn prepare_in_place(&mut self, kind: Kind, op: Op, buf: &mut [u8], len: usize) -> Result<Prepared, Error> {
+        // The room first: a buffer too small costs no SRTCP index.
+        self.check_room(kind, op, len, buf.len())?;
+        let p = self.prepare_only(kind, op, &buf[..len])?;
+        self.write_trailer(&p, len, buf);
+        Ok(p)
+    }
+
+    /// Whether this context's engine leaves a packet that fails to
+    /// unprotect as it was ([`Engine::keeps_failed`] for its suite).
+    pub fn keeps_failed(&self) -> bool {
+        self.engine.keeps_failed(self.suite)
+    }
+
+    fn prepare_only(&mut self, kind: Kind, op: Op, pkt: &[u8]) -> Result<Prepared, Error> {
         if pkt.len() > MAX_PACKET_LEN {
             return Err(Error::PacketTooLarge(pkt.len()));
         }
-        let p = match (kind, op) {
-            (Kind::Rtp, Op::Protect) => self.prepare_rtp_protect(pkt)?,
-            (Kind::Rtp, Op::Unprotect) => self.prepare_rtp_unprotect(pkt)?,
-            (Kind::Rtcp, Op::Protect) => self.prepare_rtcp_protect(pkt)?,
-            (Kind::Rtcp, Op::Unprotect) => self.prepare_rtcp_unprotect(pkt)?,
-        };
-        let total = if op == Op::Protect { pkt.len() + self.trailer_len(kind) } else { pkt.len() };
-        if out.len() < total {
+        match (kind, op) {
+            (Kind::Rtp, Op::Protect) => self.prepare_rtp_protect(pkt),
+            (Kind::Rtp, Op::Unprotect) => self.prepare_rtp_unprotect(pkt),
+            (Kind::Rtcp, Op::Protect) => self.prepare_rtcp_protect(pkt),
+            (Kind::Rtcp, Op::Unprotect) => self.prepare_rtcp_unprotect(pkt),
+        }
+    }
+
+    /// The buffer a job of a `len`-byte packet runs in must hold the packet
+    /// and, protecting, its trailer.
+    fn check_room(&self, kind: Kind, op: Op, len: usize, room: usize) -> Result<(), Error> {
+        let total = if op == Op::Protect { len + self.trailer_len(kind) } else { len };
+        if room < total {
             return Err(Error::BufferTooSmall(total));
         }
-        out[..pkt.len()].copy_from_slice(pkt);
-        if op == Op::Protect {
+        Ok(())
+    }
+
+    /// Protecting: the trailer's parts the transform does not write (the
+    /// SRTCP index word, the MKI) after the `n`-byte packet in `out`.
+    fn write_trailer(&self, p: &Prepared, n: usize, out: &mut [u8]) {
+        if p.op == Op::Protect {
+            let kind = p.kind;
             let aead = self.suite.is_aead();
-            let n = pkt.len();
             // Trailer layouts: RFC 3711 §3.1/§3.4; RFC 7714 §8, §9 (tag first).
             let (word_at, mki_at) = match (kind, aead) {
                 (Kind::Rtp, false) => (None, n),
@@ -752,7 +791,6 @@ impl<E: Engine> Context<E> {
             let mki = self.keys[p.key].master.mki();
             out[mki_at..mki_at + mki.len()].copy_from_slice(mki);
         }
-        Ok(p)
     }
 
     /// The SRTCP E flag: set when the packet is encrypted (never for NULL).

@@ -169,6 +169,12 @@ impl Engine for CpuEngine {
         Ok(CpuKeys { cipher, mac })
     }
 
+    /// HMAC suites: the tag is checked before the packet is decrypted
+    /// (`settle`). Not GCM: aws-lc clears the output of a failed open.
+    fn keeps_failed(&self, suite: crate::Suite) -> bool {
+        !suite.is_aead()
+    }
+
     /// The cipher's first lines and the HMAC midstates, by address only:
     /// nothing of `keys` is read, so a caller need not wait for it to be in
     /// the cache. The first lines hold the variant and, as `aes` 0.8 lays

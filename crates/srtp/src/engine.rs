@@ -118,6 +118,16 @@ pub trait Engine: Send + Sync {
     /// [well formed](Job::is_well_formed) fails with [`Outcome::AuthFailed`].
     fn transform(&self, jobs: &mut [Job<'_, Self::Keys>]);
 
+    /// Whether an unprotect job of `suite` whose tag does not match leaves
+    /// its buffer as it was (the tag checked before any byte is
+    /// decrypted). A caller that may try a failed packet again, under
+    /// another index, can then unprotect it in place rather than into a
+    /// copy ([`Context::prepare_in_place`](crate::Context::prepare_in_place)).
+    /// By default false: the payload of a failed job is unspecified.
+    fn keeps_failed(&self, _suite: crate::Suite) -> bool {
+        false
+    }
+
     /// Announces the parts of `keys` that transforming a packet reads
     /// ([`crate::prefetch`]), for a caller about to prepare a batch. Only a
     /// hint; by default nothing.

@@ -319,6 +319,11 @@ impl Engine for PortableEngine {
         Ok(PortableKeys { cipher, mac })
     }
 
+    /// Every suite: HMAC and GHASH tags are checked before decrypting.
+    fn keeps_failed(&self, _suite: crate::Suite) -> bool {
+        true
+    }
+
     fn transform(&self, jobs: &mut [Job<'_, PortableKeys>]) {
         for job in jobs {
             job.outcome = if job.is_well_formed() { run(job) } else { Outcome::AuthFailed };

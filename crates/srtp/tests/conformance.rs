@@ -505,6 +505,78 @@ fn batch<E: Engine + Clone>(engine: &E) {
     }
 }
 
+/// A packet prepared where it lies ([`Context::prepare_in_place`]) comes
+/// out as the same bytes as one prepared into a copy, both ways, RTP and
+/// RTCP, with an MKI; and where the engine says it keeps a failed packet
+/// ([`Engine::keeps_failed`]), a forged one unprotected in place is left as
+/// it was, so it can be tried again.
+fn in_place<E: Engine + Clone>(engine: &E) {
+    for suite in Suite::ALL {
+        let key = |ctx_engine: &E| {
+            let k = MasterKey::new(suite, &vec![5; suite.master_key_len()], &vec![6; suite.master_salt_len()])
+                .unwrap()
+                .with_mki(&[0, 1]);
+            let p = Policy::new(suite, k);
+            (Context::new(p.clone(), ctx_engine.clone()).unwrap(), Context::new(p, ctx_engine.clone()).unwrap())
+        };
+        // Two senders and two receivers in step: one of each pair works on
+        // a copy, the other in place.
+        let (mut tx_copy, mut rx_copy) = key(engine);
+        let (mut tx_here, mut rx_here) = key(engine);
+        for (i, (kind, pkt)) in [(Kind::Rtp, rtp(3, 9, &[7; 160])), (Kind::Rtcp, rtcp_sr(3, 8))].into_iter().enumerate()
+        {
+            let mut copy = vec![0u8; 512];
+            let p = tx_copy.prepare(kind, Op::Protect, &pkt, &mut copy).unwrap();
+            let n_copy = run_one(engine, &tx_copy, &p, &mut copy);
+            let n_copy = tx_copy.commit(&p, n_copy, &copy).unwrap();
+            let mut here = pkt.clone();
+            here.resize(512, 0xee);
+            assert_eq!(
+                tx_here.prepare_in_place(kind, Op::Protect, &mut here[..pkt.len() + 1], pkt.len()).map(|_| ()),
+                Err(Error::BufferTooSmall(n_copy)),
+                "{suite} {kind:?}: no room for the trailer"
+            );
+            let p = tx_here.prepare_in_place(kind, Op::Protect, &mut here, pkt.len()).unwrap();
+            let o = run_one(engine, &tx_here, &p, &mut here);
+            let n = tx_here.commit(&p, o, &here).unwrap();
+            assert_eq!(&here[..n], &copy[..n_copy], "{suite} {kind:?}: protected in place");
+            // Unprotected in place, as into a copy.
+            let mut back = vec![0u8; 512];
+            let p = rx_copy.prepare(kind, Op::Unprotect, &copy[..n_copy], &mut back).unwrap();
+            let o = run_one(engine, &rx_copy, &p, &mut back);
+            let m_copy = rx_copy.commit(&p, o, &back).unwrap();
+            assert_eq!(&back[..m_copy], &pkt[..]);
+            // A forged copy first: it fails, and where the engine keeps it,
+            // it is left as it was.
+            let mut forged = here.clone();
+            forged[20] ^= 0x10;
+            let p = rx_here.prepare_in_place(kind, Op::Unprotect, &mut forged, n).unwrap();
+            let o = run_one(engine, &rx_here, &p, &mut forged);
+            assert_eq!(o, Outcome::AuthFailed, "{suite} {kind:?} #{i}: forged");
+            if engine.keeps_failed(suite) {
+                let mut expect = here.clone();
+                expect[20] ^= 0x10;
+                assert_eq!(forged, expect, "{suite} {kind:?}: a failed packet kept as it was");
+            }
+            assert!(rx_here.commit(&p, o, &forged).is_err());
+            let p = rx_here.prepare_in_place(kind, Op::Unprotect, &mut here, n).unwrap();
+            let o = run_one(engine, &rx_here, &p, &mut here);
+            let m = rx_here.commit(&p, o, &here).unwrap();
+            assert_eq!(&here[..m], &pkt[..], "{suite} {kind:?}: unprotected in place");
+        }
+    }
+    // The engines here keep a failed packet on the suites they check before
+    // decrypting (the CPU engine: not GCM, which aws-lc clears).
+    assert!(engine.keeps_failed(Suite::AES_CM_128_HMAC_SHA1_80));
+}
+
+/// The transform of one prepared job in `buf`; its outcome.
+fn run_one<E: Engine>(engine: &E, ctx: &Context<E>, p: &srtp::Prepared, buf: &mut [u8]) -> Outcome {
+    let mut job = [ctx.job(p, buf).unwrap()];
+    engine.transform(&mut job);
+    job[0].outcome
+}
+
 /// Jobs with offsets outside their buffer fail cleanly.
 fn bad_jobs<E: Engine>(engine: &E) {
     for suite in Suite::ALL {
@@ -577,6 +649,10 @@ macro_rules! conformance {
             #[test]
             fn batch_interface() {
                 $engine.map(|e| batch(&e));
+            }
+            #[test]
+            fn prepared_in_place() {
+                $engine.map(|e| in_place(&e));
             }
             #[test]
             fn malformed_jobs() {

@@ -497,9 +497,12 @@ where
                 (Outcome::AuthFailed, Op::Unprotect) => ctx.index_now(&prep),
                 _ => None,
             };
-            let committed = match (moved, p.b.as_mut()) {
-                (Some(index), Some(b)) => ctx.retry_at(&prep, index, &p.a[..p.len], b),
-                _ => {
+            let committed = match moved {
+                Some(index) => match second_try(p, &mut self.pool) {
+                    Some((pkt, b)) => ctx.retry_at(&prep, index, pkt, b),
+                    None => Err(srtp::Error::AuthFailed),
+                },
+                None => {
                     let out: &[u8] = if p.in_b { p.b.as_deref().unwrap_or(&[]) } else { &p.a };
                     match ctx.commit(&prep, outcome, out) {
                         // A resumed stream's kept rollover counter may be one
@@ -507,8 +510,8 @@ where
                         // packet, still as received in `a`, is tried once
                         // under the next one.
                         Err(srtp::Error::AuthFailed) if op == Op::Unprotect && prep.next_roc_possible() => {
-                            match p.b.as_mut() {
-                                Some(b) => ctx.retry_next_roc(&prep, &p.a[..p.len], b),
+                            match second_try(p, &mut self.pool) {
+                                Some((pkt, b)) => ctx.retry_next_roc(&prep, pkt, b),
                                 None => Err(srtp::Error::AuthFailed),
                             }
                         }
@@ -724,9 +727,16 @@ fn check_and_prepare<E: Engine>(p: &mut Pkt, leg: &mut Leg<E>, pool: &mut Pool) 
         p.fate = Fate::Dropped(Drop::NoDestination);
         return;
     }
-    let bytes = &p.a[..p.len];
     match leg.rx.as_mut() {
+        // Where a packet that fails stays as received, it is unprotected
+        // where it lies: no second buffer, no copy (a second try at
+        // commit still finds it in `a`).
+        Some(ctx) if ctx.keeps_failed() => match ctx.prepare_in_place(p.kind, Op::Unprotect, &mut p.a, p.len) {
+            Ok(prep) => p.prep = Some(prep),
+            Err(e) => p.fate = Fate::Dropped(Drop::of(&e)),
+        },
         Some(ctx) => {
+            let bytes = &p.a[..p.len];
             let Some(mut b) = p.b.take().or_else(|| pool.take()) else {
                 p.fate = Fate::Dropped(Drop::PoolExhausted);
                 return;
@@ -741,6 +751,7 @@ fn check_and_prepare<E: Engine>(p: &mut Pkt, leg: &mut Leg<E>, pool: &mut Pool) 
             p.b = Some(b);
         }
         None => {
+            let bytes = &p.a[..p.len];
             let ok = match p.kind {
                 Kind::Rtp => RtpHeader::parse(bytes).is_ok(),
                 Kind::Rtcp => RtcpHeader::parse_fixed(bytes).is_ok(),
@@ -750,6 +761,20 @@ fn check_and_prepare<E: Engine>(p: &mut Pkt, leg: &mut Leg<E>, pool: &mut Pool) 
             }
         }
     }
+}
+
+/// A second try at unprotecting `p`: the packet as received (in `a`) and
+/// the buffer it is unprotected into (`b`, taken from the pool where the
+/// first try ran in place), which then holds the current bytes. None when
+/// the pool has no buffer.
+fn second_try<'p>(p: &'p mut Pkt, pool: &mut Pool) -> Option<(&'p [u8], &'p mut [u8])> {
+    if p.b.is_none() {
+        p.b = pool.take();
+    }
+    let Pkt { a, b, len, in_b, .. } = p;
+    let b = b.as_mut()?;
+    *in_b = true;
+    Some((&a[..*len], &mut b[..]))
 }
 
 /// A round's clock: read at the boundaries of its stages (never per
@@ -883,6 +908,20 @@ fn prepare_fork<E: Engine>(p: &mut Pkt, s: &mut Stream<E>, fork: u8, pool: &mut 
 /// On failure the packet is dropped, and the SRTP error (none: no buffer)
 /// returned.
 fn seal<E: Engine>(p: &mut Pkt, ctx: &mut Context<E>, pool: &mut Pool) -> Result<(), Option<srtp::Error>> {
+    // Where it lies when its buffer has room for the trailer (always, but
+    // for a packet near the buffer's end): no copy, no second buffer.
+    let (kind, len) = (p.kind, p.len);
+    match ctx.prepare_in_place(kind, Op::Protect, p.current_mut(), len) {
+        Ok(prep) => {
+            p.prep = Some(prep);
+            return Ok(());
+        }
+        Err(srtp::Error::BufferTooSmall(_)) => {}
+        Err(e) => {
+            p.fate = Fate::Dropped(Drop::of(&e));
+            return Err(Some(e));
+        }
+    }
     if p.b.is_none() {
         match pool.take() {
             Some(b) => p.b = Some(b),
