@@ -6,10 +6,13 @@ use srtp::{Kind, Prepared};
 use std::net::SocketAddr;
 
 /// One packet on its way through the round's stages. It carries its
-/// stream (`slot`) and the leg it came in on (`party`); the bytes are in
-/// one of two buffers, the crypto writing from one into the other.
+/// stream (`slot`) and the leg it came in on (`party`). The crypto works
+/// where the bytes lie, in `a`; a second buffer `b` is taken only where it
+/// must write elsewhere (an engine that does not leave a failed packet as
+/// received, a second try, a trailer with no room left).
 pub(super) struct Pkt {
-    /// Buffer holding the packet as received.
+    /// Buffer holding the packet as received (and, worked in place, as it
+    /// is now).
     pub a: Buf,
     /// Second buffer for the transformed packet (taken when needed).
     pub b: Option<Buf>,

@@ -716,8 +716,9 @@ fn from_stranger<E: Engine>(p: &Pkt, leg: &Leg<E>) -> bool {
 /// Unprotect's first step for one packet on its leg: the source checked
 /// (after latching, another one is refused unless the call allows handover
 /// or the leg is SRTP, where a packet from a new address re-latches only
-/// once it authenticated), the leg ready, then the SRTP prepare into a
-/// second buffer, or a plain packet's header checked.
+/// once it authenticated), the leg ready, then the SRTP prepare (where the
+/// packet lies, or into a second buffer where a failed packet would not be
+/// left as received), or a plain packet's header checked.
 fn check_and_prepare<E: Engine>(p: &mut Pkt, leg: &mut Leg<E>, pool: &mut Pool) {
     if from_stranger(p, leg) {
         p.fate = Fate::Dropped(Drop::UnknownPeer);
