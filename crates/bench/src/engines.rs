@@ -93,6 +93,10 @@ struct GpuBench {
     /// runs W + 1 lanes.
     #[arg(long, default_value_t = 0)]
     lanes: usize,
+    /// GPUs the engines spread their lanes over: the first N (0: every
+    /// visible GPU). Run with 1 and with all to measure the scaling.
+    #[arg(long, default_value_t = 0)]
+    gpus: usize,
 }
 
 /// One measured figure, in the shape other tools read.
@@ -142,6 +146,7 @@ pub fn run(args: BenchArgs) -> Result<(), String> {
                 threads: g.threads,
                 pitches: g.pitch,
                 lanes: g.lanes,
+                gpus: g.gpus,
             };
             crate::gpubench::run(opts, g.json)
         }

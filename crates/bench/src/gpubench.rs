@@ -38,6 +38,9 @@ pub struct GpuRecord {
     pub blocks: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub threads: Option<usize>,
+    /// GPUs the engine's lanes were spread over.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpus: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bytes_per_s: Option<f64>,
     /// Persistent round trips: p50 and p99 of each device stage, µs
@@ -63,6 +66,9 @@ pub struct GpuBenchOptions {
     pub pitches: Vec<usize>,
     /// The engines' submission lanes ([`GpuConfig::lanes`]).
     pub lanes: usize,
+    /// The engines' GPUs: the first N (0: every visible one;
+    /// [`GpuConfig::devices`]).
+    pub gpus: usize,
 }
 
 /// The sections of `bench gpu`, in the order they run.
@@ -271,14 +277,20 @@ fn pool_throughput(
         per_thread.push(v);
     }
     let barrier = std::sync::Barrier::new(threads);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     /// Per thread: operations, time, round trips (µs).
     type Run = Result<(u64, Duration, Vec<f64>), String>;
     let results: Vec<Run> = std::thread::scope(|s| {
         let hs: Vec<_> = per_thread
             .into_iter()
-            .map(|bufs| {
+            .enumerate()
+            .map(|(k, bufs)| {
                 let (gk, tmpl, barrier) = (&gk, &tmpl, &barrier);
                 s.spawn(move || {
+                    // Spread over the cores as a relay's workers are (and so
+                    // over the NUMA nodes, each thread near its GPUs).
+                    // A failure leaves it where the scheduler puts it.
+                    let _ = crate::relay::sys::pin_to(k * cores / threads);
                     let mut jobs = jobs_in(bufs, &tmpl.fields, gk);
                     gpu.transform_gpu(&mut jobs).map_err(|e| e.to_string())?;
                     barrier.wait();
@@ -314,6 +326,7 @@ fn pool_throughput(
     let mut r = rec(gpu.name(), suite, &format!("protect_{name}"), payload, ns);
     r.batch = Some(batch);
     r.threads = Some(threads);
+    r.gpus = Some(gpu.info().gpus.len());
     r.mode = Some(mode_name(gpu).into());
     r.gbit_s = Some(((12 + payload) as f64 * 8.0) / ns);
     r.latency_us_p50 = Some((percentile(&lat, 0.5) * 10.0).round() / 10.0);
@@ -642,7 +655,8 @@ pub fn run(opts: GpuBenchOptions, json: bool) -> Result<(), String> {
     let configs = [(Mode::Launch, false), (Mode::Persistent, false), (Mode::Launch, true)];
     let mut engines = Vec::new();
     for (mode, dma_in) in configs {
-        match GpuEngine::new(GpuConfig { mode, dma_in, lanes: opts.lanes, ..Default::default() }) {
+        let devices = (0..opts.gpus).collect();
+        match GpuEngine::new(GpuConfig { mode, dma_in, lanes: opts.lanes, devices, ..Default::default() }) {
             Ok(e) => engines.push(e),
             Err(e @ srtp_cuda::GpuError::Unavailable(_)) => {
                 eprintln!("srtpgate: {e}; measuring the CPU engines only");
@@ -655,9 +669,24 @@ pub fn run(opts: GpuBenchOptions, json: bool) -> Result<(), String> {
     }
     if let Some(g) = engines.first() {
         let i = g.info();
+        let gpus: Vec<String> = i
+            .gpus
+            .iter()
+            .map(|p| {
+                format!("{} (node {}, {} lanes)", p.ordinal, p.numa.map_or("?".into(), |n| n.to_string()), p.lanes)
+            })
+            .collect();
         eprintln!(
-            "GPU: {} (sm_{}{}, {} SMs), {} blocks × {} threads, {} lanes",
-            i.name, i.cc.0, i.cc.1, i.sms, i.blocks, i.threads, i.lanes
+            "GPU: {} × {} (sm_{}{}, {} SMs), {} blocks × {} threads, {} lanes: GPUs {}",
+            i.gpus.len(),
+            i.name,
+            i.cc.0,
+            i.cc.1,
+            i.sms,
+            i.blocks,
+            i.threads,
+            i.lanes,
+            gpus.join(", ")
         );
     }
     if let Some(g) = engines.first().filter(|_| on("links")) {

@@ -53,19 +53,30 @@ pub struct GpuLane {
 impl GpuEngine {
     /// Takes a lane as the calling thread's own, while another lane stays
     /// for the threads that share (the blocking path); `None` when none is
-    /// left.
+    /// left. The lane is one of a GPU near the core the thread runs on,
+    /// and of those the GPU with the fewest lanes taken: threads that take
+    /// lanes one after the other spread over the GPUs.
     pub fn own_lane(&self) -> Option<GpuLane> {
         let mut free = Vec::new();
+        let mut taken = vec![0usize; self.shared.gpus.len()];
         for (i, l) in self.lanes.iter().enumerate() {
             let g = l.lock().ok()?;
-            if !g.owned {
+            if g.owned {
+                taken[g.gpu] += 1;
+            } else {
                 free.push((i, g));
             }
         }
         if free.len() < 2 {
             return None;
         }
-        let (index, mut g) = free.pop().expect("two free lanes");
+        let cpu = placement::current_cpu();
+        // The first free lane stays for sharing; of equals, the last.
+        let best = (1..free.len()).min_by_key(|&k| {
+            let (i, g) = &free[k];
+            (!self.homes.is_near(cpu, *i), taken[g.gpu], std::cmp::Reverse(k))
+        })?;
+        let (index, mut g) = free.swap_remove(best);
         g.owned = true;
         Some(GpuLane { engine: self.clone(), index, flights: Default::default(), seq: 0 })
     }
@@ -98,7 +109,7 @@ impl GpuLane {
         // No verdict left from the part's last batch: a batch given up before
         // the device ran it reads as failed, never as done.
         unsafe { std::ptr::write_bytes(lane.outcomes.ptr.add(h * part * 4), 0, jobs.len() * 4) };
-        let span = e.write_wire(regions, jobs, dst);
+        let span = e.write_wire(lane.gpu, regions, jobs, dst);
         for job in jobs.iter_mut() {
             if device_len(job).is_none() {
                 e.run_aside(job);
@@ -154,7 +165,7 @@ impl srtp::Lane<GpuKeys> for GpuLane {
             e.run_cpu(jobs);
             return None;
         };
-        let regions = match (e.shared.ctx.bind_to_thread(), e.regions.read()) {
+        let regions = match (e.gpu(&lane).ctx.bind_to_thread(), e.regions.read()) {
             (Ok(()), Ok(r)) => r,
             _ => {
                 e.run_cpu(jobs);
@@ -218,7 +229,7 @@ impl srtp::Lane<GpuKeys> for GpuLane {
         let waited = if f.done.is_some() {
             Ok(true)
         } else {
-            e.shared.ctx.bind_to_thread().map_err(GpuError::from).and_then(|()| poll(e, &mut lane, &f, true))
+            e.gpu(&lane).ctx.bind_to_thread().map_err(GpuError::from).and_then(|()| poll(e, &mut lane, &f, true))
         };
         if let Err(err) = waited {
             // The batch is given up: nothing may run on its packets once the
@@ -237,8 +248,9 @@ impl srtp::Lane<GpuKeys> for GpuLane {
             let word = u32::from_le(unsafe { std::ptr::read_unaligned(src.add(4 * k) as *const u32) });
             *o = if word == layout::OUTCOME_DONE { Outcome::Done } else { Outcome::AuthFailed };
         }
+        let gpu = lane.gpu;
         drop(lane);
-        e.count_gpu_batch(ns, f.on_device);
+        e.count_gpu_batch(ns, f.on_device, gpu);
         Ok(())
     }
 }
@@ -270,7 +282,7 @@ impl Drop for GpuLane {
     fn drop(&mut self) {
         let e = &self.engine;
         let Ok(mut lane) = e.lanes[self.index].lock() else { return };
-        let _ = e.shared.ctx.bind_to_thread();
+        let _ = e.gpu(&lane).ctx.bind_to_thread();
         for f in self.flights.iter_mut().filter_map(Option::take) {
             let _ = poll(e, &mut lane, &f, true);
         }

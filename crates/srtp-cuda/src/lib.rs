@@ -24,6 +24,13 @@
 //!   the persistent mode, its own resident kernel on a share of the SMs — so N
 //!   workers fill the GPU together with no lock per packet (a lane's mutex is
 //!   taken once per batch and is uncontended while lanes ≥ workers).
+//! * **Several GPUs**: the lanes are spread over every visible GPU (or
+//!   those [`GpuConfig::devices`] names), lane i on GPU i mod n. Each GPU has
+//!   its own context, kernels and copy of the key table: a key slot holds
+//!   the same key on every GPU, so a lane on any of them runs any key. A
+//!   thread takes a lane of a GPU on its own NUMA node (`placement`), and
+//!   of those the GPU with the fewest lanes taken; registered memory is
+//!   mapped into every GPU. With one GPU nothing of this shows.
 //! * Two modes ([`Mode`]): `Launch` (one kernel launch per batch on the
 //!   lane's stream) and `Persistent` (a resident kernel per lane polls the
 //!   lane's doorbell in mapped host memory: no launch per batch).
@@ -41,6 +48,7 @@ pub mod batcher;
 mod gpu_lane;
 pub mod kernel_cache;
 pub mod layout;
+mod placement;
 
 pub use gpu_lane::GpuLane;
 
@@ -125,8 +133,9 @@ impl std::str::FromStr for Mode {
 pub struct GpuConfig {
     /// Launch or persistent.
     pub mode: Mode,
-    /// CUDA device ordinal.
-    pub device: usize,
+    /// CUDA device ordinals the lanes are spread over (empty: every
+    /// visible GPU). Every key is installed on each of them.
+    pub devices: Vec<usize>,
     /// Key slots on the device (one per session key and direction).
     pub key_slots: u32,
     /// Packets per device submission (larger batches are split).
@@ -167,7 +176,7 @@ impl Default for GpuConfig {
     fn default() -> Self {
         GpuConfig {
             mode: Mode::Launch,
-            device: 0,
+            devices: Vec::new(),
             key_slots: 65_536,
             chunk_packets: 65_536,
             chunk_bytes: 65_536 * 192,
@@ -203,21 +212,23 @@ impl Drop for GpuKeys {
     }
 }
 
-/// Device state shared by the engine handle and the keys.
-struct Shared {
+/// One GPU the engine runs on: its context, its kernels, its copy of the
+/// key table and of the AES table. Lanes are spread over the engine's GPUs
+/// and each lane runs on one; a key slot holds the same key on every GPU.
+struct Gpu {
     ctx: Arc<CudaContext>,
+    ordinal: usize,
+    /// The NUMA node of its PCI slot (None: not known).
+    numa: Option<u32>,
     keys_dev: CUdeviceptr,
-    /// Freed slots, and the next slot never used.
-    free_slots: Mutex<(Vec<u32>, u32)>,
-    key_slots: u32,
-    /// Counts reuses of freed slots. A resident kernel may hold a slot's old
-    /// words in an SM's L1 (not coherent with host writes), so a lane whose
-    /// kernel started before the latest reuse restarts it — a launch starts
-    /// with a clean L1 — before its next batch.
-    generation: AtomicU64,
+    gather_fn: CudaFunction,
+    persistent_fn: CudaFunction,
+    te0: DevBuf,
+    /// Packets its lanes ran.
+    packets: AtomicU64,
 }
 
-impl Drop for Shared {
+impl Drop for Gpu {
     fn drop(&mut self) {
         // SAFETY: keys_dev was allocated by malloc_sync in this context and is
         // freed once, after every user (engine and keys) has gone.
@@ -226,6 +237,19 @@ impl Drop for Shared {
             let _ = result::free_sync(self.keys_dev);
         }
     }
+}
+
+/// Device state shared by the engine handle and the keys.
+struct Shared {
+    gpus: Vec<Gpu>,
+    /// Freed slots, and the next slot never used.
+    free_slots: Mutex<(Vec<u32>, u32)>,
+    key_slots: u32,
+    /// Counts reuses of freed slots. A resident kernel may hold a slot's old
+    /// words in an SM's L1 (not coherent with host writes), so a lane whose
+    /// kernel started before the latest reuse restarts it — a launch starts
+    /// with a clean L1 — before its next batch.
+    generation: AtomicU64,
 }
 
 /// Page-locked host memory, mapped into the device's address space when
@@ -288,22 +312,27 @@ fn event() -> Result<sys::CUevent, GpuError> {
     Ok(ev)
 }
 
-/// A device buffer.
+/// A device buffer on one GPU.
 struct DevBuf {
     ptr: CUdeviceptr,
+    /// Its GPU's context: freed there, whichever GPU the dropping thread
+    /// last worked with.
+    ctx: Arc<CudaContext>,
 }
 
 impl DevBuf {
-    fn new(len: usize) -> Result<DevBuf, GpuError> {
-        // SAFETY: plain device allocation, freed in Drop.
-        Ok(DevBuf { ptr: unsafe { result::malloc_sync(len.max(16))? } })
+    fn new(ctx: &Arc<CudaContext>, len: usize) -> Result<DevBuf, GpuError> {
+        ctx.bind_to_thread()?;
+        // SAFETY: plain device allocation in the bound context, freed in Drop.
+        Ok(DevBuf { ptr: unsafe { result::malloc_sync(len.max(16))? }, ctx: ctx.clone() })
     }
 }
 
 impl Drop for DevBuf {
     fn drop(&mut self) {
-        // SAFETY: allocated by malloc_sync, freed once.
+        // SAFETY: allocated by malloc_sync in ctx, freed once.
         unsafe {
+            let _ = self.ctx.bind_to_thread();
             let _ = result::free_sync(self.ptr);
         }
     }
@@ -314,13 +343,14 @@ impl Drop for DevBuf {
 struct Region {
     host: usize,
     len: usize,
-    dev: u64,
+    /// Its address on each GPU, in the engine's order.
+    dev: Vec<u64>,
     /// Bytes from one frame's start to the next (0: not known).
     pitch: usize,
-    /// A device copy the host moves the frames of a batch into by DMA
-    /// ([`GpuConfig::dma_in`]), so that the kernel reads packets from device
-    /// memory and only writes results over PCIe.
-    mirror: Option<DevBuf>,
+    /// A device copy on each GPU the host moves the frames of a batch into
+    /// by DMA ([`GpuConfig::dma_in`]), so that the kernel reads packets from
+    /// device memory and only writes results over PCIe; empty without.
+    mirrors: Vec<DevBuf>,
 }
 
 /// The part of a registered region a sub-batch touches: frames
@@ -371,6 +401,8 @@ const COUNTER_BYTES: usize = CNT_WORDS * 4 + TRACE_ENTRIES * TRACE_WORDS * 8;
 /// One submission lane: what a thread needs to run a batch on the device
 /// without sharing anything per batch with other threads.
 struct Lane {
+    /// The GPU it runs on (an index into the engine's GPUs).
+    gpu: usize,
     stream: Arc<CudaStream>,
     /// Wire descriptors (mapped): written by the host, read by the kernel.
     wire: Pinned,
@@ -417,9 +449,8 @@ pub struct GpuEngine {
     shared: Arc<Shared>,
     lanes: Arc<Vec<Mutex<Lane>>>,
     regions: Arc<RwLock<Vec<Region>>>,
-    gather_fn: Arc<CudaFunction>,
-    persistent_fn: Arc<CudaFunction>,
-    te0: Arc<DevBuf>,
+    /// The lanes near each NUMA node's cores.
+    homes: Arc<placement::Homes>,
     cfg: Arc<GpuConfig>,
     cpu: CpuEngine,
     info: Arc<DeviceInfo>,
@@ -442,14 +473,28 @@ pub struct DeviceInfo {
     pub blocks: u32,
     /// Threads per block.
     pub threads: u32,
-    /// Submission lanes.
+    /// Submission lanes, over every GPU.
     pub lanes: usize,
+    /// The GPUs the lanes run on (name, capability and SMs above are the
+    /// first one's).
+    pub gpus: Vec<GpuPlace>,
     /// Where the kernels' machine code came from.
     pub kernels: Kernels,
     /// How long [`GpuEngine::new`] took.
     pub start: Duration,
     /// The SMs' clock, kHz (converts the stage trace's cycles).
     pub clock_khz: u32,
+}
+
+/// One GPU of the engine, and its share of the lanes.
+#[derive(Clone, Debug)]
+pub struct GpuPlace {
+    /// CUDA device ordinal.
+    pub ordinal: usize,
+    /// The NUMA node of its PCI slot, where the system says.
+    pub numa: Option<u32>,
+    /// Lanes that run on it.
+    pub lanes: usize,
 }
 
 /// Where one persistent-mode batch spent its time on the device
@@ -518,12 +563,13 @@ pub fn libraries_present() -> bool {
 /// The kernels' module for the context's device: the cubin from the kernel
 /// cache when it holds this build's, else compiled by NVRTC (and kept there).
 /// A cached cubin the driver refuses is compiled again and replaced.
+/// Returns the machine code too: other GPUs of the same kind load it.
 fn load_kernels(
     ctx: &Arc<CudaContext>,
     device: &str,
     cc: (i32, i32),
     cache: Option<&std::path::Path>,
-) -> Result<(Arc<cudarc::driver::CudaModule>, Kernels), GpuError> {
+) -> Result<(Arc<cudarc::driver::CudaModule>, Kernels, Vec<u8>), GpuError> {
     // A real architecture (sm_XX, not compute_XX): NVRTC then makes the
     // device's machine code, which loads without the driver compiling PTX.
     let options = vec![format!("--gpu-architecture=sm_{}{}", cc.0, cc.1), "-default-device".to_string()];
@@ -539,10 +585,10 @@ fn load_kernels(
     let cache = cache.map(kernel_cache::KernelCache::new);
     let mut refused = false;
     if let Some(cubin) = cache.as_ref().and_then(|c| c.load(&key)) {
-        match ctx.load_module(cudarc::nvrtc::Ptx::from_binary(cubin)) {
+        match ctx.load_module(cudarc::nvrtc::Ptx::from_binary(cubin.clone())) {
             Ok(module) => {
                 let path = cache.as_ref().map(|c| c.dir().join(key.file_name())).unwrap_or_default();
-                return Ok((module, Kernels::Cached(path)));
+                return Ok((module, Kernels::Cached(path), cubin));
             }
             Err(_) => refused = true,
         }
@@ -555,7 +601,7 @@ fn load_kernels(
         Some(c) => c.store(&key, &cubin).map(|()| c.dir().join(key.file_name())).map_err(|e| e.to_string()),
         None => Err("no kernel cache configured".to_string()),
     };
-    Ok((module, Kernels::Compiled { took, kept, refused }))
+    Ok((module, Kernels::Compiled { took, kept, refused }, cubin))
 }
 
 /// Compiles `source` with NVRTC into the device's machine code. By hand
@@ -598,8 +644,8 @@ static NEXT_LANE: AtomicUsize = AtomicUsize::new(0);
 
 impl GpuEngine {
     /// Starts the engine: loads the driver, compiles the kernels for the
-    /// device, allocates key slots and the lanes' buffers. (Resident kernels
-    /// start with a lane's first batch.)
+    /// device (once per kind of GPU), allocates key slots on every GPU and
+    /// the lanes' buffers. (Resident kernels start with a lane's first batch.)
     pub fn new(cfg: GpuConfig) -> Result<GpuEngine, GpuError> {
         let started = Instant::now();
         // SAFETY: only probes for the shared libraries.
@@ -616,76 +662,104 @@ impl GpuEngine {
         if cfg.chunk_packets >= MAX_CHUNK_PACKETS {
             return Err(GpuError::Capacity(format!("chunk_packets must be below {MAX_CHUNK_PACKETS}")));
         }
-        let count = CudaContext::device_count().map_err(|e| GpuError::Unavailable(format!("{e:?}")))?;
-        if count <= cfg.device as i32 {
-            return Err(GpuError::Unavailable(format!("no CUDA device {} ({count} present)", cfg.device)));
+        let count = CudaContext::device_count().map_err(|e| GpuError::Unavailable(format!("{e:?}")))?.max(0) as usize;
+        if count == 0 {
+            return Err(GpuError::Unavailable("no CUDA device present".into()));
         }
-        let ctx = CudaContext::new(cfg.device).map_err(|e| GpuError::Unavailable(format!("{e:?}")))?;
-        let name = ctx.name()?;
-        let cc = ctx.compute_capability()?;
-        let sms = ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
-        let clock_khz = ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)? as u32;
-        let (module, kernels) = load_kernels(&ctx, &name, cc, cfg.kernel_cache.as_deref())?;
-        let gather_fn = module.load_function("srtp_gather")?;
-        let persistent_fn = module.load_function("srtp_persistent")?;
+        let ordinals: Vec<usize> = if cfg.devices.is_empty() { (0..count).collect() } else { cfg.devices.clone() };
+        if let Some(missing) = ordinals.iter().find(|&&d| d >= count) {
+            return Err(GpuError::Unavailable(format!("no CUDA device {missing} ({count} present)")));
+        }
+        if ordinals.iter().enumerate().any(|(i, d)| ordinals[..i].contains(d)) {
+            return Err(GpuError::Capacity(format!("a GPU is named twice in {ordinals:?}")));
+        }
 
+        let mut gpus = Vec::with_capacity(ordinals.len());
+        // Where the first GPU's machine code came from.
+        let mut kernels: Option<Kernels> = None;
+        // Machine code for each kind of GPU met: one compile (or cache
+        // read) per kind, not per GPU.
+        let mut built: Vec<(String, (i32, i32), Vec<u8>)> = Vec::new();
         let key_bytes = cfg.key_slots as usize * layout::KEY_WORDS * 4;
-        // SAFETY: device allocation, owned by Shared.
-        let keys_dev = unsafe { result::malloc_sync(key_bytes)? };
-        let shared = Arc::new(Shared {
-            ctx: ctx.clone(),
-            keys_dev,
-            free_slots: Mutex::new((Vec::new(), 0)),
-            key_slots: cfg.key_slots,
-            generation: AtomicU64::new(0),
-        });
-        let te0 = DevBuf::new(256 * 4)?;
-        // SAFETY: te0 holds 1 KiB; the source slice is 256 words.
-        unsafe { result::memcpy_htod_sync(te0.ptr, &layout::te0())? };
+        for &ordinal in &ordinals {
+            let ctx = CudaContext::new(ordinal).map_err(|e| GpuError::Unavailable(format!("{e:?}")))?;
+            let name = ctx.name()?;
+            let cc = ctx.compute_capability()?;
+            let module = match built.iter().find(|(n, c, _)| *n == name && *c == cc) {
+                Some((_, _, cubin)) => ctx.load_module(cudarc::nvrtc::Ptx::from_binary(cubin.clone()))?,
+                None => {
+                    let (module, from, cubin) = load_kernels(&ctx, &name, cc, cfg.kernel_cache.as_deref())?;
+                    built.push((name, cc, cubin));
+                    kernels.get_or_insert(from);
+                    module
+                }
+            };
+            let te0 = DevBuf::new(&ctx, 256 * 4)?;
+            // SAFETY: te0 holds 1 KiB; the source slice is 256 words; ctx is
+            // bound (DevBuf::new).
+            unsafe { result::memcpy_htod_sync(te0.ptr, &layout::te0())? };
+            // SAFETY: device allocation in the bound context, owned by the Gpu.
+            let keys_dev = unsafe { result::malloc_sync(key_bytes)? };
+            gpus.push(Gpu {
+                numa: placement::gpu_node(&ctx),
+                gather_fn: module.load_function("srtp_gather")?,
+                persistent_fn: module.load_function("srtp_persistent")?,
+                ctx,
+                ordinal,
+                keys_dev,
+                te0,
+                packets: AtomicU64::new(0),
+            });
+        }
+        let kernels = kernels.expect("the first GPU's kernels");
+        let first = &gpus[0].ctx;
+        let (name, cc) = (first.name()?, first.compute_capability()?);
+        let sms = first.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
+        let clock_khz = first.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)? as u32;
 
         let lanes_n = match cfg.lanes {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()).min(16),
             n => n,
         };
-        let blocks = if cfg.blocks > 0 {
-            cfg.blocks
-        } else if cfg.mode == Mode::Persistent {
-            // Every lane's resident kernel keeps its blocks on the device;
-            // together they take one block per SM.
-            (sms / lanes_n as u32).max(1)
-        } else {
-            // 256 threads use 72 registers each: 3 blocks fit an SM.
-            sms * 3
-        };
-        let mut info = DeviceInfo {
-            name,
-            cc,
-            sms,
-            blocks,
-            threads: cfg.threads,
-            lanes: lanes_n,
-            kernels,
-            start: Duration::ZERO,
-            clock_khz,
+        // Lane i runs on GPU i % GPUs: the lanes alternate between them.
+        let on_gpu = |g: usize| (g..lanes_n).step_by(gpus.len()).count();
+        let blocks_on = |g: usize| -> Result<u32, GpuError> {
+            let gpu_sms = gpus[g].ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
+            Ok(if cfg.blocks > 0 {
+                cfg.blocks
+            } else if cfg.mode == Mode::Persistent {
+                // Every lane's resident kernel keeps its blocks on the device;
+                // together they take one block per SM.
+                (gpu_sms as u32 / on_gpu(g).max(1) as u32).max(1)
+            } else {
+                // 256 threads use 72 registers each: 3 blocks fit an SM.
+                gpu_sms as u32 * 3
+            })
         };
         let mut lanes = Vec::with_capacity(lanes_n);
-        for _ in 0..lanes_n {
+        for i in 0..lanes_n {
+            let g = i % gpus.len();
+            let ctx = &gpus[g].ctx;
+            let blocks = blocks_on(g)?;
+            // Mapped buffers are mapped into the bound context's GPU.
+            ctx.bind_to_thread()?;
             let persistent = cfg.mode == Mode::Persistent;
             lanes.push(Mutex::new(Lane {
+                gpu: g,
                 stream: ctx.new_stream()?,
                 wire: Pinned::mapped(cfg.chunk_packets * WIRE_BYTES)?,
                 outcomes: Pinned::mapped(cfg.chunk_packets * 4)?,
-                scratch: DevBuf::new(blocks as usize * cfg.threads as usize * layout::SLOT_BYTES)?,
+                scratch: DevBuf::new(ctx, blocks as usize * cfg.threads as usize * layout::SLOT_BYTES)?,
                 stage: if persistent {
                     Pinned::mapped(cfg.chunk_bytes)?
                 } else {
                     Pinned::with_flags(cfg.chunk_bytes, 0)?
                 },
-                stage_dev: if persistent { None } else { Some(DevBuf::new(cfg.chunk_bytes)?) },
+                stage_dev: if persistent { None } else { Some(DevBuf::new(ctx, cfg.chunk_bytes)?) },
                 ring: if persistent {
                     Some(Ring {
                         ctl: Pinned::mapped(CTL_BYTES)?,
-                        counter: DevBuf::new(COUNTER_BYTES)?,
+                        counter: DevBuf::new(ctx, COUNTER_BYTES)?,
                         seq: 0,
                         running: false,
                         generation: 0,
@@ -702,15 +776,36 @@ impl GpuEngine {
                 },
             }));
         }
+        let places = gpus
+            .iter()
+            .enumerate()
+            .map(|(g, gpu)| GpuPlace { ordinal: gpu.ordinal, numa: gpu.numa, lanes: on_gpu(g) })
+            .collect();
+        let homes = placement::Homes::new(&gpus.iter().map(|g| g.numa).collect::<Vec<_>>(), lanes_n);
+        let info = DeviceInfo {
+            name,
+            cc,
+            sms,
+            blocks: blocks_on(0)?,
+            threads: cfg.threads,
+            lanes: lanes_n,
+            gpus: places,
+            kernels,
+            start: started.elapsed(),
+            clock_khz,
+        };
+        let shared = Arc::new(Shared {
+            gpus,
+            free_slots: Mutex::new((Vec::new(), 0)),
+            key_slots: cfg.key_slots,
+            generation: AtomicU64::new(0),
+        });
         let cpu_below = cfg.cpu_below;
-        info.start = started.elapsed();
         Ok(GpuEngine {
             shared,
             lanes: Arc::new(lanes),
             regions: Arc::new(RwLock::new(Vec::new())),
-            gather_fn: Arc::new(gather_fn),
-            persistent_fn: Arc::new(persistent_fn),
-            te0: Arc::new(te0),
+            homes: Arc::new(homes),
             cfg: Arc::new(cfg),
             cpu: CpuEngine::new(),
             info: Arc::new(info),
@@ -718,6 +813,11 @@ impl GpuEngine {
             cpu_below: Arc::new(AtomicUsize::new(cpu_below)),
             lane_below: Arc::new(AtomicUsize::new(cpu_below)),
         })
+    }
+
+    /// The GPU a lane runs on.
+    fn gpu(&self, lane: &Lane) -> &Gpu {
+        &self.shared.gpus[lane.gpu]
     }
 
     /// The device and launch geometry.
@@ -751,20 +851,24 @@ impl GpuEngine {
         self.lane_below.store(n, Ordering::Relaxed);
     }
 
-    /// This thread's lane: its own when free, else any free one, else it
-    /// waits for its own. One lock per batch, uncontended while there are
+    /// This thread's lane: its own when free (a lane of a GPU near the
+    /// core it runs on), else any free one near it, else any free one, else
+    /// it waits for its own. One lock per batch, uncontended while there are
     /// at least as many lanes as submitting threads. Lanes a thread took as
     /// its own ([`GpuLane`]) are not shared: `NoLane` when every lane is.
     fn lane(&self) -> Result<MutexGuard<'_, Lane>, GpuError> {
         let n = self.lanes.len();
-        let mine = LANE.with(|l| {
+        let turn = LANE.with(|l| {
             if l.get() == usize::MAX {
                 l.set(NEXT_LANE.fetch_add(1, Ordering::Relaxed));
             }
             l.get()
-        }) % n;
-        for k in 0..n {
-            if let Ok(g) = self.lanes[(mine + k) % n].try_lock() {
+        });
+        let near = self.homes.near(placement::current_cpu());
+        let mine = near[turn % near.len()];
+        let order = (0..near.len()).map(|k| near[(turn + k) % near.len()]).chain((0..n).map(|k| (mine + k) % n));
+        for i in order {
+            if let Ok(g) = self.lanes[i].try_lock() {
                 if !g.owned {
                     return Ok(g);
                 }
@@ -800,11 +904,11 @@ impl GpuEngine {
     /// batch); empty in the launch mode. For measurements, not the hot path.
     pub fn stage_trace(&self) -> Result<Vec<BatchStages>, GpuError> {
         let lanes = self.quiesce()?;
-        self.shared.ctx.bind_to_thread()?;
         let per_cycle_ns = 1e6 / f64::from(self.info.clock_khz.max(1));
         let mut out = Vec::new();
         for lane in &lanes {
             let Some(ring) = lane.ring.as_ref() else { continue };
+            self.gpu(lane).ctx.bind_to_thread()?;
             let mut words = vec![0u64; TRACE_ENTRIES * TRACE_WORDS];
             // SAFETY: the counter buffer holds CNT_WORDS words and then the
             // trace; the lane's kernel has stopped (quiesce).
@@ -828,41 +932,46 @@ impl GpuEngine {
         Ok(out)
     }
 
-    /// Registers `len` bytes at `ptr` (page-locked and mapped into the
-    /// device's address space), so that jobs whose buffers lie there run
+    /// Registers `len` bytes at `ptr` (page-locked and mapped into every
+    /// GPU's address space), so that jobs whose buffers lie there run
     /// without a host copy. Waits for batches in flight.
     ///
     /// # Safety
     /// The memory stays mapped until [`unregister`](Self::unregister).
     pub unsafe fn register(&self, ptr: *mut u8, len: usize, pitch: usize) -> Result<(), GpuError> {
         let _lanes = self.quiesce()?;
-        self.shared.ctx.bind_to_thread()?;
+        self.shared.gpus[0].ctx.bind_to_thread()?;
+        // Portable: page-locked for every context, each GPU's included.
         let flags = sys::CU_MEMHOSTREGISTER_DEVICEMAP | sys::CU_MEMHOSTREGISTER_PORTABLE;
-        let mut dev: CUdeviceptr = 0;
         // SAFETY: the caller keeps the range mapped while it is registered.
-        unsafe {
-            sys::cuMemHostRegister_v2(ptr as *mut _, len, flags).result()?;
-            if let Err(e) = sys::cuMemHostGetDevicePointer_v2(&mut dev, ptr as *mut _, 0).result() {
-                let _ = sys::cuMemHostUnregister(ptr as *mut _).result();
-                return Err(e.into());
-            }
-        }
-        let mirror = if self.cfg.dma_in && self.cfg.mode == Mode::Launch {
-            match DevBuf::new(len) {
-                Ok(m) => Some(m),
-                Err(e) => {
-                    // SAFETY: registered just above.
-                    unsafe {
-                        let _ = sys::cuMemHostUnregister(ptr as *mut _).result();
-                    }
-                    return Err(e);
+        unsafe { sys::cuMemHostRegister_v2(ptr as *mut _, len, flags).result()? };
+        let on_gpus = || -> Result<(Vec<u64>, Vec<DevBuf>), GpuError> {
+            let mut dev = Vec::with_capacity(self.shared.gpus.len());
+            let mut mirrors = Vec::new();
+            for gpu in &self.shared.gpus {
+                gpu.ctx.bind_to_thread()?;
+                let mut d: CUdeviceptr = 0;
+                // SAFETY: the range was registered above, portably.
+                unsafe { sys::cuMemHostGetDevicePointer_v2(&mut d, ptr as *mut _, 0).result()? };
+                dev.push(d);
+                if self.cfg.dma_in && self.cfg.mode == Mode::Launch {
+                    mirrors.push(DevBuf::new(&gpu.ctx, len)?);
                 }
             }
-        } else {
-            None
+            Ok((dev, mirrors))
+        };
+        let (dev, mirrors) = match on_gpus() {
+            Ok(x) => x,
+            Err(e) => {
+                // SAFETY: registered just above; no batch uses it yet.
+                unsafe {
+                    let _ = sys::cuMemHostUnregister(ptr as *mut _).result();
+                }
+                return Err(e);
+            }
         };
         let mut r = self.regions.write().map_err(|_| GpuError::Cuda("region lock poisoned".into()))?;
-        r.push(Region { host: ptr as usize, len, dev, pitch, mirror });
+        r.push(Region { host: ptr as usize, len, dev, pitch, mirrors });
         Ok(())
     }
 
@@ -873,7 +982,7 @@ impl GpuEngine {
         let Ok(mut r) = self.regions.write() else { return };
         if let Some(i) = r.iter().position(|x| x.host == ptr as usize) {
             r.swap_remove(i);
-            let _ = self.shared.ctx.bind_to_thread();
+            let _ = self.shared.gpus[0].ctx.bind_to_thread();
             // SAFETY: registered by `register`; no batch holds the region
             // (every lane is locked and idle).
             unsafe {
@@ -1027,14 +1136,15 @@ impl GpuEngine {
         let idle_ns = self.cfg.idle_exit.as_nanos() as u64;
         let cfg =
             LaunchConfig { grid_dim: (lane.blocks, 1, 1), block_dim: (self.info.threads, 1, 1), shared_mem_bytes: 0 };
-        let mut b = lane.stream.launch_builder(&self.persistent_fn);
+        let gpu = &self.shared.gpus[lane.gpu];
+        let mut b = lane.stream.launch_builder(&gpu.persistent_fn);
         let (keys, ctl_dev, wire, outcomes, counter, te0, scratch) = (
-            self.shared.keys_dev,
+            gpu.keys_dev,
             ring.ctl.dev,
             lane.wire.dev,
             lane.outcomes.dev,
             ring.counter.ptr,
-            self.te0.ptr,
+            gpu.te0.ptr,
             lane.scratch.ptr,
         );
         b.arg(&keys).arg(&ctl_dev).arg(&wire).arg(&outcomes).arg(&counter).arg(&te0).arg(&idle_ns).arg(&scratch);
@@ -1182,7 +1292,7 @@ impl GpuEngine {
     pub fn transform_gpu(&self, jobs: &mut [Job<'_, GpuKeys>]) -> Result<(), GpuError> {
         let t0 = Instant::now();
         let mut lane = self.lane()?;
-        self.shared.ctx.bind_to_thread()?;
+        self.gpu(&lane).ctx.bind_to_thread()?;
         let regions = self.regions.read().map_err(|_| GpuError::Cuda("region lock poisoned".into()))?;
         let mut hint = 0usize;
         let in_place = !regions.is_empty()
@@ -1199,12 +1309,18 @@ impl GpuEngine {
             return Err(e);
         }
         let on_device = jobs.iter().filter(|j| device_len(j).is_some()).count();
-        self.count_gpu_batch(t0.elapsed().as_nanos() as u64, on_device);
+        self.count_gpu_batch(t0.elapsed().as_nanos() as u64, on_device, lane.gpu);
         Ok(())
     }
 
-    /// Counts a batch the device ran, and its round trip.
-    fn count_gpu_batch(&self, ns: u64, n: usize) {
+    /// Packets each GPU ran, by CUDA ordinal, in the engine's order.
+    pub fn packets_per_gpu(&self) -> Vec<(usize, u64)> {
+        self.shared.gpus.iter().map(|g| (g.ordinal, g.packets.load(Ordering::Relaxed))).collect()
+    }
+
+    /// Counts a batch GPU `gpu` ran, and its round trip.
+    fn count_gpu_batch(&self, ns: u64, n: usize, gpu: usize) {
+        self.shared.gpus[gpu].packets.fetch_add(n as u64, Ordering::Relaxed);
         let us = ns as f64 / 1000.0;
         let bucket = ROUND_TRIP_BOUNDS_US.iter().position(|&b| us <= b).unwrap_or(ROUND_TRIP_BOUNDS_US.len());
         self.stats.round_trip[bucket].fetch_add(1, Ordering::Relaxed);
@@ -1220,7 +1336,7 @@ impl GpuEngine {
     fn run_in_place(&self, lane: &mut Lane, regions: &[Region], jobs: &mut [Job<'_, GpuKeys>]) -> Result<(), GpuError> {
         if self.cfg.mode == Mode::Persistent {
             for part in jobs.chunks_mut(self.cfg.chunk_packets) {
-                self.write_wire(regions, part, lane.wire.ptr);
+                self.write_wire(lane.gpu, regions, part, lane.wire.ptr);
                 self.submit(lane, part.len())?;
                 self.read_outcomes(part, lane.outcomes.ptr);
             }
@@ -1235,7 +1351,7 @@ impl GpuEngine {
                 let len = sub.min(jobs.len() - pos);
                 // SAFETY: half h of the wire buffer holds `half` ≥ len descriptors.
                 let dst = unsafe { lane.wire.ptr.add(h * half * WIRE_BYTES) };
-                let span = self.write_wire(regions, &jobs[pos..pos + len], dst);
+                let span = self.write_wire(lane.gpu, regions, &jobs[pos..pos + len], dst);
                 (pos, len, h, span)
             });
             if let Some((s, l, hh)) = inflight.take() {
@@ -1261,8 +1377,9 @@ impl GpuEngine {
     #[allow(clippy::too_many_arguments)]
     fn launch_gather(&self, lane: &Lane, wire: u64, outcomes: u64, n: usize, rd: i64, wd: i64) -> Result<(), GpuError> {
         let cfg = self.launch_config(n, lane.blocks);
-        let mut b = lane.stream.launch_builder(&self.gather_fn);
-        let (keys, count, te0, scratch) = (self.shared.keys_dev, n as u32, self.te0.ptr, lane.scratch.ptr);
+        let gpu = self.gpu(lane);
+        let mut b = lane.stream.launch_builder(&gpu.gather_fn);
+        let (keys, count, te0, scratch) = (gpu.keys_dev, n as u32, gpu.te0.ptr, lane.scratch.ptr);
         b.arg(&keys).arg(&wire).arg(&outcomes).arg(&count).arg(&te0).arg(&scratch).arg(&rd).arg(&wd);
         // SAFETY: `wire` and `outcomes` hold n descriptors and words of the
         // lane's mapped buffers; the scratch has a slot per thread of the
@@ -1277,7 +1394,8 @@ impl GpuEngine {
     /// (mapped pinned memory with room for them): the device address of
     /// each packet where it lies, or a descriptor the device skips. Returns
     /// the frames the packets occupy when they all lie in one region.
-    fn write_wire(&self, regions: &[Region], jobs: &[Job<'_, GpuKeys>], dst: *mut u8) -> Option<Span> {
+    /// Addresses are GPU `gpu`'s.
+    fn write_wire(&self, gpu: usize, regions: &[Region], jobs: &[Job<'_, GpuKeys>], dst: *mut u8) -> Option<Span> {
         let mut hint = 0usize;
         let mut span: Option<Span> = None;
         // One region, and no packet crossing a frame boundary of the stated
@@ -1304,7 +1422,7 @@ impl GpuEngine {
                             }
                         }
                     });
-                    wire_of(job, slot, r.dev + off as u64, len)
+                    wire_of(job, slot, r.dev[gpu] + off as u64, len)
                 }
                 _ => layout::wire_skip(),
             };
@@ -1318,12 +1436,17 @@ impl GpuEngine {
     }
 
     /// The strided copy of `span`'s frames between the region and its
-    /// device copy (rows = frames, columns = the bytes the packets use), or
-    /// None where the region has no device copy.
-    fn span_copy(regions: &[Region], span: Option<Span>, to_device: bool) -> Option<(sys::CUDA_MEMCPY2D, i64, bool)> {
+    /// device copy on GPU `gpu` (rows = frames, columns = the bytes the
+    /// packets use), or None where the region has no device copy.
+    fn span_copy(
+        regions: &[Region],
+        gpu: usize,
+        span: Option<Span>,
+        to_device: bool,
+    ) -> Option<(sys::CUDA_MEMCPY2D, i64, bool)> {
         let s = span?;
         let r = &regions[s.region];
-        let mirror = r.mirror.as_ref()?;
+        let mirror = r.mirrors.get(gpu)?;
         let (pitch, rows) = if r.pitch > 0 { (r.pitch, s.last - s.first + 1) } else { (r.len, 1) };
         let lo = s.lo & !15;
         let hi = s.hi.next_multiple_of(16).min(pitch).min(r.len - s.last * pitch);
@@ -1346,7 +1469,7 @@ impl GpuEngine {
             WidthInBytes: hi - lo,
             Height: rows,
         };
-        Some((copy, mirror.ptr as i64 - r.dev as i64, s.dense))
+        Some((copy, mirror.ptr as i64 - r.dev[gpu] as i64, s.dense))
     }
 
     /// Moves the frames of `span` into the region's device copy (one strided
@@ -1355,7 +1478,7 @@ impl GpuEngine {
     /// write delta too where the span is dense (every frame a job's: the
     /// results go back by DMA, [`dma_out`](Self::dma_out)).
     fn dma_in(&self, lane: &Lane, regions: &[Region], span: Option<Span>) -> Result<(i64, i64), GpuError> {
-        let Some((copy, delta, dense)) = Self::span_copy(regions, span, true) else { return Ok((0, 0)) };
+        let Some((copy, delta, dense)) = Self::span_copy(regions, lane.gpu, span, true) else { return Ok((0, 0)) };
         // SAFETY: rows first..=last of `pitch` bytes, columns lo..hi ≤ pitch,
         // lie inside both the registered region and its device copy (same
         // length); the host does not write those frames until the stream is
@@ -1369,7 +1492,7 @@ impl GpuEngine {
     /// one of the sub-batch's jobs; bytes the kernel did not write (failed
     /// packets, the rest of each frame) go back as they came in.
     fn dma_out(&self, lane: &Lane, regions: &[Region], span: Option<Span>) -> Result<(), GpuError> {
-        let Some((copy, _, true)) = Self::span_copy(regions, span, false) else { return Ok(()) };
+        let Some((copy, _, true)) = Self::span_copy(regions, lane.gpu, span, false) else { return Ok(()) };
         // SAFETY: as in dma_in; the frames are the jobs' own, borrowed
         // mutably for the batch.
         unsafe { sys::cuMemcpy2DAsync_v2(&copy, lane.stream.cu_stream()).result()? };
@@ -1473,7 +1596,8 @@ impl GpuEngine {
     }
 
     /// Measures host↔device copy bandwidth with pinned memory (bytes/s in,
-    /// bytes/s out) over `bytes`-sized transfers.
+    /// bytes/s out) over `bytes`-sized transfers, to the first GPU (each
+    /// GPU has a link of its own).
     pub fn pcie_bandwidth(&self, bytes: usize, reps: u32) -> Result<(f64, f64), GpuError> {
         self.pcie_bandwidth_with(bytes, reps, sys::CU_MEMHOSTALLOC_DEVICEMAP | sys::CU_MEMHOSTALLOC_PORTABLE)
     }
@@ -1481,10 +1605,11 @@ impl GpuEngine {
     /// As [`pcie_bandwidth`](Self::pcie_bandwidth), with host memory
     /// allocated with `flags` (`CU_MEMHOSTALLOC_*`).
     pub fn pcie_bandwidth_with(&self, bytes: usize, reps: u32, flags: u32) -> Result<(f64, f64), GpuError> {
-        self.shared.ctx.bind_to_thread()?;
+        let ctx = &self.shared.gpus[0].ctx;
+        ctx.bind_to_thread()?;
         let host = Pinned::with_flags(bytes, flags)?;
-        let dev = DevBuf::new(bytes)?;
-        let stream = self.shared.ctx.new_stream()?;
+        let dev = DevBuf::new(ctx, bytes)?;
+        let stream = ctx.new_stream()?;
         let mut times = [0f64; 2];
         for (dir, t) in times.iter_mut().enumerate() {
             let start = Instant::now();
@@ -1526,13 +1651,14 @@ impl GpuEngine {
             return Err(GpuError::Capacity("kernel_only takes one chunk of packets that fit a slot".into()));
         }
         let lane = self.lane()?;
-        self.shared.ctx.bind_to_thread()?;
+        let gpu = self.gpu(&lane);
+        gpu.ctx.bind_to_thread()?;
         let regions = self.regions.read().map_err(|_| GpuError::Cuda("region lock poisoned".into()))?;
         let mut hint = 0;
         let in_place = jobs.iter().all(|j| find_region(&regions, j.buf, &mut hint).is_some());
         let total: usize = if in_place { 0 } else { jobs.iter().map(staged_len).sum() };
         let wire_len = n * WIRE_BYTES;
-        let dev = DevBuf::new(wire_len + total + 4 * n)?;
+        let dev = DevBuf::new(&gpu.ctx, wire_len + total + 4 * n)?;
         let mut host = Pinned::with_flags(wire_len + total, 0)?;
         {
             let (w, d) = host.bytes().split_at_mut(wire_len);
@@ -1543,7 +1669,7 @@ impl GpuEngine {
                     else {
                         return Err(GpuError::Capacity("kernel_only takes GPU suites only".into()));
                     };
-                    let addr = r.dev + (job.buf.as_ptr() as usize - r.host) as u64;
+                    let addr = r.dev[lane.gpu] + (job.buf.as_ptr() as usize - r.host) as u64;
                     put_words(&mut w[i * WIRE_BYTES..(i + 1) * WIRE_BYTES], &wire_of(job, slot, addr, len));
                 }
             } else {
@@ -1561,13 +1687,13 @@ impl GpuEngine {
         };
         stream.synchronize()?;
         let blocks = self.info.sms * 3;
-        let scratch = DevBuf::new(blocks as usize * self.info.threads as usize * layout::SLOT_BYTES)?;
+        let scratch = DevBuf::new(&gpu.ctx, blocks as usize * self.info.threads as usize * layout::SLOT_BYTES)?;
         let cfg = self.launch_config(n, blocks);
         let (keys, wire, outcomes, count, te0, scr) =
-            (self.shared.keys_dev, dev.ptr, dev.ptr + (wire_len + total) as u64, n as u32, self.te0.ptr, scratch.ptr);
+            (gpu.keys_dev, dev.ptr, dev.ptr + (wire_len + total) as u64, n as u32, gpu.te0.ptr, scratch.ptr);
         let delta = 0i64;
         let launch = || -> Result<(), GpuError> {
-            let mut b = stream.launch_builder(&self.gather_fn);
+            let mut b = stream.launch_builder(&gpu.gather_fn);
             b.arg(&keys).arg(&wire).arg(&outcomes).arg(&count).arg(&te0).arg(&scr).arg(&delta).arg(&delta);
             // SAFETY: device buffers sized for n descriptors, their data and
             // n outcome words (or registered memory held by the read lock);
@@ -1589,7 +1715,7 @@ impl GpuEngine {
     /// Host memory bandwidth of the packing step: bytes/s of a CPU copy from
     /// ordinary memory into pinned memory, and into ordinary memory, one thread.
     pub fn host_copy_bandwidth(&self, bytes: usize, reps: u32) -> Result<(f64, f64), GpuError> {
-        self.shared.ctx.bind_to_thread()?;
+        self.shared.gpus[0].ctx.bind_to_thread()?;
         let mut pinned = Pinned::with_flags(bytes, 0)?;
         let src = vec![0x5au8; bytes];
         let mut plain = vec![0u8; bytes];
@@ -1610,6 +1736,8 @@ impl GpuEngine {
 
 impl Drop for Lane {
     fn drop(&mut self) {
+        // Its events and pinned buffers belong to its GPU's context.
+        let _ = self.stream.context().bind_to_thread();
         if let Some(ring) = self.ring.as_mut() {
             if ring.running {
                 let ctl = ring.ctl.words(0);
@@ -1680,8 +1808,10 @@ impl Engine for GpuEngine {
             }
         };
         let mut words = layout::key_slot(keys);
-        let at = self.shared.keys_dev + (slot as usize * layout::KEY_WORDS * 4) as u64;
-        let upload = self.shared.ctx.bind_to_thread().and_then(|_| {
+        // The same slot on every GPU: a lane on any of them runs the key.
+        let upload = self.shared.gpus.iter().try_for_each(|gpu| {
+            let at = gpu.keys_dev + (slot as usize * layout::KEY_WORDS * 4) as u64;
+            gpu.ctx.bind_to_thread()?;
             // SAFETY: the slot lies inside keys_dev (slot < key_slots).
             unsafe { result::memcpy_htod_sync(at, &words[..]) }
         });
@@ -1747,6 +1877,7 @@ impl Engine for GpuEngine {
             round_trip_us,
             round_trip_sum_us: load(&s.round_trip_ns) as f64 / 1000.0,
             threshold: Some(self.cpu_below()),
+            devices: self.packets_per_gpu(),
         })
     }
 }

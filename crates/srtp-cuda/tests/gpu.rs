@@ -367,40 +367,72 @@ proptest! {
 
 /// Several threads (relay workers) submit at once, each from its own
 /// registered region, through their own lanes: every result is the CPU's.
+/// The lanes are spread over every GPU: each of them ran its share.
 #[test]
-fn many_threads_one_gpu() {
+fn many_threads_every_gpu() {
     for g in [engine(Mode::Launch), engine(Mode::Persistent), engine_dma()] {
         let Some(g) = g else { return };
-        std::thread::scope(|scope| {
-            for t in 0..6u8 {
-                let g = &g;
-                scope.spawn(move || {
-                    let mut rng = t as u64 * 0x9e37_79b9 + 1;
-                    for round in 0..20 {
-                        let n = [1usize, 7, 64, 300, 1000, 5000][round % 6];
-                        let specs: Vec<Spec> = (0..n)
-                            .map(|i| {
-                                rng ^= rng << 13;
-                                rng ^= rng >> 7;
-                                rng ^= rng << 17;
-                                Spec {
-                                    suite: (rng % GPU_SUITES.len() as u64) as usize,
-                                    key: (rng >> 8) as u8 % 4,
-                                    op_unprotect: rng & 1 == 1,
-                                    iv: [(rng >> 16) as u8; 16],
-                                    payload: vec![t ^ i as u8; (rng >> 24) as usize % 300],
-                                    rtcp_suffix: false,
-                                    corrupt: (rng >> 40).is_multiple_of(7),
-                                    shift: (rng >> 44) as usize % 16,
-                                }
-                            })
-                            .collect();
-                        differential(g, &specs, true).unwrap();
-                    }
-                });
-            }
-        });
+        let before = g.packets_per_gpu();
+        many_threads(&g);
+        let after = g.packets_per_gpu();
+        eprintln!("{}: packets per GPU (ordinal, packets) {before:?} -> {after:?}", g.name());
+        let info = g.info();
+        assert_eq!(info.gpus.iter().map(|p| p.lanes).sum::<usize>(), info.lanes, "every lane is on a GPU");
+        if info.gpus.len() < 2 {
+            srtpgate_testkit::skip("gpus", "lanes on several GPUs", "this machine has one GPU");
+            continue;
+        }
+        assert!(info.gpus.iter().all(|p| p.lanes > 0), "every GPU has lanes: {:?}", info.gpus);
+        for ((ordinal, b), (_, a)) in before.iter().zip(&after) {
+            assert!(a > b, "{}: GPU {ordinal} ran none of the threads' packets", g.name());
+        }
     }
+    // One GPU named alone, not the first: its ordinal is the one used.
+    let Some(g) = engine(Mode::Launch) else { return };
+    let last = g.info().gpus.last().expect("a GPU").ordinal;
+    if last > 0 {
+        let one = GpuEngine::new(GpuConfig { devices: vec![last], key_slots: 256, ..Default::default() })
+            .expect("an engine on one GPU");
+        assert_eq!(one.packets_per_gpu(), vec![(last, 0)]);
+        contexts_interoperate(&one);
+        assert!(one.packets_per_gpu()[0].1 > 0, "GPU {last} ran the packets");
+    }
+}
+
+/// Six threads at once, spread over the cores (and so over the NUMA
+/// nodes, near each GPU), each submitting rounds of random batches.
+fn many_threads(g: &GpuEngine) {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    std::thread::scope(|scope| {
+        for t in 0..6u8 {
+            scope.spawn(move || {
+                // Unpinned where it fails: then wherever the scheduler puts it.
+                let _ = srtpgate_relay::sys::pin_to(t as usize * cores / 6);
+                let mut rng = t as u64 * 0x9e37_79b9 + 1;
+                for round in 0..20 {
+                    let n = [1usize, 7, 64, 300, 1000, 5000][round % 6];
+                    let specs: Vec<Spec> = (0..n)
+                        .map(|i| {
+                            rng ^= rng << 13;
+                            rng ^= rng >> 7;
+                            rng ^= rng << 17;
+                            Spec {
+                                suite: (rng % GPU_SUITES.len() as u64) as usize,
+                                key: (rng >> 8) as u8 % 4,
+                                op_unprotect: rng & 1 == 1,
+                                iv: [(rng >> 16) as u8; 16],
+                                payload: vec![t ^ i as u8; (rng >> 24) as usize % 300],
+                                rtcp_suffix: false,
+                                corrupt: (rng >> 40).is_multiple_of(7),
+                                shift: (rng >> 44) as usize % 16,
+                            }
+                        })
+                        .collect();
+                    differential(g, &specs, true).unwrap();
+                }
+            });
+        }
+    });
 }
 
 /// Asynchronous rounds on the GPU: a relay worker on the simulated NIC

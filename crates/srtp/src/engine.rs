@@ -228,6 +228,8 @@ pub struct EngineStats {
     pub round_trip_sum_us: f64,
     /// Batches of at least this many packets go to the device.
     pub threshold: Option<usize>,
+    /// Per device of an engine with several (GPU ordinal): packets it ran.
+    pub devices: Vec<(usize, u64)>,
 }
 
 /// A shared engine is an engine: contexts of many calls (and worker threads)

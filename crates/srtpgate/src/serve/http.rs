@@ -865,6 +865,15 @@ fn write_engine_stats(o: &mut String, es: &srtp::EngineStats) {
     for (path, _, packets) in &es.shares {
         let _ = writeln!(o, "srtpgate_engine_path_packets_total{{path=\"{path}\"}} {packets}");
     }
+    if !es.devices.is_empty() {
+        let _ = writeln!(
+            o,
+            "# HELP srtpgate_engine_gpu_packets_total Packets each GPU ran (its CUDA ordinal).\n# TYPE srtpgate_engine_gpu_packets_total counter"
+        );
+        for (gpu, packets) in &es.devices {
+            let _ = writeln!(o, "srtpgate_engine_gpu_packets_total{{gpu=\"{gpu}\"}} {packets}");
+        }
+    }
     if let Some(t) = es.threshold {
         // usize::MAX: the GPU was slower at every batch size measured.
         let v = if t == usize::MAX { f64::INFINITY } else { t as f64 };
@@ -895,5 +904,36 @@ fn prom_f64(v: f64) -> String {
         "+Inf".into()
     } else {
         format!("{v}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn engine_stats_name_each_path_and_each_gpu() {
+        let es = srtp::EngineStats {
+            shares: vec![("cpu", 2, 30), ("gpu", 5, 700)],
+            round_trip_us: vec![(5.0, 1), (10.0, 3), (f64::INFINITY, 1)],
+            round_trip_sum_us: 42.0,
+            threshold: Some(usize::MAX),
+            devices: vec![(0, 400), (1, 300)],
+        };
+        let mut o = String::new();
+        write_engine_stats(&mut o, &es);
+        for line in [
+            "srtpgate_engine_path_packets_total{path=\"gpu\"} 700",
+            "srtpgate_engine_gpu_packets_total{gpu=\"0\"} 400",
+            "srtpgate_engine_gpu_packets_total{gpu=\"1\"} 300",
+            "srtpgate_engine_gpu_min_batch +Inf",
+            "srtpgate_engine_gpu_round_trip_seconds_bucket{le=\"+Inf\"} 5",
+        ] {
+            assert!(o.lines().any(|l| l == line), "{line} missing from:\n{o}");
+        }
+        // An engine without devices writes no per-GPU family.
+        let mut o = String::new();
+        write_engine_stats(&mut o, &srtp::EngineStats::default());
+        assert!(!o.contains("srtpgate_engine_gpu_packets_total"), "{o}");
     }
 }

@@ -86,6 +86,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
                 chunk_packets: 4 * crate::relay::worker::MAX_BATCH,
                 chunk_bytes: 1 << 20,
                 kernel_cache: cfg.gpu_kernel_cache.clone(),
+                devices: cfg.gpu_devices.clone(),
                 ..GpuConfig::default()
             };
             match GpuEngine::new(gcfg) {
@@ -102,8 +103,17 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
                             format!("kernels compiled in {:.2} s{refused}, {kept}", took.as_secs_f64())
                         }
                     };
+                    let gpus: Vec<String> = info
+                        .gpus
+                        .iter()
+                        .map(|p| match p.numa {
+                            Some(node) => format!("GPU {} (node {node}): {} lanes", p.ordinal, p.lanes),
+                            None => format!("GPU {}: {} lanes", p.ordinal, p.lanes),
+                        })
+                        .collect();
                     tracing::info!(
-                        "GPU engine on {} (sm_{}{}, {} SMs, {} blocks of {} threads, {} lanes) started in {:.2} s: {kernels}",
+                        "GPU engine on {} × {} (sm_{}{}, {} SMs, {} blocks of {} threads, {} lanes: {}) started in {:.2} s: {kernels}",
+                        info.gpus.len(),
                         info.name,
                         info.cc.0,
                         info.cc.1,
@@ -111,6 +121,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
                         info.blocks,
                         info.threads,
                         info.lanes,
+                        gpus.join(", "),
                         info.start.as_secs_f64()
                     );
                     // Small batches stay on the CPU: below the crossover the

@@ -60,6 +60,8 @@ pub struct Config {
     pub gpu_min_batch: Option<usize>,
     /// See `--gpu-kernel-cache` (`None`: off, or no directory to default to).
     pub gpu_kernel_cache: Option<PathBuf>,
+    /// See `--gpu-devices` (empty: every visible GPU).
+    pub gpu_devices: Vec<usize>,
     /// Codec plugin directory.
     pub codec_plugin_dir: Option<PathBuf>,
     /// Encoder complexity (0–10), for codecs that have one.
@@ -479,6 +481,16 @@ impl Config {
             }
             (None, None) => None,
         };
+        let gpu_devices = match (&args.gpu_devices, &file.gpu_devices) {
+            (Some(s), _) => parse_gpu_devices(s).map_err(|e| format!("--gpu-devices: {e}"))?,
+            (None, Some(toml::Value::String(s))) => parse_gpu_devices(s).map_err(|e| format!("gpu_devices: {e}"))?,
+            (None, Some(toml::Value::Array(a))) => {
+                let list: Vec<String> = a.iter().map(|v| v.to_string()).collect();
+                parse_gpu_devices(&list.join(",")).map_err(|e| format!("gpu_devices: {e}"))?
+            }
+            (None, Some(other)) => return Err(format!("gpu_devices: {other} is neither a list of GPUs nor \"all\"")),
+            (None, None) => Vec::new(),
+        };
         let gpu_kernel_cache = match args.gpu_kernel_cache.clone().or(file.gpu_kernel_cache) {
             // Empty would be the working directory (`/` under systemd).
             Some(d) if d.as_os_str().is_empty() => {
@@ -589,6 +601,7 @@ impl Config {
             gpu_mode,
             gpu_min_batch,
             gpu_kernel_cache,
+            gpu_devices,
             codec_plugin_dir,
             codec_complexity,
             plc,
@@ -795,9 +808,43 @@ fn parse_min_batch(s: &str) -> Result<Option<usize>, String> {
     }
 }
 
+/// `all`, or CUDA ordinals separated by commas (each at most once).
+fn parse_gpu_devices(s: &str) -> Result<Vec<usize>, String> {
+    if s.trim() == "all" {
+        return Ok(Vec::new());
+    }
+    let mut out = Vec::new();
+    for part in s.split(',').map(str::trim) {
+        match part.parse::<usize>() {
+            Ok(d) if d < 64 && !out.contains(&d) => out.push(d),
+            Ok(d) if d < 64 => return Err(format!("GPU {d} named twice in {s:?}")),
+            _ => return Err(format!("{part:?} in {s:?} is not a GPU ordinal (0..64); a list such as 0,1, or \"all\"")),
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gpu_devices_are_all_or_a_list_of_ordinals() {
+        assert_eq!(Config::resolve(&ServeArgs::default()).expect("defaults").gpu_devices, Vec::<usize>::new());
+        let flag = |s: &str| Config::resolve(&ServeArgs { gpu_devices: Some(s.into()), ..Default::default() });
+        assert_eq!(flag("1, 0").expect("list").gpu_devices, vec![1, 0]);
+        assert_eq!(flag("all").expect("all").gpu_devices, Vec::<usize>::new());
+        for bad in ["", "0,0", "x", "-1", "99", "0,,1"] {
+            let e = flag(bad).expect_err(bad);
+            assert!(e.contains("--gpu-devices"), "{bad}: {e}");
+        }
+        assert_eq!(with_file("gpu_devices = [0, 2]\n").expect("array").gpu_devices, vec![0, 2]);
+        assert_eq!(with_file("gpu_devices = \"3\"\n").expect("string").gpu_devices, vec![3]);
+        for bad in ["gpu_devices = [\"a\"]\n", "gpu_devices = 1\n", "gpu_devices = [1, 1]\n"] {
+            let e = with_file(bad).expect_err(bad);
+            assert!(e.contains("gpu_devices"), "{bad}: {e}");
+        }
+    }
 
     fn with_file(text: &str) -> Result<Config, String> {
         let dir = std::env::temp_dir().join(format!("srtpgate-cfg-{}-{}", std::process::id(), text.len()));

@@ -48,6 +48,10 @@ pub struct ServeArgs {
     /// CacheDirectory, else $XDG_CACHE_HOME or ~/.cache, under srtpgate/.
     #[arg(long = "gpu-kernel-cache", env = "SRTPGATE_GPU_KERNEL_CACHE")]
     pub gpu_kernel_cache: Option<PathBuf>,
+    /// GPUs the GPU engine spreads its lanes over: CUDA ordinals such as
+    /// `0,1`, or `all` (the default: every visible GPU).
+    #[arg(long = "gpu-devices", env = "SRTPGATE_GPU_DEVICES")]
+    pub gpu_devices: Option<String>,
     /// Directory of codec plugins (`*.so`) loaded at start for transcoding
     /// (the in-tree G.711 is always there); by default /usr/lib/srtpgate/codecs
     /// where it exists (the Debian package's).
@@ -311,6 +315,7 @@ pub(super) struct FileConfig {
     pub(super) gpu_mode: Option<String>,
     pub(super) gpu_min_batch: Option<toml::Value>,
     pub(super) gpu_kernel_cache: Option<PathBuf>,
+    pub(super) gpu_devices: Option<toml::Value>,
     pub(super) codec_plugin_dir: Option<PathBuf>,
     pub(super) codec_complexity: Option<u8>,
     pub(super) plc: Option<String>,
