@@ -27,6 +27,10 @@ ENGINES=${4:-cpu,gpu-persistent}
 # More runs of the current engine with these lane counts (--lanes; the
 # default run has one lane per core, 16 here, and a relay of W workers W + 1).
 LANES=${LANES:-}
+# Sections of `engines gpu` (e.g. latency,kernel: the kernel alone too), and
+# more of its options for both sides (e.g. "--lanes 2 --gpus 1").
+ONLY=${ONLY:-latency}
+ARGS=${ARGS:-}
 mkdir -p "$OUT"
 machine "$OUT"
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,pcie.link.gen.current,pcie.link.width.current \
@@ -39,19 +43,22 @@ scripts/gpu-tests.sh "$OUT" 6
 for r in $(seq 1 "$RUNS"); do
   for side in before now $(for l in $LANES; do echo "now-lanes$l"; done); do
     bin=$B/srtpgate-bench
-    args=()
+    # shellcheck disable=SC2206 # ARGS is a list of options
+    args=($ARGS)
     case $side in
       before) bin=$B/before/srtpgate-bench ;;
-      now-lanes*) args=(--lanes "${side#now-lanes}") ;;
+      now-lanes*) args+=(--lanes "${side#now-lanes}") ;;
     esac
     [ -x "$bin" ] || continue
     echo "== round trips, $side, run $r"
-    "$bin" engines gpu --json --only latency --seconds 1 "${args[@]}" > "$OUT/round-trips-$side-$r.json" 2> "$OUT/round-trips-$side-$r.err"
+    "$bin" engines gpu --json --only "$ONLY" --seconds 1 "${args[@]}" > "$OUT/round-trips-$side-$r.json" 2> "$OUT/round-trips-$side-$r.err"
     python3 - "$OUT/round-trips-$side-$r.json" <<'PY'
 import json, sys
 doc = json.load(open(sys.argv[1]))
 rows = doc["results"] if isinstance(doc, dict) else doc
 for x in rows:
+    if x.get("op") == "kernel_only":
+        print("%-28s %-24s kernel alone %7.1f M ops/s" % (x["engine"], x["suite"], x["ops_per_s"] / 1e6))
     if x.get("op") != "round_trip_pool":
         continue
     st = x.get("stages_us") or {}
