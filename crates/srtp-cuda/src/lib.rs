@@ -134,7 +134,8 @@ pub struct GpuConfig {
     /// Launch or persistent.
     pub mode: Mode,
     /// CUDA device ordinals the lanes are spread over (empty: every
-    /// visible GPU). Every key is installed on each of them.
+    /// visible GPU; with fewer lanes than GPUs, the first ones). Every key
+    /// is installed on each of them.
     pub devices: Vec<usize>,
     /// Key slots on the device (one per session key and direction).
     pub key_slots: u32,
@@ -666,13 +667,20 @@ impl GpuEngine {
         if count == 0 {
             return Err(GpuError::Unavailable("no CUDA device present".into()));
         }
-        let ordinals: Vec<usize> = if cfg.devices.is_empty() { (0..count).collect() } else { cfg.devices.clone() };
+        let mut ordinals: Vec<usize> = if cfg.devices.is_empty() { (0..count).collect() } else { cfg.devices.clone() };
         if let Some(missing) = ordinals.iter().find(|&&d| d >= count) {
             return Err(GpuError::Unavailable(format!("no CUDA device {missing} ({count} present)")));
         }
         if ordinals.iter().enumerate().any(|(i, d)| ordinals[..i].contains(d)) {
             return Err(GpuError::Capacity(format!("a GPU is named twice in {ordinals:?}")));
         }
+        let lanes_n = match cfg.lanes {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()).min(16),
+            n => n,
+        };
+        // A GPU without a lane would only hold keys: fewer lanes than GPUs
+        // use the first ones.
+        ordinals.truncate(lanes_n);
 
         let mut gpus = Vec::with_capacity(ordinals.len());
         // Where the first GPU's machine code came from.
@@ -717,10 +725,6 @@ impl GpuEngine {
         let sms = first.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
         let clock_khz = first.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)? as u32;
 
-        let lanes_n = match cfg.lanes {
-            0 => std::thread::available_parallelism().map_or(1, |n| n.get()).min(16),
-            n => n,
-        };
         // Lane i runs on GPU i % GPUs: the lanes alternate between them.
         let on_gpu = |g: usize| (g..lanes_n).step_by(gpus.len()).count();
         let blocks_on = |g: usize| -> Result<u32, GpuError> {

@@ -383,6 +383,8 @@ fn many_threads_every_gpu() {
             continue;
         }
         assert!(info.gpus.iter().all(|p| p.lanes > 0), "every GPU has lanes: {:?}", info.gpus);
+        let one_lane = GpuEngine::new(GpuConfig { lanes: 1, key_slots: 64, ..Default::default() }).expect("one lane");
+        assert_eq!(one_lane.info().gpus.len(), 1, "one lane: one GPU, not a GPU with keys and no lane");
         for ((ordinal, b), (_, a)) in before.iter().zip(&after) {
             assert!(a > b, "{}: GPU {ordinal} ran none of the threads' packets", g.name());
         }
