@@ -277,7 +277,7 @@ fn pool_throughput(
         per_thread.push(v);
     }
     let barrier = std::sync::Barrier::new(threads);
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cpus = crate::relay::sys::allowed_cpus();
     /// Per thread: operations, time, round trips (µs).
     type Run = Result<(u64, Duration, Vec<f64>), String>;
     let results: Vec<Run> = std::thread::scope(|s| {
@@ -285,12 +285,14 @@ fn pool_throughput(
             .into_iter()
             .enumerate()
             .map(|(k, bufs)| {
-                let (gk, tmpl, barrier) = (&gk, &tmpl, &barrier);
+                let (gk, tmpl, barrier, cpus) = (&gk, &tmpl, &barrier, &cpus);
                 s.spawn(move || {
                     // Spread over the cores as a relay's workers are (and so
                     // over the NUMA nodes, each thread near its GPUs).
                     // A failure leaves it where the scheduler puts it.
-                    let _ = crate::relay::sys::pin_to(k * cores / threads);
+                    if !cpus.is_empty() {
+                        let _ = crate::relay::sys::pin_to(cpus[k * cpus.len() / threads]);
+                    }
                     let mut jobs = jobs_in(bufs, &tmpl.fields, gk);
                     gpu.transform_gpu(&mut jobs).map_err(|e| e.to_string())?;
                     barrier.wait();

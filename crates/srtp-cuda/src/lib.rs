@@ -85,6 +85,9 @@ pub enum GpuError {
     /// No driver, no device, or no NVRTC: the GPU engine is unavailable here.
     #[error("GPU engine unavailable: {0}")]
     Unavailable(String),
+    /// The configuration names GPUs that are not there, or one twice.
+    #[error("GPU engine configuration: {0}")]
+    Config(String),
     /// A CUDA call failed.
     #[error("CUDA error: {0}")]
     Cuda(String),
@@ -232,7 +235,9 @@ struct Gpu {
 impl Drop for Gpu {
     fn drop(&mut self) {
         // SAFETY: keys_dev was allocated by malloc_sync in this context and is
-        // freed once, after every user (engine and keys) has gone.
+        // freed once, after every user has gone: the keys, and the engine
+        // handles, each of which drops its lanes (stopping their resident
+        // kernels) before its share of the GPUs.
         unsafe {
             let _ = self.ctx.bind_to_thread();
             let _ = result::free_sync(self.keys_dev);
@@ -447,9 +452,11 @@ struct Stats {
 /// The GPU engine. Cheap to clone (a handle).
 #[derive(Clone)]
 pub struct GpuEngine {
-    shared: Arc<Shared>,
+    // Fields drop in this order: the lanes (stopping their resident
+    // kernels) before the GPUs' modules and memory the kernels use.
     lanes: Arc<Vec<Mutex<Lane>>>,
     regions: Arc<RwLock<Vec<Region>>>,
+    shared: Arc<Shared>,
     /// The lanes near each NUMA node's cores.
     homes: Arc<placement::Homes>,
     cfg: Arc<GpuConfig>,
@@ -669,10 +676,10 @@ impl GpuEngine {
         }
         let mut ordinals: Vec<usize> = if cfg.devices.is_empty() { (0..count).collect() } else { cfg.devices.clone() };
         if let Some(missing) = ordinals.iter().find(|&&d| d >= count) {
-            return Err(GpuError::Unavailable(format!("no CUDA device {missing} ({count} present)")));
+            return Err(GpuError::Config(format!("no CUDA device {missing} ({count} present)")));
         }
         if ordinals.iter().enumerate().any(|(i, d)| ordinals[..i].contains(d)) {
-            return Err(GpuError::Capacity(format!("a GPU is named twice in {ordinals:?}")));
+            return Err(GpuError::Config(format!("a GPU is named twice in {ordinals:?}")));
         }
         let lanes_n = match cfg.lanes {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()).min(16),
@@ -702,16 +709,19 @@ impl GpuEngine {
                     module
                 }
             };
+            let gather_fn = module.load_function("srtp_gather")?;
+            let persistent_fn = module.load_function("srtp_persistent")?;
             let te0 = DevBuf::new(&ctx, 256 * 4)?;
             // SAFETY: te0 holds 1 KiB; the source slice is 256 words; ctx is
             // bound (DevBuf::new).
             unsafe { result::memcpy_htod_sync(te0.ptr, &layout::te0())? };
-            // SAFETY: device allocation in the bound context, owned by the Gpu.
+            // SAFETY: device allocation in the bound context, owned by the Gpu
+            // from the next statement on (nothing fallible in between).
             let keys_dev = unsafe { result::malloc_sync(key_bytes)? };
             gpus.push(Gpu {
                 numa: placement::gpu_node(&ctx),
-                gather_fn: module.load_function("srtp_gather")?,
-                persistent_fn: module.load_function("srtp_persistent")?,
+                gather_fn,
+                persistent_fn,
                 ctx,
                 ordinal,
                 keys_dev,
@@ -1121,6 +1131,8 @@ impl GpuEngine {
     }
 
     fn start_persistent(&self, lane: &mut Lane) -> Result<(), GpuError> {
+        // Callers need not have bound the lane's GPU (a poll binds nothing).
+        lane.stream.context().bind_to_thread()?;
         let ring = lane.ring.as_mut().expect("persistent lanes have a ring");
         let ctl = ring.ctl.words(0);
         // SAFETY: ctl points at the mapped control words; the kernel is not

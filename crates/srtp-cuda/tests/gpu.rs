@@ -367,49 +367,64 @@ proptest! {
 
 /// Several threads (relay workers) submit at once, each from its own
 /// registered region, through their own lanes: every result is the CPU's.
-/// The lanes are spread over every GPU: each of them ran its share.
+/// With several GPUs the lanes are spread over them: on an engine of its
+/// own (no other test's packets in its counters), each GPU runs its share,
+/// and the engine, resident kernels running, drops cleanly.
 #[test]
 fn many_threads_every_gpu() {
-    for g in [engine(Mode::Launch), engine(Mode::Persistent), engine_dma()] {
+    for (i, g) in [engine(Mode::Launch), engine(Mode::Persistent), engine_dma()].into_iter().enumerate() {
         let Some(g) = g else { return };
-        let before = g.packets_per_gpu();
         many_threads(&g);
-        let after = g.packets_per_gpu();
-        eprintln!("{}: packets per GPU (ordinal, packets) {before:?} -> {after:?}", g.name());
-        let info = g.info();
-        assert_eq!(info.gpus.iter().map(|p| p.lanes).sum::<usize>(), info.lanes, "every lane is on a GPU");
-        if info.gpus.len() < 2 {
+        if g.info().gpus.len() < 2 {
             srtpgate_testkit::skip("gpus", "lanes on several GPUs", "this machine has one GPU");
             continue;
         }
-        assert!(info.gpus.iter().all(|p| p.lanes > 0), "every GPU has lanes: {:?}", info.gpus);
-        let one_lane = GpuEngine::new(GpuConfig { lanes: 1, key_slots: 64, ..Default::default() }).expect("one lane");
-        assert_eq!(one_lane.info().gpus.len(), 1, "one lane: one GPU, not a GPU with keys and no lane");
-        for ((ordinal, b), (_, a)) in before.iter().zip(&after) {
-            assert!(a > b, "{}: GPU {ordinal} ran none of the threads' packets", g.name());
+        let fresh = GpuEngine::new(GpuConfig { key_slots: 4096, ..g.config().clone() }).expect("a second engine");
+        assert!(fresh.info().gpus.iter().all(|p| p.lanes > 0), "every GPU has lanes: {:?}", fresh.info().gpus);
+        many_threads(&fresh);
+        let per_gpu = fresh.packets_per_gpu();
+        eprintln!("{} ({i}): packets per GPU (ordinal, packets) {per_gpu:?}", fresh.name());
+        for (ordinal, n) in &per_gpu {
+            assert!(*n > 0, "{}: GPU {ordinal} ran none of the threads' packets", fresh.name());
         }
+        let stats = fresh.stats().expect("the GPU engine counts its batches");
+        let on_gpu = stats.shares.iter().find(|x| x.0 == "gpu").map_or(0, |x| x.2);
+        assert_eq!(per_gpu.iter().map(|x| x.1).sum::<u64>(), on_gpu, "the GPUs' counts add up to the GPU path's");
+        assert_eq!(stats.devices, per_gpu, "the engine's stats carry the per-GPU counts");
+        let started = std::time::Instant::now();
+        drop(fresh);
+        eprintln!("dropped in {:?}", started.elapsed());
     }
-    // One GPU named alone, not the first: its ordinal is the one used.
     let Some(g) = engine(Mode::Launch) else { return };
     let last = g.info().gpus.last().expect("a GPU").ordinal;
     if last > 0 {
+        // One GPU named alone, not the first: its ordinal is the one used.
         let one = GpuEngine::new(GpuConfig { devices: vec![last], key_slots: 256, ..Default::default() })
             .expect("an engine on one GPU");
         assert_eq!(one.packets_per_gpu(), vec![(last, 0)]);
         contexts_interoperate(&one);
         assert!(one.packets_per_gpu()[0].1 > 0, "GPU {last} ran the packets");
+        // Fewer lanes than GPUs: the first GPUs, none holding keys without a lane.
+        let one_lane = GpuEngine::new(GpuConfig { lanes: 1, key_slots: 64, ..Default::default() }).expect("one lane");
+        assert_eq!(one_lane.info().gpus.len(), 1, "one lane: one GPU");
     }
+    // A GPU that is not there is a configuration error, not "unavailable".
+    let absent = GpuEngine::new(GpuConfig { devices: vec![last + 1], ..Default::default() });
+    assert!(matches!(absent, Err(srtp_cuda::GpuError::Config(_))), "GPU {} is not there", last + 1);
 }
 
 /// Six threads at once, spread over the cores (and so over the NUMA
 /// nodes, near each GPU), each submitting rounds of random batches.
 fn many_threads(g: &GpuEngine) {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cpus = srtpgate_relay::sys::allowed_cpus();
     std::thread::scope(|scope| {
         for t in 0..6u8 {
+            let cpus = &cpus;
             scope.spawn(move || {
                 // Unpinned where it fails: then wherever the scheduler puts it.
-                let _ = srtpgate_relay::sys::pin_to(t as usize * cores / 6);
+                if let Some(&cpu) = cpus.get(t as usize * cpus.len() / 6) {
+                    let _ = srtpgate_relay::sys::pin_to(cpu);
+                }
                 let mut rng = t as u64 * 0x9e37_79b9 + 1;
                 for round in 0..20 {
                     let n = [1usize, 7, 64, 300, 1000, 5000][round % 6];

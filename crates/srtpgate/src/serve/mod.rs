@@ -171,12 +171,18 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
                     serve(cfg.clone(), Arc::new(g), log, started)
                 }
                 Err(e) => {
-                    // `Unavailable` says so itself; a CUDA or NVRTC failure
-                    // gets the same lead.
+                    // GPUs the operator named that are not there: never a
+                    // quiet fall back to the CPU.
+                    let misnamed = matches!(e, srtp_cuda::GpuError::Config(_));
+                    // `Unavailable` and `Config` say so themselves; a CUDA or
+                    // NVRTC failure gets the same lead.
                     let why = match e {
-                        srtp_cuda::GpuError::Unavailable(_) => e.to_string(),
+                        srtp_cuda::GpuError::Unavailable(_) | srtp_cuda::GpuError::Config(_) => e.to_string(),
                         e => format!("GPU engine unavailable: {e}"),
                     };
+                    if misnamed {
+                        return Err(format!("{why} (see --gpu-devices)"));
+                    }
                     if cfg.engine != EngineChoice::Auto {
                         return Err(format!("{why} (use --engine cpu or auto)"));
                     }

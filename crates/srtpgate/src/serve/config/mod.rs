@@ -813,6 +813,9 @@ fn parse_gpu_devices(s: &str) -> Result<Vec<usize>, String> {
     if s.trim() == "all" {
         return Ok(Vec::new());
     }
+    if s.trim().is_empty() {
+        return Err("no GPU named: a list such as 0,1, or \"all\"".into());
+    }
     let mut out = Vec::new();
     for part in s.split(',').map(str::trim) {
         match part.parse::<usize>() {
@@ -840,7 +843,7 @@ mod tests {
         }
         assert_eq!(with_file("gpu_devices = [0, 2]\n").expect("array").gpu_devices, vec![0, 2]);
         assert_eq!(with_file("gpu_devices = \"3\"\n").expect("string").gpu_devices, vec![3]);
-        for bad in ["gpu_devices = [\"a\"]\n", "gpu_devices = 1\n", "gpu_devices = [1, 1]\n"] {
+        for bad in ["gpu_devices = [\"a\"]\n", "gpu_devices = 1\n", "gpu_devices = [1, 1]\n", "gpu_devices = []\n"] {
             let e = with_file(bad).expect_err(bad);
             assert!(e.contains("gpu_devices"), "{bad}: {e}");
         }
