@@ -444,7 +444,6 @@ struct Stats {
     cpu_batches: AtomicU64,
     cpu_packets: AtomicU64,
     gpu_batches: AtomicU64,
-    gpu_packets: AtomicU64,
     round_trip: [AtomicU64; ROUND_TRIP_BOUNDS_US.len() + 1],
     round_trip_ns: AtomicU64,
 }
@@ -1342,7 +1341,6 @@ impl GpuEngine {
         self.stats.round_trip[bucket].fetch_add(1, Ordering::Relaxed);
         self.stats.round_trip_ns.fetch_add(ns, Ordering::Relaxed);
         self.stats.gpu_batches.fetch_add(1, Ordering::Relaxed);
-        self.stats.gpu_packets.fetch_add(n as u64, Ordering::Relaxed);
     }
 
     /// The zero-copy path: descriptors name the packets where they lie. In
@@ -1888,7 +1886,8 @@ impl Engine for GpuEngine {
         Some(EngineStats {
             shares: vec![
                 ("cpu", load(&s.cpu_batches), load(&s.cpu_packets)),
-                ("gpu", load(&s.gpu_batches), load(&s.gpu_packets)),
+                // Each GPU counts its own packets; the path's are their sum.
+                ("gpu", load(&s.gpu_batches), self.shared.gpus.iter().map(|g| load(&g.packets)).sum()),
             ],
             round_trip_us,
             round_trip_sum_us: load(&s.round_trip_ns) as f64 / 1000.0,

@@ -253,6 +253,10 @@ impl<E: Engine + ?Sized> Engine for std::sync::Arc<E> {
         (**self).prefetch_keys(keys)
     }
 
+    fn keeps_failed(&self, suite: crate::Suite) -> bool {
+        (**self).keeps_failed(suite)
+    }
+
     #[allow(unsafe_code)]
     unsafe fn register_memory(&self, ptr: *mut u8, len: usize, pitch: usize) -> bool {
         // SAFETY: the caller's promise is passed on unchanged.
@@ -292,6 +296,9 @@ mod tests {
         fn prefetch_keys(&self, _: &()) {
             self.0.fetch_add(1, Ordering::Relaxed);
         }
+        fn keeps_failed(&self, suite: crate::Suite) -> bool {
+            suite.is_aead()
+        }
     }
 
     /// A shared engine passes the hint on (the relay's engines are shared).
@@ -301,5 +308,15 @@ mod tests {
         e.prefetch_keys(&());
         Engine::prefetch_keys(&e, &());
         assert_eq!(e.0.load(Ordering::Relaxed), 2);
+    }
+
+    /// And answers whether a failed packet is kept as its engine does (the
+    /// daemon's GPU engine is shared: it once answered the default).
+    #[test]
+    fn a_shared_engine_keeps_failed_packets_as_its_engine_does() {
+        let e = std::sync::Arc::new(Counting(AtomicUsize::new(0)));
+        for suite in crate::Suite::ALL {
+            assert_eq!(Engine::keeps_failed(&e, suite), suite.is_aead(), "{suite:?}");
+        }
     }
 }

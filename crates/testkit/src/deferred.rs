@@ -62,6 +62,11 @@ where
         self.inner.transform(jobs)
     }
 
+    /// Its lanes run the inner engine's transform, later.
+    fn keeps_failed(&self, suite: srtp::Suite) -> bool {
+        self.inner.keeps_failed(suite)
+    }
+
     fn stats(&self) -> Option<EngineStats> {
         self.inner.stats()
     }
