@@ -16,6 +16,8 @@
 #   # there (the device tool's run, carrying .gpurun and .gpu)
 #   bench/device-gpu-relay.sh OUT [LOADS] [ENGINES]
 #
+# RUNS (environment, default 1): the engines' loads repeated, the order of
+# the engines reversed every other run.
 # LOADS as bench/device-nic.sh's (default 4800x4,4800x3,4800x2); ENGINES:
 # cpu, gpu-launch, gpu-persistent (default all three, in that order).
 set -euo pipefail
@@ -30,7 +32,16 @@ chmod +x .gpu/gpu-tests
 echo "== GPU tests"
 scripts/gpu-tests.sh "$OUT" 12
 grep -E 'lane below|batches held' "$OUT/tests.log" || true
-for e in ${ENGINES//,/ }; do
-  echo "=== engine $e"
-  nic_engine "$e" "$OUT" "$LOADS"
+# RUNS: each engine's loads this many times, the engines' order reversed
+# every other run (decided before the run), each run's output in OUT/runR.
+RUNS=${RUNS:-1}
+for r in $(seq 1 "$RUNS"); do
+  order=${ENGINES//,/ }
+  [ $((r % 2)) = 1 ] || order=$(printf '%s\n' $order | tac | tr '\n' ' ')
+  dir=$OUT
+  [ "$RUNS" = 1 ] || dir=$OUT/run$r
+  for e in $order; do
+    echo "=== engine $e, run $r"
+    nic_engine "$e" "$dir" "$LOADS"
+  done
 done

@@ -25,6 +25,10 @@
 #define __forceinline__ inline
 #define SRTP_FN static inline
 #define SRTP_UNROLL
+/* A warp's code (srtp_hmac_sha1_warp): every lane's part in turn, one after
+ * the other, so a barrier between parts has nothing left to order. */
+#define SRTP_EACH_LANE(l, mine) for (uint32_t l = ((void)(mine), 0u); l < 32u; l++)
+#define SRTP_SYNCWARP() ((void)0)
 
 /* PTX prmt (default mode): byte i of the result is byte (s >> 4i) & 7 of y:x,
  * sign-replicated when bit 3 of the selector nibble is set. */

@@ -43,6 +43,10 @@ typedef unsigned long long uint64_t;
 #define SRTP_UNROLL _Pragma("unroll")
 #define SRTP_LD32(p) (*(const uint32_t*)(p))
 #define SRTP_ST32(p, v) (*(uint32_t*)(p) = (v))
+/* Code a warp runs together (srtp_hmac_sha1_warp): this lane's part, and the
+ * warp's barrier (emu.h runs every lane's part in turn instead). */
+#define SRTP_EACH_LANE(l, mine) for (uint32_t l = (mine), l##_once = 0u; l##_once == 0u; l##_once = 1u)
+#define SRTP_SYNCWARP() __syncwarp()
 #endif
 
 /* ABI constants (must equal src/layout.rs). */
@@ -394,6 +398,146 @@ SRTP_FN srtp_sha1 srtp_hmac_sha1(const uint32_t* mid, const uint8_t* pkt, uint32
     return srtp_sha1_compress(srtp_sha1_load(mid + 5), w);
 }
 
+/* Big-endian word j (0..15) of block k of the inner HMAC message after the
+ * ipad block (nblk blocks): the packet to auth_end, the suffix, 0x80, zeros,
+ * and the length in bits (the ipad block included) in the last block's words
+ * 14 and 15. The words srtp_hmac_sha1 compresses, one at a time. */
+SRTP_FN uint32_t srtp_hmac_word(const uint8_t* pkt, uint32_t auth_end, uint32_t sfx, uint32_t sfx_len, uint32_t nblk,
+                                uint32_t k, uint32_t j) {
+    uint32_t mlen = auth_end + sfx_len;
+    if (k + 1u == nblk && j >= 14u) {
+        return j == 14u ? (uint32_t)(((uint64_t)mlen + 64u) >> 29) : (mlen + 64u) << 3;
+    }
+    return srtp_msg_word(pkt, auth_end, sfx, sfx_len, 64u * k + 4u * j, 1);
+}
+
+/* Word j (0..15) of HMAC's outer block: the inner digest, 0x80, zeros, the
+ * length (64 + 20) * 8 bits. */
+SRTP_FN uint32_t srtp_hmac_outer_word(srtp_sha1 inner, uint32_t j) {
+    return j == 0u ? inner.a
+         : j == 1u ? inner.b
+         : j == 2u ? inner.c
+         : j == 3u ? inner.d
+         : j == 4u ? inner.e
+         : j == 5u ? 0x80000000u
+         : j == 15u ? (64u + 20u) * 8u
+                    : 0u;
+}
+
+/* SHA-1's constant of round i. */
+SRTP_FN uint32_t srtp_sha1_k(uint32_t i) {
+    return i < 20u ? 0x5A827999u : i < 40u ? 0x6ED9EBA1u : i < 60u ? 0x8F1BBCDCu : 0xCA62C1D6u;
+}
+
+/* Words of one block's schedule in srtp_hmac_sha1_warp's area: its 80 words
+ * and one more, so that the lanes expanding blocks side by side write to
+ * different shared-memory banks. */
+#define SRTP_SHA_STRIDE 81u
+/* Blocks one pass of srtp_hmac_sha1_warp takes (a G.711 packet's three). */
+#define SRTP_SHA_CHUNK 4u
+/* Words of a warp's area. */
+#define SRTP_SHA_WORDS (SRTP_SHA_CHUNK * SRTP_SHA_STRIDE)
+
+/* The message schedule of one block: s[0..16], its big-endian words, become
+ * s[t] = W[t] + K[t] for t = 0..80 (in place; w in registers). */
+SRTP_FN void srtp_sha1_expand(uint32_t* s) {
+    uint32_t w[16];
+    SRTP_UNROLL
+    for (int j = 0; j < 16; j++) {
+        w[j] = s[j];
+    }
+    SRTP_UNROLL
+    for (int i = 0; i < 80; i++) {
+        uint32_t wi;
+        if (i < 16) {
+            wi = w[i];
+        } else {
+            wi = srtp_rotl(w[(i - 3) & 15] ^ w[(i - 8) & 15] ^ w[(i - 14) & 15] ^ w[i & 15], 1u);
+            w[i & 15] = wi;
+        }
+        s[i] = wi + srtp_sha1_k((uint32_t)i);
+    }
+}
+
+/* SHA-1's 80 rounds over a schedule srtp_sha1_expand made, the chaining value
+ * added: srtp_sha1_compress with the schedule done beforehand. Per round the
+ * chain keeps the rotate and one add; f and e + s[i] are off it. */
+SRTP_FN srtp_sha1 srtp_sha1_rounds(srtp_sha1 st, const uint32_t* s) {
+    uint32_t a = st.a, b = st.b, c = st.c, d = st.d, e = st.e;
+    SRTP_UNROLL
+    for (int i = 0; i < 80; i++) {
+        uint32_t f;
+        if (i < 20) {
+            f = (b & c) | (~b & d);
+        } else if (i < 40 || i >= 60) {
+            f = b ^ c ^ d;
+        } else {
+            f = (b & c) | (b & d) | (c & d);
+        }
+        uint32_t t = srtp_rotl(a, 5u) + (f + (e + s[i]));
+        e = d;
+        d = c;
+        c = srtp_rotl(b, 30u);
+        b = a;
+        a = t;
+    }
+    st.a += a;
+    st.b += b;
+    st.c += c;
+    st.d += d;
+    st.e += e;
+    return st;
+}
+
+/* HMAC-SHA1 as srtp_hmac_sha1, by a whole warp, for the warp-per-packet path
+ * (one packet's latency). One lane's HMAC ran about 3 600 instructions of
+ * straight-line code once, and its warp waited mostly on instruction fetch;
+ * here the lanes share what is not SHA-1's serial chain. Up to SRTP_SHA_CHUNK
+ * blocks a pass: the lanes build the blocks' message words (one word each,
+ * the byte-wise tail included) and expand one block's schedule each, into s
+ * (this warp's SRTP_SHA_WORDS words of shared memory); then every lane runs
+ * the rounds, which cost the warp what one lane's would, and ends with the
+ * MAC. The outer block is one more pass. Every lane of the warp calls it
+ * with the same arguments (lane: its own).
+ *
+ * SRTP_EACH_LANE / SRTP_SYNCWARP: on the device, this lane's part and a warp
+ * barrier; in the emulator, every lane's part in turn (tests/emulator.rs
+ * checks the result against srtp_hmac_sha1). */
+SRTP_FN srtp_sha1 srtp_hmac_sha1_warp(const uint32_t* mid, const uint8_t* pkt, uint32_t auth_end, uint32_t sfx,
+                                      uint32_t sfx_len, uint32_t* s, uint32_t lane) {
+    uint32_t nblk = (auth_end + sfx_len + 8u) / 64u + 1u;
+    srtp_sha1 st = srtp_sha1_load(mid);
+    for (uint32_t k0 = 0u;; k0 += SRTP_SHA_CHUNK) {
+        int outer = k0 >= nblk;
+        uint32_t nb = outer ? 1u : (nblk - k0 < SRTP_SHA_CHUNK ? nblk - k0 : SRTP_SHA_CHUNK);
+        SRTP_EACH_LANE(l, lane) {
+            for (uint32_t i = l; i < 16u * nb; i += 32u) {
+                uint32_t b = i >> 4, j = i & 15u;
+                s[b * SRTP_SHA_STRIDE + j] = outer ? srtp_hmac_outer_word(st, j)
+                                                   : srtp_hmac_word(pkt, auth_end, sfx, sfx_len, nblk, k0 + b, j);
+            }
+        }
+        SRTP_SYNCWARP();
+        SRTP_EACH_LANE(l, lane) {
+            if (l < nb) {
+                srtp_sha1_expand(s + l * SRTP_SHA_STRIDE);
+            }
+        }
+        SRTP_SYNCWARP();
+        if (outer) {
+            st = srtp_sha1_load(mid + 5);
+        }
+        for (uint32_t b = 0u; b < nb; b++) {
+            st = srtp_sha1_rounds(st, s + b * SRTP_SHA_STRIDE);
+        }
+        /* Every lane has read s before the next pass writes it. */
+        SRTP_SYNCWARP();
+        if (outer) {
+            return st;
+        }
+    }
+}
+
 /* Byte i (0..19) of a SHA-1 digest. */
 SRTP_FN uint32_t srtp_sha1_byte(srtp_sha1 s, uint32_t i) {
     uint32_t w = i < 4u ? s.a : i < 8u ? s.b : i < 12u ? s.c : i < 16u ? s.d : s.e;
@@ -658,6 +802,13 @@ __device__ void srtp_packet(const uint32_t* keys, uint32_t* desc, uint8_t* data,
 #define SRTP_FULL 0xffffffffu
 /* Packets whose staging loads are in flight together. */
 #define SRTP_GROUP 8u
+/* Packets per warp up to which the whole warp transforms each packet in turn
+ * (srtp_packet_warp) rather than one lane each (srtp_packet). */
+#define SRTP_WARP_FEW 4u
+/* Warps per block that the kernels' shared SHA-1 schedule areas serve
+ * (srtp_hmac_sha1_warp): blockDim.x is at most 32 * SRTP_SHA_WARPS
+ * (src/layout.rs MAX_BLOCK_THREADS). */
+#define SRTP_SHA_WARPS 8u
 
 /* Fills the block's shared replicated table: word x*32 + l = Te0[x] for every
  * bank l. 32 KiB, static shared memory. */
@@ -821,12 +972,13 @@ static __device__ __forceinline__ void srtp_ctr_xor_warp(const uint32_t* te, con
 }
 
 /* The transform of one packet by a whole warp, for batches small enough that
- * every warp has one packet: the keystream blocks spread over the lanes, the
- * MAC (a serial chain) on lane 0. The same bytes and outcome as srtp_packet
+ * every warp has a few packets (srtp_warp_batch): the keystream blocks spread
+ * over the lanes, the MAC's serial chain run by every lane together (GCM's
+ * GHASH on lane 0). The same bytes and outcome as srtp_packet
  * (d: the 16 descriptor words, in every lane; pkt: the packet's 16-aligned
  * scratch slot). Unprotect checks the tag before any byte is decrypted. */
 static __device__ __forceinline__ uint32_t srtp_packet_warp(const uint32_t* keys, const uint32_t* d, uint8_t* pkt,
-                                                            const uint32_t* te, uint32_t lane) {
+                                                            const uint32_t* te, uint32_t* sha, uint32_t lane) {
     uint32_t flags = d[1], len = d[3];
     uint32_t es = d[4], ee = d[5], ae = d[6], ts = d[7], sfx = d[8];
     srtp_u128 iv;
@@ -882,31 +1034,27 @@ static __device__ __forceinline__ uint32_t srtp_packet_warp(const uint32_t* keys
         return SRTP_OUTCOME_DONE;
     }
 
+    /* Protect encrypts, then authenticates; unprotect authenticates, then
+     * decrypts. As the two steps of a loop, the keystream and the MAC are each
+     * in the code once: instruction fetch, not arithmetic, bounds this path
+     * (one warp alone on its scheduler). Every lane ends srtp_hmac_sha1_warp
+     * with the MAC: lane i compares or writes the tag's byte i (tag_len <=
+     * 20), and the warp's vote decides, with no exit before every byte is
+     * compared. */
     const uint32_t* mid = key + SRTP_K_HMAC_INNER;
-    if (unprotect && lane == 0u) {
-        srtp_sha1 mac = srtp_hmac_sha1(mid, pkt, ae, sfx, sfx_len);
-        uint32_t diff = 0u;
-        SRTP_UNROLL
-        for (uint32_t i = 0; i < 20u; i++) {
-            if (i < tag_len) {
-                diff |= srtp_sha1_byte(mac, i) ^ pkt[ts + i];
+    for (uint32_t step = 0u; step < 2u; step++) {
+        if ((step == 0u) == (unprotect != 0)) {
+            srtp_sha1 mac = srtp_hmac_sha1_warp(mid, pkt, ae, sfx, sfx_len, sha, lane);
+            if (unprotect) {
+                uint32_t diff = lane < tag_len ? srtp_sha1_byte(mac, lane) ^ pkt[ts + lane] : 0u;
+                if (__any_sync(SRTP_FULL, diff != 0u)) {
+                    return SRTP_OUTCOME_FAILED;
+                }
+            } else if (lane < tag_len) {
+                pkt[ts + lane] = (uint8_t)srtp_sha1_byte(mac, lane);
             }
-        }
-        ok = diff == 0u;
-    }
-    if (__shfl_sync(SRTP_FULL, ok, 0) == 0u) {
-        return SRTP_OUTCOME_FAILED;
-    }
-    if (kind == SRTP_KIND_AES_CM) {
-        srtp_ctr_xor_warp(te, rk, rounds, iv, pkt + es, ee - es, 0, aligned, lane);
-    }
-    if (!unprotect && lane == 0u) {
-        srtp_sha1 mac = srtp_hmac_sha1(mid, pkt, ae, sfx, sfx_len);
-        SRTP_UNROLL
-        for (uint32_t i = 0; i < 20u; i++) {
-            if (i < tag_len) {
-                pkt[ts + i] = (uint8_t)srtp_sha1_byte(mac, i);
-            }
+        } else if (kind == SRTP_KIND_AES_CM) {
+            srtp_ctr_xor_warp(te, rk, rounds, iv, pkt + es, ee - es, 0, aligned, lane);
         }
     }
     __syncwarp();
@@ -935,13 +1083,37 @@ static __device__ __forceinline__ uint64_t srtp_clock(void) {
 #define SRTP_TR_WORDS 8u
 #define SRTP_TR_ENTRIES 256u
 
+/* The descriptor srtp_packet takes from a wire descriptor's 12 words x, for
+ * the packet staged at the start of its slot (d[2] = 0). */
+static __device__ __forceinline__ void srtp_unwire(uint32_t* d, const uint32_t* x) {
+    d[0] = x[0];
+    d[1] = x[1];
+    d[2] = 0u;
+    d[3] = x[4];
+    d[4] = x[5] & 0xffffu;
+    d[5] = x[5] >> 16;
+    d[6] = x[6] & 0xffffu;
+    d[7] = x[6] >> 16;
+    d[8] = x[7];
+    d[9] = x[8];
+    d[10] = x[9];
+    d[11] = x[10];
+    d[12] = x[11];
+    d[13] = SRTP_OUTCOME_FAILED;
+}
+
 /* One packet on this warp (per = 1). Lanes 0..11 read the 12 descriptor
- * words in one load; every lane then holds them all. */
+ * words in one load, unless the warp has them already (pre: lane k's word k,
+ * read by the resident kernel's block 0 when it took the batch); every lane
+ * then holds them all. Its own code rather than srtp_warp_batch's with one
+ * packet: a single warp on its scheduler waits on instruction fetch, and the
+ * general path's descriptor gather and staging run about 1 us longer. */
 static __device__ __forceinline__ void srtp_warp_one(const uint32_t* keys, const uint32_t* wire, uint32_t* outcomes,
-                                                     uint32_t i, uint32_t* slots, const uint32_t* te, long long rd,
-                                                     long long wd, uint64_t* stamp) {
+                                                     uint32_t i, uint32_t* slots, const uint32_t* te, uint32_t* sha,
+                                                     long long rd, long long wd, uint64_t* stamp, int have_pre,
+                                                     uint32_t pre) {
     uint32_t lane = threadIdx.x & 31u;
-    uint32_t w = lane < SRTP_WIRE_WORDS ? wire[(uint64_t)i * SRTP_WIRE_WORDS + lane] : 0u;
+    uint32_t w = have_pre ? pre : lane < SRTP_WIRE_WORDS ? wire[(uint64_t)i * SRTP_WIRE_WORDS + lane] : 0u;
     uint32_t x[SRTP_WIRE_WORDS];
     SRTP_UNROLL
     for (uint32_t k = 0; k < SRTP_WIRE_WORDS; k++) {
@@ -959,21 +1131,8 @@ static __device__ __forceinline__ void srtp_warp_one(const uint32_t* keys, const
     uint32_t outcome = SRTP_OUTCOME_FAILED;
     if (len <= SRTP_SLOT_BYTES) {
         uint32_t d[SRTP_DESC_WORDS];
-        d[0] = x[0];
-        d[1] = x[1];
-        d[2] = 0u;
-        d[3] = len;
-        d[4] = x[5] & 0xffffu;
-        d[5] = x[5] >> 16;
-        d[6] = x[6] & 0xffffu;
-        d[7] = x[6] >> 16;
-        d[8] = x[7];
-        d[9] = x[8];
-        d[10] = x[9];
-        d[11] = x[10];
-        d[12] = x[11];
-        d[13] = SRTP_OUTCOME_FAILED;
-        outcome = srtp_packet_warp(keys, d, (uint8_t*)slots, te, lane);
+        srtp_unwire(d, x);
+        outcome = srtp_packet_warp(keys, d, (uint8_t*)slots, te, sha, lane);
     }
     if (stamp && lane == 0u) {
         stamp[SRTP_TR_DONE] = srtp_clock();
@@ -989,13 +1148,15 @@ static __device__ __forceinline__ void srtp_warp_one(const uint32_t* keys, const
     }
 }
 
-/* Runs the descriptors [base, base + per) ∩ [0, n) on this warp (per <= 32). */
+/* Runs the descriptors [base, base + per) ∩ [0, n) on this warp (per <= 32);
+ * have_pre, pre: descriptor base's words already read (srtp_warp_one). */
 static __device__ __forceinline__ void srtp_warp_batch(const uint32_t* keys, const uint32_t* wire,
                                                        uint32_t* outcomes, uint32_t n, uint32_t base,
                                                        uint32_t per, uint32_t* slots, const uint32_t* te,
-                                                       long long rd, long long wd, uint64_t* stamp) {
+                                                       uint32_t* sha, long long rd, long long wd, uint64_t* stamp,
+                                                       int have_pre, uint32_t pre) {
     if (per == 1u) {
-        srtp_warp_one(keys, wire, outcomes, base, slots, te, rd, wd, stamp);
+        srtp_warp_one(keys, wire, outcomes, base, slots, te, sha, rd, wd, stamp, have_pre, pre);
         return;
     }
     uint32_t lane = threadIdx.x & 31u;
@@ -1040,22 +1201,30 @@ static __device__ __forceinline__ void srtp_warp_batch(const uint32_t* keys, con
         stamp[SRTP_TR_STAGED] = srtp_clock();
     }
     uint32_t outcome = SRTP_OUTCOME_FAILED;
-    if (lane < m && len <= SRTP_SLOT_BYTES) {
+    uint32_t x[SRTP_WIRE_WORDS] = {mine[0].x, mine[0].y, mine[0].z, mine[0].w, mine[1].x, mine[1].y,
+                                   mine[1].z, mine[1].w, mine[2].x, mine[2].y, mine[2].z, mine[2].w};
+    if (per <= SRTP_WARP_FEW) {
+        /* A few packets a warp: the whole warp transforms each in turn, in
+         * srtp_packet_warp's time instead of one lane's (about a third). */
+        for (uint32_t j = 0; j < m; j++) {
+            uint32_t y[SRTP_WIRE_WORDS];
+            SRTP_UNROLL
+            for (uint32_t k = 0; k < SRTP_WIRE_WORDS; k++) {
+                y[k] = __shfl_sync(SRTP_FULL, x[k], j);
+            }
+            uint32_t oj = SRTP_OUTCOME_FAILED;
+            if (y[4] <= SRTP_SLOT_BYTES) {
+                uint32_t d[SRTP_DESC_WORDS];
+                srtp_unwire(d, y);
+                oj = srtp_packet_warp(keys, d, (uint8_t*)(slots + j * SRTP_SLOT_WORDS), te, sha, lane);
+            }
+            if (lane == j) {
+                outcome = oj;
+            }
+        }
+    } else if (lane < m && len <= SRTP_SLOT_BYTES) {
         uint32_t d[SRTP_DESC_WORDS];
-        d[0] = mine[0].x;
-        d[1] = mine[0].y;
-        d[2] = 0u;
-        d[3] = len;
-        d[4] = mine[1].y & 0xffffu;
-        d[5] = mine[1].y >> 16;
-        d[6] = mine[1].z & 0xffffu;
-        d[7] = mine[1].z >> 16;
-        d[8] = mine[1].w;
-        d[9] = mine[2].x;
-        d[10] = mine[2].y;
-        d[11] = mine[2].z;
-        d[12] = mine[2].w;
-        d[13] = SRTP_OUTCOME_FAILED;
+        srtp_unwire(d, x);
         srtp_packet(keys, d, (uint8_t*)slot, te);
         outcome = d[13];
     }
@@ -1106,15 +1275,18 @@ extern "C" __global__ void srtp_gather(const uint32_t* keys, const uint32_t* wir
                                        const uint32_t* te0_global, uint32_t* scratch, long long read_delta,
                                        long long write_delta) {
     __shared__ uint32_t te_sh[SRTP_TE_WORDS];
+    __shared__ uint32_t sha_sh[SRTP_SHA_WARPS * SRTP_SHA_WORDS];
     srtp_load_table(te_sh, te0_global);
     __syncthreads();
     const uint32_t* te = te_sh + (threadIdx.x & 31u);
+    uint32_t* sha = sha_sh + (threadIdx.x >> 5) * SRTP_SHA_WORDS;
     uint32_t* slots = srtp_warp_slots(scratch);
     uint32_t warps = gridDim.x * (blockDim.x >> 5);
     uint32_t gw = blockIdx.x + gridDim.x * (threadIdx.x >> 5);
     uint32_t per = srtp_per_warp(n);
     for (uint32_t base = per * gw; base < n; base += per * warps) {
-        srtp_warp_batch(keys, wire, outcomes, n, base, per, slots, te, read_delta, write_delta, (uint64_t*)0);
+        srtp_warp_batch(keys, wire, outcomes, n, base, per, slots, te, sha, read_delta, write_delta, (uint64_t*)0, 0,
+                        0u);
     }
 }
 
@@ -1186,9 +1358,11 @@ extern "C" __global__ void srtp_persistent(const uint32_t* keys, volatile uint32
                                            uint32_t* outcomes, uint32_t* counter, const uint32_t* te0_global,
                                            unsigned long long idle_ns, uint32_t* scratch) {
     __shared__ uint32_t te_sh[SRTP_TE_WORDS];
+    __shared__ uint32_t sha_sh[SRTP_SHA_WARPS * SRTP_SHA_WORDS];
     __shared__ uint32_t s_cmd, s_seq, s_n, s_off;
     srtp_load_table(te_sh, te0_global);
     const uint32_t* te = te_sh + (threadIdx.x & 31u);
+    uint32_t* sha = sha_sh + (threadIdx.x >> 5) * SRTP_SHA_WORDS;
     uint32_t* slots = srtp_warp_slots(scratch);
     volatile uint32_t* vcounter = counter;
     /* Written by block 0 (relay[0] = the batch taken, relay[1] its count,
@@ -1203,6 +1377,12 @@ extern "C" __global__ void srtp_persistent(const uint32_t* keys, volatile uint32
         last = ctl[SRTP_CTL_DONE];
     }
     for (;;) {
+        /* Block 0's warp 0, when it takes a batch of one packet a warp,
+         * reads the batch's first descriptor at once (lane k word k), which
+         * its own warp runs (srtp_warp_one): that PCIe round trip then
+         * overlaps the take's device-memory steps. */
+        int took = 0, have_pre = 0;
+        uint32_t pre = 0u;
         /* Warp 0 waits for the next batch (lane 0 acts; the others help
          * block 0 read the control words in one load). */
         if (threadIdx.x < 32u) {
@@ -1229,16 +1409,30 @@ extern "C" __global__ void srtp_persistent(const uint32_t* keys, volatile uint32
                     fin = __shfl_sync(SRTP_FULL, fin, 0);
                     uint32_t next = cur + 1u;
                     uint64_t slot = __shfl_sync(SRTP_FULL, q, SRTP_CTL_SLOTS / 2 + next % SRTP_RUNG);
-                    if (lane == 0u && fin == cur && (uint32_t)(slot >> 48) == (next & 0xffffu)) {
-                        /* Acquire: the host wrote the descriptors before the slot. */
+                    if (fin == cur && (uint32_t)(slot >> 48) == (next & 0xffffu)) {
+                        /* Acquire (the whole warp: it reads a descriptor
+                         * next): the host wrote the descriptors before the
+                         * slot. */
                         srtp_fence_sys();
-                        uint64_t* tr = trace + (uint64_t)(next % SRTP_TR_ENTRIES) * SRTP_TR_WORDS;
-                        tr[SRTP_TR_TAKEN] = srtp_clock();
-                        tr[SRTP_TR_T_TAKEN] = srtp_globaltimer();
-                        relay[1] = (uint32_t)slot & 0xffffffu;
-                        relay[3] = (uint32_t)(slot >> 24) & 0xffffffu;
-                        __threadfence();
-                        relay[0] = next;
+                        uint32_t count = (uint32_t)slot & 0xffffffu, first = (uint32_t)(slot >> 24) & 0xffffffu;
+                        if (lane == 0u) {
+                            uint64_t* tr = trace + (uint64_t)(next % SRTP_TR_ENTRIES) * SRTP_TR_WORDS;
+                            tr[SRTP_TR_TAKEN] = srtp_clock();
+                            tr[SRTP_TR_T_TAKEN] = srtp_globaltimer();
+                            relay[1] = count;
+                            relay[3] = first;
+                            __threadfence();
+                            relay[0] = next;
+                            /* Block 0 joins the batch it took from what it
+                             * has, without reading it back. */
+                            s_n = count;
+                            s_off = first;
+                        }
+                        took = 1;
+                        if (count != 0u && count <= gridDim.x * (blockDim.x >> 5)) {
+                            have_pre = 1;
+                            pre = lane < SRTP_WIRE_WORDS ? wire[(size_t)first * SRTP_WIRE_WORDS + lane] : 0u;
+                        }
                     }
                     if (lane == 0u && stop != 0u) {
                         relay[2] = 1u;
@@ -1246,19 +1440,24 @@ extern "C" __global__ void srtp_persistent(const uint32_t* keys, volatile uint32
                 }
                 uint32_t brk = 0u;
                 if (lane == 0u) {
-                    uint32_t seq = relay[0];
+                    /* Block 0 takes every batch itself: the one it took in
+                     * this poll follows the last it ran. */
+                    uint32_t seq = blockIdx.x == 0u ? last + (uint32_t)took : relay[0];
                     if (seq != last) {
                         uint32_t old = atomicAdd(counter, SRTP_CNT_STARTED);
                         if (old & SRTP_CNT_EXIT) {
                             cmd = 1u;
                         } else {
-                            /* Acquire (device scope is enough: block 0 took
-                             * the batch after a system-scope acquire, and
-                             * relay[0] carries that order here). */
-                            __threadfence();
+                            if (blockIdx.x != 0u) {
+                                /* Acquire (device scope is enough: block 0
+                                 * took the batch after a system-scope
+                                 * acquire, and relay[0] carries that order
+                                 * here). */
+                                __threadfence();
+                                s_n = relay[1];
+                                s_off = relay[3];
+                            }
                             s_seq = seq;
-                            s_n = relay[1];
-                            s_off = relay[3];
                             last = seq;
                         }
                         brk = 1u;
@@ -1299,7 +1498,8 @@ extern "C" __global__ void srtp_persistent(const uint32_t* keys, volatile uint32
         uint32_t gw = blockIdx.x + gridDim.x * (threadIdx.x >> 5);
         uint32_t per = srtp_per_warp(n);
         for (uint32_t base = per * gw; base < n; base += per * warps) {
-            srtp_warp_batch(keys, bwire, bout, n, base, per, slots, te, 0, 0, base == 0u ? tr : (uint64_t*)0);
+            srtp_warp_batch(keys, bwire, bout, n, base, per, slots, te, sha, 0, 0, base == 0u ? tr : (uint64_t*)0,
+                            have_pre && base == 0u, pre);
         }
         /* Release this thread's results (host memory) before the block
          * counts itself done. */

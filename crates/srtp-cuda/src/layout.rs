@@ -301,6 +301,10 @@ pub const WIRE_WORDS: usize = 12;
 /// kernels take (longer ones run on the CPU).
 pub const SLOT_BYTES: usize = 2304;
 
+/// Most threads a block of the kernels may have: their shared memory holds a
+/// SHA-1 schedule area for each of up to 8 warps (`SRTP_SHA_WARPS`).
+pub const MAX_BLOCK_THREADS: u32 = 256;
+
 /// The wire descriptor of one job at device address `addr` (see
 /// [`WIRE_WORDS`]); a field that does not fit gives a descriptor the device
 /// rejects without touching memory (length 0, enc_start after enc_end).

@@ -158,7 +158,8 @@ pub struct GpuConfig {
     /// launch; for persistent, the multiprocessors shared out between the
     /// lanes: every block of a resident kernel must stay resident).
     pub blocks: u32,
-    /// Threads per block (a multiple of 32).
+    /// Threads per block (a multiple of 32, at most
+    /// [`layout::MAX_BLOCK_THREADS`]).
     pub threads: u32,
     /// Submission lanes: threads that transform at the same time each get
     /// one (0 = one per core, at most 16).
@@ -663,8 +664,15 @@ impl GpuEngine {
         if unsafe { !cudarc::nvrtc::sys::is_culib_present() } {
             return Err(GpuError::Unavailable("NVRTC (libnvrtc.so) is not installed".into()));
         }
-        if cfg.threads == 0 || !cfg.threads.is_multiple_of(32) || cfg.chunk_packets == 0 {
-            return Err(GpuError::Capacity("threads must be a multiple of 32 and chunk_packets > 0".into()));
+        if cfg.threads == 0
+            || !cfg.threads.is_multiple_of(32)
+            || cfg.threads > layout::MAX_BLOCK_THREADS
+            || cfg.chunk_packets == 0
+        {
+            return Err(GpuError::Capacity(format!(
+                "threads must be a multiple of 32 up to {} and chunk_packets > 0",
+                layout::MAX_BLOCK_THREADS
+            )));
         }
         if cfg.chunk_packets >= MAX_CHUNK_PACKETS {
             return Err(GpuError::Capacity(format!("chunk_packets must be below {MAX_CHUNK_PACKETS}")));

@@ -398,6 +398,35 @@ fn emulator_matches_cpu_engine() {
     assert!(failures > 20 && failures < jobs / 4);
 }
 
+/// The warp-per-packet path's HMAC (`srtp_hmac_sha1_warp`: the lanes build
+/// and expand the blocks' schedules, then run the rounds together) gives the
+/// MAC of the one-lane HMAC, which the batch tests above hold to the CPU
+/// engine: every length over the first six blocks' edges, then random ones
+/// to a slot's size, with suffixes of 0 to 4 bytes. On the device the GPU
+/// tests check the whole path against the CPU engine.
+#[test]
+fn emulator_warp_hmac_matches_one_lane() {
+    let Some(emu) = build_emulator() else { return };
+    for seed in [1u64, 2] {
+        let o = Command::new(&emu).args(["--hmac-warp", &seed.to_string(), "2000"]).output().unwrap();
+        assert!(o.status.success(), "seed {seed}: {}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "2000 messages, the same MAC");
+    }
+}
+
+/// The kernels' shared SHA-1 areas serve as many warps as the engine lets a
+/// block have.
+#[test]
+fn kernel_block_limit_matches_the_engine() {
+    let src = std::fs::read_to_string(format!("{KERNELS}/srtp.cu")).unwrap();
+    let warps: u32 = src
+        .lines()
+        .find_map(|l| l.strip_prefix("#define SRTP_SHA_WARPS "))
+        .and_then(|v| v.trim().trim_end_matches('u').parse().ok())
+        .expect("SRTP_SHA_WARPS in srtp.cu");
+    assert_eq!(warps * 32, layout::MAX_BLOCK_THREADS);
+}
+
 /// Hand-made edge cases: empty packets, empty ranges, the counter wrapping all
 /// 128 bits, payloads exactly at 4096/4097 bytes, every tag length.
 #[test]

@@ -427,7 +427,7 @@ fn many_threads(g: &GpuEngine) {
                 }
                 let mut rng = t as u64 * 0x9e37_79b9 + 1;
                 for round in 0..20 {
-                    let n = [1usize, 7, 64, 300, 1000, 5000][round % 6];
+                    let n = [1usize, 7, 64, 200, 300, 1000, 5000][round % 7];
                     let specs: Vec<Spec> = (0..n)
                         .map(|i| {
                             rng ^= rng << 13;
