@@ -35,6 +35,8 @@ grep -E 'lane below|batches held' "$OUT/tests.log" || true
 # RUNS: each engine's loads this many times, the engines' order reversed
 # every other run (decided before the run), each run's output in OUT/runR.
 RUNS=${RUNS:-1}
+# One kernel cache for every run's relays.
+export GPU_KERNEL_CACHE=${GPU_KERNEL_CACHE:-$OUT/gpu-kernels}
 for r in $(seq 1 "$RUNS"); do
   order=${ENGINES//,/ }
   [ $((r % 2)) = 1 ] || order=$(printf '%s\n' $order | tac | tr '\n' ' ')

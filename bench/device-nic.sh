@@ -24,7 +24,7 @@
 # work: the cost per packet); SERVE_ARGS: more options of `srtpgate serve`
 # (e.g. "--batch-wait 50"; TAG_SUFFIX then names them in the tag); ENGINE: the relay's engine (cpu, the default,
 # or gpu) and GPU_MODE its mode (launch or persistent; the kernels kept in
-# OUT/gpu-kernels between starts). Raw output: OUT/nic-TAG.tar.xz and
+# OUT/gpu-kernels, or GPU_KERNEL_CACHE, between starts). Raw output: OUT/nic-TAG.tar.xz and
 # OUT/nic-TAG-summary.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,9 +35,10 @@ BUSY=${3:-busy-poll}
 RELAY_CPU=${RELAY_CPU:-0} BENCH_CPUS=${BENCH_CPUS:-2-15} GENERATORS=${GENERATORS:-6} CHECKERS=${CHECKERS:-4}
 ENGINE=${ENGINE:-cpu}
 TAG=$(date -u +%Y%m%dT%H%M%S)-$BUSY-$ENGINE${GPU_MODE:+-$GPU_MODE}${TAG_SUFFIX:-}
-mkdir -p "$OUT/gpu-kernels"
+KERNELS=${GPU_KERNEL_CACHE:-$OUT/gpu-kernels}
+mkdir -p "$KERNELS"
 engine=(--engine "$ENGINE")
-[ "$ENGINE" = gpu ] && engine+=(--gpu-mode "${GPU_MODE:-launch}" --gpu-kernel-cache "$OUT/gpu-kernels")
+[ "$ENGINE" = gpu ] && engine+=(--gpu-mode "${GPU_MODE:-launch}" --gpu-kernel-cache "$KERNELS")
 W=$(mktemp -d)
 unpack srtpgate srtpgate-bench
 machine "$W" '|Flags'

@@ -81,10 +81,12 @@ static uint64_t xorshift(uint64_t* x) {
     return *x;
 }
 
-/* --hmac-warp: every message length from 0 to 300 bytes (the block edges of
- * one to six blocks), then random ones up to a slot's 2 304; suffixes of 0 to
- * 4 bytes; random midstates. Each message lies in its own exactly-sized heap
- * buffer (the sanitizers catch a read past it). */
+/* --hmac-warp: every message length from 0 to 600 bytes (the block edges of
+ * one to ten blocks, two passes of SRTP_SHA_CHUNK and the start of a third),
+ * then random ones up to a slot's 2 304; suffixes of 0 to 4 bytes; random
+ * midstates. Each message lies in its own exactly-sized heap buffer (the
+ * sanitizers catch a read past it), and the schedule area holds another
+ * pattern before each (a word the warp failed to write would show). */
 static int hmac_warp_check(uint64_t seed, uint32_t n) {
     static uint32_t s[SRTP_SHA_WORDS];
     uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1u;
@@ -93,7 +95,7 @@ static int hmac_warp_check(uint64_t seed, uint32_t n) {
         for (int k = 0; k < 10; k++) {
             mid[k] = (uint32_t)xorshift(&x);
         }
-        uint32_t len = i <= 300u ? i : (uint32_t)(xorshift(&x) % 2305u);
+        uint32_t len = i <= 600u ? i : (uint32_t)(xorshift(&x) % 2305u);
         uint32_t sfx_len = (uint32_t)(xorshift(&x) % 5u);
         uint32_t sfx = (uint32_t)xorshift(&x);
         uint8_t* pkt = malloc(len ? len : 1);
@@ -102,6 +104,9 @@ static int hmac_warp_check(uint64_t seed, uint32_t n) {
         }
         for (uint32_t b = 0; b < len; b++) {
             pkt[b] = (uint8_t)xorshift(&x);
+        }
+        for (uint32_t k = 0; k < SRTP_SHA_WORDS; k++) {
+            s[k] = (uint32_t)xorshift(&x);
         }
         srtp_sha1 want = srtp_hmac_sha1(mid, pkt, len, sfx, sfx_len);
         srtp_sha1 got = srtp_hmac_sha1_warp(mid, pkt, len, sfx, sfx_len, s, 0u);

@@ -1204,8 +1204,10 @@ static __device__ __forceinline__ void srtp_warp_batch(const uint32_t* keys, con
     uint32_t x[SRTP_WIRE_WORDS] = {mine[0].x, mine[0].y, mine[0].z, mine[0].w, mine[1].x, mine[1].y,
                                    mine[1].z, mine[1].w, mine[2].x, mine[2].y, mine[2].z, mine[2].w};
     if (per <= SRTP_WARP_FEW) {
-        /* A few packets a warp: the whole warp transforms each in turn, in
-         * srtp_packet_warp's time instead of one lane's (about a third). */
+        /* A few packets a warp: the whole warp transforms each in turn. On an
+         * H200 one packet takes the warp 5.2-5.4 us and one lane about 23 us
+         * (docs/BENCHMARKS.md), so up to four in turn still end sooner than
+         * side by side on a lane each. */
         for (uint32_t j = 0; j < m; j++) {
             uint32_t y[SRTP_WIRE_WORDS];
             SRTP_UNROLL
@@ -1265,8 +1267,9 @@ static __device__ __forceinline__ uint32_t* srtp_warp_slots(uint32_t* scratch) {
 }
 
 /* One launch per batch: wire descriptors 0..n, any grid, blockDim.x a
- * multiple of 32. scratch: gridDim.x * blockDim.x slots. Static shared
- * memory: 32 KiB. read_delta: packets are read at their address plus this (a
+ * multiple of 32 up to 32 * SRTP_SHA_WARPS. scratch: gridDim.x * blockDim.x
+ * slots. Static shared memory: 42 KiB (the T-table's 32, the warps' SHA-1
+ * areas). read_delta: packets are read at their address plus this (a
  * device copy of the registered memory the host moved there by DMA);
  * write_delta: results are written at their address plus this (the device
  * copy, which the host then moves back by DMA); 0 reads or writes them where
@@ -1378,13 +1381,15 @@ extern "C" __global__ void srtp_persistent(const uint32_t* keys, volatile uint32
     }
     for (;;) {
         /* Block 0's warp 0, when it takes a batch of one packet a warp,
-         * reads the batch's first descriptor at once (lane k word k), which
-         * its own warp runs (srtp_warp_one): that PCIe round trip then
-         * overlaps the take's device-memory steps. */
+         * reads the batch's first descriptor right after its acquire (lane k
+         * word k), which its own warp runs (srtp_warp_one): that PCIe round
+         * trip then overlaps the take's steps in device memory (the trace,
+         * the relay words, the registration and the block's barrier). */
         int took = 0, have_pre = 0;
         uint32_t pre = 0u;
-        /* Warp 0 waits for the next batch (lane 0 acts; the others help
-         * block 0 read the control words in one load). */
+        /* Warp 0 waits for the next batch (lane 0 registers the block; the
+         * others help block 0 read the control words in one load, and take
+         * part in its acquire and its read of the first descriptor). */
         if (threadIdx.x < 32u) {
             uint32_t lane = threadIdx.x;
             uint64_t idle_since = srtp_globaltimer();
@@ -1415,6 +1420,11 @@ extern "C" __global__ void srtp_persistent(const uint32_t* keys, volatile uint32
                          * slot. */
                         srtp_fence_sys();
                         uint32_t count = (uint32_t)slot & 0xffffffu, first = (uint32_t)(slot >> 24) & 0xffffffu;
+                        took = 1;
+                        if (count != 0u && count <= gridDim.x * (blockDim.x >> 5)) {
+                            have_pre = 1;
+                            pre = lane < SRTP_WIRE_WORDS ? wire[(size_t)first * SRTP_WIRE_WORDS + lane] : 0u;
+                        }
                         if (lane == 0u) {
                             uint64_t* tr = trace + (uint64_t)(next % SRTP_TR_ENTRIES) * SRTP_TR_WORDS;
                             tr[SRTP_TR_TAKEN] = srtp_clock();
@@ -1427,11 +1437,6 @@ extern "C" __global__ void srtp_persistent(const uint32_t* keys, volatile uint32
                              * has, without reading it back. */
                             s_n = count;
                             s_off = first;
-                        }
-                        took = 1;
-                        if (count != 0u && count <= gridDim.x * (blockDim.x >> 5)) {
-                            have_pre = 1;
-                            pre = lane < SRTP_WIRE_WORDS ? wire[(size_t)first * SRTP_WIRE_WORDS + lane] : 0u;
                         }
                     }
                     if (lane == 0u && stop != 0u) {

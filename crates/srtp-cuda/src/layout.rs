@@ -106,7 +106,8 @@ pub const OUTCOME_FAILED: u32 = 2;
 
 /// Required alignment of a packet's offset in the data region.
 pub const PACKET_ALIGN: usize = 16;
-/// Static shared memory of either kernel: the replicated T-table (32 KiB).
+/// The replicated T-table's part of either kernel's static shared memory
+/// (32 KiB; the warps' SHA-1 areas take the rest, see [`MAX_BLOCK_THREADS`]).
 pub const SHARED_TABLE_BYTES: usize = 256 * 32 * 4;
 
 /// The AES T-table Te0: `Te0[x] = (2·S[x], S[x], S[x], 3·S[x])` as a

@@ -656,14 +656,7 @@ impl GpuEngine {
     /// the lanes' buffers. (Resident kernels start with a lane's first batch.)
     pub fn new(cfg: GpuConfig) -> Result<GpuEngine, GpuError> {
         let started = Instant::now();
-        // SAFETY: only probes for the shared libraries.
-        if unsafe { !cudarc::driver::sys::is_culib_present() } {
-            return Err(GpuError::Unavailable("the CUDA driver (libcuda.so) is not installed".into()));
-        }
-        // SAFETY: as above.
-        if unsafe { !cudarc::nvrtc::sys::is_culib_present() } {
-            return Err(GpuError::Unavailable("NVRTC (libnvrtc.so) is not installed".into()));
-        }
+        // The configuration first: it is wrong on any machine.
         if cfg.threads == 0
             || !cfg.threads.is_multiple_of(32)
             || cfg.threads > layout::MAX_BLOCK_THREADS
@@ -676,6 +669,14 @@ impl GpuEngine {
         }
         if cfg.chunk_packets >= MAX_CHUNK_PACKETS {
             return Err(GpuError::Capacity(format!("chunk_packets must be below {MAX_CHUNK_PACKETS}")));
+        }
+        // SAFETY: only probes for the shared libraries.
+        if unsafe { !cudarc::driver::sys::is_culib_present() } {
+            return Err(GpuError::Unavailable("the CUDA driver (libcuda.so) is not installed".into()));
+        }
+        // SAFETY: as above.
+        if unsafe { !cudarc::nvrtc::sys::is_culib_present() } {
+            return Err(GpuError::Unavailable("NVRTC (libnvrtc.so) is not installed".into()));
         }
         let count = CudaContext::device_count().map_err(|e| GpuError::Unavailable(format!("{e:?}")))?.max(0) as usize;
         if count == 0 {
@@ -753,7 +754,8 @@ impl GpuEngine {
                 // together they take one block per SM.
                 (gpu_sms as u32 / on_gpu(g).max(1) as u32).max(1)
             } else {
-                // 256 threads use 72 registers each: 3 blocks fit an SM.
+                // 256 threads use 80 registers each: 3 blocks (and their
+                // 3 × 42 KiB of shared memory) fit an SM.
                 gpu_sms as u32 * 3
             })
         };

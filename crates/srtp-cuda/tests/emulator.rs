@@ -401,8 +401,9 @@ fn emulator_matches_cpu_engine() {
 /// The warp-per-packet path's HMAC (`srtp_hmac_sha1_warp`: the lanes build
 /// and expand the blocks' schedules, then run the rounds together) gives the
 /// MAC of the one-lane HMAC, which the batch tests above hold to the CPU
-/// engine: every length over the first six blocks' edges, then random ones
-/// to a slot's size, with suffixes of 0 to 4 bytes. On the device the GPU
+/// engine: every length over the first ten blocks' edges (three passes of
+/// the warp's schedule area), then random ones to a slot's size, with
+/// suffixes of 0 to 4 bytes. On the device the GPU
 /// tests check the whole path against the CPU engine.
 #[test]
 fn emulator_warp_hmac_matches_one_lane() {
@@ -415,9 +416,18 @@ fn emulator_warp_hmac_matches_one_lane() {
 }
 
 /// The kernels' shared SHA-1 areas serve as many warps as the engine lets a
-/// block have.
+/// block have, and the engine refuses more (on any machine: the
+/// configuration is checked before the driver is looked for).
 #[test]
 fn kernel_block_limit_matches_the_engine() {
+    for threads in [layout::MAX_BLOCK_THREADS + 32, 0, 100] {
+        let cfg = srtp_cuda::GpuConfig { threads, ..Default::default() };
+        match srtp_cuda::GpuEngine::new(cfg) {
+            Err(srtp_cuda::GpuError::Capacity(why)) => assert!(why.contains("threads"), "{why}"),
+            Err(e) => panic!("{threads} threads: {e}"),
+            Ok(_) => panic!("{threads} threads a block accepted"),
+        }
+    }
     let src = std::fs::read_to_string(format!("{KERNELS}/srtp.cu")).unwrap();
     let warps: u32 = src
         .lines()

@@ -417,9 +417,14 @@ fn many_threads_every_gpu() {
 /// nodes, near each GPU), each submitting rounds of random batches.
 fn many_threads(g: &GpuEngine) {
     let cpus = srtpgate_relay::sys::allowed_cpus();
+    // Batches of 2, 3 and 4 packets a warp of a lane's grid (each packet
+    // transformed by its whole warp, one after the other), between one
+    // packet a warp and one a lane.
+    let warps = (g.info().blocks * g.info().threads / 32) as usize;
+    let sizes = [1usize, 7, 64, 2 * warps, 3 * warps - 1, 4 * warps, 1000, 5000];
     std::thread::scope(|scope| {
         for t in 0..6u8 {
-            let cpus = &cpus;
+            let (cpus, sizes) = (&cpus, &sizes);
             scope.spawn(move || {
                 // Unpinned where it fails: then wherever the scheduler puts it.
                 if let Some(&cpu) = cpus.get(t as usize * cpus.len() / 6) {
@@ -427,7 +432,7 @@ fn many_threads(g: &GpuEngine) {
                 }
                 let mut rng = t as u64 * 0x9e37_79b9 + 1;
                 for round in 0..20 {
-                    let n = [1usize, 7, 64, 200, 300, 1000, 5000][round % 7];
+                    let n = sizes[round % sizes.len()];
                     let specs: Vec<Spec> = (0..n)
                         .map(|i| {
                             rng ^= rng << 13;
