@@ -309,19 +309,27 @@ def test_the_page_shows_filters_and_ends_calls(relay):
 
 
 def test_a_leg_put_on_hold_gets_no_media(relay):
-    """`edit` of a leg's direction: inactive holds the leg both ways (what it
-    sends is dropped as `blocked`, nothing is sent to it); sendrecv resumes."""
+    """`edit` of a leg's direction: inactive holds the leg both ways (the RTP
+    it sends is dropped as `blocked`, and so is every RTP packet the other
+    party sends to it; RTCP goes on, as RFC 3264 has it for an inactive
+    stream); sendrecv resumes."""
     from websockets.sync.client import connect
     target = ng_list(relay["ng"])[7]
 
-    def leg(ws, tag):
+    def sides(ws, tag):
+        """The held leg and the other party's leg, from one update."""
         while True:
             m = json.loads(ws.recv(timeout=5))
             if m.get("entry") == "detail" and m.get("type") == "update":
                 for st in m["data"]["streams"]:
-                    for side in st["sides"]:
-                        if side["tag"] == tag:
-                            return side
+                    found = {side["tag"] == tag: side for side in st["sides"]}
+                    if True in found and False in found:
+                        return found[True], found[False]
+
+    def rtp_from(other, since):
+        """RTP the other party sent since `since` (accepted), and how much of it was blocked."""
+        return (other["rtp_received"] - since["rtp_received"],
+                other["drops"]["blocked"] - since["drops"]["blocked"])
 
     with connect(relay["ws"], additional_headers={"Authorization": "Bearer " + TOKEN}, open_timeout=5) as ws:
         ws.send(json.dumps({"type": "edit", "ref": 1, "entry": "view", "filter": target, "limit": 1}))
@@ -332,20 +340,35 @@ def test_a_leg_put_on_hold_gets_no_media(relay):
         ws.send(json.dumps({"type": "edit", "ref": 3, "entry": "leg", "id": target, "tag": tag,
                             "direction": "inactive"}))
         deadline = time.time() + 6
-        while (s := leg(ws, tag))["drops"]["blocked"] < 1:
+        while (s := sides(ws, tag))[0]["drops"]["blocked"] < 1:
             assert time.time() < deadline, s
-        assert s["direction"] == "inactive"
-        held_out = s["packets_out"]
+        assert s[0]["direction"] == "inactive"
+        # From the next update on (the round in which the hold took effect may
+        # still have sent what it checked before), every RTP packet of the
+        # other party is blocked: none reaches the held leg.
+        held, other0 = sides(ws, tag)
         until = time.time() + 2.5
         while time.time() < until:
-            s = leg(ws, tag)
-        assert s["packets_out"] == held_out and s["drops"]["blocked"] >= 2, s
+            s = sides(ws, tag)
+        # A packet between its count as received and as dropped (the same
+        # round) shows in the next update.
+        if rtp_from(s[1], other0)[0] != rtp_from(s[1], other0)[1]:
+            s = sides(ws, tag)
+        sent, blocked = rtp_from(s[1], other0)
+        assert sent >= 1 and blocked == sent, (sent, blocked, s)
+        assert s[0]["drops"]["blocked"] >= held["drops"]["blocked"] + 1, s
         ws.send(json.dumps({"type": "edit", "ref": 4, "entry": "leg", "id": target, "tag": tag,
                             "direction": "sendrecv"}))
         deadline = time.time() + 6
-        while (s := leg(ws, tag))["packets_out"] <= held_out:
+        other1 = s[1]
+        # Resumed: the other party's RTP reaches the leg again.
+        while True:
+            s = sides(ws, tag)
+            sent, blocked = rtp_from(s[1], other1)
+            if sent > blocked:
+                break
             assert time.time() < deadline, s
-        assert s["direction"] == "sendrecv"
+        assert s[0]["direction"] == "sendrecv"
 
 
 def test_a_call_is_recorded_paused_and_stopped_from_the_page(relay):
