@@ -294,10 +294,47 @@ SRTP_FN uint32_t srtp_msg_word(const uint8_t* p, uint32_t end, uint32_t sfx, uin
     return w;
 }
 
+/* SHA-1's constant of round i. */
+SRTP_FN uint32_t srtp_sha1_k(uint32_t i) {
+    return i < 20u ? 0x5A827999u : i < 40u ? 0x6ED9EBA1u : i < 60u ? 0x8F1BBCDCu : 0xCA62C1D6u;
+}
+
+/* SHA-1's round i on the working variables v, wk = W[i] + K[i]. e + wk does
+ * not depend on this round's a: summed first, it leaves one add after the
+ * rotate on the chain from round to round (summed left to right it would be
+ * four). Both compressions below run their rounds through it. */
+SRTP_FN srtp_sha1 srtp_sha1_round(srtp_sha1 v, uint32_t i, uint32_t wk) {
+    uint32_t f;
+    if (i < 20u) {
+        f = (v.b & v.c) | (~v.b & v.d);
+    } else if (i < 40u || i >= 60u) {
+        f = v.b ^ v.c ^ v.d;
+    } else {
+        f = (v.b & v.c) | (v.b & v.d) | (v.c & v.d);
+    }
+    srtp_sha1 o;
+    o.a = srtp_rotl(v.a, 5u) + (f + (v.e + wk));
+    o.b = v.a;
+    o.c = srtp_rotl(v.b, 30u);
+    o.d = v.c;
+    o.e = v.d;
+    return o;
+}
+
+/* The chaining value plus the working variables after the rounds. */
+SRTP_FN srtp_sha1 srtp_sha1_add(srtp_sha1 st, srtp_sha1 v) {
+    st.a += v.a;
+    st.b += v.b;
+    st.c += v.c;
+    st.d += v.d;
+    st.e += v.e;
+    return st;
+}
+
 /* SHA-1 compression of one 64-byte block w[0..16] (big-endian words). The
  * fully unrolled loop keeps w in registers. */
 SRTP_FN srtp_sha1 srtp_sha1_compress(srtp_sha1 st, uint32_t* w) {
-    uint32_t a = st.a, b = st.b, c = st.c, d = st.d, e = st.e;
+    srtp_sha1 v = st;
     SRTP_UNROLL
     for (int i = 0; i < 80; i++) {
         uint32_t wi;
@@ -307,36 +344,9 @@ SRTP_FN srtp_sha1 srtp_sha1_compress(srtp_sha1 st, uint32_t* w) {
             wi = srtp_rotl(w[(i - 3) & 15] ^ w[(i - 8) & 15] ^ w[(i - 14) & 15] ^ w[i & 15], 1u);
             w[i & 15] = wi;
         }
-        uint32_t f, k;
-        if (i < 20) {
-            f = (b & c) | (~b & d);
-            k = 0x5A827999u;
-        } else if (i < 40) {
-            f = b ^ c ^ d;
-            k = 0x6ED9EBA1u;
-        } else if (i < 60) {
-            f = (b & c) | (b & d) | (c & d);
-            k = 0x8F1BBCDCu;
-        } else {
-            f = b ^ c ^ d;
-            k = 0xCA62C1D6u;
-        }
-        /* e + k + wi does not depend on this round's a: summed first, it
-         * leaves one add after the rotate on the chain from round to round
-         * (summed left to right it would be four). */
-        uint32_t t = srtp_rotl(a, 5u) + (f + (e + k + wi));
-        e = d;
-        d = c;
-        c = srtp_rotl(b, 30u);
-        b = a;
-        a = t;
+        v = srtp_sha1_round(v, (uint32_t)i, srtp_sha1_k((uint32_t)i) + wi);
     }
-    st.a += a;
-    st.b += b;
-    st.c += c;
-    st.d += d;
-    st.e += e;
-    return st;
+    return srtp_sha1_add(st, v);
 }
 
 /* Loads a SHA-1 state from 5 key-slot words. */
@@ -424,11 +434,6 @@ SRTP_FN uint32_t srtp_hmac_outer_word(srtp_sha1 inner, uint32_t j) {
                     : 0u;
 }
 
-/* SHA-1's constant of round i. */
-SRTP_FN uint32_t srtp_sha1_k(uint32_t i) {
-    return i < 20u ? 0x5A827999u : i < 40u ? 0x6ED9EBA1u : i < 60u ? 0x8F1BBCDCu : 0xCA62C1D6u;
-}
-
 /* Words of one block's schedule in srtp_hmac_sha1_warp's area: its 80 words
  * and one more, so that the lanes expanding blocks side by side write to
  * different shared-memory banks. */
@@ -463,30 +468,12 @@ SRTP_FN void srtp_sha1_expand(uint32_t* s) {
  * added: srtp_sha1_compress with the schedule done beforehand. Per round the
  * chain keeps the rotate and one add; f and e + s[i] are off it. */
 SRTP_FN srtp_sha1 srtp_sha1_rounds(srtp_sha1 st, const uint32_t* s) {
-    uint32_t a = st.a, b = st.b, c = st.c, d = st.d, e = st.e;
+    srtp_sha1 v = st;
     SRTP_UNROLL
     for (int i = 0; i < 80; i++) {
-        uint32_t f;
-        if (i < 20) {
-            f = (b & c) | (~b & d);
-        } else if (i < 40 || i >= 60) {
-            f = b ^ c ^ d;
-        } else {
-            f = (b & c) | (b & d) | (c & d);
-        }
-        uint32_t t = srtp_rotl(a, 5u) + (f + (e + s[i]));
-        e = d;
-        d = c;
-        c = srtp_rotl(b, 30u);
-        b = a;
-        a = t;
+        v = srtp_sha1_round(v, (uint32_t)i, s[i]);
     }
-    st.a += a;
-    st.b += b;
-    st.c += c;
-    st.d += d;
-    st.e += e;
-    return st;
+    return srtp_sha1_add(st, v);
 }
 
 /* HMAC-SHA1 as srtp_hmac_sha1, by a whole warp, for the warp-per-packet path
